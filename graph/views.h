@@ -1,0 +1,42 @@
+/* views.h: human and machine views of a graph: the canonical text dump
+ * (stable order, used by golden tests), DOT export with one lane per stream,
+ * and short kernel names for labels. */
+#ifndef SGCAP_VIEWS_H
+#define SGCAP_VIEWS_H
+
+#include <stdio.h>
+#include "graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Canonical dump: deterministic text, independent of process addresses that
+ * do not matter (handles), so that read -> write -> read gives the same text.
+ * Nodes in id order with their stream label, seq, payload and accesses; edges
+ * in (from, to, kind) order; tables; pass log. Returns 0 or SG_EIO. */
+int sg_dump(const sg_graph_t *g, FILE *f);
+/* The same into a malloc'd string. */
+int sg_dump_string(const sg_graph_t *g, char **out);
+
+typedef struct {
+    bool show_ids;       /* append "#id" to labels */
+    bool show_params;    /* kernel geometry is always shown; this adds param sizes */
+    const char *title;   /* graph label, NULL for none */
+} sg_dot_options_t;
+
+/* DOT: one coloured cluster per stream ("explicit" gets its own lane), event
+ * edges dashed and labelled with the event, control edges dotted, dealloc
+ * edges bold red, kernel nodes labelled with a short demangled name and
+ * grid/block. opt may be NULL. */
+int sg_dot_write(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt);
+
+/* Short, readable kernel name: demangled, without parameter list and
+ * template arguments collapsed when long ("add_kernel", "ns::scale<...>").
+ * Writes at most n bytes including the NUL; returns buf. */
+const char *sg_kernel_short_name(const char *mangled, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SGCAP_VIEWS_H */
