@@ -348,7 +348,9 @@ uint32_t sg_graph_find_buffer(const sg_graph_t *g, uint64_t addr);
  * below or by writing the union for plain-value fields. */
 int sg_graph_add_node(sg_graph_t *g, sg_node_type_t type, uint32_t stream, uint64_t seq,
                       sg_node_id_t *out_id);
-sg_node_t *sg_graph_node(const sg_graph_t *g, sg_node_id_t id); /* NULL if none/removed */
+/* NULL if none/removed. The pointer is valid until the next node is added
+ * to this graph (the node array may move); ids stay valid forever. */
+sg_node_t *sg_graph_node(const sg_graph_t *g, sg_node_id_t id);
 /* Removes the node and every edge touching it. */
 int sg_graph_remove_node(sg_graph_t *g, sg_node_id_t id);
 uint32_t sg_graph_node_count(const sg_graph_t *g); /* live nodes */
@@ -396,7 +398,10 @@ bool sg_graph_reaches(const sg_graph_t *g, sg_node_id_t from, sg_node_id_t to);
  * re-attached to chain[0] (an edge that would duplicate an existing one of
  * the same kind, endpoints and event is dropped); edges inside the chain and
  * the other chain nodes are removed. The chain must be given in order and
- * each consecutive pair must be connected by an edge (SG_EINVAL otherwise). */
+ * each consecutive pair must be connected by an edge (SG_EINVAL otherwise).
+ * The caller guarantees that no path leaves the chain and re-enters it
+ * (fusion legality does: interior nodes have one predecessor and one
+ * successor); otherwise the merged graph has a cycle. */
 int sg_graph_merge_chain(sg_graph_t *g, const sg_node_id_t *chain, uint32_t n);
 
 /* Append a line to the pass log. */
