@@ -1,0 +1,135 @@
+/* names.c: short, readable kernel names for labels and reports.
+ *
+ * "_Z5scaleIfEvPT_S0_i" becomes "scale<float>", a thrust agent with a page of
+ * template arguments becomes "thrust::cuda_cub::core::_kernel_agent<...>", and
+ * anything the C++ demangler does not accept is shown as it was captured.
+ */
+#include "views.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libstdc++'s demangler (abi::__cxa_demangle, extern "C"); graph/ links
+ * stdc++ for it so that no C++ source is needed. */
+char *__cxa_demangle(const char *mangled, char *out, size_t *length, int *status);
+
+/* Mangled names past this length are shown raw: the demangler recurses on
+ * its input, and names come from untrusted bundles. Real kernels (CUTLASS,
+ * thrust) stay well below it. */
+#define SG_DEMANGLE_MAX_INPUT 16384
+
+/* Template argument lists longer than this collapse to "<...>": short ones
+ * ("<float>", "<4, true>") tell instantiations apart, long ones drown the
+ * name. */
+#define SG_TEMPLATE_ARGS_KEEP 24
+
+static int bracket_delta(char c)
+{
+    switch (c) {
+    case '<': case '(': case '[': case '{': return 1;
+    case '>': case ')': case ']': case '}': return -1;
+    default: return 0;
+    }
+}
+
+/* Narrow [*b, *e) of a demangled function signature to its qualified name:
+ * drop the parameter list (the last top-level '(' group and what follows,
+ * e.g. " const") and the return type that template functions carry
+ * ("void scale<float>(float*)"). Parentheses inside brackets, as in
+ * "(anonymous namespace)" or "{lambda(int)#1}", are not the parameter list. */
+static void narrow_to_name(const char *s, size_t *b, size_t *e)
+{
+    size_t paren = SIZE_MAX, space = SIZE_MAX;
+    int depth = 0;
+    for (size_t i = *b; i < *e; i++) {
+        char c = s[i];
+        if (depth == 0 && c == '(') paren = i;
+        int d = bracket_delta(c);
+        /* "operator>" and friends can unbalance the count; never go below 0 */
+        if (d < 0 && depth == 0) continue;
+        depth += d;
+    }
+    if (paren != SIZE_MAX && paren > *b) *e = paren;
+    depth = 0;
+    for (size_t i = *b; i < *e; i++) {
+        char c = s[i];
+        if (depth == 0 && c == ' ') space = i;
+        int d = bracket_delta(c);
+        if (d < 0 && depth == 0) continue;
+        depth += d;
+    }
+    if (space != SIZE_MAX && space + 1 < *e) *b = space + 1;
+}
+
+/* Append s[b..e) to buf with top-level template argument lists longer than
+ * SG_TEMPLATE_ARGS_KEEP replaced by "<...>". Truncates to fit n bytes
+ * (n >= 1), ending in "..." when something was cut. */
+static void emit_collapsed(const char *s, size_t b, size_t e, char *buf, size_t n)
+{
+    size_t k = 0;
+    bool cut = false;
+    size_t i = b;
+    while (i < e && !cut) {
+        const char *piece = s + i;
+        size_t len = 1;
+        if (s[i] == '<') {
+            /* find the matching '>' counting only angle brackets at this level */
+            int depth = 0;
+            size_t j = i;
+            for (; j < e; j++) {
+                if (s[j] == '<') depth++;
+                else if (s[j] == '>' && --depth == 0) break;
+            }
+            if (j < e && j - i - 1 > SG_TEMPLATE_ARGS_KEEP) {
+                piece = "<...>";
+                len = 5;
+                i = j + 1;
+            } else {
+                len = (j < e ? j + 1 : e) - i;
+                i += len;
+            }
+        } else {
+            i++;
+        }
+        if (k + len > n - 1) {
+            len = n - 1 - k;
+            cut = true;
+        }
+        memcpy(buf + k, piece, len);
+        k += len;
+    }
+    if (!cut && i < e) cut = true;
+    buf[k] = '\0';
+    if (cut && n >= 4) memcpy(buf + (k >= 3 ? k - 3 : 0), "...", 4);
+}
+
+const char *sg_kernel_short_name(const char *mangled, char *buf, size_t n)
+{
+    if (!buf || n == 0) return buf;
+    if (!mangled || !*mangled) {
+        snprintf(buf, n, "%s", "(unnamed)");
+        return buf;
+    }
+    size_t len = strlen(mangled);
+    /* Only "_Z..." is a mangled function name: the demangler would happily
+     * turn a plain C name like "i" or "f" into the type "int" or "float". */
+    char *dem = NULL;
+    if (len <= SG_DEMANGLE_MAX_INPUT && mangled[0] == '_' && mangled[1] == 'Z') {
+        int status = -1;
+        dem = __cxa_demangle(mangled, NULL, NULL, &status);
+        if (status != 0) {
+            free(dem);
+            dem = NULL;
+        }
+    }
+    if (!dem) {
+        emit_collapsed(mangled, 0, len, buf, n);
+        return buf;
+    }
+    size_t b = 0, e = strlen(dem);
+    narrow_to_name(dem, &b, &e);
+    emit_collapsed(dem, b, e, buf, n);
+    free(dem);
+    return buf;
+}
