@@ -6,7 +6,6 @@
  */
 #include "views.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,7 +107,8 @@ const char *sg_kernel_short_name(const char *mangled, char *buf, size_t n)
 {
     if (!buf || n == 0) return buf;
     if (!mangled || !*mangled) {
-        snprintf(buf, n, "%s", "(unnamed)");
+        static const char unnamed[] = "(unnamed)";
+        emit_collapsed(unnamed, 0, sizeof unnamed - 1, buf, n);
         return buf;
     }
     size_t len = strlen(mangled);
