@@ -771,6 +771,7 @@ static inline void dev_download(void *dst, const void *src, size_t bytes)
  * that skips a node cannot pass on the previous launch's results. */
 static inline void dev_poison(void *p, size_t bytes)
 {
+    CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemset(p, 0xA5, bytes));
     CUDA_CHECK(cudaDeviceSynchronize());
 }
