@@ -1,10 +1,16 @@
 # check_cli.cmake: the CPU-side test of one sample binary (no GPU needed).
-#   cmake -DBIN=path -DMODE=expect|help -P check_cli.cmake
+#   cmake -DBIN=path -DMODE=expect|help|golden [-DGOLDEN=file] [-DARGS=a;b]
+#         -P check_cli.cmake
 # expect: exit 0, output starts with the v1 header, and every line is a
 #         well-formed v1 line (graph / stream / event), at least one graph.
 # help:   exit 0 and a usage line.
+# golden: `--expect ARGS` prints exactly the reviewed samples/expected/ file,
+#         so a change to a sample's topology is a visible, deliberate change
+#         (and the static, shared and ptds builds must agree).
 # (ctest's PASS_REGULAR_EXPRESSION alone would ignore the exit status.)
-if(MODE STREQUAL "expect")
+if(MODE STREQUAL "golden")
+  set(args --expect ${ARGS})
+elseif(MODE STREQUAL "expect")
   set(args --expect)
 else()
   set(args --help)
@@ -16,6 +22,13 @@ endif()
 if(MODE STREQUAL "help")
   if(NOT out MATCHES "^usage: ")
     message(FATAL_ERROR "${BIN} --help: no usage line\n${out}")
+  endif()
+  return()
+endif()
+if(MODE STREQUAL "golden")
+  file(READ ${GOLDEN} want)
+  if(NOT out STREQUAL want)
+    message(FATAL_ERROR "${BIN} ${args}: output differs from ${GOLDEN}\n--- got:\n${out}")
   endif()
   return()
 endif()
