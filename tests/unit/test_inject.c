@@ -31,7 +31,7 @@ typedef struct run {
     int exit_code;
     char out[16384];
     char err[16384];
-    char log[32768];
+    char log[262144];
 } run_t;
 
 static void slurp(const char *path, char *buf, size_t size)
@@ -347,6 +347,33 @@ static void test_cuda_program_shared_cudart(void **state)
     check_cuda_program(DIR "/inject_cuda_hello_shared");
 }
 
+/* The real static cudart against the fake driver: it finds the driver with
+ * dlopen + dlsym("cuGetProcAddress_v2") and fetches each entry point in both
+ * flavours (4000/default and 7000/per-thread for cuLaunchKernel); every one
+ * we wrap comes back wrapped, and the program's output does not change. */
+static void test_static_cudart_lookups(void **state)
+{
+    static run_t plain, shim;
+    const char *path = DIR "/inject_cuda_hello_static";
+    if (access(path, X_OK) != 0)
+        skip();
+    const char *argv[] = {path, NULL};
+    const char *env_plain[] = {"LD_LIBRARY_PATH=" FAKE, NULL};
+    const char *env_shim[] = {"LD_PRELOAD=" SHIM, "LD_LIBRARY_PATH=" FAKE, "SGCAP_LOG=trace",
+                              "SGCAP_LOG_FILE=@LOG", NULL};
+    run_prog(&plain, argv, env_plain);
+    run_prog(&shim, argv, env_shim);
+    assert_int_equal(shim.exit_code, plain.exit_code);
+    assert_string_equal(shim.out, plain.out);
+    const char *t = shim.log;
+    expect_line(t, "symbol=cuGetProcAddress version=12000 flags=0 -> cuGetProcAddress_v2 wrapped");
+    expect_line(t, "symbol=cuLaunchKernel version=4000 flags=0 -> cuLaunchKernel wrapped");
+    expect_line(t, "symbol=cuLaunchKernel version=7000 flags=0x2 -> cuLaunchKernel_ptsz wrapped");
+    expect_line(t, "symbol=cuStreamBeginCapture version=10010 flags=0x2 -> "
+                   "cuStreamBeginCapture_v2_ptsz wrapped");
+    expect_line(t, "symbol=cuMemAlloc version=3020 flags=0 -> cuMemAlloc_v2 wrapped");
+}
+
 /* CUDA_INJECTION64_PATH: the driver dlopens the library and calls
  * InitializeInjection, which must exist, be visible and return 1. */
 static void test_initialize_injection(void **state)
@@ -386,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_no_driver),
         cmocka_unit_test(test_cuda_program_static_cudart),
         cmocka_unit_test(test_cuda_program_shared_cudart),
+        cmocka_unit_test(test_static_cudart_lookups),
         cmocka_unit_test(test_initialize_injection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
