@@ -245,6 +245,7 @@ static void emit_node(const sg_graph_t *g, const sg_node_t *n, FILE *f,
     label_t l = {{0}, 0};
     const char *shape, *style, *fill;
     node_look(g, n, opt, &l, &shape, &style, &fill);
+    if (n->duration_ns >= 0) lbl_printf(&l, "\n%.2f us", n->duration_ns / 1000.0);
     if (n->synthesized) lbl_printf(&l, "\n(synthesized)");
     fprintf(f, "%*s%sn%" PRIu32 " [label=", ind, "", prefix, n->id);
     put_quoted(f, l.s);

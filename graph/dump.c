@@ -453,8 +453,8 @@ static void dump_node(const sg_graph_t *g, const sg_node_t *n, FILE *f, int ind,
         put_indent(f, ind2);
         fputs("access   ", f);
         put_buffer(f, g, a->buffer);
-        fprintf(f, " %s +%" PRIu64 " %" PRIu64 "\n", access_mode_name(a->mode), a->offset,
-                a->size);
+        fprintf(f, " %s offset=%" PRIu64 " size=%" PRIu64 "\n", access_mode_name(a->mode),
+                a->offset, a->size);
     }
 }
 

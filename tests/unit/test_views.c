@@ -299,7 +299,7 @@ static void test_dump_content(void **state)
         "\n        pad   +12    4    00 00 00 00\n",
         "\n        [0]   +0     8    10 00 20 00 00 7f 00 00  -> b1+0x10\n",
         "\n      kernel   _ZN2ns5scaleIfEEvPT_PKS1_i  \"ns::scale<float>\"\n",
-        "\n      access   b1 write +0 1048576\n",
+        "\n      access   b1 write offset=0 size=1048576\n",
         "\n      event    e1\n",
         "\n      copy     d2d dst=0x7f0000000000 (b0+0x0) src=0x7f0000200000 (b1+0x0)\n",
         "\n      buffer   b1 address=0x7f0000200000 bytes=1048576\n",
