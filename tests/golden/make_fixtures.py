@@ -19,8 +19,10 @@ checker (see README.md beside this file).
 The committed graph.json files are the fixtures; this script only makes them
 reproducible and easy to extend. `python3 tests/golden/make_fixtures.py`
 rewrites every tests/golden/<name>.sgraph/graph.json; `--check` compares
-instead and exits 1 on any difference. With SGCAP_SAMPLES_BIN=<dir of built
-samples>, --check also compares each topology with `<sample> --expect`.
+instead and exits 1 on any difference: with the files, with the samples'
+reviewed topologies (samples/expected/<name>.topo), with the hazards each
+fixture must (not) have, and, given SGCAP_SAMPLES_BIN=<dir of built
+samples>, with `<sample> --expect`.
 """
 import hashlib
 import json
@@ -716,6 +718,18 @@ def main():
                 old = None
             if old != text:
                 print("%s: differs from what make_fixtures.py writes" % path)
+                bad += 1
+            # the samples' reviewed topologies, and the built samples themselves
+            topo = os.path.join(HERE, "..", "..", "samples", "expected", name + ".topo")
+            if os.path.exists(topo):
+                with open(topo) as f:
+                    want = f.read()
+                if want != cap.expect_text():
+                    print("%s: topology differs from %s:\n%s\n---\n%s" % (
+                        name, topo, want, cap.expect_text()))
+                    bad += 1
+            elif not name.startswith("bug_"):
+                print("%s: no samples/expected/%s.topo to compare with" % (name, name))
                 bad += 1
             exe = samples_bin and os.path.join(samples_bin, name)
             if exe and os.path.exists(exe):
