@@ -22,8 +22,14 @@ typedef struct {
     uint32_t *out1, *w;
 } bufs_t;
 
-__host__ __device__ static inline uint32_t op_tmp(uint32_t x) { return x * 9u + 4u; }
-__host__ __device__ static inline uint32_t op_use(uint32_t t) { return t ^ (t >> 7); }
+__host__ __device__ static inline uint32_t op_tmp(uint32_t x)
+{
+    return x * 9u + 4u;
+}
+__host__ __device__ static inline uint32_t op_use(uint32_t t)
+{
+    return t ^ (t >> 7);
+}
 
 __global__ void k_fill(uint32_t *tmp, const uint32_t *x, size_t n)
 {

@@ -102,7 +102,8 @@ int main(int argc, char **argv)
         float *outs[] = {b.t, b.u, b.v, b.out};
         const float *wants[] = {wt, wu, wv, wout};
         const char *names[] = {"t", "u", "v", "out"};
-        for (size_t k = 0; k < 4; k++) dev_poison(outs[k], bytes);
+        for (size_t k = 0; k < 4; k++)
+            dev_poison(outs[k], bytes);
         graph_run(exec, c->stream[S0]);
         for (size_t k = 0; k < 4; k++) {
             dev_download(got, outs[k], bytes);

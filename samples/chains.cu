@@ -78,10 +78,14 @@ __global__ void k_f8_step(float *y, int k, size_t n)
 __host__ __device__ static inline uint32_t i4_step(uint32_t acc, uint32_t in, int k)
 {
     switch (k) {
-    case 0: return acc * 3u + in;
-    case 1: return acc ^ (in << 3);
-    case 2: return acc + 0x9E3779B9u;
-    default: return (acc >> 1) ^ in;
+    case 0:
+        return acc * 3u + in;
+    case 1:
+        return acc ^ (in << 3);
+    case 2:
+        return acc + 0x9E3779B9u;
+    default:
+        return (acc >> 1) ^ in;
     }
 }
 __global__ void k_i4_step(uint32_t *acc, const uint32_t *in, int k, size_t n)
@@ -124,7 +128,8 @@ static void issue(cap_t *c, const bufs_t *b)
     cap_record(c, E_FORK, S0);
 
     cap_wait(c, S1, E_FORK);
-    for (int k = 0; k < I4_STEPS; k++) CAP_LAUNCH(c, S1, k_i4_step, grid, block, b->acc, b->ini, k, n);
+    for (int k = 0; k < I4_STEPS; k++)
+        CAP_LAUNCH(c, S1, k_i4_step, grid, block, b->acc, b->ini, k, n);
     CAP_LAUNCH(c, S1, k_d2_a, grid, block, b->outd, b->ind, n);
     CAP_LAUNCH(c, S1, k_d2_b, grid, block, b->outd, n);
     cap_record(c, E_JOIN, S1);
@@ -138,7 +143,8 @@ static void issue(cap_t *c, const bufs_t *b)
     cap_free(c, S0, t1);
     cap_free(c, S0, t2);
     CAP_LAUNCH(c, S0, k_f8_first, grid, block, b->out8, b->inf, n);
-    for (int k = 1; k < F8_STEPS; k++) CAP_LAUNCH(c, S0, k_f8_step, grid, block, b->out8, k, n);
+    for (int k = 1; k < F8_STEPS; k++)
+        CAP_LAUNCH(c, S0, k_f8_step, grid, block, b->out8, k, n);
 
     cap_wait(c, S0, E_JOIN);
     CAP_LAUNCH(c, S0, k_i2_a, grid, block, b->out2, b->acc, n);
@@ -159,8 +165,10 @@ int main(int argc, char **argv)
         cap_destroy(c);
         return 0;
     }
-    const size_t n = o.n, fb = n * sizeof(float), ib = n * sizeof(uint32_t), db = n * sizeof(double);
-    float *hf = (float *)host_alloc(fb), *w4 = (float *)host_alloc(fb), *w8 = (float *)host_alloc(fb);
+    const size_t n = o.n, fb = n * sizeof(float), ib = n * sizeof(uint32_t),
+                 db = n * sizeof(double);
+    float *hf = (float *)host_alloc(fb), *w4 = (float *)host_alloc(fb),
+          *w8 = (float *)host_alloc(fb);
     float *gf = (float *)host_alloc(fb);
     uint32_t *hi = (uint32_t *)host_alloc(ib), *wacc = (uint32_t *)host_alloc(ib);
     uint32_t *w2 = (uint32_t *)host_alloc(ib), *gi = (uint32_t *)host_alloc(ib);
@@ -175,10 +183,12 @@ int main(int argc, char **argv)
         t1 = f32_add(t2, hf[i]);
         w4[i] = f32_fma(t1, 0.5f, -1.0f);
         float v = hf[i];
-        for (int k = 0; k < F8_STEPS; k++) v = f8_step(v, k);
+        for (int k = 0; k < F8_STEPS; k++)
+            v = f8_step(v, k);
         w8[i] = v;
         uint32_t acc = 0;
-        for (int k = 0; k < I4_STEPS; k++) acc = i4_step(acc, hi[i], k);
+        for (int k = 0; k < I4_STEPS; k++)
+            acc = i4_step(acc, hi[i], k);
         wacc[i] = acc;
         w2[i] = (acc ^ 0xA5A5A5A5u) * 31u + 7u;
         double d = f64_fma(hd[i], 1.5, 0.25);
@@ -223,10 +233,12 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaGraphExecDestroy(exec));
     CUDA_CHECK(cudaGraphDestroy(c->graph));
     void *dev[] = {inf, ini, ind, b.out4, b.out8, b.acc, b.out2, b.outd};
-    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) CUDA_CHECK(cudaFree(dev[k]));
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
+        CUDA_CHECK(cudaFree(dev[k]));
     cap_destroy(c);
     void *host[] = {hf, w4, w8, gf, hi, wacc, w2, gi, hd, wd, gd};
-    for (size_t k = 0; k < sizeof host / sizeof host[0]; k++) free(host[k]);
+    for (size_t k = 0; k < sizeof host / sizeof host[0]; k++)
+        free(host[k]);
     if (bad) {
         printf("%s: FAIL\n", o.prog);
         return 1;

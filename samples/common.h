@@ -85,7 +85,8 @@ static inline void sample_parse(sample_opts_t *o, int argc, char **argv)
             if (o->iters > 0) fputs("  --iters N        re-captures (one graph each)\n", stdout);
             printf("defaults: --n %zu --replays %d", o->n, o->replays);
             if (o->iters > 0) printf(" --iters %d", o->iters);
-            fputs("\nexit status: 0 when every check passes, 1 otherwise, 2 on bad usage\n", stdout);
+            fputs("\nexit status: 0 when every check passes, 1 otherwise, 2 on bad usage\n",
+                  stdout);
             exit(0);
         } else if (!strcmp(a, "--expect")) {
             o->expect = true;
@@ -132,7 +133,8 @@ static inline uint64_t rng_next(uint64_t *state)
 
 static inline void fill_u32(uint32_t *p, size_t n, uint64_t seed)
 {
-    for (size_t i = 0; i < n; i++) p[i] = (uint32_t)(rng_next(&seed) >> 32);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint32_t)(rng_next(&seed) >> 32);
 }
 
 /* Values are k/2^24 scaled into [lo, hi): exact in float, far from denormals. */
@@ -181,8 +183,8 @@ static inline size_t check_f32(const char *prog, const char *what, const float *
         memcpy(&w, &want[i], sizeof w);
         if (g == w) continue;
         if (bad++ < CHECK_SHOW)
-            fprintf(stderr, "%s: %s[%zu] = %.9g (0x%08x), expected %.9g (0x%08x)\n", prog, what,
-                    i, (double)got[i], (unsigned)g, (double)want[i], (unsigned)w);
+            fprintf(stderr, "%s: %s[%zu] = %.9g (0x%08x), expected %.9g (0x%08x)\n", prog, what, i,
+                    (double)got[i], (unsigned)g, (double)want[i], (unsigned)w);
     }
     if (bad) fprintf(stderr, "%s: %s: %zu of %zu elements differ\n", prog, what, bad, n);
     return bad;
@@ -285,8 +287,10 @@ static inline void topo_begin(topo_t *t, int origin)
     memset(t, 0, sizeof *t);
     t->prog = prog;
     t->graph = graph;
-    for (int s = 0; s < TOPO_MAX_STREAMS; s++) t->stream[s].label = -1;
-    for (int e = 0; e < TOPO_MAX_EVENTS; e++) t->event[e].label = t->event[e].stream = -1;
+    for (int s = 0; s < TOPO_MAX_STREAMS; s++)
+        t->stream[s].label = -1;
+    for (int e = 0; e < TOPO_MAX_EVENTS; e++)
+        t->event[e].label = t->event[e].stream = -1;
     if (origin < 0 || origin >= TOPO_MAX_STREAMS) topo_fail(t, "bad origin stream", origin, 0);
     t->origin = origin;
     t->stream[origin].label = t->nlabels;
@@ -386,7 +390,8 @@ static inline void topo_end(topo_t *t)
         }
         for (int k = 0; k < t->nedges; k++) {
             const topo_edge_t *e = &t->edge[k];
-            if (e->dst_stream != s || e->dst_node != i || seen[e->src_stream][e->src_node]) continue;
+            if (e->dst_stream != s || e->dst_node != i || seen[e->src_stream][e->src_node])
+                continue;
             seen[e->src_stream][e->src_node] = 1;
             stack[top++] = e->src_stream * TOPO_MAX_NODES + e->src_node;
         }
@@ -404,7 +409,8 @@ static inline void topo_print(const topo_t *t, FILE *f)
     for (int l = 0; l < t->nlabels; l++) {
         const topo_stream_t *st = &t->stream[t->label_stream[l]];
         fprintf(f, "stream s%d", l);
-        for (int i = 0; i < st->nnodes; i++) fprintf(f, " %s", st->type[i]);
+        for (int i = 0; i < st->nnodes; i++)
+            fprintf(f, " %s", st->type[i]);
         fputc('\n', f);
     }
     for (int k = 0; k < t->nedges; k++) {
@@ -430,7 +436,8 @@ static inline int topo_verify(const topo_t *t, void *graph, const topo_graph_api
 {
     int bad = 0;
     size_t total = 0, n = 0;
-    for (int l = 0; l < t->nlabels; l++) total += (size_t)t->stream[t->label_stream[l]].nnodes;
+    for (int l = 0; l < t->nlabels; l++)
+        total += (size_t)t->stream[t->label_stream[l]].nnodes;
     if (api->count_nodes(graph, &n)) return 1;
     if (n != total) {
         fprintf(stderr, "%s: topology: graph %d has %zu nodes, expected %zu\n", t->prog, t->graph,
@@ -444,7 +451,8 @@ static inline int topo_verify(const topo_t *t, void *graph, const topo_graph_api
             size_t nwant = 0, ngot = 0;
             const char *type = NULL;
             if (!st->handle[i]) {
-                fprintf(stderr, "%s: topology: s%d:%d was not seen in the capture\n", t->prog, l, i);
+                fprintf(stderr, "%s: topology: s%d:%d was not seen in the capture\n", t->prog, l,
+                        i);
                 bad++;
                 continue;
             }
@@ -465,7 +473,8 @@ static inline int topo_verify(const topo_t *t, void *graph, const topo_graph_api
             bool same = ngot == nwant;
             for (size_t a = 0; same && a < nwant; a++) {
                 bool found = false;
-                for (size_t b = 0; b < ngot; b++) found = found || got[b] == want[a];
+                for (size_t b = 0; b < ngot; b++)
+                    found = found || got[b] == want[a];
                 same = found;
             }
             if (!same) {
@@ -595,7 +604,8 @@ static inline void cap_destroy(cap_t *c)
     if (!c->dry) {
         for (int s = 0; s < c->nstreams; s++)
             if (c->own_stream[s]) CUDA_CHECK(cudaStreamDestroy(c->stream[s]));
-        for (int e = 0; e < c->nevents; e++) CUDA_CHECK(cudaEventDestroy(c->event[e]));
+        for (int e = 0; e < c->nevents; e++)
+            CUDA_CHECK(cudaEventDestroy(c->event[e]));
     }
     free(c->topo);
     free(c);
@@ -624,8 +634,9 @@ static inline void cap_node(cap_t *c, int sid, const char *type)
     size_t ndeps = 0;
     CUDA_CHECK(cudaStreamGetCaptureInfo(c->stream[sid], &st, &id, &g, &deps, &edges, &ndeps));
     if (st != cudaStreamCaptureStatusActive || id != c->capture_id || ndeps != 1) {
-        fprintf(stderr, "%s: after a %s on stream %d: capture status %d, id %llu (expected %llu), "
-                        "%zu dependencies (expected 1)\n",
+        fprintf(stderr,
+                "%s: after a %s on stream %d: capture status %d, id %llu (expected %llu), "
+                "%zu dependencies (expected 1)\n",
                 c->prog, type, sid, (int)st, id, c->capture_id, ndeps);
         exit(1);
     }
@@ -690,18 +701,42 @@ static inline int rt_node_type(void *node, const char **type)
     cudaGraphNodeType t;
     CUDA_CHECK(cudaGraphNodeGetType((cudaGraphNode_t)node, &t));
     switch (t) {
-    case cudaGraphNodeTypeKernel: *type = "kernel"; break;
-    case cudaGraphNodeTypeMemcpy: *type = "memcpy"; break;
-    case cudaGraphNodeTypeMemset: *type = "memset"; break;
-    case cudaGraphNodeTypeHost: *type = "host"; break;
-    case cudaGraphNodeTypeGraph: *type = "child_graph"; break;
-    case cudaGraphNodeTypeEmpty: *type = "empty"; break;
-    case cudaGraphNodeTypeWaitEvent: *type = "event_wait"; break;
-    case cudaGraphNodeTypeEventRecord: *type = "event_record"; break;
-    case cudaGraphNodeTypeMemAlloc: *type = "mem_alloc"; break;
-    case cudaGraphNodeTypeMemFree: *type = "mem_free"; break;
-    case cudaGraphNodeTypeConditional: *type = "conditional"; break;
-    default: *type = "other"; break;
+    case cudaGraphNodeTypeKernel:
+        *type = "kernel";
+        break;
+    case cudaGraphNodeTypeMemcpy:
+        *type = "memcpy";
+        break;
+    case cudaGraphNodeTypeMemset:
+        *type = "memset";
+        break;
+    case cudaGraphNodeTypeHost:
+        *type = "host";
+        break;
+    case cudaGraphNodeTypeGraph:
+        *type = "child_graph";
+        break;
+    case cudaGraphNodeTypeEmpty:
+        *type = "empty";
+        break;
+    case cudaGraphNodeTypeWaitEvent:
+        *type = "event_wait";
+        break;
+    case cudaGraphNodeTypeEventRecord:
+        *type = "event_record";
+        break;
+    case cudaGraphNodeTypeMemAlloc:
+        *type = "mem_alloc";
+        break;
+    case cudaGraphNodeTypeMemFree:
+        *type = "mem_free";
+        break;
+    case cudaGraphNodeTypeConditional:
+        *type = "conditional";
+        break;
+    default:
+        *type = "other";
+        break;
     }
     return 0;
 }
@@ -717,7 +752,8 @@ static inline int rt_node_deps(void *node, void **deps, size_t cap, size_t *n)
         return 0;
     }
     CUDA_CHECK(cudaGraphNodeGetDependencies((cudaGraphNode_t)node, nodes, edges, &count));
-    for (size_t i = 0; i < count; i++) deps[i] = (void *)nodes[i];
+    for (size_t i = 0; i < count; i++)
+        deps[i] = (void *)nodes[i];
     *n = count;
     return 0;
 }

@@ -21,10 +21,22 @@ typedef struct {
     uint32_t *a, *b, *c, *d, *out;
 } bufs_t;
 
-__host__ __device__ static inline uint32_t op_a(uint32_t x) { return x * 5u + 1u; }
-__host__ __device__ static inline uint32_t op_b(uint32_t a) { return a ^ (a >> 3); }
-__host__ __device__ static inline uint32_t op_c(uint32_t a) { return a * 7u; }
-__host__ __device__ static inline uint32_t op_out(uint32_t d) { return d ^ 0xDEADBEEFu; }
+__host__ __device__ static inline uint32_t op_a(uint32_t x)
+{
+    return x * 5u + 1u;
+}
+__host__ __device__ static inline uint32_t op_b(uint32_t a)
+{
+    return a ^ (a >> 3);
+}
+__host__ __device__ static inline uint32_t op_c(uint32_t a)
+{
+    return a * 7u;
+}
+__host__ __device__ static inline uint32_t op_out(uint32_t d)
+{
+    return d ^ 0xDEADBEEFu;
+}
 
 __global__ void k_produce(uint32_t *a, const uint32_t *x, size_t n)
 {
@@ -112,7 +124,8 @@ int main(int argc, char **argv)
     size_t bad = 0;
     for (int r = 0; r < o.replays && !bad; r++) {
         uint32_t *outs[] = {b.a, b.b, b.c, b.d, b.out};
-        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) dev_poison(outs[k], bytes);
+        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
+            dev_poison(outs[k], bytes);
         graph_run(exec, c->stream[S0]);
         dev_download(got, b.out, bytes);
         bad = check_u32(o.prog, "out", got, want, o.n);

@@ -81,7 +81,8 @@ static void d_node(dcap_t *c, int sid, const char *type)
 
 static void d_launch(dcap_t *c, int sid, CUfunction f, unsigned grid, unsigned block, void **args)
 {
-    if (!c->dry) CU_CHECK(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, c->stream[sid], args, NULL));
+    if (!c->dry)
+        CU_CHECK(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, c->stream[sid], args, NULL));
     d_node(c, sid, "kernel");
 }
 
@@ -114,18 +115,42 @@ static int drv_node_type(void *node, const char **type)
     CUgraphNodeType t;
     CU_CHECK(cuGraphNodeGetType((CUgraphNode)node, &t));
     switch (t) {
-    case CU_GRAPH_NODE_TYPE_KERNEL: *type = "kernel"; break;
-    case CU_GRAPH_NODE_TYPE_MEMCPY: *type = "memcpy"; break;
-    case CU_GRAPH_NODE_TYPE_MEMSET: *type = "memset"; break;
-    case CU_GRAPH_NODE_TYPE_HOST: *type = "host"; break;
-    case CU_GRAPH_NODE_TYPE_GRAPH: *type = "child_graph"; break;
-    case CU_GRAPH_NODE_TYPE_EMPTY: *type = "empty"; break;
-    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: *type = "event_wait"; break;
-    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: *type = "event_record"; break;
-    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: *type = "mem_alloc"; break;
-    case CU_GRAPH_NODE_TYPE_MEM_FREE: *type = "mem_free"; break;
-    case CU_GRAPH_NODE_TYPE_CONDITIONAL: *type = "conditional"; break;
-    default: *type = "other"; break;
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+        *type = "kernel";
+        break;
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+        *type = "memcpy";
+        break;
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+        *type = "memset";
+        break;
+    case CU_GRAPH_NODE_TYPE_HOST:
+        *type = "host";
+        break;
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+        *type = "child_graph";
+        break;
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+        *type = "empty";
+        break;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+        *type = "event_wait";
+        break;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+        *type = "event_record";
+        break;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        *type = "mem_alloc";
+        break;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        *type = "mem_free";
+        break;
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+        *type = "conditional";
+        break;
+    default:
+        *type = "other";
+        break;
     }
     return 0;
 }
@@ -141,7 +166,8 @@ static int drv_node_deps(void *node, void **deps, size_t cap, size_t *n)
         return 0;
     }
     CU_CHECK(cuGraphNodeGetDependencies((CUgraphNode)node, nodes, edges, &count));
-    for (size_t i = 0; i < count; i++) deps[i] = (void *)nodes[i];
+    for (size_t i = 0; i < count; i++)
+        deps[i] = (void *)nodes[i];
     *n = count;
     return 0;
 }
@@ -165,7 +191,10 @@ static void d_end(dcap_t *c, int sid)
     }
 }
 
-static uint32_t op_y(uint32_t x) { return x * 2654435761u + 12345u; }
+static uint32_t op_y(uint32_t x)
+{
+    return x * 2654435761u + 12345u;
+}
 
 static void issue(dcap_t *c, bufs_t *b)
 {
@@ -229,8 +258,10 @@ int main(int argc, char **argv)
     CU_CHECK(cuModuleGetFunction(&b.scale, mod, "drv_scale"));
     CU_CHECK(cuModuleGetFunction(&b.mix, mod, "drv_mix"));
     CU_CHECK(cuModuleGetFunction(&b.combine, mod, "drv_combine"));
-    for (int s = 0; s < NSTREAMS; s++) CU_CHECK(cuStreamCreate(&c.stream[s], CU_STREAM_NON_BLOCKING));
-    for (int e = 0; e < NEVENTS; e++) CU_CHECK(cuEventCreate(&c.event[e], CU_EVENT_DISABLE_TIMING));
+    for (int s = 0; s < NSTREAMS; s++)
+        CU_CHECK(cuStreamCreate(&c.stream[s], CU_STREAM_NON_BLOCKING));
+    for (int e = 0; e < NEVENTS; e++)
+        CU_CHECK(cuEventCreate(&c.event[e], CU_EVENT_DISABLE_TIMING));
 
     const size_t n = o.n, bytes = n * sizeof(uint32_t);
     uint32_t *hx = (uint32_t *)host_alloc(bytes), *want = (uint32_t *)host_alloc(bytes);
@@ -242,7 +273,8 @@ int main(int argc, char **argv)
         want[i] = (y * 3u + 1u) + z;
     }
     CUdeviceptr *dptrs[] = {&b.x, &b.y, &b.z, &b.w, &b.out};
-    for (size_t k = 0; k < 5; k++) CU_CHECK(cuMemAlloc(dptrs[k], bytes));
+    for (size_t k = 0; k < 5; k++)
+        CU_CHECK(cuMemAlloc(dptrs[k], bytes));
     CU_CHECK(cuMemcpyHtoD(b.x, hx, bytes));
     CU_CHECK(cuCtxSynchronize());
 
@@ -251,7 +283,8 @@ int main(int argc, char **argv)
     CU_CHECK(cuGraphInstantiate(&exec, c.graph, 0));
     size_t bad = 0;
     for (int r = 0; r < o.replays && !bad; r++) {
-        for (size_t k = 1; k < 5; k++) poison(*dptrs[k], bytes);
+        for (size_t k = 1; k < 5; k++)
+            poison(*dptrs[k], bytes);
         CU_CHECK(cuGraphLaunch(exec, c.stream[S0]));
         CU_CHECK(cuStreamSynchronize(c.stream[S0]));
         CU_CHECK(cuMemcpyDtoH(got, b.out, bytes));
@@ -259,9 +292,12 @@ int main(int argc, char **argv)
     }
     CU_CHECK(cuGraphExecDestroy(exec));
     CU_CHECK(cuGraphDestroy(c.graph));
-    for (size_t k = 0; k < 5; k++) CU_CHECK(cuMemFree(*dptrs[k]));
-    for (int s = 0; s < NSTREAMS; s++) CU_CHECK(cuStreamDestroy(c.stream[s]));
-    for (int e = 0; e < NEVENTS; e++) CU_CHECK(cuEventDestroy(c.event[e]));
+    for (size_t k = 0; k < 5; k++)
+        CU_CHECK(cuMemFree(*dptrs[k]));
+    for (int s = 0; s < NSTREAMS; s++)
+        CU_CHECK(cuStreamDestroy(c.stream[s]));
+    for (int e = 0; e < NEVENTS; e++)
+        CU_CHECK(cuEventDestroy(c.event[e]));
     CU_CHECK(cuModuleUnload(mod));
     CU_CHECK(cuDevicePrimaryCtxRelease(dev));
     free(c.topo);

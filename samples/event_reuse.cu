@@ -25,10 +25,22 @@ typedef struct {
     uint32_t *x1, *x2, *y, *z, *out;
 } bufs_t;
 
-__host__ __device__ static inline uint32_t op_x1(uint32_t v) { return v * 3u + 1u; }
-__host__ __device__ static inline uint32_t op_x2(uint32_t v) { return v * 5u + 7u; }
-__host__ __device__ static inline uint32_t op_y(uint32_t v) { return v ^ 0x55u; }
-__host__ __device__ static inline uint32_t op_z(uint32_t v) { return v + (v >> 4); }
+__host__ __device__ static inline uint32_t op_x1(uint32_t v)
+{
+    return v * 3u + 1u;
+}
+__host__ __device__ static inline uint32_t op_x2(uint32_t v)
+{
+    return v * 5u + 7u;
+}
+__host__ __device__ static inline uint32_t op_y(uint32_t v)
+{
+    return v ^ 0x55u;
+}
+__host__ __device__ static inline uint32_t op_z(uint32_t v)
+{
+    return v + (v >> 4);
+}
 
 __global__ void k_first(uint32_t *x1, const uint32_t *in, size_t n)
 {
@@ -117,7 +129,8 @@ int main(int argc, char **argv)
     size_t bad = 0;
     for (int r = 0; r < o.replays && !bad; r++) {
         uint32_t *outs[] = {b.x1, b.x2, b.y, b.z, b.out};
-        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) dev_poison(outs[k], bytes);
+        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
+            dev_poison(outs[k], bytes);
         graph_run(exec, c->stream[S0]);
         dev_download(got, b.out, bytes);
         bad = check_u32(o.prog, "out", got, want, o.n);

@@ -24,9 +24,18 @@ typedef struct {
     uint32_t *a, *b, *b2, *c, *c2, *d, *out;
 } bufs_t;
 
-__host__ __device__ static inline uint32_t op_a(uint32_t x) { return x * 3u + 5u; }
-__host__ __device__ static inline uint32_t op_b(uint32_t a) { return a ^ (a >> 11); }
-__host__ __device__ static inline uint32_t op_c(uint32_t a) { return a + 0x1234u; }
+__host__ __device__ static inline uint32_t op_a(uint32_t x)
+{
+    return x * 3u + 5u;
+}
+__host__ __device__ static inline uint32_t op_b(uint32_t a)
+{
+    return a ^ (a >> 11);
+}
+__host__ __device__ static inline uint32_t op_c(uint32_t a)
+{
+    return a + 0x1234u;
+}
 
 /* One generic unary kernel keeps the sample short; the op number picks the
  * function, so each launch is still a distinct, checkable computation. */
@@ -36,11 +45,21 @@ __global__ void k_unary(uint32_t *y, const uint32_t *x, int op, size_t n)
     if (i >= n) return;
     uint32_t v = x[i];
     switch (op) {
-    case 0: y[i] = op_a(v); break;
-    case 1: y[i] = op_b(v); break;
-    case 2: y[i] = v * 7u; break;
-    case 3: y[i] = op_c(v); break;
-    default: y[i] = v * v; break;
+    case 0:
+        y[i] = op_a(v);
+        break;
+    case 1:
+        y[i] = op_b(v);
+        break;
+    case 2:
+        y[i] = v * 7u;
+        break;
+    case 3:
+        y[i] = op_c(v);
+        break;
+    default:
+        y[i] = v * v;
+        break;
     }
 }
 
@@ -113,14 +132,16 @@ int main(int argc, char **argv)
     b.x = x;
     uint32_t **outs[] = {&b.a, &b.b, &b.b2, &b.c, &b.c2, &b.d, &b.out};
     const size_t nouts = sizeof outs / sizeof outs[0];
-    for (size_t k = 0; k < nouts; k++) *outs[k] = (uint32_t *)dev_alloc(bytes);
+    for (size_t k = 0; k < nouts; k++)
+        *outs[k] = (uint32_t *)dev_alloc(bytes);
     dev_upload(x, hx, bytes);
 
     issue(c, &b);
     cudaGraphExec_t exec = graph_instantiate(c->graph);
     size_t bad = 0;
     for (int r = 0; r < o.replays && !bad; r++) {
-        for (size_t k = 0; k < nouts; k++) dev_poison(*outs[k], bytes);
+        for (size_t k = 0; k < nouts; k++)
+            dev_poison(*outs[k], bytes);
         graph_run(exec, c->stream[S0]);
         dev_download(got, b.out, bytes);
         bad = check_u32(o.prog, "out", got, want, n);
@@ -128,7 +149,8 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaGraphExecDestroy(exec));
     CUDA_CHECK(cudaGraphDestroy(c->graph));
     CUDA_CHECK(cudaFree(x));
-    for (size_t k = 0; k < nouts; k++) CUDA_CHECK(cudaFree(*outs[k]));
+    for (size_t k = 0; k < nouts; k++)
+        CUDA_CHECK(cudaFree(*outs[k]));
     cap_destroy(c);
     free(hx);
     free(want);

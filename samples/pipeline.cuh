@@ -38,7 +38,8 @@ static void issue(cap_t *c, const bufs_t *b)
     const unsigned block = 256;
     cap_begin(c, 0);
     for (int ch = 0; ch < PIPELINE_CHUNKS; ch++) {
-        size_t lo = b->n * (size_t)ch / PIPELINE_CHUNKS, hi = b->n * (size_t)(ch + 1) / PIPELINE_CHUNKS;
+        size_t lo = b->n * (size_t)ch / PIPELINE_CHUNKS,
+               hi = b->n * (size_t)(ch + 1) / PIPELINE_CHUNKS;
         size_t len = hi - lo;
         unsigned grid = blocks_for(len, block);
         for (int st = 0; st < PIPELINE_STAGES; st++) {
@@ -58,7 +59,8 @@ static void issue(cap_t *c, const bufs_t *b)
 }
 
 static const char ABOUT[] =
-    "pipeline" PIPELINE_NAME ": stage i of the pipeline runs on stream s<i>; the input is cut into\n"
+    "pipeline" PIPELINE_NAME
+    ": stage i of the pipeline runs on stream s<i>; the input is cut into\n"
     "4 chunks and stage i of chunk c waits (one event per stage and chunk) for\n"
     "stage i-1 of chunk c, so chunks overlap across stages. s0 runs stage 0, then\n"
     "waits for the last stage of the last chunk and copies the result out (memcpy\n"
@@ -92,7 +94,8 @@ int main(int argc, char **argv)
     }
     fill_u32(want[0], o.n, 3);
     for (int st = 0; st < PIPELINE_STAGES; st++)
-        for (size_t i = 0; i < o.n; i++) want[st + 1][i] = stage_op(want[st][i], (uint32_t)st);
+        for (size_t i = 0; i < o.n; i++)
+            want[st + 1][i] = stage_op(want[st][i], (uint32_t)st);
     b.out = (uint32_t *)dev_alloc(bytes);
     dev_upload(b.buf[0], want[0], bytes);
 
@@ -100,7 +103,8 @@ int main(int argc, char **argv)
     cudaGraphExec_t exec = graph_instantiate(c->graph);
     size_t bad = 0;
     for (int r = 0; r < o.replays && !bad; r++) {
-        for (int st = 1; st <= PIPELINE_STAGES; st++) dev_poison(b.buf[st], bytes);
+        for (int st = 1; st <= PIPELINE_STAGES; st++)
+            dev_poison(b.buf[st], bytes);
         dev_poison(b.out, bytes);
         graph_run(exec, c->stream[0]);
         for (int st = 1; st <= PIPELINE_STAGES; st++) {

@@ -25,8 +25,14 @@ typedef struct {
     uint32_t *y, *z, *out;
 } bufs_t;
 
-__host__ __device__ static inline uint32_t coef_a(uint32_t k) { return 2u * k + 1u; }
-__host__ __device__ static inline uint32_t coef_b(uint32_t k) { return k * 0x9E3779B9u; }
+__host__ __device__ static inline uint32_t coef_a(uint32_t k)
+{
+    return 2u * k + 1u;
+}
+__host__ __device__ static inline uint32_t coef_b(uint32_t k)
+{
+    return k * 0x9E3779B9u;
+}
 
 __global__ void k_scale(uint32_t *y, const uint32_t *x, uint32_t a, uint32_t add, size_t n)
 {
@@ -84,7 +90,8 @@ int main(int argc, char **argv)
     memset(&b, 0, sizeof b);
     b.n = o.n;
     if (o.expect) {
-        for (int k = 0; k < o.iters; k++) issue(c, &b, (uint32_t)k);
+        for (int k = 0; k < o.iters; k++)
+            issue(c, &b, (uint32_t)k);
         cap_destroy(c);
         return 0;
     }

@@ -70,19 +70,22 @@ __global__ void k_update1d(uint32_t *x, const uint32_t *y, size_t n)
 
 __global__ void k_init2d(uint32_t *u, const uint32_t *in2, long h)
 {
-    long c = blockIdx.x * (long)blockDim.x + threadIdx.x, r = blockIdx.y * (long)blockDim.y + threadIdx.y;
+    long c = blockIdx.x * (long)blockDim.x + threadIdx.x,
+         r = blockIdx.y * (long)blockDim.y + threadIdx.y;
     if (r < h && c < WIDTH) u[r * WIDTH + c] = in2[r * WIDTH + c] ^ 0x01234567u;
 }
 
 __global__ void k_stencil2d(uint32_t *v, const uint32_t *u, long h)
 {
-    long c = blockIdx.x * (long)blockDim.x + threadIdx.x, r = blockIdx.y * (long)blockDim.y + threadIdx.y;
+    long c = blockIdx.x * (long)blockDim.x + threadIdx.x,
+         r = blockIdx.y * (long)blockDim.y + threadIdx.y;
     if (r < h && c < WIDTH) v[r * WIDTH + c] = stencil2d(u, r, c, h);
 }
 
 __global__ void k_update2d(uint32_t *u, const uint32_t *v, long h)
 {
-    long c = blockIdx.x * (long)blockDim.x + threadIdx.x, r = blockIdx.y * (long)blockDim.y + threadIdx.y;
+    long c = blockIdx.x * (long)blockDim.x + threadIdx.x,
+         r = blockIdx.y * (long)blockDim.y + threadIdx.y;
     if (r < h && c < WIDTH) u[r * WIDTH + c] += v[r * WIDTH + c];
 }
 
@@ -121,16 +124,23 @@ static void reference(uint32_t *x, uint32_t *u, uint32_t *out, const uint32_t *i
 {
     const long h = (long)(n / WIDTH);
     uint32_t *tmp = (uint32_t *)host_alloc(n * sizeof(uint32_t));
-    for (size_t i = 0; i < n; i++) x[i] = in[i] * 3u + 1u;
+    for (size_t i = 0; i < n; i++)
+        x[i] = in[i] * 3u + 1u;
     for (int s = 0; s < STENCIL_STEPS; s++) {
-        for (size_t i = 0; i < n; i++) tmp[i] = stencil1d(x, (long)i, (long)n);
-        for (size_t i = 0; i < n; i++) x[i] ^= tmp[i] * 5u;
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = stencil1d(x, (long)i, (long)n);
+        for (size_t i = 0; i < n; i++)
+            x[i] ^= tmp[i] * 5u;
     }
-    for (size_t i = 0; i < n; i++) u[i] = in2[i] ^ 0x01234567u;
+    for (size_t i = 0; i < n; i++)
+        u[i] = in2[i] ^ 0x01234567u;
     for (long r = 0; r < h; r++)
-        for (long c = 0; c < WIDTH; c++) tmp[r * WIDTH + c] = stencil2d(u, r, c, h);
-    for (size_t i = 0; i < n; i++) u[i] += tmp[i];
-    for (size_t i = 0; i < n; i++) out[i] = x[i] + u[i] * 7u;
+        for (long c = 0; c < WIDTH; c++)
+            tmp[r * WIDTH + c] = stencil2d(u, r, c, h);
+    for (size_t i = 0; i < n; i++)
+        u[i] += tmp[i];
+    for (size_t i = 0; i < n; i++)
+        out[i] = x[i] + u[i] * 7u;
     free(tmp);
 }
 
@@ -174,7 +184,8 @@ int main(int argc, char **argv)
     size_t bad = 0;
     for (int r = 0; r < o.replays && !bad; r++) {
         uint32_t *outs[] = {b.x, b.y, b.u, b.v, b.out};
-        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) dev_poison(outs[k], bytes);
+        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
+            dev_poison(outs[k], bytes);
         graph_run(exec, c->stream[S0]);
         dev_download(got, b.x, bytes);
         bad += check_u32(o.prog, "x", got, wx, n);
@@ -186,10 +197,12 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaGraphExecDestroy(exec));
     CUDA_CHECK(cudaGraphDestroy(c->graph));
     void *dev[] = {in, in2, b.x, b.y, b.u, b.v, b.out};
-    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) CUDA_CHECK(cudaFree(dev[k]));
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
+        CUDA_CHECK(cudaFree(dev[k]));
     cap_destroy(c);
     void *host[] = {hin, hin2, wx, wu, wout, got};
-    for (size_t k = 0; k < sizeof host / sizeof host[0]; k++) free(host[k]);
+    for (size_t k = 0; k < sizeof host / sizeof host[0]; k++)
+        free(host[k]);
     if (bad) {
         printf("%s: FAIL\n", o.prog);
         return 1;

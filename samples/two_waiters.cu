@@ -23,9 +23,18 @@ typedef struct {
     uint32_t *a, *b, *y, *z, *out;
 } bufs_t;
 
-__host__ __device__ static inline uint32_t op_a(uint32_t v) { return (v ^ 0x5BD1E995u) * 33u; }
-__host__ __device__ static inline uint32_t op_y(uint32_t a) { return a ^ (a >> 5); }
-__host__ __device__ static inline uint32_t op_z(uint32_t a) { return a * 9u + 2u; }
+__host__ __device__ static inline uint32_t op_a(uint32_t v)
+{
+    return (v ^ 0x5BD1E995u) * 33u;
+}
+__host__ __device__ static inline uint32_t op_y(uint32_t a)
+{
+    return a ^ (a >> 5);
+}
+__host__ __device__ static inline uint32_t op_z(uint32_t a)
+{
+    return a * 9u + 2u;
+}
 
 __global__ void k_produce(uint32_t *a, const uint32_t *in, unsigned delay_ns, size_t n)
 {
@@ -114,7 +123,8 @@ int main(int argc, char **argv)
     size_t bad = 0;
     for (int r = 0; r < o.replays && !bad; r++) {
         uint32_t *outs[] = {b.a, b.b, b.y, b.z, b.out};
-        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) dev_poison(outs[k], bytes);
+        for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
+            dev_poison(outs[k], bytes);
         graph_run(exec, c->stream[S0]);
         dev_download(got, b.out, bytes);
         bad = check_u32(o.prog, "out", got, want, o.n);
