@@ -10,8 +10,7 @@
 
 __global__ void tiny(unsigned int *counter)
 {
-    if (threadIdx.x == 0)
-        atomicAdd(counter, 1u);
+    if (threadIdx.x == 0) atomicAdd(counter, 1u);
 }
 
 #define CHECK(x)                                                                                   \
@@ -27,8 +26,7 @@ int main(int argc, char **argv)
 {
     long launches = 1000000;
     for (int i = 1; i + 1 < argc; i++)
-        if (!std::strcmp(argv[i], "--launches"))
-            launches = std::atol(argv[i + 1]);
+        if (!std::strcmp(argv[i], "--launches")) launches = std::atol(argv[i + 1]);
     const int nstreams = 4;
     cudaStream_t s[nstreams];
     unsigned int *counter = nullptr;

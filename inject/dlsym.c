@@ -29,13 +29,11 @@ void *(*volatile sg_real_dlsym_fn)(void *, const char *) = NULL;
 void *sg_inject_resolve_real_dlsym(void)
 {
     void *(*fn)(void *, const char *) = sg_real_dlsym_fn;
-    if (fn != NULL)
-        return (void *)fn;
+    if (fn != NULL) return (void *)fn;
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5"};
     for (size_t i = 0; i < sizeof versions / sizeof versions[0] && fn == NULL; i++)
         fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-    if (fn != NULL)
-        sg_real_dlsym_fn = fn;
+    if (fn != NULL) sg_real_dlsym_fn = fn;
     return (void *)fn;
 }
 
@@ -45,14 +43,11 @@ void *sg_dlsym_explicit(void *handle, const char *name)
 {
     void *(*real)(void *, const char *) = sg_real_dlsym_fn;
     void *p = real(handle, name);
-    if (p == NULL || name == NULL)
-        return p;
+    if (p == NULL || name == NULL) return p;
     /* Cheap filter first: only cu* and nvrtc* names can be ours. */
-    if (!((name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'v')))
-        return p;
+    if (!((name[0] == 'c' && name[1] == 'u') || (name[0] == 'n' && name[1] == 'v'))) return p;
     sg_inject_init();
-    if (!sg_inject_substituting())
-        return p;
+    if (!sg_inject_substituting()) return p;
     return sg_inject_substitute(p, name, NULL);
 }
 

@@ -46,21 +46,18 @@
             (__typeof__(&name))atomic_load_explicit(&e->real, memory_order_acquire);               \
         if (SG_UNLIKELY(real == NULL)) {                                                           \
             real = (__typeof__(&name))sg_inject_resolve(SG_FN_##name);                             \
-            if (real == NULL)                                                                      \
-                return SG_FAIL_##ret;                                                              \
+            if (real == NULL) return SG_FAIL_##ret;                                                \
         }                                                                                          \
         if (SG_LIKELY(!sg_inject_watching(SG_FAMILY_##fam)) || sg_tls_depth > 0)                   \
             return real(SG_ARGS(__VA_ARGS__));                                                     \
         sg_args_##proto##_t args = {SG_ARGS(__VA_ARGS__)};                                         \
-        sg_call_t call = {SG_FN_##name, SG_FN_##proto, SG_FAMILY_##fam, flav, hs, NULL,            \
-                          &args,        0,             0};                                         \
-        if (hs)                                                                                    \
-            call.stream = sg_inject_canonical_stream((CUstream)(st), flav);                        \
+        sg_call_t call = {                                                                         \
+            SG_FN_##name, SG_FN_##proto, SG_FAMILY_##fam, flav, hs, NULL, &args, 0, 0};            \
+        if (hs) call.stream = sg_inject_canonical_stream((CUstream)(st), flav);                    \
         sg_tls_depth++;                                                                            \
         SG_OBS_##fam(SG_PHASE_BEFORE, &call);                                                      \
         sg_tls_depth--;                                                                            \
-        if (!call.skip)                                                                            \
-            call.result = (int)real(SG_FROM(args, __VA_ARGS__));                                   \
+        if (!call.skip) call.result = (int)real(SG_FROM(args, __VA_ARGS__));                       \
         sg_tls_depth++;                                                                            \
         SG_OBS_##fam(SG_PHASE_AFTER, &call);                                                       \
         sg_tls_depth--;                                                                            \
@@ -83,7 +80,8 @@ CUresult sg_cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, int cudaVer
 
 #define SG_ENTRY(fam, flav, name, proto, wrapper)                                                  \
     [SG_FN_##name] = {#name, (void *)(wrapper), NULL, 0, SG_FAMILY_##fam, flav, 0, SG_FN_##proto},
-#define SG_ENTRY_HOOK(ret, fam, flav, hs, st, name, proto, ...) SG_ENTRY(fam, flav, name, proto, &name)
+#define SG_ENTRY_HOOK(ret, fam, flav, hs, st, name, proto, ...)                                    \
+    SG_ENTRY(fam, flav, name, proto, &name)
 #define SG_HOOK(ret, fam, flav, hs_st, name, ...)                                                  \
     SG_HOOK_APPLY(SG_ENTRY_HOOK, ret, fam, flav, hs_st, name, __VA_ARGS__)
 #define SG_CUSTOM(name, wrapper) SG_ENTRY(PROCADDR, SG_FLAVOUR_LEGACY, name, name, &wrapper)
@@ -97,7 +95,6 @@ sg_entry_t sg_entries[SG_FN_COUNT] = {
 
 const char *sg_inject_fn_name(sg_fn_id_t id)
 {
-    if ((unsigned)id >= SG_FN_COUNT)
-        return "?";
+    if ((unsigned)id >= SG_FN_COUNT) return "?";
     return sg_entries[id].name;
 }

@@ -92,8 +92,7 @@ static void sg_config_read(void)
             sg_inject_log(SG_LOG_INFO, "%s", msg);
         }
     }
-    if (problem[0] != '\0')
-        sg_inject_log(SG_LOG_INFO, "%s", problem);
+    if (problem[0] != '\0') sg_inject_log(SG_LOG_INFO, "%s", problem);
 }
 
 const sg_inject_config_t *sg_inject_config(void)
@@ -110,8 +109,7 @@ int sg_inject_substituting(void)
 /* ---- logging ---- */
 void sg_inject_log(sg_log_level_t level, const char *fmt, ...)
 {
-    if (level == SG_LOG_OFF || sg_config.log < level)
-        return;
+    if (level == SG_LOG_OFF || sg_config.log < level) return;
     char line[1024];
     int n = snprintf(line, sizeof line, "sgcap[%d]: ", sg_inject_pid ? sg_inject_pid : getpid());
     va_list ap;
@@ -119,16 +117,13 @@ void sg_inject_log(sg_log_level_t level, const char *fmt, ...)
     int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
     size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
+    if (len > sizeof line - 2) len = sizeof line - 2;
     line[len++] = '\n';
     int saved_errno = errno; /* the program must never see our errno */
     for (size_t off = 0; off < len;) {
         ssize_t w = write(sg_log_fd, line + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
         off += (size_t)w;
     }
     errno = saved_errno;
@@ -147,13 +142,11 @@ static void sg_atfork_child(void)
 
 void sg_inject_announce(void)
 {
-    if (atomic_exchange(&sg_announced, 1) != 0)
-        return;
+    if (atomic_exchange(&sg_announced, 1) != 0) return;
     static const char *const modes[] = {"off", "capture", "optimize"};
     char exe[256] = "?";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0)
-        exe[n] = '\0';
+    if (n > 0) exe[n] = '\0';
     sg_inject_log(SG_LOG_INFO, "sgcap %s active in %s (mode=%s, dir=%s)", SGCAP_VERSION, exe,
                   modes[sg_config.mode], sg_config.dir);
 }
@@ -162,13 +155,11 @@ void sg_inject_announce(void)
 void sg_inject_init(void)
 {
     int state = atomic_load_explicit(&sg_init_state, memory_order_acquire);
-    if (SG_LIKELY(state == 2))
-        return;
+    if (SG_LIKELY(state == 2)) return;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&sg_init_state, &expected, 1)) {
         /* Re-entered from inside our own initialisation: go on without. */
-        if (pthread_equal(sg_init_thread, pthread_self()))
-            return;
+        if (pthread_equal(sg_init_thread, pthread_self())) return;
         while (atomic_load_explicit(&sg_init_state, memory_order_acquire) != 2)
             sched_yield();
         return;
@@ -222,8 +213,7 @@ void sg_inject_enter_own_call(void)
 
 void sg_inject_leave_own_call(void)
 {
-    if (sg_tls_depth > 0)
-        sg_tls_depth--;
+    if (sg_tls_depth > 0) sg_tls_depth--;
 }
 
 int sg_inject_in_own_call(void)
@@ -238,8 +228,7 @@ void sg_inject_relaxed_begin(sg_relaxed_t *state)
     state->saved = CU_STREAM_CAPTURE_MODE_RELAXED;
     __typeof__(&cuThreadExchangeStreamCaptureMode) exchange =
         SG_REAL(cuThreadExchangeStreamCaptureMode);
-    if (exchange != NULL && exchange(&state->saved) == CUDA_SUCCESS)
-        state->exchanged = 1;
+    if (exchange != NULL && exchange(&state->saved) == CUDA_SUCCESS) state->exchanged = 1;
 }
 
 void sg_inject_relaxed_end(sg_relaxed_t *state)
@@ -247,12 +236,10 @@ void sg_inject_relaxed_end(sg_relaxed_t *state)
     if (state->exchanged) {
         __typeof__(&cuThreadExchangeStreamCaptureMode) exchange =
             SG_REAL(cuThreadExchangeStreamCaptureMode);
-        if (exchange != NULL)
-            exchange(&state->saved);
+        if (exchange != NULL) exchange(&state->saved);
         state->exchanged = 0;
     }
-    if (sg_tls_depth > 0)
-        sg_tls_depth--;
+    if (sg_tls_depth > 0) sg_tls_depth--;
 }
 
 CUresult sg_inject_capture_status(CUstream stream, CUstreamCaptureStatus *status, cuuint64_t *id)
@@ -272,9 +259,7 @@ CUresult sg_inject_capture_status(CUstream stream, CUstreamCaptureStatus *status
     else if (v1 != NULL)
         r = v1(stream, &st, &cid);
     sg_inject_relaxed_end(&relaxed);
-    if (status)
-        *status = st;
-    if (id)
-        *id = cid;
+    if (status) *status = st;
+    if (id) *id = cid;
     return r;
 }

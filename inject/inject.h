@@ -78,8 +78,7 @@ void sg_inject_relaxed_end(sg_relaxed_t *state) SG_INJECT_HIDDEN;
 /* NULL → CU_STREAM_LEGACY (legacy flavour) or CU_STREAM_PER_THREAD (_ptsz/_ptds). */
 static inline CUstream sg_inject_canonical_stream(CUstream s, sg_flavour_t flavour)
 {
-    if (s != NULL)
-        return s;
+    if (s != NULL) return s;
     return flavour == SG_FLAVOUR_LEGACY ? CU_STREAM_LEGACY : CU_STREAM_PER_THREAD;
 }
 

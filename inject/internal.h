@@ -22,7 +22,7 @@ typedef struct sg_entry {
     atomic_int missing;   /* looked up in a loaded library and not there */
     unsigned char family; /* sg_family_t */
     unsigned char flavour;
-    unsigned char lib;    /* sg_lib_t */
+    unsigned char lib; /* sg_lib_t */
     sg_fn_id_t proto;
 } sg_entry_t;
 
@@ -45,7 +45,7 @@ static inline int sg_inject_watching(sg_family_t family)
 }
 
 /* The real dlsym, set by sg_inject_init (or the first dlsym call). */
-extern void *(*volatile sg_real_dlsym_fn)(void *, const char *) SG_HIDDEN;
+extern void *(*volatile sg_real_dlsym_fn)(void *, const char *)SG_HIDDEN;
 void *sg_inject_resolve_real_dlsym(void) SG_HIDDEN;
 
 /* Once per process: real dlsym, configuration, atfork, observers. Cheap

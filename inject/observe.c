@@ -16,8 +16,7 @@ int sg_inject_add_observer(const sg_observer_t *observer)
 {
     static atomic_int reserved;
     int slot = atomic_fetch_add(&reserved, 1);
-    if (observer == NULL || slot >= SG_MAX_OBSERVERS)
-        return -1;
+    if (observer == NULL || slot >= SG_MAX_OBSERVERS) return -1;
     sg_observers[slot] = observer;
     /* Published in order; a slot is visible only once filled. */
     while (atomic_load(&sg_observer_count) != slot)
@@ -66,8 +65,7 @@ static inline void sg_dispatch(sg_family_t family, sg_phase_t phase, sg_call_t *
     int n = atomic_load_explicit(&sg_observer_count, memory_order_acquire);
     for (int i = 0; i < n; i++) {
         const sg_observer_t *o = sg_observers[i];
-        if (o->on[family] != NULL)
-            o->on[family](phase, call, o->user);
+        if (o->on[family] != NULL) o->on[family](phase, call, o->user);
     }
 }
 
@@ -127,8 +125,7 @@ void sg_observe_capture(sg_phase_t phase, sg_call_t *call)
                     call->proto == SG_FN_cuStreamBeginCapture_v2 ||
                     call->proto == SG_FN_cuStreamBeginCaptureToGraph;
         int end = call->proto == SG_FN_cuStreamEndCapture;
-        if (begin && SG_OK)
-            sg_inject_capture_began();
+        if (begin && SG_OK) sg_inject_capture_began();
         /* The capture is over (the graph may be NULL) unless the stream was
          * not capturing or belongs to another thread's capture. */
         if (end && (SG_OK || call->result == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
@@ -176,8 +173,7 @@ void sg_observe_capture(sg_phase_t phase, sg_call_t *call)
 
 void sg_observe_capinfo(sg_phase_t phase, sg_call_t *call)
 {
-    if (phase == SG_PHASE_AFTER && sg_tracing())
-        sg_trace(call, "op=query");
+    if (phase == SG_PHASE_AFTER && sg_tracing()) sg_trace(call, "op=query");
     sg_dispatch(SG_FAMILY_CAPINFO, phase, call);
 }
 
@@ -186,8 +182,7 @@ void sg_observe_event(sg_phase_t phase, sg_call_t *call)
     if (phase == SG_PHASE_AFTER && sg_tracing()) {
         char x[96];
         if (call->proto == SG_FN_cuEventRecordWithFlags)
-            snprintf(x, sizeof x, "event=%p flags=%u",
-                     (void *)SG_A(cuEventRecordWithFlags)->hEvent,
+            snprintf(x, sizeof x, "event=%p flags=%u", (void *)SG_A(cuEventRecordWithFlags)->hEvent,
                      SG_A(cuEventRecordWithFlags)->flags);
         else
             snprintf(x, sizeof x, "event=%p", (void *)SG_A(cuEventRecord)->hEvent);
@@ -315,8 +310,7 @@ void sg_observe_alloc(sg_phase_t phase, sg_call_t *call)
             break;
         case SG_FN_cuMemAllocPitch_v2:
             ptr = SG_OK ? *SG_A(cuMemAllocPitch_v2)->dptr : 0;
-            size = SG_OK ? *SG_A(cuMemAllocPitch_v2)->pPitch * SG_A(cuMemAllocPitch_v2)->Height
-                         : 0;
+            size = SG_OK ? *SG_A(cuMemAllocPitch_v2)->pPitch * SG_A(cuMemAllocPitch_v2)->Height : 0;
             break;
         case SG_FN_cuMemAddressReserve:
             ptr = SG_OK ? *SG_A(cuMemAddressReserve)->ptr : 0;
@@ -341,8 +335,7 @@ void sg_observe_alloc(sg_phase_t phase, sg_call_t *call)
         default:
             break;
         }
-        if (ptr != 0 || size != 0)
-            snprintf(x, sizeof x, "ptr=%#llx size=%zu", ptr, size);
+        if (ptr != 0 || size != 0) snprintf(x, sizeof x, "ptr=%#llx size=%zu", ptr, size);
         sg_trace(call, x);
     }
     sg_dispatch(SG_FAMILY_ALLOC, phase, call);
@@ -363,8 +356,7 @@ void sg_observe_free(sg_phase_t phase, sg_call_t *call)
 
 void sg_observe_pool(sg_phase_t phase, sg_call_t *call)
 {
-    if (phase == SG_PHASE_AFTER && sg_tracing())
-        sg_trace(call, "");
+    if (phase == SG_PHASE_AFTER && sg_tracing()) sg_trace(call, "");
     sg_dispatch(SG_FAMILY_POOL, phase, call);
 }
 
@@ -399,7 +391,8 @@ void sg_observe_graph(sg_phase_t phase, sg_call_t *call)
             snprintf(x, sizeof x, "exec=%p", (void *)SG_A(cuGraphUpload)->hGraph);
             break;
         case SG_FN_cuGraphExecUpdate_v2:
-            snprintf(x, sizeof x, "exec=%p graph=%p", (void *)SG_A(cuGraphExecUpdate_v2)->hGraphExec,
+            snprintf(x, sizeof x, "exec=%p graph=%p",
+                     (void *)SG_A(cuGraphExecUpdate_v2)->hGraphExec,
                      (void *)SG_A(cuGraphExecUpdate_v2)->hGraph);
             break;
         case SG_FN_cuGraphDestroy:
@@ -480,7 +473,6 @@ void sg_observe_nvrtc(sg_phase_t phase, sg_call_t *call)
 
 void sg_observe_sync(sg_phase_t phase, sg_call_t *call)
 {
-    if (phase == SG_PHASE_AFTER && sg_tracing())
-        sg_trace(call, "");
+    if (phase == SG_PHASE_AFTER && sg_tracing()) sg_trace(call, "");
     sg_dispatch(SG_FAMILY_SYNC, phase, call);
 }

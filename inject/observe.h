@@ -111,15 +111,15 @@ typedef enum sg_fn_id {
 typedef enum sg_phase { SG_PHASE_BEFORE = 0, SG_PHASE_AFTER = 1 } sg_phase_t;
 
 typedef struct sg_call {
-    sg_fn_id_t fn;         /* exact exported function called */
-    sg_fn_id_t proto;      /* its legacy-flavour twin: selects the args struct */
+    sg_fn_id_t fn;    /* exact exported function called */
+    sg_fn_id_t proto; /* its legacy-flavour twin: selects the args struct */
     sg_family_t family;
     sg_flavour_t flavour;
-    int has_stream;        /* 0 for calls without a stream */
-    CUstream stream;       /* canonical (see above); NULL when !has_stream */
-    void *args;            /* sg_args_<proto>_t */
-    int result;            /* CUresult or nvrtcResult; valid AFTER (or set with skip) */
-    int skip;              /* BEFORE: 1 = do not call the driver, return result */
+    int has_stream;  /* 0 for calls without a stream */
+    CUstream stream; /* canonical (see above); NULL when !has_stream */
+    void *args;      /* sg_args_<proto>_t */
+    int result;      /* CUresult or nvrtcResult; valid AFTER (or set with skip) */
+    int skip;        /* BEFORE: 1 = do not call the driver, return result */
 } sg_call_t;
 
 #define SG_CALL_ARGS(call, proto) ((sg_args_##proto##_t *)(call)->args)
@@ -129,7 +129,7 @@ typedef void (*sg_observe_fn)(sg_phase_t phase, sg_call_t *call, void *user);
 /* A set of per-family callbacks (NULL = not interested). */
 typedef struct sg_observer {
     const char *name;
-    int wants_eager;       /* see hot families above */
+    int wants_eager; /* see hot families above */
     sg_observe_fn on[SG_FAMILY_COUNT];
     void *user;
 } sg_observer_t;

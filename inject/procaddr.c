@@ -14,8 +14,7 @@
 static void sg_procaddr_finish(sg_fn_id_t fn, const char *symbol, void **pfn, int version,
                                cuuint64_t flags, CUresult result)
 {
-    if (sg_tls_depth > 0)
-        return;
+    if (sg_tls_depth > 0) return;
     const char *identified = NULL;
     int wrapped = 0;
     if (result == CUDA_SUCCESS && pfn != NULL && *pfn != NULL && sg_inject_substituting()) {
@@ -24,19 +23,18 @@ static void sg_procaddr_finish(sg_fn_id_t fn, const char *symbol, void **pfn, in
         *pfn = w;
     }
     if (sg_inject_config()->log >= SG_LOG_TRACE)
-        sg_inject_log(SG_LOG_TRACE, "trace fn=%s symbol=%s version=%d flags=%#llx -> %s%s result=%d",
-                      sg_inject_fn_name(fn), symbol ? symbol : "(null)", version,
-                      (unsigned long long)flags,
-                      identified ? identified : (pfn && *pfn ? "(unidentified)" : "(none)"),
-                      wrapped ? " wrapped" : "", (int)result);
+        sg_inject_log(
+            SG_LOG_TRACE, "trace fn=%s symbol=%s version=%d flags=%#llx -> %s%s result=%d",
+            sg_inject_fn_name(fn), symbol ? symbol : "(null)", version, (unsigned long long)flags,
+            identified ? identified : (pfn && *pfn ? "(unidentified)" : "(none)"),
+            wrapped ? " wrapped" : "", (int)result);
 }
 
 SG_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                     cuuint64_t flags)
 {
     __typeof__(&cuGetProcAddress) real = SG_REAL(cuGetProcAddress);
-    if (real == NULL)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    if (real == NULL) return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real(symbol, pfn, cudaVersion, flags);
     sg_procaddr_finish(SG_FN_cuGetProcAddress, symbol, pfn, cudaVersion, flags, r);
     return r;
@@ -47,8 +45,7 @@ SG_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
                                        CUdriverProcAddressQueryResult *symbolStatus)
 {
     __typeof__(&cuGetProcAddress_v2) real = SG_REAL(cuGetProcAddress_v2);
-    if (real == NULL)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    if (real == NULL) return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real(symbol, pfn, cudaVersion, flags, symbolStatus);
     sg_procaddr_finish(SG_FN_cuGetProcAddress_v2, symbol, pfn, cudaVersion, flags, r);
     return r;
@@ -68,8 +65,7 @@ CUresult sg_cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, int cudaVer
     if (real == NULL) {
         const cuuint64_t mask =
             CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-        if ((flags & mask) == 0)
-            flags |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+        if ((flags & mask) == 0) flags |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
         return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
     }
     CUresult r = real(symbol, pfn, cudaVersion, flags, symbolStatus);

@@ -30,8 +30,8 @@ void sg_table_init(void)
 {
     for (int i = 0; i < SG_FN_COUNT; i++) {
         sg_sorted[i] = i;
-        sg_entries[i].lib = strncmp(sg_entries[i].name, "nvrtc", 5) == 0 ? SG_LIB_NVRTC
-                                                                         : SG_LIB_CUDA;
+        sg_entries[i].lib =
+            strncmp(sg_entries[i].name, "nvrtc", 5) == 0 ? SG_LIB_NVRTC : SG_LIB_CUDA;
     }
     qsort(sg_sorted, SG_FN_COUNT, sizeof sg_sorted[0], sg_cmp_entries);
 }
@@ -42,8 +42,7 @@ int sg_inject_lookup(const char *name)
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
         int c = strcmp(name, sg_entries[sg_sorted[mid]].name);
-        if (c == 0)
-            return sg_sorted[mid];
+        if (c == 0) return sg_sorted[mid];
         if (c < 0)
             hi = mid - 1;
         else
@@ -62,8 +61,7 @@ static const char *sg_basename(const char *path)
 /* -1: not a CUDA library; else the sg_lib_t whose names it may define. */
 static int sg_lib_of_file(const char *path)
 {
-    if (path == NULL)
-        return -1;
+    if (path == NULL) return -1;
     const char *b = sg_basename(path);
     if (strncmp(b, "libcuda.so", 10) == 0 || strncmp(b, "libcudart.so", 12) == 0)
         return SG_LIB_CUDA;
@@ -87,17 +85,13 @@ static void sg_remember_real(sg_entry_t *e, void *ptr)
 
 void *sg_inject_substitute(void *ptr, const char *name, const char **identified)
 {
-    if (identified)
-        *identified = NULL;
-    if (ptr == NULL)
-        return ptr;
+    if (identified) *identified = NULL;
+    if (ptr == NULL) return ptr;
     Dl_info info;
     memset(&info, 0, sizeof info);
-    if (dladdr(ptr, &info) == 0)
-        return ptr;
+    if (dladdr(ptr, &info) == 0) return ptr;
     int lib = sg_lib_of_file(info.dli_fname);
-    if (lib < 0)
-        return ptr; /* not from CUDA (possibly already ours) */
+    if (lib < 0) return ptr; /* not from CUDA (possibly already ours) */
     const char *exact = name;
     if (exact == NULL) {
         /* Only an exact symbol start identifies a function: the nearest
@@ -106,24 +100,20 @@ void *sg_inject_substitute(void *ptr, const char *name, const char **identified)
             static atomic_int reported;
             if (atomic_fetch_add(&reported, 1) < 20)
                 sg_inject_log(SG_LOG_INFO,
-                          "entry point %p in %s is not an exported symbol: passed through "
-                          "unobserved",
-                          ptr, sg_basename(info.dli_fname));
+                              "entry point %p in %s is not an exported symbol: passed through "
+                              "unobserved",
+                              ptr, sg_basename(info.dli_fname));
             return ptr;
         }
         exact = info.dli_sname;
     }
-    if (identified)
-        *identified = exact;
+    if (identified) *identified = exact;
     int id = sg_inject_lookup(exact);
-    if (id < 0)
-        return ptr;
+    if (id < 0) return ptr;
     sg_entry_t *e = &sg_entries[id];
-    if (e->lib != lib)
-        return ptr;
+    if (e->lib != lib) return ptr;
     sg_remember_real(e, ptr);
-    if (e->wrapper == NULL)
-        return ptr;
+    if (e->wrapper == NULL) return ptr;
     sg_inject_announce();
     return e->wrapper;
 }
@@ -135,34 +125,27 @@ static _Atomic(void *) sg_lib_handles[SG_LIB_COUNT];
 static void *sg_lib_handle(sg_lib_t lib)
 {
     void *h = atomic_load(&sg_lib_handles[lib]);
-    if (h != NULL)
-        return h;
+    if (h != NULL) return h;
     /* A loaded library matches its soname, wherever it was loaded from. */
     h = dlopen(sg_lib_soname[lib], RTLD_NOLOAD | RTLD_LAZY);
-    if (h == NULL && lib == SG_LIB_CUDA)
-        h = dlopen(sg_lib_soname[lib], RTLD_LAZY);
+    if (h == NULL && lib == SG_LIB_CUDA) h = dlopen(sg_lib_soname[lib], RTLD_LAZY);
     if (h != NULL) {
         void *expected = NULL;
-        if (!atomic_compare_exchange_strong(&sg_lib_handles[lib], &expected, h))
-            h = expected;
+        if (!atomic_compare_exchange_strong(&sg_lib_handles[lib], &expected, h)) h = expected;
     }
     return h;
 }
 
 void *sg_inject_resolve(sg_fn_id_t id)
 {
-    if ((unsigned)id >= SG_FN_COUNT)
-        return NULL;
+    if ((unsigned)id >= SG_FN_COUNT) return NULL;
     sg_entry_t *e = &sg_entries[id];
     void *p = atomic_load_explicit(&e->real, memory_order_acquire);
-    if (p != NULL || atomic_load_explicit(&e->missing, memory_order_relaxed))
-        return p;
+    if (p != NULL || atomic_load_explicit(&e->missing, memory_order_relaxed)) return p;
     sg_inject_init();
-    if (sg_real_dlsym_fn == NULL)
-        return NULL;
+    if (sg_real_dlsym_fn == NULL) return NULL;
     void *h = sg_lib_handle((sg_lib_t)e->lib);
-    if (h == NULL)
-        return NULL; /* may be loaded later: try again next time */
+    if (h == NULL) return NULL; /* may be loaded later: try again next time */
     p = sg_real_dlsym_fn(h, e->name);
     if (p == NULL) {
         atomic_store(&e->missing, 1);

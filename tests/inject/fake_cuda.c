@@ -19,10 +19,16 @@ static _Thread_local CUstreamCaptureMode fake_mode = CU_STREAM_CAPTURE_MODE_GLOB
 static atomic_int fake_query_mode = -1;
 static atomic_int fake_reentered;
 
-static const char *const fake_counted[] = {
-    "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuEventRecord", "cuEventRecord_ptsz",
-    "cuStreamWaitEvent", "cuStreamGetCaptureInfo_v3", "cuMemAlloc", "cuMemAlloc_v2",
-    "cuThreadExchangeStreamCaptureMode", NULL};
+static const char *const fake_counted[] = {"cuLaunchKernel",
+                                           "cuLaunchKernel_ptsz",
+                                           "cuEventRecord",
+                                           "cuEventRecord_ptsz",
+                                           "cuStreamWaitEvent",
+                                           "cuStreamGetCaptureInfo_v3",
+                                           "cuMemAlloc",
+                                           "cuMemAlloc_v2",
+                                           "cuThreadExchangeStreamCaptureMode",
+                                           NULL};
 
 static void fake_hit(const char *name)
 {
@@ -31,8 +37,7 @@ static void fake_hit(const char *name)
         strcmp(name, "cuStreamGetCaptureInfo_v3") != 0)
         strncpy(fake_last_name, name, sizeof fake_last_name - 1);
     for (int i = 0; fake_counted[i]; i++)
-        if (strcmp(fake_counted[i], name) == 0)
-            atomic_fetch_add(&fake_counts[i], 1);
+        if (strcmp(fake_counted[i], name) == 0) atomic_fetch_add(&fake_counts[i], 1);
 }
 
 EXPORT const char *fake_last(void)
@@ -43,8 +48,7 @@ EXPORT const char *fake_last(void)
 EXPORT int fake_count(const char *name)
 {
     for (int i = 0; fake_counted[i]; i++)
-        if (strcmp(fake_counted[i], name) == 0)
-            return atomic_load(&fake_counts[i]);
+        if (strcmp(fake_counted[i], name) == 0) return atomic_load(&fake_counts[i]);
     return -1;
 }
 
@@ -70,10 +74,8 @@ static atomic_ulong fake_capture_ids;
 static struct fake_stream *fake_find(CUstream s, int create)
 {
     for (int i = 0; i < 16; i++)
-        if (fake_streams[i].s == s)
-            return &fake_streams[i];
-    if (!create)
-        return NULL;
+        if (fake_streams[i].s == s) return &fake_streams[i];
+    if (!create) return NULL;
     for (int i = 0; i < 16; i++)
         if (fake_streams[i].s == NULL) {
             fake_streams[i].s = s;
@@ -90,8 +92,7 @@ static CUstream canon(CUstream s, int ptsz)
 static CUresult fake_begin(CUstream s)
 {
     struct fake_stream *f = fake_find(s, 1);
-    if (f == NULL || f->capturing)
-        return CUDA_ERROR_ILLEGAL_STATE;
+    if (f == NULL || f->capturing) return CUDA_ERROR_ILLEGAL_STATE;
     f->capturing = 1;
     f->id = atomic_fetch_add(&fake_capture_ids, 1) + 1;
     return CUDA_SUCCESS;
@@ -100,11 +101,9 @@ static CUresult fake_begin(CUstream s)
 static CUresult fake_end(CUstream s, CUgraph *g)
 {
     struct fake_stream *f = fake_find(s, 0);
-    if (f == NULL || !f->capturing)
-        return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    if (f == NULL || !f->capturing) return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
     f->capturing = 0;
-    if (g)
-        *g = (CUgraph)(uintptr_t)(0x6000 + f->id);
+    if (g) *g = (CUgraph)(uintptr_t)(0x6000 + f->id);
     return CUDA_SUCCESS;
 }
 
@@ -136,10 +135,9 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
-                                    unsigned int gz, unsigned int bx, unsigned int by,
-                                    unsigned int bz, unsigned int smem, CUstream s, void **params,
-                                    void **extra)
+EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                    unsigned int bx, unsigned int by, unsigned int bz,
+                                    unsigned int smem, CUstream s, void **params, void **extra)
 {
     fake_hit("cuLaunchKernel_ptsz");
     return CUDA_SUCCESS;
@@ -230,8 +228,7 @@ EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st,
     }
     struct fake_stream *f = fake_find(canon(s, 0), 0);
     *st = f && f->capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
-    if (id)
-        *id = f && f->capturing ? f->id : 0;
+    if (id) *id = f && f->capturing ? f->id : 0;
     return CUDA_SUCCESS;
 }
 
@@ -244,10 +241,8 @@ static CUresult fake_internal(void)
 
 EXPORT void *fake_self_addr(const char *name)
 {
-    if (strcmp(name, "cuDeviceGet") == 0)
-        return (void *)cuDeviceGet;
-    if (strcmp(name, "internal") == 0)
-        return (void *)fake_internal;
+    if (strcmp(name, "cuDeviceGet") == 0) return (void *)cuDeviceGet;
+    if (strcmp(name, "internal") == 0) return (void *)fake_internal;
     return NULL;
 }
 
@@ -292,17 +287,14 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
     const struct fake_map *best = NULL;
     for (size_t i = 0; i < sizeof fake_maps / sizeof fake_maps[0]; i++) {
         const struct fake_map *m = &fake_maps[i];
-        if (strcmp(m->symbol, symbol) != 0 || m->version > version)
-            continue;
-        if (m->per_thread && !want_pt)
-            continue;
+        if (strcmp(m->symbol, symbol) != 0 || m->version > version) continue;
+        if (m->per_thread && !want_pt) continue;
         if (best == NULL || m->version > best->version ||
             (m->version == best->version && m->per_thread))
             best = m;
     }
     *pfn = best ? best->fn : NULL;
-    if (status)
-        *status = best ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (status) *status = best ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return CUDA_SUCCESS;
 }
 

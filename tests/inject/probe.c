@@ -14,8 +14,8 @@
 
 typedef CUresult (*gpa_v2_t)(const char *, void **, int, cuuint64_t,
                              CUdriverProcAddressQueryResult *);
-typedef CUresult (*launch_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void **, void **);
+typedef CUresult (*launch_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
 
 static void *h;
 static gpa_v2_t gpa;
@@ -26,14 +26,10 @@ static int (*count)(const char *);
 static const char *where(void *p)
 {
     Dl_info i;
-    if (p == NULL)
-        return "null";
-    if (!dladdr(p, &i) || i.dli_fname == NULL)
-        return "unknown";
-    if (strstr(i.dli_fname, "libsgcap"))
-        return "sgcap";
-    if (strstr(i.dli_fname, "libcuda"))
-        return "cuda";
+    if (p == NULL) return "null";
+    if (!dladdr(p, &i) || i.dli_fname == NULL) return "unknown";
+    if (strstr(i.dli_fname, "libsgcap")) return "sgcap";
+    if (strstr(i.dli_fname, "libcuda")) return "cuda";
     return "other";
 }
 
@@ -42,8 +38,7 @@ static void *get(const char *sym, int version, cuuint64_t flags)
     void *p = NULL;
     CUdriverProcAddressQueryResult st = -1;
     CUresult r = gpa(sym, &p, version, flags, &st);
-    if (r != CUDA_SUCCESS)
-        printf("gpa_error=%s:%d\n", sym, r);
+    if (r != CUDA_SUCCESS) printf("gpa_error=%s:%d\n", sym, r);
     return p;
 }
 
@@ -130,12 +125,14 @@ static void get_capture_api(void)
 {
     const cuuint64_t PT = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     begin_pt = (CUresult(*)(CUstream, CUstreamCaptureMode))get("cuStreamBeginCapture", 12000, PT);
-    begin_legacy = (CUresult(*)(CUstream, CUstreamCaptureMode))get("cuStreamBeginCapture", 12000, 0);
+    begin_legacy =
+        (CUresult(*)(CUstream, CUstreamCaptureMode))get("cuStreamBeginCapture", 12000, 0);
     end_pt = (CUresult(*)(CUstream, CUgraph *))get("cuStreamEndCapture", 12000, PT);
     end_legacy = (CUresult(*)(CUstream, CUgraph *))get("cuStreamEndCapture", 12000, 0);
     record = (CUresult(*)(CUevent, CUstream))get("cuEventRecord", 12000, 0);
     waitev = (CUresult(*)(CUstream, CUevent, unsigned))get("cuStreamWaitEvent", 12000, 0);
-    exchange = (CUresult(*)(CUstreamCaptureMode *))get("cuThreadExchangeStreamCaptureMode", 12000, 0);
+    exchange =
+        (CUresult(*)(CUstreamCaptureMode *))get("cuThreadExchangeStreamCaptureMode", 12000, 0);
     launch_pt = (launch_t)get("cuLaunchKernel", 12000, PT);
     launch_legacy = (launch_t)get("cuLaunchKernel", 12000, 0);
 }
@@ -215,16 +212,11 @@ static int scenario_fork(void)
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "lookup";
-    if (!open_driver())
-        return 3;
-    if (strcmp(what, "lookup") == 0)
-        return scenario_lookup();
-    if (strcmp(what, "capture") == 0)
-        return scenario_capture();
-    if (strcmp(what, "threads") == 0)
-        return scenario_threads();
-    if (strcmp(what, "fork") == 0)
-        return scenario_fork();
+    if (!open_driver()) return 3;
+    if (strcmp(what, "lookup") == 0) return scenario_lookup();
+    if (strcmp(what, "capture") == 0) return scenario_capture();
+    if (strcmp(what, "threads") == 0) return scenario_threads();
+    if (strcmp(what, "fork") == 0) return scenario_fork();
     printf("unknown scenario %s\n", what);
     return 2;
 }

@@ -16,11 +16,11 @@ const char *fake_nvrtc_last(void);
 static const char *where(void *p)
 {
     Dl_info i;
-    if (!dladdr(p, &i) || i.dli_fname == NULL)
-        return "unknown";
-    return strstr(i.dli_fname, "libsgcap") ? "sgcap" : strstr(i.dli_fname, "libcuda") ? "cuda"
-           : strstr(i.dli_fname, "libnvrtc")                                      ? "nvrtc"
-                                                                                  : "other";
+    if (!dladdr(p, &i) || i.dli_fname == NULL) return "unknown";
+    return strstr(i.dli_fname, "libsgcap")   ? "sgcap"
+           : strstr(i.dli_fname, "libcuda")  ? "cuda"
+           : strstr(i.dli_fname, "libnvrtc") ? "nvrtc"
+                                             : "other";
 }
 
 int main(void)

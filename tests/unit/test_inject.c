@@ -38,8 +38,7 @@ static void slurp(const char *path, char *buf, size_t size)
 {
     buf[0] = '\0';
     FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return;
+    if (f == NULL) return;
     size_t n = fread(buf, 1, size - 1, f);
     buf[n] = '\0';
     fclose(f);
@@ -58,9 +57,10 @@ static void run_prog(run_t *r, const char *const *argv, const char *const *env)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        static const char *const clear[] = {"LD_PRELOAD",     "LD_LIBRARY_PATH", "SGCAP_MODE",
-                                            "SGCAP_LOG",      "SGCAP_DIR",       "SGCAP_LOG_FILE",
-                                            "FAKE_REENTER",   "CUDA_INJECTION64_PATH", NULL};
+        static const char *const clear[] = {
+            "LD_PRELOAD", "LD_LIBRARY_PATH", "SGCAP_MODE",   "SGCAP_LOG",
+            "SGCAP_DIR",  "SGCAP_LOG_FILE",  "FAKE_REENTER", "CUDA_INJECTION64_PATH",
+            NULL};
         for (int i = 0; clear[i]; i++)
             unsetenv(clear[i]);
         for (int i = 0; env && env[i]; i++) {
@@ -241,8 +241,8 @@ static void test_info_level_is_quiet(void **state)
 static void test_reentrant_call_goes_straight_through(void **state)
 {
     static run_t r;
-    const char *env[] = {"LD_PRELOAD=" SHIM, "LD_LIBRARY_PATH=" FAKE, "SGCAP_LOG=trace",
-                         "SGCAP_LOG_FILE=@LOG", "FAKE_REENTER=1", NULL};
+    const char *env[] = {"LD_PRELOAD=" SHIM,    "LD_LIBRARY_PATH=" FAKE, "SGCAP_LOG=trace",
+                         "SGCAP_LOG_FILE=@LOG", "FAKE_REENTER=1",        NULL};
     run_prog(&r, PROBE_CAPTURE, env);
     assert_int_equal(r.exit_code, 0);
     int reentered = 0, records = 0;
@@ -325,8 +325,7 @@ static void test_no_driver(void **state)
 static void check_cuda_program(const char *path)
 {
     static run_t plain, shim;
-    if (access(path, X_OK) != 0)
-        skip();
+    if (access(path, X_OK) != 0) skip();
     const char *argv[] = {path, NULL};
     const char *env_plain[] = {NULL};
     const char *env_shim[] = {"LD_PRELOAD=" SHIM, NULL};
@@ -355,8 +354,7 @@ static void test_static_cudart_lookups(void **state)
 {
     static run_t plain, shim;
     const char *path = DIR "/inject_cuda_hello_static";
-    if (access(path, X_OK) != 0)
-        skip();
+    if (access(path, X_OK) != 0) skip();
     const char *argv[] = {path, NULL};
     const char *env_plain[] = {"LD_LIBRARY_PATH=" FAKE, NULL};
     const char *env_shim[] = {"LD_PRELOAD=" SHIM, "LD_LIBRARY_PATH=" FAKE, "SGCAP_LOG=trace",
@@ -385,11 +383,9 @@ static void test_initialize_injection(void **state)
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 2);
         void *h = dlopen(SHIM, RTLD_NOW | RTLD_LOCAL);
-        if (h == NULL)
-            _exit(10);
+        if (h == NULL) _exit(10);
         int (*init)(void) = (int (*)(void))dlsym(h, "InitializeInjection");
-        if (init == NULL)
-            _exit(11);
+        if (init == NULL) _exit(11);
         _exit(init() == 1 ? 0 : 12);
     }
     int status = 0;
