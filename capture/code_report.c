@@ -289,6 +289,25 @@ static int row_decide(sg_code_report_row_t *r, const image_ctx_t *c, uint32_t de
     return SG_OK;
 }
 
+const char *sg_arch_list_format(const sg_arch_list_t *l, char *buf, size_t n)
+{
+    if (!buf || n == 0) return buf;
+    buf[0] = 0;
+    if (!l || l->n == 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    size_t used = 0;
+    for (uint32_t i = 0; i < l->n && used < n; i++) {
+        int w = snprintf(buf + used, n - used, "%ssm_%u%s", i ? ", " : "", l->arch[i],
+                         sfx_str(l->suffix[i]));
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    if (l->truncated && used < n) snprintf(buf + used, n - used, ", ...");
+    return buf;
+}
+
 uint32_t sg_code_report_default_arch(const sg_graph_t *g)
 {
     if (g && g->device.cc_major > 0 && g->device.cc_major < 100 && g->device.cc_minor >= 0 &&

@@ -64,6 +64,10 @@ typedef struct {
     uint64_t max_entry_bytes; /* 0: SG_FATBIN_DEFAULT_MAX_IMAGE */
 } sg_code_report_options_t;
 
+/* "sm_75, sm_90a, sm_100" ("-" when empty, ", ..." when truncated) into
+ * buf (at most n bytes with the NUL); returns buf. For printing rows. */
+const char *sg_arch_list_format(const sg_arch_list_t *l, char *buf, size_t n);
+
 /* The bundle's device (cc_major * 10 + cc_minor), else 90. */
 uint32_t sg_code_report_default_arch(const sg_graph_t *g);
 
