@@ -88,15 +88,94 @@ static void put_buffer(FILE *f, const sg_graph_t *g, uint32_t buffer)
     else fprintf(f, "buffer#%" PRIu32, buffer);
 }
 
+/* Address -> buffer lookup for the whole dump: buffers sorted by start
+ * address, with the running maximum of their ends, so that a lookup costs
+ * O(log buffers) when buffers do not overlap (sg_graph_find_buffer is
+ * O(buffers), and a dump asks once per pointer parameter). The answer is the
+ * same as sg_graph_find_buffer's: the lowest-numbered buffer holding addr. */
+typedef struct {
+    const sg_graph_t *root;
+    uint32_t *order;  /* buffer ids by (address, id); NULL: fall back */
+    uint64_t *maxend; /* max(address + size) over order[0..i], saturating */
+    uint32_t n;
+} addr_index_t;
+
+static int cmp_buffer_start(const void *pa, const void *pb)
+{
+    /* (address, id) pairs: qsort has no context argument to reach the table */
+    const uint64_t *a = pa, *b = pb;
+    if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+    return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+static void index_build(addr_index_t *ix, const sg_graph_t *root)
+{
+    memset(ix, 0, sizeof *ix);
+    ix->root = root;
+    uint32_t n = root->n_buffers;
+    if (n == 0) return;
+    uint64_t *pairs = malloc((size_t)n * 2 * sizeof *pairs);
+    ix->order = malloc((size_t)n * sizeof *ix->order);
+    ix->maxend = malloc((size_t)n * sizeof *ix->maxend);
+    if (!pairs || !ix->order || !ix->maxend) {
+        free(pairs);
+        free(ix->order);
+        free(ix->maxend);
+        ix->order = NULL;
+        ix->maxend = NULL;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        pairs[2 * i] = root->buffers[i].address;
+        pairs[2 * i + 1] = i;
+    }
+    qsort(pairs, n, 2 * sizeof *pairs, cmp_buffer_start);
+    uint64_t maxend = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_buffer_t *b = &root->buffers[pairs[2 * i + 1]];
+        uint64_t end = b->address + b->size < b->address ? UINT64_MAX : b->address + b->size;
+        if (end > maxend) maxend = end;
+        ix->order[i] = (uint32_t)pairs[2 * i + 1];
+        ix->maxend[i] = maxend;
+    }
+    ix->n = n;
+    free(pairs);
+}
+
+static void index_free(addr_index_t *ix)
+{
+    free(ix->order);
+    free(ix->maxend);
+}
+
+static uint32_t index_find(const addr_index_t *ix, uint64_t addr)
+{
+    if (!ix->order) return sg_graph_find_buffer(ix->root, addr);
+    /* last position whose start <= addr */
+    uint32_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ix->root->buffers[ix->order[mid]].address <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    uint32_t best = SG_NONE;
+    /* walk back while some earlier buffer may still reach addr */
+    for (uint32_t i = lo; i-- > 0 && ix->maxend[i] > addr;) {
+        const sg_buffer_t *b = &ix->root->buffers[ix->order[i]];
+        if (addr - b->address < b->size && ix->order[i] < best) best = ix->order[i];
+    }
+    return best;
+}
+
 /* " (b3+0x40)" when addr falls inside a buffer: lets a reader check that a
  * pointer parameter or a copy points where the accesses say it does. */
-static void put_addr_owner(FILE *f, const sg_graph_t *g, uint64_t addr)
+static void put_addr_owner(FILE *f, const addr_index_t *ix, uint64_t addr)
 {
-    uint32_t b = sg_graph_find_buffer(g, addr);
+    uint32_t b = index_find(ix, addr);
     if (b == SG_NONE) return;
     fputs(" (", f);
-    put_buffer(f, g, b);
-    fprintf(f, "+0x%" PRIx64 ")", addr - sg_graph_buffer(g, b)->address);
+    put_buffer(f, ix->root, b);
+    fprintf(f, "+0x%" PRIx64 ")", addr - sg_graph_buffer(ix->root, b)->address);
 }
 
 static void put_indent(FILE *f, int indent)
@@ -252,15 +331,15 @@ static void put_param_row(FILE *f, int ind, const char *tag, uint32_t off, uint3
     put_hex_bytes(f, bytes, size, ind + (w > 0 ? w : 0));
 }
 
-static void put_pointer_owner(FILE *f, const sg_graph_t *g, const uint8_t *p)
+static void put_pointer_owner(FILE *f, const addr_index_t *ix, const uint8_t *p)
 {
     uint64_t v = 0;
     for (int b = 7; b >= 0; b--) v = v << 8 | p[b];
-    uint32_t buf = sg_graph_find_buffer(g, v);
+    uint32_t buf = index_find(ix, v);
     if (buf == SG_NONE) return;
     fputs("  -> ", f);
-    put_buffer(f, g, buf);
-    fprintf(f, "+0x%" PRIx64, v - sg_graph_buffer(g, buf)->address);
+    put_buffer(f, ix->root, buf);
+    fprintf(f, "+0x%" PRIx64, v - sg_graph_buffer(ix->root, buf)->address);
 }
 
 /* Bytes no parameter covers (alignment padding, or all of them when the
@@ -283,7 +362,7 @@ static void put_pad_rows(FILE *f, int ind, const uint8_t *covered, const uint8_t
     }
 }
 
-static void dump_params(const sg_graph_t *g, const sg_kernel_t *k, FILE *f, int ind)
+static void dump_params(const addr_index_t *ix, const sg_kernel_t *k, FILE *f, int ind)
 {
     put_indent(f, ind);
     fprintf(f, "params   %" PRIu32 " (%" PRIu32 " bytes)\n", k->n_params, k->params_size);
@@ -309,14 +388,14 @@ static void dump_params(const sg_graph_t *g, const sg_kernel_t *k, FILE *f, int 
         }
         put_pad_rows(f, ind + 2, covered, k->param_bytes, &pos, off);
         put_param_row(f, ind + 2, tag, off, size, k->param_bytes + off);
-        if (size == 8) put_pointer_owner(f, g, k->param_bytes + off);
+        if (size == 8) put_pointer_owner(f, ix, k->param_bytes + off);
         fputc('\n', f);
     }
     if (covered) put_pad_rows(f, ind + 2, covered, k->param_bytes, &pos, k->params_size);
     free(covered);
 }
 
-static void dump_kernel(const sg_graph_t *g, const sg_kernel_t *k, FILE *f, int ind)
+static void dump_kernel(const addr_index_t *ix, const sg_kernel_t *k, FILE *f, int ind)
 {
     char shortname[256];
     put_indent(f, ind);
@@ -344,12 +423,14 @@ static void dump_kernel(const sg_graph_t *g, const sg_kernel_t *k, FILE *f, int 
         if (k->has_extra) fputs(" extra", f);
         fputc('\n', f);
     }
-    dump_params(g, k, f, ind);
+    dump_params(ix, k, f, ind);
 }
 
-static void dump_graph_body(const sg_graph_t *g, FILE *f, int ind, int depth);
+static void dump_graph_body(const addr_index_t *ix, const sg_graph_t *g, FILE *f, int ind,
+                            int depth);
 
-static void dump_node(const sg_graph_t *g, const sg_node_t *n, FILE *f, int ind, int depth)
+static void dump_node(const addr_index_t *ix, const sg_graph_t *g, const sg_node_t *n, FILE *f,
+                      int ind, int depth)
 {
     put_indent(f, ind);
     fprintf(f, "n%" PRIu32 "  %s  ", n->id, sg_node_type_name(n->type));
@@ -367,15 +448,15 @@ static void dump_node(const sg_graph_t *g, const sg_node_t *n, FILE *f, int ind,
     }
     switch (n->type) {
     case SG_NODE_KERNEL:
-        dump_kernel(g, &n->u.kernel, f, ind2);
+        dump_kernel(ix, &n->u.kernel, f, ind2);
         break;
     case SG_NODE_MEMCPY: {
         const sg_memcpy_t *c = &n->u.memcpy;
         put_indent(f, ind2);
         fprintf(f, "copy     %s dst=0x%" PRIx64, copy_kind_name(c->kind), c->dst);
-        put_addr_owner(f, g, c->dst);
+        put_addr_owner(f, ix, c->dst);
         fprintf(f, " src=0x%" PRIx64, c->src);
-        put_addr_owner(f, g, c->src);
+        put_addr_owner(f, ix, c->src);
         fputc('\n', f);
         put_indent(f, ind2);
         fprintf(f,
@@ -388,7 +469,7 @@ static void dump_node(const sg_graph_t *g, const sg_node_t *n, FILE *f, int ind,
         const sg_memset_t *s = &n->u.memset;
         put_indent(f, ind2);
         fprintf(f, "set      dst=0x%" PRIx64, s->dst);
-        put_addr_owner(f, g, s->dst);
+        put_addr_owner(f, ix, s->dst);
         fprintf(f,
                 " value=0x%" PRIx32 " element=%" PRIu32 " width=%" PRIu64 " height=%" PRIu64
                 " pitch=%" PRIu64 "\n",
@@ -419,7 +500,7 @@ static void dump_node(const sg_graph_t *g, const sg_node_t *n, FILE *f, int ind,
         } else {
             fprintf(f, "body     (%" PRIu32 " nodes, %" PRIu32 " edges)\n",
                     sg_graph_node_count(n->u.child), sg_graph_edge_count(n->u.child));
-            dump_graph_body(n->u.child, f, ind2 + 2, depth + 1);
+            dump_graph_body(ix, n->u.child, f, ind2 + 2, depth + 1);
         }
         break;
     case SG_NODE_CONDITIONAL: {
@@ -435,7 +516,7 @@ static void dump_node(const sg_graph_t *g, const sg_node_t *n, FILE *f, int ind,
             }
             fprintf(f, "body %" PRIu32 "   (%" PRIu32 " nodes, %" PRIu32 " edges)\n", i,
                     sg_graph_node_count(c->bodies[i]), sg_graph_edge_count(c->bodies[i]));
-            dump_graph_body(c->bodies[i], f, ind2 + 2, depth + 1);
+            dump_graph_body(ix, c->bodies[i], f, ind2 + 2, depth + 1);
         }
         break;
     }
@@ -508,7 +589,8 @@ static void dump_edges(const sg_graph_t *g, FILE *f, int ind)
     free(sorted);
 }
 
-static void dump_graph_body(const sg_graph_t *g, FILE *f, int ind, int depth)
+static void dump_graph_body(const addr_index_t *ix, const sg_graph_t *g, FILE *f, int ind,
+                            int depth)
 {
     if (depth > SG_DUMP_MAX_DEPTH) {
         put_indent(f, ind);
@@ -518,7 +600,7 @@ static void dump_graph_body(const sg_graph_t *g, FILE *f, int ind, int depth)
     put_indent(f, ind);
     fprintf(f, "nodes (%" PRIu32 ")\n", sg_graph_node_count(g));
     for (uint32_t i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i].removed) dump_node(g, &g->nodes[i], f, ind + 2, depth);
+        if (!g->nodes[i].removed) dump_node(ix, g, &g->nodes[i], f, ind + 2, depth);
     if (depth == 0) fputc('\n', f);
     dump_edges(g, f, ind);
 }
@@ -573,7 +655,10 @@ int sg_dump(const sg_graph_t *g, FILE *f)
         dump_tables(g, f);
         fputc('\n', f);
     }
-    dump_graph_body(g, f, 0, 0);
+    addr_index_t ix;
+    index_build(&ix, root);
+    dump_graph_body(&ix, g, f, 0, 0);
+    index_free(&ix);
     if (root == g) dump_pass_log(g, f);
     return ferror(f) ? SG_EIO : SG_OK;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,46 @@ static void test_dump_escaping(void **state)
     sg_graph_destroy(g);
 }
 
+/* The dump finds the buffer an address falls in through its own sorted
+ * index; it must agree with sg_graph_find_buffer (lowest id wins) on
+ * overlapping, nested, empty and out-of-order buffers. */
+static void test_dump_address_owner(void **state)
+{
+    (void)state;
+    uint64_t rng = 12345;
+    sg_graph_t *g = sg_graph_create();
+    for (int i = 0; i < 64; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t base = 0x10000 + ((rng >> 33) % 64) * 0x100;
+        uint64_t size = ((rng >> 20) % 5) * 0x100; /* 0 .. 0x400: overlaps, empties */
+        sg_graph_add_buffer(g, SG_BUFFER_DEVICE, base, size, NULL);
+    }
+    sg_graph_add_buffer(g, SG_BUFFER_UNKNOWN, UINT64_MAX - 0x10, 0x100, NULL); /* wraps */
+    for (int i = 0; i < 300; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        sg_node_id_t n = add_node(g, SG_NODE_MEMSET, 0, (uint64_t)i);
+        sg_graph_node(g, n)->u.memset.dst =
+            i == 0 ? UINT64_MAX - 1 : 0xff00 + (rng >> 40) % 0x5000;
+    }
+    char *d = dump_of(g);
+    const char *p = d;
+    for (uint32_t i = 0; i < 300; i++) {
+        uint64_t addr = sg_graph_node(g, i)->u.memset.dst;
+        uint32_t b = sg_graph_find_buffer(g, addr);
+        char want[128];
+        if (b == SG_NONE)
+            snprintf(want, sizeof want, "set      dst=0x%" PRIx64 " value", addr);
+        else
+            snprintf(want, sizeof want, "set      dst=0x%" PRIx64 " (%s+0x%" PRIx64 ") value",
+                     addr, sg_graph_buffer(g, b)->label, addr - sg_graph_buffer(g, b)->address);
+        const char *hit = strstr(p, want);
+        if (!hit) fail_msg("node %u: dump lacks \"%s\"", i, want);
+        p = hit;
+    }
+    free(d);
+    sg_graph_destroy(g);
+}
+
 static void test_dump_errors(void **state)
 {
     (void)state;
@@ -552,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_short_names),     cmocka_unit_test(test_short_name_bounds),
         cmocka_unit_test(test_dump_determinism), cmocka_unit_test(test_dump_content),
         cmocka_unit_test(test_dump_escaping),   cmocka_unit_test(test_dump_errors),
+        cmocka_unit_test(test_dump_address_owner),
         cmocka_unit_test(test_dot_valid),       cmocka_unit_test(test_dot_hostile),
         cmocka_unit_test(test_dot_errors),
     };
