@@ -40,11 +40,16 @@ static const char *const lane_fill[] = {"#e3eef8", "#fff0e0", "#e2f4e2", "#efe8f
 static void put_escaped(FILE *f, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"') fputs("\\\"", f);
-        else if (*p == '\\') fputs("\\\\", f);
-        else if (*p == '\n') fputs("\\n", f);
-        else if (*p < 0x20 || *p >= 0x7f) fputc('?', f);
-        else fputc(*p, f);
+        if (*p == '"')
+            fputs("\\\"", f);
+        else if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fputc('?', f);
+        else
+            fputc(*p, f);
     }
 }
 
@@ -76,17 +81,24 @@ __attribute__((format(printf, 2, 3))) static void lbl_printf(label_t *l, const c
 /* "256", "64x64", "8x8x4": trailing 1s add nothing for a reader. */
 static void lbl_dims(label_t *l, const uint32_t d[3])
 {
-    if (d[2] != 1) lbl_printf(l, "%" PRIu32 "x%" PRIu32 "x%" PRIu32, d[0], d[1], d[2]);
-    else if (d[1] != 1) lbl_printf(l, "%" PRIu32 "x%" PRIu32, d[0], d[1]);
-    else lbl_printf(l, "%" PRIu32, d[0]);
+    if (d[2] != 1)
+        lbl_printf(l, "%" PRIu32 "x%" PRIu32 "x%" PRIu32, d[0], d[1], d[2]);
+    else if (d[1] != 1)
+        lbl_printf(l, "%" PRIu32 "x%" PRIu32, d[0], d[1]);
+    else
+        lbl_printf(l, "%" PRIu32, d[0]);
 }
 
 static void lbl_bytes(label_t *l, uint64_t b)
 {
-    if (b >= (1ull << 30) && b % (1ull << 30) == 0) lbl_printf(l, "%" PRIu64 " GiB", b >> 30);
-    else if (b >= (1ull << 20) && b % (1ull << 20) == 0) lbl_printf(l, "%" PRIu64 " MiB", b >> 20);
-    else if (b >= (1ull << 10) && b % (1ull << 10) == 0) lbl_printf(l, "%" PRIu64 " KiB", b >> 10);
-    else lbl_printf(l, "%" PRIu64 " B", b);
+    if (b >= (1ull << 30) && b % (1ull << 30) == 0)
+        lbl_printf(l, "%" PRIu64 " GiB", b >> 30);
+    else if (b >= (1ull << 20) && b % (1ull << 20) == 0)
+        lbl_printf(l, "%" PRIu64 " MiB", b >> 20);
+    else if (b >= (1ull << 10) && b % (1ull << 10) == 0)
+        lbl_printf(l, "%" PRIu64 " KiB", b >> 10);
+    else
+        lbl_printf(l, "%" PRIu64 " B", b);
 }
 
 static const char *stream_label(const sg_graph_t *g, uint32_t stream)
@@ -118,8 +130,10 @@ static const char *copy_kind_upper(sg_copy_kind_t k)
 
 static const char *cond_name(sg_cond_type_t t)
 {
-    return t == SG_COND_IF ? "if" : t == SG_COND_WHILE ? "while" : t == SG_COND_SWITCH ? "switch"
-                                                                                       : "cond";
+    return t == SG_COND_IF       ? "if"
+           : t == SG_COND_WHILE  ? "while"
+           : t == SG_COND_SWITCH ? "switch"
+                                 : "cond";
 }
 
 /* Shape, fill and label of one node. */
@@ -215,7 +229,8 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
     case SG_NODE_CHILD_GRAPH:
         *shape = "box3d";
         *fill = "#f3f3f3";
-        lbl_printf(l, "child graph\n%" PRIu32 " nodes", n->u.child ? sg_graph_node_count(n->u.child) : 0);
+        lbl_printf(l, "child graph\n%" PRIu32 " nodes",
+                   n->u.child ? sg_graph_node_count(n->u.child) : 0);
         break;
     case SG_NODE_CONDITIONAL:
         *shape = "diamond";
@@ -239,8 +254,8 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
 static void emit_graph_nodes(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt,
                              const char *prefix, int depth, int ind);
 
-static void emit_node(const sg_graph_t *g, const sg_node_t *n, FILE *f,
-                      const sg_dot_options_t *opt, const char *prefix, int depth, int ind)
+static void emit_node(const sg_graph_t *g, const sg_node_t *n, FILE *f, const sg_dot_options_t *opt,
+                      const char *prefix, int depth, int ind)
 {
     label_t l = {{0}, 0};
     const char *shape, *style, *fill;
@@ -275,8 +290,10 @@ static void emit_node(const sg_graph_t *g, const sg_node_t *n, FILE *f,
         fprintf(f, "%*s  label=", ind, "");
         {
             label_t bl = {{0}, 0};
-            if (n->type == SG_NODE_CONDITIONAL) lbl_printf(&bl, "body %" PRIu32 " of ", b);
-            else lbl_printf(&bl, "body of ");
+            if (n->type == SG_NODE_CONDITIONAL)
+                lbl_printf(&bl, "body %" PRIu32 " of ", b);
+            else
+                lbl_printf(&bl, "body of ");
             lbl_printf(&bl, "n%" PRIu32, n->id);
             put_quoted(f, bl.s);
         }
@@ -303,8 +320,8 @@ static void emit_node(const sg_graph_t *g, const sg_node_t *n, FILE *f,
                 }
             }
         }
-        fprintf(f, "%*s%sn%" PRIu32 " -> %s [style=dotted color=\"%s\" arrowhead=odot];\n", ind,
-                "", prefix, n->id, target, SG_DOT_GREY_BORDER);
+        fprintf(f, "%*s%sn%" PRIu32 " -> %s [style=dotted color=\"%s\" arrowhead=odot];\n", ind, "",
+                prefix, n->id, target, SG_DOT_GREY_BORDER);
     }
 }
 
@@ -398,7 +415,8 @@ static int emit_lanes(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt)
     }
     for (uint32_t i = 0; i < g->n_nodes; i++)
         if (!g->nodes[i].removed) start[lane_of(g, &g->nodes[i]) + 1]++;
-    for (uint32_t l = 0; l < n_lanes; l++) start[l + 1] += start[l];
+    for (uint32_t l = 0; l < n_lanes; l++)
+        start[l + 1] += start[l];
     uint32_t *fill = malloc((size_t)n_lanes * sizeof *fill);
     if (!fill) {
         free(start);
@@ -417,9 +435,12 @@ static int emit_lanes(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt)
             border = lane_border[l % SG_DOT_LANE_COLOURS];
             bg = lane_fill[l % SG_DOT_LANE_COLOURS];
         }
-        if (l < g->n_streams) fprintf(f, "  subgraph cluster_s%" PRIu32 " {\n    label=", l);
-        else if (l == g->n_streams) fputs("  subgraph cluster_explicit {\n    label=", f);
-        else fputs("  subgraph cluster_unknown {\n    label=", f);
+        if (l < g->n_streams)
+            fprintf(f, "  subgraph cluster_s%" PRIu32 " {\n    label=", l);
+        else if (l == g->n_streams)
+            fputs("  subgraph cluster_explicit {\n    label=", f);
+        else
+            fputs("  subgraph cluster_unknown {\n    label=", f);
         put_quoted(f, l < g->n_streams    ? stream_label(g, l)
                       : l == g->n_streams ? "explicit"
                                           : "unknown stream");

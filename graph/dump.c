@@ -51,14 +51,26 @@ static void put_word(FILE *f, const char *s)
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
         default:
-            if (*p < 0x20 || *p >= 0x7f) fprintf(f, "\\x%02x", *p);
-            else fputc(*p, f);
+            if (*p < 0x20 || *p >= 0x7f)
+                fprintf(f, "\\x%02x", *p);
+            else
+                fputc(*p, f);
         }
     }
     fputc('"', f);
@@ -67,25 +79,34 @@ static void put_word(FILE *f, const char *s)
 static void put_stream(FILE *f, const sg_graph_t *g, uint32_t stream)
 {
     const sg_stream_t *s = sg_graph_stream(g, stream);
-    if (stream == SG_STREAM_EXPLICIT) fputs("explicit", f);
-    else if (s) put_word(f, s->label);
-    else fprintf(f, "stream#%" PRIu32, stream);
+    if (stream == SG_STREAM_EXPLICIT)
+        fputs("explicit", f);
+    else if (s)
+        put_word(f, s->label);
+    else
+        fprintf(f, "stream#%" PRIu32, stream);
 }
 
 static void put_event(FILE *f, const sg_graph_t *g, uint32_t event)
 {
     const sg_event_t *e = sg_graph_event(g, event);
-    if (event == SG_NONE) fputs("-", f);
-    else if (e) put_word(f, e->label);
-    else fprintf(f, "event#%" PRIu32, event);
+    if (event == SG_NONE)
+        fputs("-", f);
+    else if (e)
+        put_word(f, e->label);
+    else
+        fprintf(f, "event#%" PRIu32, event);
 }
 
 static void put_buffer(FILE *f, const sg_graph_t *g, uint32_t buffer)
 {
     const sg_buffer_t *b = sg_graph_buffer(g, buffer);
-    if (buffer == SG_NONE) fputs("-", f);
-    else if (b) put_word(f, b->label);
-    else fprintf(f, "buffer#%" PRIu32, buffer);
+    if (buffer == SG_NONE)
+        fputs("-", f);
+    else if (b)
+        put_word(f, b->label);
+    else
+        fprintf(f, "buffer#%" PRIu32, buffer);
 }
 
 /* Address -> buffer lookup for the whole dump: buffers sorted by start
@@ -155,8 +176,10 @@ static uint32_t index_find(const addr_index_t *ix, uint64_t addr)
     uint32_t lo = 0, hi = ix->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (ix->root->buffers[ix->order[mid]].address <= addr) lo = mid + 1;
-        else hi = mid;
+        if (ix->root->buffers[ix->order[mid]].address <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     uint32_t best = SG_NONE;
     /* walk back while some earlier buffer may still reach addr */
@@ -190,8 +213,8 @@ static void put_dims(FILE *f, const uint32_t d[3])
 
 static const char *buffer_kind_name(sg_buffer_kind_t k)
 {
-    static const char *const names[SG_BUFFER_KIND_COUNT] = {
-        "device", "graph_alloc", "async", "managed", "host_pinned", "unknown"};
+    static const char *const names[SG_BUFFER_KIND_COUNT] = {"device",  "graph_alloc", "async",
+                                                            "managed", "host_pinned", "unknown"};
     return (unsigned)k < SG_BUFFER_KIND_COUNT ? names[k] : "invalid";
 }
 
@@ -211,21 +234,30 @@ static const char *copy_kind_name(sg_copy_kind_t k)
 static const char *access_mode_name(sg_access_mode_t m)
 {
     switch (m) {
-    case SG_ACCESS_READ: return "read";
-    case SG_ACCESS_WRITE: return "write";
-    case SG_ACCESS_READWRITE: return "readwrite";
-    case SG_ACCESS_UNKNOWN: return "unknown";
-    default: return "invalid";
+    case SG_ACCESS_READ:
+        return "read";
+    case SG_ACCESS_WRITE:
+        return "write";
+    case SG_ACCESS_READWRITE:
+        return "readwrite";
+    case SG_ACCESS_UNKNOWN:
+        return "unknown";
+    default:
+        return "invalid";
     }
 }
 
 static const char *cond_type_name(sg_cond_type_t t)
 {
     switch (t) {
-    case SG_COND_IF: return "if";
-    case SG_COND_WHILE: return "while";
-    case SG_COND_SWITCH: return "switch";
-    default: return "invalid";
+    case SG_COND_IF:
+        return "if";
+    case SG_COND_WHILE:
+        return "while";
+    case SG_COND_SWITCH:
+        return "switch";
+    default:
+        return "invalid";
     }
 }
 
@@ -235,7 +267,8 @@ static void put_arch_list(FILE *f, const char *key, const uint32_t *archs, uint3
 {
     fprintf(f, " %s=", key);
     if (n == 0) fputc('-', f);
-    for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%" PRIu32, i ? "," : "", archs[i]);
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(f, "%s%" PRIu32, i ? "," : "", archs[i]);
 }
 
 static void dump_tables(const sg_graph_t *g, FILE *f)
@@ -245,8 +278,8 @@ static void dump_tables(const sg_graph_t *g, FILE *f)
         const sg_stream_t *s = &g->streams[i];
         fputs("  ", f);
         put_word(f, s->label);
-        fprintf(f, "  id=%" PRIu32 " priority=%" PRId32 " flags=0x%" PRIx32 "%s\n", i,
-                s->priority, s->flags, s->per_thread ? " per_thread" : "");
+        fprintf(f, "  id=%" PRIu32 " priority=%" PRId32 " flags=0x%" PRIx32 "%s\n", i, s->priority,
+                s->flags, s->per_thread ? " per_thread" : "");
     }
     fprintf(f, "\nevents (%" PRIu32 ")\n", g->n_events);
     for (uint32_t i = 0; i < g->n_events; i++) {
@@ -334,7 +367,8 @@ static void put_param_row(FILE *f, int ind, const char *tag, uint32_t off, uint3
 static void put_pointer_owner(FILE *f, const addr_index_t *ix, const uint8_t *p)
 {
     uint64_t v = 0;
-    for (int b = 7; b >= 0; b--) v = v << 8 | p[b];
+    for (int b = 7; b >= 0; b--)
+        v = v << 8 | p[b];
     uint32_t buf = index_find(ix, v);
     if (buf == SG_NONE) return;
     fputs("  -> ", f);
@@ -355,7 +389,8 @@ static void put_pad_rows(FILE *f, int ind, const uint8_t *covered, const uint8_t
             continue;
         }
         uint32_t e = *pos;
-        while (e < limit && !covered[e]) e++;
+        while (e < limit && !covered[e])
+            e++;
         put_param_row(f, ind, "pad", *pos, e - *pos, bytes + *pos);
         fputc('\n', f);
         *pos = e;
@@ -372,7 +407,8 @@ static void dump_params(const addr_index_t *ix, const sg_kernel_t *k, FILE *f, i
         if (!covered) return; /* short output, but the stream itself is fine */
         for (uint32_t i = 0; i < k->n_params; i++) {
             uint64_t off = k->param_offsets[i], end = off + k->param_sizes[i];
-            for (uint64_t b = off; b < end && b < k->params_size; b++) covered[b] = 1;
+            for (uint64_t b = off; b < end && b < k->params_size; b++)
+                covered[b] = 1;
         }
     }
     uint32_t pos = 0; /* padding before this offset has been shown */
@@ -460,8 +496,8 @@ static void dump_node(const addr_index_t *ix, const sg_graph_t *g, const sg_node
         fputc('\n', f);
         put_indent(f, ind2);
         fprintf(f,
-                "shape    width=%" PRIu64 " height=%" PRIu64 " depth=%" PRIu64
-                " dst_pitch=%" PRIu64 " src_pitch=%" PRIu64 "\n",
+                "shape    width=%" PRIu64 " height=%" PRIu64 " depth=%" PRIu64 " dst_pitch=%" PRIu64
+                " src_pitch=%" PRIu64 "\n",
                 c->width, c->height, c->depth, c->dst_pitch, c->src_pitch);
         break;
     }
@@ -544,7 +580,7 @@ static void dump_node(const addr_index_t *ix, const sg_graph_t *g, const sg_node
 static int cmp_edge(const void *pa, const void *pb)
 {
     const sg_edge_t *a = *(const sg_edge_t *const *)pa, *b = *(const sg_edge_t *const *)pb;
-#define SG_CMP_FIELD(x)                                                                        \
+#define SG_CMP_FIELD(x)                                                                            \
     if (a->x != b->x) return a->x < b->x ? -1 : 1;
     SG_CMP_FIELD(from)
     SG_CMP_FIELD(to)
@@ -618,13 +654,14 @@ static void dump_header(const sg_graph_t *g, FILE *f)
     const sg_device_t *d = &g->device;
     fputs("device      ", f);
     put_word(f, d->name);
-    fprintf(f,
-            " cc=%d.%d sms=%" PRIu32 " memory=%" PRIu64 " driver=%d bandwidth=%.3fGB/s\n",
+    fprintf(f, " cc=%d.%d sms=%" PRIu32 " memory=%" PRIu64 " driver=%d bandwidth=%.3fGB/s\n",
             d->cc_major, d->cc_minor, d->sm_count, d->total_memory, d->driver_version,
             d->mem_bandwidth_gbs);
     if (g->crosscheck_done || g->crosscheck_note) {
         fprintf(f, "crosscheck  %s cuda_nodes=%" PRIu32 " cuda_edges=%" PRIu32,
-                !g->crosscheck_done ? "not-done" : g->crosscheck_ok ? "ok" : "MISMATCH",
+                !g->crosscheck_done ? "not-done"
+                : g->crosscheck_ok  ? "ok"
+                                    : "MISMATCH",
                 g->cuda_node_count, g->cuda_edge_count);
         if (g->crosscheck_note) {
             fputc(' ', f);

@@ -26,9 +26,18 @@ char *__cxa_demangle(const char *mangled, char *out, size_t *length, int *status
 static int bracket_delta(char c)
 {
     switch (c) {
-    case '<': case '(': case '[': case '{': return 1;
-    case '>': case ')': case ']': case '}': return -1;
-    default: return 0;
+    case '<':
+    case '(':
+    case '[':
+    case '{':
+        return 1;
+    case '>':
+    case ')':
+    case ']':
+    case '}':
+        return -1;
+    default:
+        return 0;
     }
 }
 
@@ -77,8 +86,10 @@ static void emit_collapsed(const char *s, size_t b, size_t e, char *buf, size_t 
             int depth = 0;
             size_t j = i;
             for (; j < e; j++) {
-                if (s[j] == '<') depth++;
-                else if (s[j] == '>' && --depth == 0) break;
+                if (s[j] == '<')
+                    depth++;
+                else if (s[j] == '>' && --depth == 0)
+                    break;
             }
             if (j < e && j - i - 1 > SG_TEMPLATE_ARGS_KEEP) {
                 piece = "<...>";

@@ -97,8 +97,7 @@ static void show_diff(const char *tmpdir, const char *expected_path, const char 
         a++;
         b++;
     }
-    fprintf(stderr, "  first difference at line %d:\n  want: %.120s\n  got:  %.120s\n", line,
-            a, b);
+    fprintf(stderr, "  first difference at line %d:\n  want: %.120s\n  got:  %.120s\n", line, a, b);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -168,10 +167,14 @@ int main(int argc, char **argv)
     bool update = getenv("SGCAP_GOLDEN_UPDATE") && strcmp(getenv("SGCAP_GOLDEN_UPDATE"), "0");
     const char *bundle = NULL, *expected = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--update")) update = true;
-        else if (!bundle) bundle = argv[i];
-        else if (!expected) expected = argv[i];
-        else bundle = NULL, i = argc;
+        if (!strcmp(argv[i], "--update"))
+            update = true;
+        else if (!bundle)
+            bundle = argv[i];
+        else if (!expected)
+            expected = argv[i];
+        else
+            bundle = NULL, i = argc;
     }
     if (!bundle || !expected) {
         fprintf(stderr, "usage: %s [--update] BUNDLE.sgraph EXPECTED.dump\n", prog);
@@ -185,8 +188,7 @@ int main(int argc, char **argv)
 
     const char *tmp = getenv("TMPDIR");
     char tmpdir[1024];
-    snprintf(tmpdir, sizeof tmpdir, "%s/sgcap-golden-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp",
-             name);
+    snprintf(tmpdir, sizeof tmpdir, "%s/sgcap-golden-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
     if (!mkdtemp(tmpdir)) return fail("creating a temporary directory", strerror(errno));
 
     int status = 0;
@@ -215,8 +217,7 @@ int main(int argc, char **argv)
     } else {
         want = read_file(expected);
         if (!want) {
-            status = fail("reading the expected dump (SGCAP_GOLDEN_UPDATE=1 creates it)",
-                          expected);
+            status = fail("reading the expected dump (SGCAP_GOLDEN_UPDATE=1 creates it)", expected);
             goto out;
         }
         if (strcmp(want, d1) != 0) {
@@ -298,8 +299,10 @@ int main(int argc, char **argv)
     if (status == 0) status = check_dot(g, tmpdir, name);
 
 out:
-    if (status == 1) fprintf(stderr, "%s: %s: FAILED (files kept in %s)\n", prog, name, tmpdir);
-    else nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (status == 1)
+        fprintf(stderr, "%s: %s: FAILED (files kept in %s)\n", prog, name, tmpdir);
+    else
+        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     if (status == 0) printf("%s: %s: OK\n", prog, name);
     sg_graph_destroy(g);
     sg_graph_destroy(g2);

@@ -34,8 +34,7 @@ static sg_edge_id_t add_edge(sg_graph_t *g, sg_node_id_t a, sg_node_id_t b, sg_e
 }
 
 /* Number of live edges a -> b of kind k (any event). */
-static uint32_t count_edges(const sg_graph_t *g, sg_node_id_t a, sg_node_id_t b,
-                            sg_edge_kind_t k)
+static uint32_t count_edges(const sg_graph_t *g, sg_node_id_t a, sg_node_id_t b, sg_edge_kind_t k)
 {
     uint32_t n = 0, c = 0;
     const sg_edge_id_t *out = sg_graph_out_edges(g, a, &n);
@@ -69,7 +68,8 @@ static void check_adjacency(const sg_graph_t *g)
             const sg_edge_t *e = sg_graph_edge(g, n->in[k]);
             assert_non_null(e);
             assert_int_equal(e->to, i);
-            for (uint32_t j = k + 1; j < n->n_in; j++) assert_int_not_equal(n->in[j], n->in[k]);
+            for (uint32_t j = k + 1; j < n->n_in; j++)
+                assert_int_not_equal(n->in[j], n->in[k]);
         }
         for (uint32_t k = 0; k < n->n_out; k++) {
             const sg_edge_t *e = sg_graph_edge(g, n->out[k]);
@@ -92,10 +92,12 @@ static void check_adjacency(const sg_graph_t *g)
         assert_non_null(b);
         assert_int_not_equal(e->from, e->to);
         uint32_t seen = 0;
-        for (uint32_t k = 0; k < a->n_out; k++) seen += a->out[k] == i;
+        for (uint32_t k = 0; k < a->n_out; k++)
+            seen += a->out[k] == i;
         assert_int_equal(seen, 1);
         seen = 0;
-        for (uint32_t k = 0; k < b->n_in; k++) seen += b->in[k] == i;
+        for (uint32_t k = 0; k < b->n_in; k++)
+            seen += b->in[k] == i;
         assert_int_equal(seen, 1);
         assert_true(e->kind == SG_EDGE_EVENT ? e->event != SG_NONE : e->event == SG_NONE);
     }
@@ -118,13 +120,14 @@ static char *dump_of(const sg_graph_t *g)
 static void test_strerror_and_names(void **state)
 {
     (void)state;
-    int codes[] = {SG_OK,     SG_ENOMEM, SG_EINVAL,       SG_ENOENT,  SG_ECYCLE, SG_EFORMAT,
-                   SG_EIO,    SG_ELIMIT, SG_EUNSUPPORTED, SG_EEXIST, SG_ECUDA};
+    int codes[] = {SG_OK,  SG_ENOMEM, SG_EINVAL,       SG_ENOENT, SG_ECYCLE, SG_EFORMAT,
+                   SG_EIO, SG_ELIMIT, SG_EUNSUPPORTED, SG_EEXIST, SG_ECUDA};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         const char *m = sg_strerror(codes[i]);
         assert_non_null(m);
         assert_string_not_equal(m, "unknown error");
-        for (size_t j = 0; j < i; j++) assert_string_not_equal(m, sg_strerror(codes[j]));
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(m, sg_strerror(codes[j]));
     }
     assert_string_equal(sg_strerror(-999), "unknown error");
     assert_string_equal(sg_strerror(42), "unknown error");
@@ -447,7 +450,8 @@ static void test_remove_node(void **state)
     (void)state;
     sg_graph_t *g = sg_graph_create();
     sg_node_id_t n[5];
-    for (int i = 0; i < 5; i++) n[i] = add_node(g, SG_NODE_KERNEL, 0, (uint64_t)i);
+    for (int i = 0; i < 5; i++)
+        n[i] = add_node(g, SG_NODE_KERNEL, 0, (uint64_t)i);
     sg_node_set_kernel_name(g, n[2], "_Z1kv");
     sg_node_set_label(g, n[2], "x");
     add_edge(g, n[0], n[2], SG_EDGE_STREAM, SG_NONE);
@@ -547,7 +551,8 @@ static void test_topo_order(void **state)
     assert_int_equal(sg_graph_topo_order(g, &o1, &n1), SG_OK);
     assert_int_equal(n1, 5);
     sg_node_id_t want[5] = {a, c, e, b, d};
-    for (int i = 0; i < 5; i++) assert_int_equal(o1[i], want[i]);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(o1[i], want[i]);
     assert_int_equal(sg_graph_topo_order(g, &o2, &n2), SG_OK);
     assert_memory_equal(o1, o2, n1 * sizeof *o1);
     free(o1);
@@ -555,9 +560,11 @@ static void test_topo_order(void **state)
 
     /* equal seq: ties by id */
     sg_graph_t *h = sg_graph_create();
-    for (int i = 0; i < 4; i++) add_node(h, SG_NODE_EMPTY, 0, 7);
+    for (int i = 0; i < 4; i++)
+        add_node(h, SG_NODE_EMPTY, 0, 7);
     assert_int_equal(sg_graph_topo_order(h, &o1, &n1), SG_OK);
-    for (uint32_t i = 0; i < 4; i++) assert_int_equal(o1[i], i);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(o1[i], i);
     free(o1);
     sg_graph_destroy(h);
 
@@ -573,7 +580,8 @@ static void test_topo_order(void **state)
     sg_graph_remove_node(g, c);
     assert_int_equal(sg_graph_topo_order(g, &o1, &n1), SG_OK);
     assert_int_equal(n1, 4);
-    for (uint32_t i = 0; i < n1; i++) assert_int_not_equal(o1[i], c);
+    for (uint32_t i = 0; i < n1; i++)
+        assert_int_not_equal(o1[i], c);
     free(o1);
     assert_int_equal(sg_graph_topo_order(NULL, &o1, &n1), SG_EINVAL);
     assert_int_equal(sg_graph_topo_order(g, NULL, &n1), SG_EINVAL);
@@ -592,7 +600,8 @@ static void test_reaches(void **state)
     (void)state;
     sg_graph_t *g = sg_graph_create();
     sg_node_id_t n[6];
-    for (int i = 0; i < 6; i++) n[i] = add_node(g, SG_NODE_KERNEL, 0, (uint64_t)i);
+    for (int i = 0; i < 6; i++)
+        n[i] = add_node(g, SG_NODE_KERNEL, 0, (uint64_t)i);
     add_edge(g, n[0], n[1], SG_EDGE_STREAM, SG_NONE);
     add_edge(g, n[1], n[2], SG_EDGE_CONTROL, SG_NONE);
     add_edge(g, n[2], n[3], SG_EDGE_DEALLOC, SG_NONE);
@@ -758,7 +767,8 @@ static sg_graph_t *build_rich_graph(void)
     sg_node_set_kernel_name(g, k, "_Z5scaleIfEvPT_S0_i");
     sg_kernel_t *kk = &sg_graph_node(g, k)->u.kernel;
     kk->image = im;
-    for (int i = 0; i < 3; i++) kk->grid[i] = kk->block[i] = 1;
+    for (int i = 0; i < 3; i++)
+        kk->grid[i] = kk->block[i] = 1;
     kk->grid[0] = 16;
     kk->block[0] = 256;
     uint32_t off[2] = {0, 8}, sz[2] = {8, 4};
@@ -934,7 +944,8 @@ static void shadow_add_edge(shadow_t *s, sg_node_id_t a, sg_node_id_t b, sg_edge
 static void check_against_shadow(const sg_graph_t *g, const shadow_t *s)
 {
     uint32_t live = 0;
-    for (uint32_t i = 0; i < s->n; i++) live += s->e[i].live;
+    for (uint32_t i = 0; i < s->n; i++)
+        live += s->e[i].live;
     assert_int_equal(live, sg_graph_edge_count(g));
     for (uint32_t i = 0; i < s->n_nodes; i++)
         assert_int_equal(s->node_live[i], sg_graph_node(g, i) != NULL);
@@ -948,8 +959,7 @@ static void check_against_shadow(const sg_graph_t *g, const shadow_t *s)
         bool found = false;
         for (uint32_t k = 0; k < n && !found; k++) {
             const sg_edge_t *e = sg_graph_edge(g, out[k]);
-            if (!used[out[k]] && e->to == se->to && e->kind == se->kind &&
-                e->event == se->event) {
+            if (!used[out[k]] && e->to == se->to && e->kind == se->kind && e->event == se->event) {
                 used[out[k]] = 1;
                 found = true;
             }
@@ -994,7 +1004,8 @@ static bool shadow_topo(const sg_graph_t *g, const shadow_t *s, sg_node_id_t *or
     uint32_t live = 0;
     for (uint32_t i = 0; i < s->n; i++)
         if (s->e[i].live) indeg[s->e[i].to]++;
-    for (uint32_t i = 0; i < s->n_nodes; i++) live += s->node_live[i];
+    for (uint32_t i = 0; i < s->n_nodes; i++)
+        live += s->node_live[i];
     uint32_t k = 0;
     for (;;) {
         sg_node_id_t best = SG_NONE;
@@ -1028,8 +1039,10 @@ static adj_snap_t *snapshot(const sg_graph_t *g)
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *n = &g->nodes[i];
         s[i] = (adj_snap_t){n->in, n->out, n->n_in, n->n_out, n->cap_in, n->cap_out, 0};
-        for (uint32_t k = 0; k < n->n_in; k++) s[i].sum = s[i].sum * 31 + n->in[k];
-        for (uint32_t k = 0; k < n->n_out; k++) s[i].sum = s[i].sum * 37 + n->out[k];
+        for (uint32_t k = 0; k < n->n_in; k++)
+            s[i].sum = s[i].sum * 31 + n->in[k];
+        for (uint32_t k = 0; k < n->n_out; k++)
+            s[i].sum = s[i].sum * 37 + n->out[k];
     }
     return s;
 }
@@ -1057,8 +1070,10 @@ static void mark_with_neighbours(const sg_graph_t *g, bool *involved, sg_node_id
     const sg_node_t *n = sg_graph_node(g, x);
     involved[x] = true;
     if (!n) return;
-    for (uint32_t k = 0; k < n->n_in; k++) involved[g->edges[n->in[k]].from] = true;
-    for (uint32_t k = 0; k < n->n_out; k++) involved[g->edges[n->out[k]].to] = true;
+    for (uint32_t k = 0; k < n->n_in; k++)
+        involved[g->edges[n->in[k]].from] = true;
+    for (uint32_t k = 0; k < n->n_out; k++)
+        involved[g->edges[n->out[k]].to] = true;
 }
 
 static sg_node_id_t random_live_node(const sg_graph_t *g)
@@ -1076,7 +1091,8 @@ static uint32_t op_counts[5];
 static void property_round(uint32_t n_events)
 {
     sg_graph_t *g = sg_graph_create();
-    for (uint32_t i = 0; i < n_events; i++) sg_graph_add_event(g, NULL, 0, NULL);
+    for (uint32_t i = 0; i < n_events; i++)
+        sg_graph_add_event(g, NULL, 0, NULL);
     shadow_t s = {0};
     s.node_live = calloc(4096, sizeof *s.node_live);
     uint32_t steps = 150 + rnd(150);
@@ -1088,8 +1104,7 @@ static void property_round(uint32_t n_events)
         const sg_node_t *nodes_before = g->nodes;
         if (op < 30 || sg_graph_node_count(g) < 2) {
             /* add a node; seq is random so ties and out-of-order ids happen */
-            sg_node_id_t id = add_node(g, (sg_node_type_t)rnd(SG_NODE_TYPE_COUNT), rnd(3),
-                                       rnd(64));
+            sg_node_id_t id = add_node(g, (sg_node_type_t)rnd(SG_NODE_TYPE_COUNT), rnd(3), rnd(64));
             assert_int_equal(id, s.n_nodes);
             s.node_live[s.n_nodes++] = true;
             op_counts[0]++;
@@ -1114,7 +1129,8 @@ static void property_round(uint32_t n_events)
             /* remove a random live edge */
             if (!sg_graph_edge_count(g)) goto next;
             sg_edge_id_t e;
-            do e = rnd(g->n_edges);
+            do
+                e = rnd(g->n_edges);
             while (!sg_graph_edge(g, e));
             const sg_edge_t *ep = sg_graph_edge(g, e);
             involved[ep->from] = involved[ep->to] = true;
@@ -1147,17 +1163,20 @@ static void property_round(uint32_t n_events)
                 if (!n) break;
                 sg_node_id_t nx = g->edges[out[rnd(n)]].to;
                 bool dup = false;
-                for (uint32_t i = 0; i < len; i++) dup |= chain[i] == nx;
+                for (uint32_t i = 0; i < len; i++)
+                    dup |= chain[i] == nx;
                 if (dup) break;
                 chain[len++] = nx;
             }
             if (len < 2) goto next;
-            for (uint32_t i = 0; i < len; i++) mark_with_neighbours(g, involved, chain[i]);
+            for (uint32_t i = 0; i < len; i++)
+                mark_with_neighbours(g, involved, chain[i]);
             /* expected edge multiset: chain[0]'s outside edges stay as they
              * are; every other outside edge is redirected to chain[0] unless
              * an identical edge is already there */
             bool in_chain[4096] = {0};
-            for (uint32_t i = 0; i < len; i++) in_chain[chain[i]] = true;
+            for (uint32_t i = 0; i < len; i++)
+                in_chain[chain[i]] = true;
             sg_node_id_t keep = chain[0];
             uint32_t n_old = s.n;
             for (uint32_t i = 0; i < n_old; i++) {
@@ -1171,15 +1190,18 @@ static void property_round(uint32_t n_events)
                 if ((!fi && !ti) || se.from == keep || se.to == keep) continue;
                 s.e[i].live = false;
                 shadow_edge_t r = se;
-                if (fi) r.from = keep;
-                else r.to = keep;
+                if (fi)
+                    r.from = keep;
+                else
+                    r.to = keep;
                 bool exists = false;
                 for (uint32_t j = 0; j < s.n && !exists; j++)
                     exists = s.e[j].live && s.e[j].from == r.from && s.e[j].to == r.to &&
                              s.e[j].kind == r.kind && s.e[j].event == r.event;
                 if (!exists) shadow_add_edge(&s, r.from, r.to, r.kind, r.event);
             }
-            for (uint32_t i = 1; i < len; i++) s.node_live[chain[i]] = false;
+            for (uint32_t i = 1; i < len; i++)
+                s.node_live[chain[i]] = false;
             assert_int_equal(sg_graph_merge_chain(g, chain, len), SG_OK);
             assert_ptr_equal(g->nodes, nodes_before);
             op_counts[4]++;
@@ -1224,8 +1246,10 @@ static void test_property_random_dags(void **state)
 {
     (void)state;
     rng_state = 0x9e3779b97f4a7c15ull; /* fixed seed: failures reproduce */
-    for (int round = 0; round < 300; round++) property_round(1 + (uint32_t)round % 4);
-    for (int i = 0; i < 5; i++) assert_true(op_counts[i] > 1000);
+    for (int round = 0; round < 300; round++)
+        property_round(1 + (uint32_t)round % 4);
+    for (int i = 0; i < 5; i++)
+        assert_true(op_counts[i] > 1000);
 }
 
 int main(void)

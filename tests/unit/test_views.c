@@ -51,8 +51,10 @@ static void set_kernel(sg_graph_t *g, sg_node_id_t id, const char *name, uint32_
     k->block[0] = block;
     k->block[1] = k->block[2] = 1;
     uint8_t bytes[16] = {0};
-    for (int i = 0; i < 8; i++) bytes[i] = (uint8_t)(ptr >> (8 * i));
-    for (int i = 0; i < 4; i++) bytes[8 + i] = (uint8_t)(n >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        bytes[i] = (uint8_t)(ptr >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        bytes[8 + i] = (uint8_t)(n >> (8 * i));
     uint32_t off[2] = {0, 8}, sz[2] = {8, 4};
     assert_int_equal(sg_node_set_kernel_params(g, id, 2, off, sz, bytes, 16), SG_OK);
 }
@@ -120,11 +122,11 @@ static sg_graph_t *build_graph(int order, bool noise)
         sg_edge_kind_t k;
         uint32_t ev;
     } edges[] = {
-        {k0, r0, SG_EDGE_STREAM, SG_NONE}, {r0, k1, SG_EDGE_EVENT, e0},
-        {al, k1, SG_EDGE_STREAM, SG_NONE}, {k1, r1, SG_EDGE_STREAM, SG_NONE},
-        {r0, cp, SG_EDGE_STREAM, SG_NONE}, {r1, cp, SG_EDGE_EVENT, e1},
-        {cp, fr, SG_EDGE_STREAM, SG_NONE}, {k1, fr, SG_EDGE_DEALLOC, SG_NONE},
-        {fr, host, SG_EDGE_STREAM, SG_NONE}, {host, ch, SG_EDGE_CONTROL, SG_NONE},
+        {k0, r0, SG_EDGE_STREAM, SG_NONE},    {r0, k1, SG_EDGE_EVENT, e0},
+        {al, k1, SG_EDGE_STREAM, SG_NONE},    {k1, r1, SG_EDGE_STREAM, SG_NONE},
+        {r0, cp, SG_EDGE_STREAM, SG_NONE},    {r1, cp, SG_EDGE_EVENT, e1},
+        {cp, fr, SG_EDGE_STREAM, SG_NONE},    {k1, fr, SG_EDGE_DEALLOC, SG_NONE},
+        {fr, host, SG_EDGE_STREAM, SG_NONE},  {host, ch, SG_EDGE_CONTROL, SG_NONE},
         {ch, cond, SG_EDGE_CONTROL, SG_NONE}, {r0, cp, SG_EDGE_CONTROL, SG_NONE},
     };
     size_t n = sizeof edges / sizeof edges[0];
@@ -137,8 +139,10 @@ static sg_graph_t *build_graph(int order, bool noise)
         }
         add_edge(g, edges[j].a, edges[j].b, edges[j].k, edges[j].ev);
     }
-    if (order) add_edge(body, m0, m1, SG_EDGE_STREAM, SG_NONE);
-    else add_edge(body, m0, m1, SG_EDGE_STREAM, SG_NONE);
+    if (order)
+        add_edge(body, m0, m1, SG_EDGE_STREAM, SG_NONE);
+    else
+        add_edge(body, m0, m1, SG_EDGE_STREAM, SG_NONE);
     return g;
 }
 
@@ -207,7 +211,8 @@ static void test_short_name_bounds(void **state)
             char buf[64];
             memset(buf, 0x5a, sizeof buf);
             sg_kernel_short_name(names[i], buf, n);
-            for (size_t k = n; k < sizeof buf; k++) assert_int_equal((unsigned char)buf[k], 0x5a);
+            for (size_t k = n; k < sizeof buf; k++)
+                assert_int_equal((unsigned char)buf[k], 0x5a);
             assert_true(strlen(buf) < n);
             if (strlen(full) < n) {
                 assert_string_equal(buf, full);
@@ -251,22 +256,39 @@ static void test_dump_determinism(void **state)
     struct {
         const char *what;
         int change;
-    } diffs[] = {{"edge kind", 0}, {"address", 1}, {"param byte", 2},   {"seq", 3},
+    } diffs[] = {{"edge kind", 0}, {"address", 1}, {"param byte", 2},  {"seq", 3},
                  {"stream", 4},    {"access", 5},  {"synthesized", 6}, {"event", 7}};
     for (size_t i = 0; i < sizeof diffs / sizeof diffs[0]; i++) {
         sg_graph_t *m = build_graph(0, false);
         switch (diffs[i].change) {
-        case 0: m->edges[sg_graph_find_edge(m, 8, 9)].kind = SG_EDGE_STREAM; break;
-        case 1: m->buffers[0].address += 0x1000; break;
-        case 2: sg_graph_node(m, 0)->u.kernel.param_bytes[12] = 1; break; /* padding too */
-        case 3: sg_graph_node(m, 5)->seq = 55; break;
-        case 4: sg_graph_node(m, 5)->stream = 1; break;
-        case 5: sg_graph_node(m, 3)->accesses[0].mode = SG_ACCESS_READWRITE; break;
-        case 6: sg_graph_node(m, 8)->synthesized = true; break;
-        case 7: sg_graph_node(m, 1)->u.event = 1; break;
+        case 0:
+            m->edges[sg_graph_find_edge(m, 8, 9)].kind = SG_EDGE_STREAM;
+            break;
+        case 1:
+            m->buffers[0].address += 0x1000;
+            break;
+        case 2:
+            sg_graph_node(m, 0)->u.kernel.param_bytes[12] = 1;
+            break; /* padding too */
+        case 3:
+            sg_graph_node(m, 5)->seq = 55;
+            break;
+        case 4:
+            sg_graph_node(m, 5)->stream = 1;
+            break;
+        case 5:
+            sg_graph_node(m, 3)->accesses[0].mode = SG_ACCESS_READWRITE;
+            break;
+        case 6:
+            sg_graph_node(m, 8)->synthesized = true;
+            break;
+        case 7:
+            sg_graph_node(m, 1)->u.event = 1;
+            break;
         }
         char *dm = dump_of(m);
-        if (strcmp(dm, da) == 0) fail_msg("a change of %s does not show in the dump", diffs[i].what);
+        if (strcmp(dm, da) == 0)
+            fail_msg("a change of %s does not show in the dump", diffs[i].what);
         free(dm);
         sg_graph_destroy(m);
     }
@@ -335,13 +357,15 @@ static void test_dump_escaping(void **state)
     sg_node_set_opaque_note(g, n, "line1\nline2\r\t");
     sg_node_set_label(g, n, "x=1 y=2");
     char *d = dump_of(g);
-    assert_non_null(strstr(d, "program     \"two\\nlines \\\"quoted\\\" back\\\\slash \\x01\\xff\"\n"));
+    assert_non_null(
+        strstr(d, "program     \"two\\nlines \\\"quoted\\\" back\\\\slash \\x01\\xff\"\n"));
     assert_non_null(strstr(d, "\n  \"s 0\\n\"  id=0"));
     assert_non_null(strstr(d, "\n  \"\"  id=0 flags=0x0\n"));
     assert_non_null(strstr(d, "note     \"line1\\nline2\\r\\t\"\n"));
     assert_non_null(strstr(d, "label    \"x=1 y=2\"\n"));
     assert_non_null(strstr(d, "\n  n0  opaque  \"s 0\\n\"  seq=0"));
-    for (const char *p = d; *p; p++) assert_true(*p == '\n' || (*p >= 0x20 && *p < 0x7f));
+    for (const char *p = d; *p; p++)
+        assert_true(*p == '\n' || (*p >= 0x20 && *p < 0x7f));
     free(d);
     sg_graph_destroy(g);
 }
@@ -364,8 +388,7 @@ static void test_dump_address_owner(void **state)
     for (int i = 0; i < 300; i++) {
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
         sg_node_id_t n = add_node(g, SG_NODE_MEMSET, 0, (uint64_t)i);
-        sg_graph_node(g, n)->u.memset.dst =
-            i == 0 ? UINT64_MAX - 1 : 0xff00 + (rng >> 40) % 0x5000;
+        sg_graph_node(g, n)->u.memset.dst = i == 0 ? UINT64_MAX - 1 : 0xff00 + (rng >> 40) % 0x5000;
     }
     char *d = dump_of(g);
     const char *p = d;
@@ -376,8 +399,8 @@ static void test_dump_address_owner(void **state)
         if (b == SG_NONE)
             snprintf(want, sizeof want, "set      dst=0x%" PRIx64 " value", addr);
         else
-            snprintf(want, sizeof want, "set      dst=0x%" PRIx64 " (%s+0x%" PRIx64 ") value",
-                     addr, sg_graph_buffer(g, b)->label, addr - sg_graph_buffer(g, b)->address);
+            snprintf(want, sizeof want, "set      dst=0x%" PRIx64 " (%s+0x%" PRIx64 ") value", addr,
+                     sg_graph_buffer(g, b)->label, addr - sg_graph_buffer(g, b)->address);
         const char *hit = strstr(p, want);
         if (!hit) fail_msg("node %u: dump lacks \"%s\"", i, want);
         p = hit;
@@ -590,12 +613,11 @@ static void test_dot_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_short_names),     cmocka_unit_test(test_short_name_bounds),
-        cmocka_unit_test(test_dump_determinism), cmocka_unit_test(test_dump_content),
-        cmocka_unit_test(test_dump_escaping),   cmocka_unit_test(test_dump_errors),
-        cmocka_unit_test(test_dump_address_owner),
-        cmocka_unit_test(test_dot_valid),       cmocka_unit_test(test_dot_hostile),
-        cmocka_unit_test(test_dot_errors),
+        cmocka_unit_test(test_short_names),        cmocka_unit_test(test_short_name_bounds),
+        cmocka_unit_test(test_dump_determinism),   cmocka_unit_test(test_dump_content),
+        cmocka_unit_test(test_dump_escaping),      cmocka_unit_test(test_dump_errors),
+        cmocka_unit_test(test_dump_address_owner), cmocka_unit_test(test_dot_valid),
+        cmocka_unit_test(test_dot_hostile),        cmocka_unit_test(test_dot_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
