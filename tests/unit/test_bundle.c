@@ -1,0 +1,1640 @@
+/* test_bundle.c: unit tests of the bundle (graph/bundle*.c, docs/FORMAT.md):
+ * a field-by-field round trip of a graph that uses every node type, edge
+ * kind, table, body graphs, holes and the pass log; atomic writes (every
+ * failure point leaves no temporary and the old bundle intact); overwrite
+ * rules; one test per class of bad input, each checking the error code and
+ * that the message names the file and the position or id; paths that try
+ * to leave the bundle; zstd blobs and a zstd bomb; and regressions the
+ * fuzzer found. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "graph/bundle.h"
+#include "graph/bundle_private.h"
+#include "graph/graph.h"
+#include "graph/views.h"
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static char tmp_root[256];
+
+static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    remove(p);
+    return 0;
+}
+
+static void rm_tree(const char *p)
+{
+    nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(tmp_root, sizeof tmp_root, "/tmp/sgcap-test-bundle.XXXXXX");
+    return mkdtemp(tmp_root) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    if (!getenv("SGCAP_KEEP_TMP")) rm_tree(tmp_root);
+    return 0;
+}
+
+/* A fresh empty directory for one test; returns its path (static buffer). */
+static const char *test_dir(const char *name)
+{
+    static char buf[512];
+    snprintf(buf, sizeof buf, "%s/%s", tmp_root, name);
+    rm_tree(buf);
+    assert_int_equal(mkdir(buf, 0755), 0);
+    return buf;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+}
+
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (n) assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Number of entries of dir whose name contains needle. */
+static int count_entries_with(const char *dir, const char *needle)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strstr(e->d_name, needle)) n++;
+    closedir(d);
+    return n;
+}
+
+static bool exists(const char *p)
+{
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+static sg_node_id_t add_node(sg_graph_t *g, sg_node_type_t t, uint32_t stream, uint64_t seq)
+{
+    sg_node_id_t id = SG_NONE;
+    assert_int_equal(sg_graph_add_node(g, t, stream, seq, &id), SG_OK);
+    return id;
+}
+
+static sg_edge_id_t add_edge(sg_graph_t *g, sg_node_id_t a, sg_node_id_t b, sg_edge_kind_t k,
+                             uint32_t ev)
+{
+    sg_edge_id_t id = SG_NONE;
+    assert_int_equal(sg_graph_add_edge(g, a, b, k, ev, &id), SG_OK);
+    return id;
+}
+
+/* ---- the everything graph ---------------------------------------------------------- */
+
+static void fill_body(sg_graph_t *b, int variant)
+{
+    sg_node_id_t a = add_node(b, SG_NODE_EMPTY, SG_STREAM_EXPLICIT, 100 + variant);
+    sg_node_id_t k = add_node(b, SG_NODE_KERNEL, 0, 101 + variant);
+    assert_int_equal(sg_node_set_kernel_name(b, k, "_Z4bodyPf"), SG_OK);
+    sg_node_t *kn = sg_graph_node(b, k);
+    kn->u.kernel.grid[0] = 7 + variant;
+    kn->u.kernel.block[0] = 32;
+    kn->u.kernel.image = 0;
+    add_edge(b, a, k, SG_EDGE_STREAM, SG_NONE);
+}
+
+/* A graph that sets every field of the model to a non-default value and uses
+ * every node type, edge kind, table and nesting form; with holes. */
+static sg_graph_t *build_everything(void)
+{
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    g->program = strdup("demo app \"quoted\"\n\xc3\xa9");
+    g->pid = 123456789012LL;
+    g->capture_id = 42;
+    g->sequence = 3;
+    g->capture_mode = strdup("global");
+    g->device.name = strdup("NVIDIA H200");
+    g->device.cc_major = 9;
+    g->device.cc_minor = 0;
+    g->device.driver_version = 13000;
+    g->device.total_memory = UINT64_C(150000000000);
+    snprintf(g->device.uuid, sizeof g->device.uuid, "GPU-12345678-abcd-ef01-2345-6789abcdef0");
+    g->device.sm_count = 132;
+    g->device.mem_bandwidth_gbs = 4800.123456789;
+    g->crosscheck_done = true;
+    g->crosscheck_ok = false;
+    g->cuda_node_count = 17;
+    g->cuda_edge_count = 19;
+    g->crosscheck_note = strdup("cuda reports one more edge");
+
+    uint32_t s0, s1, s2, e0, e1, b0, b1, b2, i0, i1;
+    assert_int_equal(sg_graph_add_stream(g, NULL, UINT64_C(0x7f1234567890), &s0), SG_OK);
+    assert_int_equal(sg_graph_add_stream(g, "side", UINT64_C(0xffffffffffffffff), &s1), SG_OK);
+    assert_int_equal(sg_graph_add_stream(g, NULL, 0, &s2), SG_OK);
+    g->streams[s1].cuda_id = UINT64_C(1) << 60;
+    g->streams[s1].priority = -3;
+    g->streams[s1].flags = 1;
+    g->streams[s2].per_thread = true;
+    assert_int_equal(sg_graph_add_event(g, NULL, UINT64_C(0x55550000aaaa), &e0), SG_OK);
+    assert_int_equal(sg_graph_add_event(g, "done", 7, &e1), SG_OK);
+    g->events[e1].flags = 2;
+    g->events[e1].external = true;
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, UINT64_C(0x7f0000000000), 1 << 20, &b0),
+                     SG_OK);
+    assert_int_equal(
+        sg_graph_add_buffer(g, SG_BUFFER_GRAPH_ALLOC, UINT64_C(0x7f0000100000), 4096, &b1), SG_OK);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_HOST_PINNED, UINT64_C(0xfffffffffffff000),
+                                         UINT64_C(0x20000000000000), &b2),
+                     SG_OK);
+    free(g->buffers[b0].label);
+    g->buffers[b0].label = strdup("weights");
+    g->buffers[b0].before_file = strdup("data/b0.before.zst");
+    g->buffers[b0].after_file = strdup("data/b0.after.zst");
+    g->buffers[b0].snapshot_bytes = 1 << 20;
+    g->buffers[b2].snapshot_note = strdup("host memory: not captured");
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_FATBIN, "0123456789abcdef", 12345, &i0), SG_OK);
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_NVRTC, "fedcba9876543210", 99, &i1), SG_OK);
+    g->images[i0].file = strdup("code/0123456789abcdef.fatbin");
+    g->images[i0].n_ptx_archs = 2;
+    g->images[i0].ptx_archs = malloc(2 * sizeof(uint32_t));
+    g->images[i0].ptx_archs[0] = 80;
+    g->images[i0].ptx_archs[1] = 90;
+    g->images[i0].n_sass_archs = 1;
+    g->images[i0].sass_archs = malloc(sizeof(uint32_t));
+    g->images[i0].sass_archs[0] = 90;
+    g->images[i0].note = strdup("no PTX for sm_100");
+    g->images[i1].file = strdup("code/fedcba9876543210.cu");
+    g->images[i1].options = strdup("-arch=sm_90 -default-device");
+
+    /* 0: a node that will be removed, leaving a hole at id 0 */
+    sg_node_id_t gone = add_node(g, SG_NODE_EMPTY, s0, 0);
+    sg_node_id_t k1 = add_node(g, SG_NODE_KERNEL, s0, 1);
+    assert_int_equal(sg_node_set_kernel_name(g, k1, "_Z6scalePfS_fi"), SG_OK);
+    uint8_t bytes[24];
+    for (int i = 0; i < 24; i++) bytes[i] = (uint8_t)(i * 37 + 1);
+    uint32_t offs[4] = {0, 8, 16, 20}, sizes[4] = {8, 8, 4, 4};
+    assert_int_equal(sg_node_set_kernel_params(g, k1, 4, offs, sizes, bytes, 24), SG_OK);
+    sg_kernel_t *k = &sg_graph_node(g, k1)->u.kernel;
+    k->image = i0;
+    k->grid[0] = 1024, k->grid[1] = 2, k->grid[2] = 3;
+    k->block[0] = 256, k->block[1] = 1, k->block[2] = 1;
+    k->cluster[0] = 2, k->cluster[1] = 1, k->cluster[2] = 1;
+    k->shared_bytes = 49152;
+    k->priority = -1;
+    k->cooperative = true;
+    k->has_extra = true;
+    k->func_handle = UINT64_C(0x5555deadbeef);
+    sg_node_t *n = sg_graph_node(g, k1);
+    n->synthesized = true;
+    n->cuda_type = 0;
+    n->duration_ns = 1234.5678;
+    assert_int_equal(sg_node_set_label(g, k1, "cuLaunchKernel"), SG_OK);
+    assert_int_equal(sg_node_add_access(g, k1, b0, 0, 4096, SG_ACCESS_READ), SG_OK);
+    assert_int_equal(sg_node_add_access(g, k1, b0, 4096, UINT64_MAX, SG_ACCESS_WRITE), SG_OK);
+    assert_int_equal(sg_node_add_access(g, k1, b2, 8, 16, SG_ACCESS_UNKNOWN), SG_OK);
+
+    sg_node_id_t cp = add_node(g, SG_NODE_MEMCPY, s0, 2);
+    sg_memcpy_t *c = &sg_graph_node(g, cp)->u.memcpy;
+    c->dst = UINT64_C(0x7f0000000100);
+    c->src = UINT64_C(0xffffffffffffffff);
+    c->dst_pitch = 512, c->src_pitch = 1024, c->width = 256, c->height = 4, c->depth = 2;
+    c->kind = SG_COPY_H2D;
+    sg_graph_node(g, cp)->cuda_type = 1;
+    assert_int_equal(sg_node_add_access(g, cp, b0, 256, 2048, SG_ACCESS_READWRITE), SG_OK);
+
+    sg_node_id_t ms = add_node(g, SG_NODE_MEMSET, s1, 3);
+    sg_memset_t *m = &sg_graph_node(g, ms)->u.memset;
+    m->dst = UINT64_C(0x7f0000000000), m->pitch = 64, m->value = 0xdeadbeef, m->element_size = 4;
+    m->width = 16, m->height = 3;
+
+    sg_node_id_t host = add_node(g, SG_NODE_HOST, s1, 4);
+    sg_graph_node(g, host)->u.host.fn = UINT64_C(0x401000);
+    sg_graph_node(g, host)->u.host.user_data = UINT64_C(0x7ffde0000000);
+
+    sg_node_id_t rec = add_node(g, SG_NODE_EVENT_RECORD, s0, 5);
+    sg_graph_node(g, rec)->u.event = e0;
+    sg_node_id_t wait = add_node(g, SG_NODE_EVENT_WAIT, s1, 6);
+    sg_graph_node(g, wait)->u.event = e0;
+    sg_node_id_t rec_none = add_node(g, SG_NODE_EVENT_RECORD, s2, 7); /* event left none */
+
+    sg_node_id_t alloc = add_node(g, SG_NODE_MEM_ALLOC, s1, 8);
+    sg_graph_node(g, alloc)->u.mem = (sg_memnode_t){b1, UINT64_C(0x7f0000100000), 4096};
+    g->buffers[b1].alloc_node = alloc;
+    sg_node_id_t mfree = add_node(g, SG_NODE_MEM_FREE, s0, 9);
+    sg_graph_node(g, mfree)->u.mem = (sg_memnode_t){b1, UINT64_C(0x7f0000100000), 0};
+
+    sg_node_id_t child = add_node(g, SG_NODE_CHILD_GRAPH, SG_STREAM_EXPLICIT, 10);
+    sg_graph_t *body;
+    assert_int_equal(sg_node_make_child_body(g, child, &body), SG_OK);
+    fill_body(body, 0);
+    /* a grandchild, and a hole inside the body */
+    sg_node_id_t inner = add_node(body, SG_NODE_CHILD_GRAPH, 1, 102);
+    sg_graph_t *grand;
+    assert_int_equal(sg_node_make_child_body(body, inner, &grand), SG_OK);
+    fill_body(grand, 5);
+    sg_node_id_t bgone = add_node(body, SG_NODE_EMPTY, 0, 103);
+    assert_int_equal(sg_graph_remove_node(body, bgone), SG_OK);
+
+    sg_node_id_t cond = add_node(g, SG_NODE_CONDITIONAL, s2, 11);
+    sg_conditional_t *cd = &sg_graph_node(g, cond)->u.cond;
+    cd->type = SG_COND_SWITCH;
+    cd->handle = UINT64_C(0xabc0000000000001);
+    cd->default_value = 2;
+    for (int i = 0; i < 3; i++) {
+        sg_graph_t *cb;
+        assert_int_equal(sg_node_add_cond_body(g, cond, &cb), SG_OK);
+        if (i != 1) fill_body(cb, i); /* body 1 stays empty */
+    }
+
+    sg_node_id_t op = add_node(g, SG_NODE_OPAQUE, s2, 12);
+    assert_int_equal(sg_node_set_opaque_note(g, op, "batch mem op"), SG_OK);
+    sg_node_id_t child_empty = add_node(g, SG_NODE_CHILD_GRAPH, s2, 13); /* no body */
+    sg_node_id_t big_seq = add_node(g, SG_NODE_EMPTY, s2, UINT64_MAX);
+
+    sg_edge_id_t dropped = add_edge(g, k1, ms, SG_EDGE_CONTROL, SG_NONE);
+    add_edge(g, k1, cp, SG_EDGE_STREAM, SG_NONE);
+    add_edge(g, cp, rec, SG_EDGE_STREAM, SG_NONE);
+    sg_edge_id_t ev = add_edge(g, rec, wait, SG_EDGE_EVENT, e0);
+    g->edges[ev].from_port = 1;
+    g->edges[ev].to_port = 2;
+    g->edges[ev].cuda_type = 3;
+    add_edge(g, ms, host, SG_EDGE_STREAM, SG_NONE);
+    add_edge(g, host, wait, SG_EDGE_STREAM, SG_NONE);
+    add_edge(g, wait, alloc, SG_EDGE_STREAM, SG_NONE);
+    add_edge(g, alloc, mfree, SG_EDGE_DEALLOC, SG_NONE);
+    add_edge(g, rec, mfree, SG_EDGE_CONTROL, SG_NONE);
+    add_edge(g, rec, mfree, SG_EDGE_CONTROL, SG_NONE); /* parallel edges are kept */
+    add_edge(g, mfree, child, SG_EDGE_CONTROL, SG_NONE);
+    add_edge(g, rec_none, cond, SG_EDGE_STREAM, SG_NONE);
+    add_edge(g, cond, op, SG_EDGE_STREAM, SG_NONE);
+    add_edge(g, op, child_empty, SG_EDGE_STREAM, SG_NONE);
+    add_edge(g, child_empty, big_seq, SG_EDGE_STREAM, SG_NONE);
+    assert_int_equal(sg_graph_remove_edge(g, dropped), SG_OK);
+    assert_int_equal(sg_graph_remove_node(g, gone), SG_OK);
+
+    assert_int_equal(sg_graph_log_pass(g, "order", "12 control edges"), SG_OK);
+    assert_int_equal(sg_graph_log_pass(g, "fuse", ""), SG_OK);
+    return g;
+}
+
+/* ---- deep comparison ----------------------------------------------------------------- */
+
+static void assert_str_eq_or_null(const char *a, const char *b)
+{
+    if (!a || !b) {
+        assert_ptr_equal(a, b);
+        return;
+    }
+    assert_string_equal(a, b);
+}
+
+static void compare_dag(const sg_graph_t *a, const sg_graph_t *b);
+
+static void compare_node(const sg_node_t *x, const sg_node_t *y)
+{
+    assert_int_equal(x->id, y->id);
+    assert_int_equal(x->type, y->type);
+    assert_int_equal(x->stream, y->stream);
+    assert_true(x->seq == y->seq);
+    assert_int_equal(x->synthesized, y->synthesized);
+    assert_str_eq_or_null(x->label, y->label);
+    assert_int_equal(x->cuda_type, y->cuda_type);
+    assert_true(x->duration_ns == y->duration_ns);
+    assert_int_equal(x->n_accesses, y->n_accesses);
+    for (uint32_t i = 0; i < x->n_accesses; i++) {
+        assert_int_equal(x->accesses[i].buffer, y->accesses[i].buffer);
+        assert_true(x->accesses[i].offset == y->accesses[i].offset);
+        assert_true(x->accesses[i].size == y->accesses[i].size);
+        assert_int_equal(x->accesses[i].mode, y->accesses[i].mode);
+    }
+    assert_int_equal(x->n_in, y->n_in);
+    assert_int_equal(x->n_out, y->n_out);
+    switch (x->type) {
+    case SG_NODE_KERNEL: {
+        const sg_kernel_t *p = &x->u.kernel, *q = &y->u.kernel;
+        assert_str_eq_or_null(p->name, q->name);
+        assert_int_equal(p->image, q->image);
+        assert_memory_equal(p->grid, q->grid, sizeof p->grid);
+        assert_memory_equal(p->block, q->block, sizeof p->block);
+        assert_memory_equal(p->cluster, q->cluster, sizeof p->cluster);
+        assert_int_equal(p->shared_bytes, q->shared_bytes);
+        assert_int_equal(p->n_params, q->n_params);
+        if (p->n_params) {
+            assert_memory_equal(p->param_offsets, q->param_offsets, p->n_params * 4);
+            assert_memory_equal(p->param_sizes, q->param_sizes, p->n_params * 4);
+        }
+        assert_int_equal(p->params_size, q->params_size);
+        if (p->params_size) assert_memory_equal(p->param_bytes, q->param_bytes, p->params_size);
+        assert_int_equal(p->priority, q->priority);
+        assert_int_equal(p->cooperative, q->cooperative);
+        assert_int_equal(p->has_extra, q->has_extra);
+        assert_true(p->func_handle == q->func_handle);
+        break;
+    }
+    case SG_NODE_MEMCPY:
+        assert_memory_equal(&x->u.memcpy, &y->u.memcpy, sizeof x->u.memcpy);
+        break;
+    case SG_NODE_MEMSET:
+        assert_true(x->u.memset.dst == y->u.memset.dst);
+        assert_true(x->u.memset.pitch == y->u.memset.pitch);
+        assert_int_equal(x->u.memset.value, y->u.memset.value);
+        assert_int_equal(x->u.memset.element_size, y->u.memset.element_size);
+        assert_true(x->u.memset.width == y->u.memset.width);
+        assert_true(x->u.memset.height == y->u.memset.height);
+        break;
+    case SG_NODE_HOST:
+        assert_true(x->u.host.fn == y->u.host.fn);
+        assert_true(x->u.host.user_data == y->u.host.user_data);
+        break;
+    case SG_NODE_EVENT_RECORD:
+    case SG_NODE_EVENT_WAIT: assert_int_equal(x->u.event, y->u.event); break;
+    case SG_NODE_MEM_ALLOC:
+    case SG_NODE_MEM_FREE:
+        assert_int_equal(x->u.mem.buffer, y->u.mem.buffer);
+        assert_true(x->u.mem.address == y->u.mem.address);
+        assert_true(x->u.mem.bytes == y->u.mem.bytes);
+        break;
+    case SG_NODE_CHILD_GRAPH:
+        assert_int_equal(x->u.child == NULL, y->u.child == NULL);
+        if (x->u.child) compare_dag(x->u.child, y->u.child);
+        break;
+    case SG_NODE_CONDITIONAL:
+        assert_int_equal(x->u.cond.type, y->u.cond.type);
+        assert_true(x->u.cond.handle == y->u.cond.handle);
+        assert_int_equal(x->u.cond.default_value, y->u.cond.default_value);
+        assert_int_equal(x->u.cond.n_bodies, y->u.cond.n_bodies);
+        for (uint32_t i = 0; i < x->u.cond.n_bodies; i++)
+            compare_dag(x->u.cond.bodies[i], y->u.cond.bodies[i]);
+        break;
+    case SG_NODE_OPAQUE: assert_str_eq_or_null(x->u.opaque_note, y->u.opaque_note); break;
+    default: break;
+    }
+}
+
+/* Same ids, same holes, same nodes, same edges. */
+static void compare_dag(const sg_graph_t *a, const sg_graph_t *b)
+{
+    assert_int_equal(a->n_nodes, b->n_nodes);
+    assert_int_equal(a->live_nodes, b->live_nodes);
+    assert_int_equal(a->n_edges, b->n_edges);
+    assert_int_equal(a->live_edges, b->live_edges);
+    assert_ptr_equal(b->root->root, b->root);
+    for (uint32_t i = 0; i < a->n_nodes; i++) {
+        assert_int_equal(a->nodes[i].removed, b->nodes[i].removed);
+        if (!a->nodes[i].removed) compare_node(&a->nodes[i], &b->nodes[i]);
+    }
+    for (uint32_t i = 0; i < a->n_edges; i++) {
+        const sg_edge_t *x = &a->edges[i], *y = &b->edges[i];
+        assert_int_equal(x->removed, y->removed);
+        if (x->removed) {
+            assert_null(sg_graph_edge(b, i));
+            continue;
+        }
+        assert_int_equal(x->id, y->id);
+        assert_int_equal(x->from, y->from);
+        assert_int_equal(x->to, y->to);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->event, y->event);
+        assert_int_equal(x->from_port, y->from_port);
+        assert_int_equal(x->to_port, y->to_port);
+        assert_int_equal(x->cuda_type, y->cuda_type);
+        /* adjacency was rebuilt: the edge is in both endpoint lists */
+        assert_int_not_equal(sg_graph_find_edge(b, y->from, y->to), SG_NONE);
+    }
+}
+
+static void compare_graphs(const sg_graph_t *a, const sg_graph_t *b)
+{
+    assert_str_eq_or_null(a->program, b->program);
+    assert_true(a->pid == b->pid);
+    assert_true(a->capture_id == b->capture_id);
+    assert_int_equal(a->sequence, b->sequence);
+    assert_str_eq_or_null(a->capture_mode, b->capture_mode);
+    assert_str_eq_or_null(a->device.name, b->device.name);
+    assert_int_equal(a->device.cc_major, b->device.cc_major);
+    assert_int_equal(a->device.cc_minor, b->device.cc_minor);
+    assert_int_equal(a->device.driver_version, b->device.driver_version);
+    assert_true(a->device.total_memory == b->device.total_memory);
+    assert_string_equal(a->device.uuid, b->device.uuid);
+    assert_int_equal(a->device.sm_count, b->device.sm_count);
+    assert_true(a->device.mem_bandwidth_gbs == b->device.mem_bandwidth_gbs);
+    assert_int_equal(a->crosscheck_done, b->crosscheck_done);
+    assert_int_equal(a->crosscheck_ok, b->crosscheck_ok);
+    assert_int_equal(a->cuda_node_count, b->cuda_node_count);
+    assert_int_equal(a->cuda_edge_count, b->cuda_edge_count);
+    assert_str_eq_or_null(a->crosscheck_note, b->crosscheck_note);
+    assert_int_equal(a->n_streams, b->n_streams);
+    for (uint32_t i = 0; i < a->n_streams; i++) {
+        const sg_stream_t *x = &a->streams[i], *y = &b->streams[i];
+        assert_int_equal(x->id, y->id);
+        assert_string_equal(x->label, y->label);
+        assert_true(x->handle == y->handle);
+        assert_true(x->cuda_id == y->cuda_id);
+        assert_int_equal(x->priority, y->priority);
+        assert_int_equal(x->flags, y->flags);
+        assert_int_equal(x->per_thread, y->per_thread);
+    }
+    assert_int_equal(a->n_events, b->n_events);
+    for (uint32_t i = 0; i < a->n_events; i++) {
+        const sg_event_t *x = &a->events[i], *y = &b->events[i];
+        assert_int_equal(x->id, y->id);
+        assert_string_equal(x->label, y->label);
+        assert_true(x->handle == y->handle);
+        assert_int_equal(x->flags, y->flags);
+        assert_int_equal(x->external, y->external);
+    }
+    assert_int_equal(a->n_buffers, b->n_buffers);
+    for (uint32_t i = 0; i < a->n_buffers; i++) {
+        const sg_buffer_t *x = &a->buffers[i], *y = &b->buffers[i];
+        assert_int_equal(x->id, y->id);
+        assert_string_equal(x->label, y->label);
+        assert_int_equal(x->kind, y->kind);
+        assert_true(x->address == y->address);
+        assert_true(x->size == y->size);
+        assert_int_equal(x->alloc_node, y->alloc_node);
+        assert_str_eq_or_null(x->before_file, y->before_file);
+        assert_str_eq_or_null(x->after_file, y->after_file);
+        assert_true(x->snapshot_bytes == y->snapshot_bytes);
+        assert_str_eq_or_null(x->snapshot_note, y->snapshot_note);
+    }
+    assert_int_equal(a->n_images, b->n_images);
+    for (uint32_t i = 0; i < a->n_images; i++) {
+        const sg_image_t *x = &a->images[i], *y = &b->images[i];
+        assert_int_equal(x->id, y->id);
+        assert_int_equal(x->kind, y->kind);
+        assert_string_equal(x->hash, y->hash);
+        assert_str_eq_or_null(x->file, y->file);
+        assert_true(x->size == y->size);
+        assert_int_equal(x->n_ptx_archs, y->n_ptx_archs);
+        if (x->n_ptx_archs) assert_memory_equal(x->ptx_archs, y->ptx_archs, 4 * x->n_ptx_archs);
+        assert_int_equal(x->n_sass_archs, y->n_sass_archs);
+        if (x->n_sass_archs)
+            assert_memory_equal(x->sass_archs, y->sass_archs, 4 * x->n_sass_archs);
+        assert_str_eq_or_null(x->options, y->options);
+        assert_str_eq_or_null(x->note, y->note);
+    }
+    assert_int_equal(a->n_pass_log, b->n_pass_log);
+    for (uint32_t i = 0; i < a->n_pass_log; i++) {
+        assert_string_equal(a->pass_log[i].pass, b->pass_log[i].pass);
+        assert_string_equal(a->pass_log[i].summary, b->pass_log[i].summary);
+    }
+    compare_dag(a, b);
+}
+
+/* The blobs build_everything's graph names, so a written bundle is complete. */
+static const char blob_fatbin[] = "not really a fatbin";
+static const char blob_cu[] = "extern \"C\" __global__ void k() {}";
+static uint8_t snapshot[1 << 20];
+
+static size_t everything_blobs(sg_bundle_blob_t *b)
+{
+    for (size_t i = 0; i < sizeof snapshot; i++) snapshot[i] = (uint8_t)(i % 251);
+    b[0] = (sg_bundle_blob_t){"code/0123456789abcdef.fatbin", blob_fatbin, sizeof blob_fatbin,
+                              NULL, false};
+    b[1] = (sg_bundle_blob_t){"code/fedcba9876543210.cu", blob_cu, sizeof blob_cu - 1, NULL,
+                              false};
+    b[2] = (sg_bundle_blob_t){"data/b0.before.zst", snapshot, sizeof snapshot, NULL, true};
+    b[3] = (sg_bundle_blob_t){"data/b0.after.zst", snapshot, 1000, NULL, true};
+    return 4;
+}
+
+/* ---- round trip ------------------------------------------------------------------------ */
+
+static void test_round_trip_memory(void **state)
+{
+    (void)state;
+    sg_graph_t *g = build_everything();
+    char *j1 = NULL, *j2 = NULL, *d1 = NULL, *d2 = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j1), SG_OK);
+    sg_graph_t *r = NULL;
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_parse_json(j1, strlen(j1), "graph.json", &r, &diag);
+    if (rc) fail_msg("%s: %s", diag.file, diag.message);
+    compare_graphs(g, r);
+    assert_int_equal(sg_bundle_to_json(r, &j2), SG_OK);
+    assert_string_equal(j1, j2);
+    assert_int_equal(sg_dump_string(g, &d1), SG_OK);
+    assert_int_equal(sg_dump_string(r, &d2), SG_OK);
+    assert_string_equal(d1, d2);
+    /* the parsed graph is a working model: it can be cloned and mutated */
+    sg_graph_t *c = sg_graph_clone(r);
+    assert_non_null(c);
+    sg_node_id_t nid;
+    assert_int_equal(sg_graph_add_node(c, SG_NODE_EMPTY, 0, 99, &nid), SG_OK);
+    assert_int_equal(nid, g->n_nodes);
+    sg_edge_id_t eid;
+    assert_int_equal(sg_graph_add_edge(c, 1, nid, SG_EDGE_CONTROL, SG_NONE, &eid), SG_OK);
+    assert_int_equal(eid, g->n_edges);
+    sg_graph_destroy(c);
+    free(j1);
+    free(j2);
+    free(d1);
+    free(d2);
+    sg_graph_destroy(g);
+    sg_graph_destroy(r);
+}
+
+static void test_round_trip_disk(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("rt");
+    char path[600], path2[600];
+    snprintf(path, sizeof path, "%s/a.sgraph", dir);
+    snprintf(path2, sizeof path2, "%s/b.sgraph/", dir); /* trailing slash is fine */
+    sg_graph_t *g = build_everything();
+    sg_bundle_blob_t blobs[4];
+    size_t nb = everything_blobs(blobs);
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_write(g, path, blobs, nb, 0, &diag);
+    if (rc) fail_msg("%s: %s", diag.file, diag.message);
+    sg_graph_t *r = NULL;
+    rc = sg_bundle_read(path, &r, &diag);
+    if (rc) fail_msg("%s: %s", diag.file, diag.message);
+    compare_graphs(g, r);
+    /* read -> write -> read: identical graph.json bytes and dumps */
+    blobs[0].data = NULL;
+    blobs[0].size = 0;
+    char src[700];
+    snprintf(src, sizeof src, "%s/code/0123456789abcdef.fatbin", path);
+    blobs[0].src_path = src; /* copied from the first bundle */
+    assert_int_equal(sg_bundle_write(r, path2, blobs, nb, 0, &diag), SG_OK);
+    sg_graph_t *r2 = NULL;
+    assert_int_equal(sg_bundle_read(path2, &r2, &diag), SG_OK);
+    compare_graphs(g, r2);
+    char *j1, *j2, *d1, *d2;
+    assert_int_equal(sg_bundle_to_json(r, &j1), SG_OK);
+    assert_int_equal(sg_bundle_to_json(r2, &j2), SG_OK);
+    assert_string_equal(j1, j2);
+    assert_int_equal(sg_dump_string(r, &d1), SG_OK);
+    assert_int_equal(sg_dump_string(r2, &d2), SG_OK);
+    assert_string_equal(d1, d2);
+    /* the file on disk is exactly sg_bundle_to_json's text */
+    void *on_disk;
+    size_t n;
+    assert_int_equal(sg_bundle_read_blob(path2, "graph.json", 1 << 20, &on_disk, &n, &diag), SG_OK);
+    assert_int_equal(n, strlen(j1));
+    assert_memory_equal(on_disk, j1, n);
+    free(on_disk);
+    /* blobs came through, the copied one too */
+    assert_int_equal(sg_bundle_read_blob(path2, "code/0123456789abcdef.fatbin", 1000, &on_disk,
+                                         &n, &diag),
+                     SG_OK);
+    assert_int_equal(n, sizeof blob_fatbin);
+    assert_memory_equal(on_disk, blob_fatbin, n);
+    free(on_disk);
+    assert_int_equal(
+        sg_bundle_read_blob(path2, "data/b0.before.zst", sizeof snapshot, &on_disk, &n, &diag),
+        SG_OK);
+    assert_int_equal(n, sizeof snapshot);
+    assert_memory_equal(on_disk, snapshot, n);
+    free(on_disk);
+    assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+    free(j1);
+    free(j2);
+    free(d1);
+    free(d2);
+    sg_graph_destroy(g);
+    sg_graph_destroy(r);
+    sg_graph_destroy(r2);
+}
+
+static void test_empty_graph_and_defaults(void **state)
+{
+    (void)state;
+    /* the smallest bundle: every optional field absent or null */
+    const char *text = "{\"format\":\"sgcap-bundle\",\"version\":1,\"nodes\":[],\"edges\":[],"
+                       "\"device\":null,\"streams\":null}";
+    sg_graph_t *g = NULL;
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_parse_json(text, strlen(text), NULL, &g, &diag), SG_OK);
+    assert_int_equal(sg_graph_node_count(g), 0);
+    assert_int_equal(g->n_streams, 0);
+    char *j;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    sg_graph_t *r = NULL;
+    assert_int_equal(sg_bundle_parse_json(j, strlen(j), NULL, &r, &diag), SG_OK);
+    compare_graphs(g, r);
+    free(j);
+    sg_graph_destroy(g);
+    sg_graph_destroy(r);
+
+    /* defaults of a minimal node set, sparse ids, any order */
+    text = "{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0}],"
+           "\"nodes\":[{\"id\":5,\"type\":\"kernel\",\"stream\":0,\"seq\":\"0x10\","
+           "\"kernel\":{\"name\":\"k\",\"grid\":[1,1,1],\"block\":[1,1,1]}},"
+           "{\"id\":2,\"type\":\"empty\",\"stream\":\"explicit\",\"seq\":0,\"label\":null}],"
+           "\"edges\":[{\"id\":3,\"from\":2,\"to\":5,\"kind\":\"control\",\"event\":null}]}";
+    assert_int_equal(sg_bundle_parse_json(text, strlen(text), NULL, &g, &diag), SG_OK);
+    assert_int_equal(g->n_nodes, 6);
+    assert_int_equal(sg_graph_node_count(g), 2);
+    assert_int_equal(g->n_edges, 4);
+    assert_int_equal(sg_graph_edge_count(g), 1);
+    assert_null(sg_graph_node(g, 0));
+    assert_null(sg_graph_edge(g, 0));
+    sg_node_t *k = sg_graph_node(g, 5);
+    assert_non_null(k);
+    assert_int_equal(k->seq, 16);
+    assert_int_equal(k->u.kernel.image, SG_NONE);
+    assert_true(k->duration_ns < 0);
+    assert_string_equal(g->streams[0].label, "s0");
+    assert_int_equal(sg_graph_node(g, 2)->stream, SG_STREAM_EXPLICIT);
+    assert_int_equal(sg_graph_find_edge(g, 2, 5), 3);
+    sg_graph_destroy(g);
+
+    /* removed ids past the last live one are kept by next_*_id */
+    text = "{\"format\":\"sgcap-bundle\",\"version\":1,\"nodes\":[{\"id\":1,\"type\":\"empty\","
+           "\"stream\":\"explicit\",\"seq\":0}],\"edges\":[],\"next_node_id\":9,"
+           "\"next_edge_id\":4}";
+    assert_int_equal(sg_bundle_parse_json(text, strlen(text), NULL, &g, &diag), SG_OK);
+    assert_int_equal(g->n_nodes, 9);
+    assert_int_equal(g->n_edges, 4);
+    assert_int_equal(sg_graph_edge_count(g), 0);
+    sg_node_id_t nid;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_EMPTY, SG_STREAM_EXPLICIT, 1, &nid), SG_OK);
+    assert_int_equal(nid, 9);
+    assert_int_equal(sg_graph_remove_node(g, nid), SG_OK);
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"next_node_id\": 10"));
+    assert_non_null(strstr(j, "\"next_edge_id\": 4"));
+    free(j);
+    sg_graph_destroy(g);
+    text = "{\"format\":\"sgcap-bundle\",\"version\":1,\"nodes\":[{\"id\":5,\"type\":\"empty\","
+           "\"stream\":\"explicit\",\"seq\":0}],\"edges\":[],\"next_node_id\":5}";
+    assert_int_equal(sg_bundle_parse_json(text, strlen(text), NULL, &g, &diag), SG_EFORMAT);
+    assert_string_equal(diag.message, "next_node_id: 5 is not above the largest node id 5");
+}
+
+static void test_unknown_fields_ignored(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"format\":\"sgcap-bundle\",\"version\":1,\"future\":{\"x\":[1,2]},"
+        "\"streams\":[{\"id\":0,\"colour\":\"red\"}],"
+        "\"nodes\":[{\"id\":0,\"type\":\"memcpy\",\"stream\":0,\"seq\":0,\"kernel\":7,"
+        "\"memcpy\":{\"kind\":\"d2d\",\"new_field\":true}},"
+        "{\"id\":1,\"type\":\"child_graph\",\"stream\":0,\"seq\":1,\"body\":{\"nodes\":[],"
+        "\"edges\":[],\"streams\":\"ignored in bodies\"}}],"
+        "\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\",\"weight\":2.5}]}";
+    sg_graph_t *g = NULL;
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_parse_json(text, strlen(text), NULL, &g, &diag);
+    if (rc) fail_msg("%s", diag.message);
+    assert_int_equal(sg_graph_node(g, 0)->u.memcpy.kind, SG_COPY_D2D);
+    assert_non_null(sg_graph_node(g, 1)->u.child);
+    sg_graph_destroy(g);
+}
+
+static void test_deterministic_output(void **state)
+{
+    (void)state;
+    sg_graph_t *g = build_everything();
+    sg_graph_t *c = sg_graph_clone(g);
+    char *a, *b;
+    assert_int_equal(sg_bundle_to_json(g, &a), SG_OK);
+    assert_int_equal(sg_bundle_to_json(c, &b), SG_OK);
+    assert_string_equal(a, b);
+    /* the layout the format promises: one node per line, header first */
+    const char *head = "{\n \"format\": \"sgcap-bundle\",\n \"version\": 1,\n";
+    assert_memory_equal(a, head, strlen(head));
+    assert_non_null(strstr(a, "\n  {\"id\": 1, \"type\": \"kernel\""));
+    assert_non_null(strstr(a, "\"handle\": \"0xffffffffffffffff\""));
+    assert_non_null(strstr(a, "\"seq\": \"0xffffffffffffffff\""));
+    assert_non_null(strstr(a, "\"bytes\": \"0126"));
+    free(a);
+    free(b);
+    sg_graph_destroy(g);
+    sg_graph_destroy(c);
+}
+
+static void test_writer_sanitizes_strings(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    g->program = strdup("bad \xff\xfe utf8 \xed\xa0\x80 end");
+    char *j;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    sg_graph_t *r = NULL;
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_parse_json(j, strlen(j), NULL, &r, &diag), SG_OK);
+    assert_string_equal(r->program,
+                        "bad \xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+    free(j);
+    sg_graph_destroy(r);
+    /* a string past the reader's limit is cut so the bundle stays readable */
+    free(g->program);
+    g->program = malloc(SG_BUNDLE_MAX_STRING + 100);
+    memset(g->program, 'x', SG_BUNDLE_MAX_STRING + 99);
+    g->program[SG_BUNDLE_MAX_STRING + 99] = '\0';
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_int_equal(sg_bundle_parse_json(j, strlen(j), NULL, &r, &diag), SG_OK);
+    assert_int_equal(strlen(r->program), SG_BUNDLE_MAX_STRING);
+    free(j);
+    sg_graph_destroy(r);
+    sg_graph_destroy(g);
+}
+
+/* ---- atomic write and overwrite ----------------------------------------------------------- */
+
+static void test_write_unwritable_parent(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("unwritable");
+    char file[600], path[700];
+    snprintf(file, sizeof file, "%s/plainfile", dir);
+    write_text(file, "x");
+    snprintf(path, sizeof path, "%s/b.sgraph", file); /* parent is not a directory */
+    sg_graph_t *g = build_everything();
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_write(g, path, NULL, 0, 0, &diag), SG_EIO);
+    assert_non_null(strstr(diag.message, "temporary directory"));
+    snprintf(path, sizeof path, "%s/missing/b.sgraph", dir); /* parent does not exist */
+    assert_int_equal(sg_bundle_write(g, path, NULL, 0, 0, &diag), SG_EIO);
+    assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+    assert_int_equal(count_entries_with(dir, "sgraph"), 0);
+    sg_graph_destroy(g);
+}
+
+static void test_write_missing_blob_source(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("missing_src");
+    char path[600];
+    snprintf(path, sizeof path, "%s/b.sgraph", dir);
+    sg_graph_t *g = build_everything();
+    sg_bundle_blob_t blob = {"data/b0.before.zst", NULL, 0, "/nonexistent/snapshot", true};
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_write(g, path, &blob, 1, 0, &diag), SG_ENOENT);
+    assert_string_equal(diag.file, "data/b0.before.zst");
+    assert_non_null(strstr(diag.message, "/nonexistent/snapshot"));
+    assert_false(exists(path));
+    assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+    /* bad blob names are refused before anything is created */
+    sg_bundle_blob_t bad[] = {{"../escape", "x", 1, NULL, false},
+                              {"graph.json", "x", 1, NULL, false},
+                              {"code/x", "x", 1, "/etc/hostname", false}};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(sg_bundle_write(g, path, &bad[i], 1, 0, &diag), SG_EINVAL);
+        assert_false(exists(path));
+    }
+    /* the same blob twice */
+    sg_bundle_blob_t twice[] = {{"code/a.bin", "x", 1, NULL, false},
+                                {"code/a.bin", "y", 1, NULL, false}};
+    assert_int_equal(sg_bundle_write(g, path, twice, 2, 0, &diag), SG_EEXIST);
+    assert_string_equal(diag.file, "code/a.bin");
+    assert_false(exists(path));
+    assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+    sg_graph_destroy(g);
+}
+
+static void test_write_fault_injection(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("faults");
+    char fresh[600], old[600];
+    snprintf(fresh, sizeof fresh, "%s/fresh.sgraph", dir);
+    snprintf(old, sizeof old, "%s/old.sgraph", dir);
+    sg_graph_t *g = build_everything();
+    sg_graph_t *small = sg_graph_create();
+    assert_int_equal(sg_graph_add_stream(small, "only", 0, NULL), SG_OK);
+    sg_bundle_blob_t blobs[4];
+    size_t nb = everything_blobs(blobs);
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_write(small, old, NULL, 0, 0, &diag), SG_OK);
+    char *old_json;
+    assert_int_equal(sg_bundle_to_json(small, &old_json), SG_OK);
+
+    /* fail each step in turn until the write gets through */
+    int failures = 0;
+    for (int step = 1; step < 1000; step++) {
+        sg_bundle_test_fail_at = step;
+        int rc_fresh = sg_bundle_write(g, fresh, blobs, nb, 0, &diag);
+        int left = sg_bundle_test_fail_at;
+        sg_bundle_test_fail_at = step;
+        int rc_old = sg_bundle_write(g, old, blobs, nb, SG_BUNDLE_OVERWRITE, &diag);
+        sg_bundle_test_fail_at = 0;
+        assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+        assert_int_equal(count_entries_with(dir, ".old."), 0);
+        sg_graph_t *r = NULL;
+        if (rc_fresh) {
+            assert_false(exists(fresh));
+        } else {
+            assert_int_equal(sg_bundle_read(fresh, &r, &diag), SG_OK);
+            compare_graphs(g, r);
+            sg_graph_destroy(r);
+        }
+        assert_int_equal(sg_bundle_read(old, &r, &diag), SG_OK);
+        char *j;
+        assert_int_equal(sg_bundle_to_json(r, &j), SG_OK);
+        if (rc_old) {
+            assert_string_equal(j, old_json); /* untouched */
+            failures++;
+        } else {
+            compare_graphs(g, r);
+        }
+        free(j);
+        sg_graph_destroy(r);
+        if (!rc_fresh && !rc_old && left > 0) break; /* no step left to fail */
+        if (!rc_fresh) {
+            rm_tree(fresh);
+            assert_false(exists(fresh));
+        }
+        if (!rc_old) {
+            assert_int_equal(sg_bundle_write(small, old, NULL, 0, SG_BUNDLE_OVERWRITE, &diag),
+                             SG_OK);
+        }
+    }
+    assert_true(failures > 10);
+    free(old_json);
+    sg_graph_destroy(g);
+    sg_graph_destroy(small);
+}
+
+static void test_overwrite_rules(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("overwrite");
+    char path[600], other[600], file[600], empty[600];
+    snprintf(path, sizeof path, "%s/a.sgraph", dir);
+    sg_graph_t *g1 = sg_graph_create(), *g2 = build_everything();
+    g1->program = strdup("first");
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_write(g1, path, NULL, 0, 0, &diag), SG_OK);
+    /* exists, no flag: refused, old kept */
+    assert_int_equal(sg_bundle_write(g2, path, NULL, 0, 0, &diag), SG_EEXIST);
+    assert_non_null(strstr(diag.message, "already exists"));
+    sg_graph_t *r = NULL;
+    assert_int_equal(sg_bundle_read(path, &r, &diag), SG_OK);
+    assert_string_equal(r->program, "first");
+    sg_graph_destroy(r);
+    /* with the flag: replaced (g2 names blobs, give them) */
+    sg_bundle_blob_t blobs[4];
+    size_t nb = everything_blobs(blobs);
+    assert_int_equal(sg_bundle_write(g2, path, blobs, nb, SG_BUNDLE_OVERWRITE, &diag), SG_OK);
+    assert_int_equal(sg_bundle_read(path, &r, &diag), SG_OK);
+    compare_graphs(g2, r);
+    sg_graph_destroy(r);
+    assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+    assert_int_equal(count_entries_with(dir, ".old."), 0);
+    /* a directory that is not a bundle is the user's: never replaced */
+    snprintf(other, sizeof other, "%s/notabundle", dir);
+    assert_int_equal(mkdir(other, 0755), 0);
+    char inner[700];
+    snprintf(inner, sizeof inner, "%s/precious.txt", other);
+    write_text(inner, "keep me");
+    assert_int_equal(sg_bundle_write(g1, other, NULL, 0, SG_BUNDLE_OVERWRITE, &diag), SG_EEXIST);
+    assert_true(exists(inner));
+    /* nor is a regular file */
+    snprintf(file, sizeof file, "%s/file.sgraph", dir);
+    write_text(file, "x");
+    assert_int_equal(sg_bundle_write(g1, file, NULL, 0, SG_BUNDLE_OVERWRITE, &diag), SG_EEXIST);
+    /* nor a symlink to a bundle */
+    char link[600];
+    snprintf(link, sizeof link, "%s/link.sgraph", dir);
+    assert_int_equal(symlink(path, link), 0);
+    assert_int_equal(sg_bundle_write(g1, link, NULL, 0, SG_BUNDLE_OVERWRITE, &diag), SG_EEXIST);
+    /* an empty directory may be replaced */
+    snprintf(empty, sizeof empty, "%s/empty.sgraph", dir);
+    assert_int_equal(mkdir(empty, 0755), 0);
+    assert_int_equal(sg_bundle_write(g1, empty, NULL, 0, SG_BUNDLE_OVERWRITE, &diag), SG_OK);
+    assert_int_equal(sg_bundle_read(empty, &r, &diag), SG_OK);
+    assert_string_equal(r->program, "first");
+    sg_graph_destroy(r);
+    sg_graph_destroy(g1);
+    sg_graph_destroy(g2);
+}
+
+/* ---- rejections ---------------------------------------------------------------------------- */
+
+#define HEAD                                                                                   \
+    "{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0},{\"id\":1}],"          \
+    "\"events\":[{\"id\":0}],\"buffers\":[{\"id\":0,\"kind\":\"device\",\"address\":\"0x1000\"," \
+    "\"size\":4096},{\"id\":1,\"kind\":\"graph_alloc\",\"address\":\"0x2000\",\"size\":64}],"   \
+    "\"images\":[{\"id\":0,\"kind\":\"cubin\",\"hash\":\"0123456789abcdef\"}],"
+
+#define N(id, type, stream) "{\"id\":" #id ",\"type\":\"" type "\",\"stream\":" #stream ",\"seq\":" #id
+
+/* Parse text; expect code, file graph.json, and each needle in the message. */
+static void expect_reject(const char *text, int code, ...)
+{
+    sg_graph_t *g = (sg_graph_t *)0x1;
+    sg_diag_t diag;
+    memset(&diag, 0, sizeof diag);
+    int rc = sg_bundle_parse_json(text, strlen(text), "graph.json", &g, &diag);
+    char line[1024];
+    sg_diag_format(&diag, line, sizeof line);
+    if (rc != code) fail_msg("expected %d, got %d: %s\n  input: %.300s", code, rc, line, text);
+    assert_null(g);
+    assert_string_equal(diag.file, "graph.json");
+    va_list ap;
+    va_start(ap, code);
+    const char *needle;
+    while ((needle = va_arg(ap, const char *)))
+        if (!strstr(line, needle)) fail_msg("message \"%s\" lacks \"%s\"", line, needle);
+    va_end(ap);
+}
+
+static void test_reject_malformed_json(void **state)
+{
+    (void)state;
+    const char *text = "{\n \"format\": \"sgcap-bundle\",\n \"version\": 1,,\n \"nodes\": []\n}";
+    sg_graph_t *g = NULL;
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_parse_json(text, strlen(text), "graph.json", &g, &diag),
+                     SG_EFORMAT);
+    assert_string_equal(diag.file, "graph.json");
+    assert_int_equal(diag.line, 3);
+    assert_true(diag.column > 0);
+    char line[600];
+    sg_diag_format(&diag, line, sizeof line);
+    assert_memory_equal(line, "graph.json:3:", 13);
+    /* duplicate keys, NUL in a string, bad UTF-8, truncation, empty input */
+    expect_reject("{\"format\":\"sgcap-bundle\",\"format\":\"x\"}", SG_EFORMAT, "graph.json:1:",
+                  "duplicate", NULL);
+    expect_reject("{\"format\":\"sgcap\\u0000\"}", SG_EFORMAT, "graph.json:1:", NULL);
+    expect_reject("{\"format\":\"\xff\"}", SG_EFORMAT, "graph.json:", NULL);
+    expect_reject("{\"format\":", SG_EFORMAT, "graph.json:1:", NULL);
+    expect_reject("", SG_EFORMAT, "graph.json:", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}],\"edges\":[], \"x\": 99999999999999999999}",
+                  SG_EFORMAT, "graph.json:1:", NULL);
+}
+
+static void test_reject_not_a_bundle(void **state)
+{
+    (void)state;
+    expect_reject("[1,2]", SG_EFORMAT, "top level", NULL);
+    expect_reject("{\"version\":1,\"nodes\":[],\"edges\":[]}", SG_EFORMAT, "format",
+                  "required", NULL);
+    expect_reject("{\"format\":\"other\",\"version\":1,\"nodes\":[],\"edges\":[]}", SG_EFORMAT,
+                  "format", "other", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":2,\"nodes\":[],\"edges\":[]}",
+                  SG_EUNSUPPORTED, "version 2 is not supported", "supports 1", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":\"1\",\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "version", NULL);
+}
+
+static void test_reject_types(void **state)
+{
+    (void)state;
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "},{\"id\":7,\"type\":\"empty\","
+                       "\"stream\":0,\"seq\":\"abc\"}],\"edges\":[]}",
+                  SG_EFORMAT, "graph.json: nodes[1] (id 7).seq", "0x", NULL);
+    expect_reject(HEAD "\"nodes\":[{\"id\":0,\"type\":\"empty\",\"stream\":0,\"seq\":-1}],"
+                       "\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).seq", "negative", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\","
+                       "\"grid\":[1,1],\"block\":[1,1,1]}}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).kernel.grid", "3 integers", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\","
+                       "\"grid\":[1,1,4294967296],\"block\":[1,1,1]}}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).kernel.grid[2]", "out of range", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"synthesized\":1}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).synthesized", "boolean", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "warp", 0) "}],\"edges\":[]}", SG_EFORMAT,
+                  "nodes[0] (id 0).type", "unknown node type \"warp\"", NULL);
+    expect_reject(HEAD "\"nodes\":[{\"id\":0,\"type\":\"empty\",\"stream\":\"implicit\","
+                       "\"seq\":0}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).stream", "\"explicit\"", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "memcpy", 0) ",\"memcpy\":{\"kind\":\"h2x\"}}],"
+                       "\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).memcpy.kind", "h2x", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "memset", 0) ",\"memset\":{\"element_size\":3}}],"
+                       "\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).memset.element_size", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "host", 0) ",\"host\":{\"fn\":\"0x12345678901234567\"}}],"
+                       "\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).host.fn", "1 to 16 hex digits", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"accesses\":[{\"buffer\":0,\"size\":1,"
+                       "\"mode\":\"rw\"}]}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).accesses[0].mode", "rw", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}],\"edges\":"
+                       "[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"x\"}]}",
+                  SG_EFORMAT, "edges[0] (id 0).kind", "unknown edge kind \"x\"", NULL);
+    expect_reject(HEAD "\"nodes\":{},\"edges\":[]}", SG_EFORMAT, "graph.json: nodes",
+                  "expected an array", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
+                  "\"cubin\",\"hash\":\"0123456789ABCDEF\"}],\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "images[0] (id 0).hash", "lowercase", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"device\":{\"uuid\":"
+                  "\"GPU-0123456789-0123456789-0123456789-0123456789\"},\"nodes\":[],\"edges\":[]}",
+                  SG_ELIMIT, "device.uuid", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"capture\":{\"pid\":1.5},"
+                  "\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "capture.pid", "real number", NULL);
+}
+
+static void test_reject_missing_fields(void **state)
+{
+    (void)state;
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "},{\"id\":1,\"stream\":0,\"seq\":1}],"
+                       "\"edges\":[]}",
+                  SG_EFORMAT, "graph.json: nodes[1] (id 1).type: required field is missing",
+                  NULL);
+    expect_reject(HEAD "\"nodes\":[{\"type\":\"empty\",\"stream\":0,\"seq\":1}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0].id: required", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) "}],\"edges\":[]}", SG_EFORMAT,
+                  "nodes[0] (id 0).kernel: required", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"grid\":[1,1,1],"
+                       "\"block\":[1,1,1]}}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).kernel.name: required", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"seq\":null}],\"edges\":[]}",
+                  SG_EFORMAT, "graph.json:1:", NULL); /* duplicate "seq" key: jansson */
+    expect_reject(HEAD "\"nodes\":[{\"id\":0,\"type\":\"empty\",\"stream\":0,\"seq\":null}],"
+                       "\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).seq: required", NULL);
+    expect_reject(HEAD "\"nodes\":[]}", SG_EFORMAT, "graph.json: edges: required", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0)
+                       "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1}]}",
+                  SG_EFORMAT, "edges[0] (id 0).kind: required", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"buffers\":[{\"id\":0,"
+                  "\"kind\":\"device\",\"size\":1}],\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "buffers[0] (id 0).address: required", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"pass_log\":[{\"summary\":\"x\"}],"
+                  "\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "pass_log[0].pass: required", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "child_graph", 0) ",\"body\":{\"nodes\":[]}}],"
+                       "\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).body.edges: required", NULL);
+}
+
+static void test_reject_dangling(void **state)
+{
+    (void)state;
+    expect_reject(HEAD "\"nodes\":[" N(7, "empty", 0) "}],\"edges\":[{\"id\":12,\"from\":7,"
+                       "\"to\":99,\"kind\":\"stream\"}]}",
+                  SG_EFORMAT, "graph.json: edges[0] (id 12): \"to\" names unknown node 99", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(2, "empty", 0)
+                       "}],\"edges\":[{\"id\":0,\"from\":1,\"to\":2,\"kind\":\"stream\"}]}",
+                  SG_EFORMAT, "edges[0] (id 0): \"from\" names unknown node 1", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 2) "}],\"edges\":[]}", SG_EFORMAT,
+                  "nodes[0] (id 0).stream", "streams entry 2", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "event_record", 0) ",\"event\":1}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).event", "events entry 1", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"accesses\":[{\"buffer\":2,\"size\":1,"
+                       "\"mode\":\"read\"}]}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).accesses[0].buffer", "buffers entry 2", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"image\":1,"
+                       "\"grid\":[1,1,1],\"block\":[1,1,1]}}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).kernel.image", "images entry 1", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "mem_free", 0) ",\"mem\":{\"buffer\":5}}],"
+                       "\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).mem.buffer", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "child_graph", 0) ",\"body\":{\"nodes\":["
+                       N(0, "empty", 1) "}],\"edges\":[{\"id\":4,\"from\":0,\"to\":3,"
+                       "\"kind\":\"stream\"}]}}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).body.edges[0] (id 4): \"to\" names unknown node 3",
+                  NULL);
+    /* alloc_node must name a mem_alloc node of the root graph */
+    const char *alloc_head =
+        "{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0}],\"buffers\":[{\"id\":0,"
+        "\"kind\":\"graph_alloc\",\"address\":1,\"size\":1,\"alloc_node\":";
+    char text[512];
+    snprintf(text, sizeof text, "%s3}],\"nodes\":[" N(0, "mem_alloc", 0) "}],\"edges\":[]}",
+             alloc_head);
+    expect_reject(text, SG_EFORMAT, "buffers[0] (id 0).alloc_node", "unknown node 3", NULL);
+    snprintf(text, sizeof text, "%s0}],\"nodes\":[" N(0, "memset", 0) "}],\"edges\":[]}",
+             alloc_head);
+    expect_reject(text, SG_EFORMAT, "buffers[0] (id 0).alloc_node", "memset", NULL);
+    snprintf(text, sizeof text, "%s0}],\"nodes\":[" N(0, "mem_alloc", 0) "}],\"edges\":[]}",
+             alloc_head);
+    sg_graph_t *g = NULL;
+    assert_int_equal(sg_bundle_parse_json(text, strlen(text), NULL, &g, NULL), SG_OK);
+    assert_int_equal(g->buffers[0].alloc_node, 0);
+    sg_graph_destroy(g);
+}
+
+static void test_reject_duplicates_and_bad_edges(void **state)
+{
+    (void)state;
+    expect_reject(HEAD "\"nodes\":[" N(3, "empty", 0) "}," N(3, "empty", 1) "}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[1] (id 3): duplicate node id", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0)
+                       "}],\"edges\":[{\"id\":5,\"from\":0,\"to\":1,\"kind\":\"stream\"},"
+                       "{\"id\":5,\"from\":0,\"to\":1,\"kind\":\"control\"}]}",
+                  SG_EFORMAT, "edges[1] (id 5): duplicate edge id", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":0,"
+                       "\"to\":0,\"kind\":\"stream\"}]}",
+                  SG_EFORMAT, "edges[0] (id 0): self-loop on node 0", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 1)
+                       "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"event\"}]}",
+                  SG_EFORMAT, "edges[0] (id 0): an event edge must name its event", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 1)
+                       "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\","
+                       "\"event\":0}]}",
+                  SG_EFORMAT, "edges[0] (id 0): a stream edge may not name an event", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 1)
+                       "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"event\","
+                       "\"event\":3}]}",
+                  SG_EFORMAT, "edges[0] (id 0).event", "events entry 3", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}],\"edges\":"
+                       "[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\",\"to_port\":256}]}",
+                  SG_EFORMAT, "edges[0] (id 0).to_port", "out of range 0..255", NULL);
+    expect_reject(HEAD "\"streams\":[{\"id\":1}],\"nodes\":[],\"edges\":[]}", SG_EFORMAT,
+                  "duplicate", NULL); /* duplicate key "streams" */
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0},{\"id\":2}],"
+                  "\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "streams[1]", "not its position 1", NULL);
+    expect_reject(HEAD "\"nodes\":[{\"id\":4294967295,\"type\":\"empty\",\"stream\":0,"
+                       "\"seq\":0}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0].id", "out of range", NULL);
+}
+
+static void test_reject_cycles(void **state)
+{
+    (void)state;
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}," N(2, "empty", 0)
+                       "}," N(3, "empty", 0) "}],\"edges\":["
+                       "{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\"},"
+                       "{\"id\":1,\"from\":1,\"to\":2,\"kind\":\"stream\"},"
+                       "{\"id\":2,\"from\":2,\"to\":3,\"kind\":\"stream\"},"
+                       "{\"id\":3,\"from\":3,\"to\":1,\"kind\":\"control\"}]}",
+                  SG_ECYCLE, "graph.json: nodes: the graph has a cycle through node", NULL);
+    /* the node named lies on the cycle, not merely after it */
+    sg_graph_t *g = NULL;
+    sg_diag_t diag = {0};
+    const char *text =
+        HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}," N(2, "empty", 0) "},"
+        N(3, "empty", 0) "}],\"edges\":["
+        "{\"id\":0,\"from\":2,\"to\":3,\"kind\":\"stream\"},"
+        "{\"id\":1,\"from\":3,\"to\":2,\"kind\":\"stream\"},"
+        "{\"id\":2,\"from\":3,\"to\":0,\"kind\":\"stream\"},"
+        "{\"id\":3,\"from\":0,\"to\":1,\"kind\":\"stream\"}]}";
+    assert_int_equal(sg_bundle_parse_json(text, strlen(text), NULL, &g, &diag), SG_ECYCLE);
+    assert_true(strstr(diag.message, "node 2") || strstr(diag.message, "node 3"));
+    expect_reject(HEAD "\"nodes\":[" N(0, "conditional", 0) ",\"conditional\":{\"bodies\":["
+                       "{\"nodes\":[],\"edges\":[]},{\"nodes\":[" N(0, "empty", 0) "},"
+                       N(1, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,"
+                       "\"kind\":\"stream\"},{\"id\":1,\"from\":1,\"to\":0,\"kind\":\"stream\"}]}]}}],"
+                       "\"edges\":[]}",
+                  SG_ECYCLE, "nodes[0] (id 0).conditional.bodies[1].nodes: the graph has a cycle",
+                  NULL);
+}
+
+static void test_reject_param_layout(void **state)
+{
+    (void)state;
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"0011223344556677\","
+                       "\"layout\":[[0,4],[4,8]]}}}],\"edges\":[]}",
+                  SG_EFORMAT, "nodes[0] (id 0).kernel.params.layout[1]",
+                  "[offset 4, size 8] reaches past the 8 parameter bytes", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"\",\"layout\":"
+                       "[[4294967295,1]]}}}],\"edges\":[]}",
+                  SG_EFORMAT, "params.layout[0]", "reaches past", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"001\"}}}],\"edges\":[]}",
+                  SG_EFORMAT, "params.bytes", "odd", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"00zz\"}}}],\"edges\":[]}",
+                  SG_EFORMAT, "params.bytes", "position 2", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"layout\":[[0]]}}}],\"edges\":[]}",
+                  SG_EFORMAT, "params.layout[0]", "[offset, size]", NULL);
+}
+
+/* Text of a bundle whose root has one node with `what` around it. */
+static char *doc_with(const char *prefix, size_t repeat, const char *unit, const char *suffix)
+{
+    size_t n = strlen(prefix) + repeat * strlen(unit) + strlen(suffix) + 1;
+    char *s = malloc(n), *p = s;
+    assert_non_null(s);
+    p += sprintf(p, "%s", prefix);
+    for (size_t i = 0; i < repeat; i++) p += sprintf(p, "%s", unit);
+    sprintf(p, "%s", suffix);
+    return s;
+}
+
+static void test_reject_limits(void **state)
+{
+    (void)state;
+    /* ids far sparser than the content: rejected before the id map exists */
+    expect_reject(HEAD "\"nodes\":[{\"id\":4000000000,\"type\":\"empty\",\"stream\":0,"
+                       "\"seq\":0}],\"edges\":[]}",
+                  SG_ELIMIT, "graph.json: nodes", "too many unused ids", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}],\"edges\":"
+                       "[{\"id\":70000,\"from\":0,\"to\":1,\"kind\":\"stream\"}]}",
+                  SG_ELIMIT, "graph.json: edges", "unused ids", NULL);
+    /* ...but a moderately sparse graph (a pass removed nodes) is fine */
+    sg_graph_t *g = NULL;
+    const char *ok = HEAD "\"nodes\":[{\"id\":60000,\"type\":\"empty\",\"stream\":0,\"seq\":0}],"
+                          "\"edges\":[]}";
+    assert_int_equal(sg_bundle_parse_json(ok, strlen(ok), NULL, &g, NULL), SG_OK);
+    assert_int_equal(g->n_nodes, 60001);
+    sg_graph_destroy(g);
+    /* strings, parameter bytes and parameter counts */
+    char *s = doc_with(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"label\":\"", SG_BUNDLE_MAX_STRING + 1,
+                       "x", "\"}],\"edges\":[]}");
+    expect_reject(s, SG_ELIMIT, "nodes[0] (id 0).label", "limit", NULL);
+    free(s);
+    s = doc_with(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                      "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"",
+                 SG_BUNDLE_MAX_PARAM_BYTES + 1, "00", "\"}}}],\"edges\":[]}");
+    expect_reject(s, SG_ELIMIT, "kernel.params.bytes", "limit", NULL);
+    free(s);
+    s = doc_with(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                      "[1,1,1],\"block\":[1,1,1],\"params\":{\"layout\":[[0,0]",
+                 SG_BUNDLE_MAX_PARAM_BYTES, ",[0,0]", "]}}}],\"edges\":[]}");
+    expect_reject(s, SG_ELIMIT, "kernel.params.layout", "65537 entries", NULL);
+    free(s);
+    /* nesting: depth 16 is accepted, 17 is not */
+    for (int depth = 16; depth <= 17; depth++) {
+        size_t n = 0;
+        char *t = malloc(16384);
+        n += (size_t)sprintf(t + n, HEAD "\"nodes\":[");
+        for (int d = 0; d < depth; d++)
+            n += (size_t)sprintf(t + n, N(0, "child_graph", 0) ",\"body\":{\"nodes\":[");
+        n += (size_t)sprintf(t + n, N(0, "empty", 0) "}");
+        for (int d = 0; d < depth; d++) n += (size_t)sprintf(t + n, "],\"edges\":[]}}");
+        sprintf(t + n, "],\"edges\":[]}");
+        if (depth == 16) {
+            sg_diag_t diag = {0};
+            int rc = sg_bundle_parse_json(t, strlen(t), NULL, &g, &diag);
+            if (rc) fail_msg("%s", diag.message);
+            char *j;
+            assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+            free(j);
+            /* one more level in memory: the writer refuses what readers would */
+            sg_graph_t *b = g;
+            while (sg_graph_node(b, 0)->type == SG_NODE_CHILD_GRAPH) b = sg_graph_node(b, 0)->u.child;
+            sg_node_t *leaf = sg_graph_node(b, 0);
+            leaf->type = SG_NODE_CHILD_GRAPH;
+            sg_graph_t *extra;
+            assert_int_equal(sg_node_make_child_body(b, 0, &extra), SG_OK);
+            assert_int_equal(sg_bundle_to_json(g, &j), SG_ELIMIT);
+            sg_graph_destroy(g);
+        } else {
+            expect_reject(t, SG_ELIMIT, "body graphs nested deeper than the limit 16",
+                          "nodes[0] (id 0).body.nodes[0] (id 0).body", NULL);
+        }
+        free(t);
+    }
+    /* JSON nesting past jansson's own limit */
+    s = doc_with("", 3000, "[", "");
+    expect_reject(s, SG_EFORMAT, "graph.json:1:", NULL);
+    free(s);
+    /* too large for the parser */
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_parse_json("{}", (size_t)SG_BUNDLE_MAX_JSON_BYTES + 1, "graph.json",
+                                          &g, &diag),
+                     SG_ELIMIT);
+}
+
+static void test_reject_paths_in_json(void **state)
+{
+    (void)state;
+    const char *bad[] = {"../etc/passwd", "/etc/passwd", "code/../../x", "code//x",  "./x",
+                         "code/./x",      "code/x/",     "co de",        "code\\x", "~/x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
+                 "\"ptx\",\"hash\":\"0123456789abcdef\",\"file\":\"%s\"}],\"nodes\":[],"
+                 "\"edges\":[]}",
+                 bad[i][0] == '\\' ? "x" : bad[i]);
+        if (strchr(bad[i], '\\')) {
+            snprintf(text, sizeof text,
+                     "{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
+                     "\"ptx\",\"hash\":\"0123456789abcdef\",\"file\":\"code\\\\x\"}],"
+                     "\"nodes\":[],\"edges\":[]}");
+        }
+        expect_reject(text, SG_EFORMAT, "images[0] (id 0).file", "not a safe relative path",
+                      NULL);
+    }
+    assert_true(sg_bundle_relpath_ok("code/0123456789abcdef.fatbin"));
+    assert_true(sg_bundle_relpath_ok("data/b12.after.zst"));
+    assert_true(sg_bundle_relpath_ok("a...b"));
+    assert_false(sg_bundle_relpath_ok(""));
+    assert_false(sg_bundle_relpath_ok(NULL));
+    assert_false(sg_bundle_relpath_ok(".."));
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) assert_false(sg_bundle_relpath_ok(bad[i]));
+}
+
+/* ---- files on disk ---------------------------------------------------------------------- */
+
+/* A bundle at dir/name whose graph names code/x.fatbin; returns its path. */
+static const char *bundle_with_image_file(const char *dir, const char *name)
+{
+    static char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    assert_int_equal(mkdir(path, 0755), 0);
+    char p[800];
+    snprintf(p, sizeof p, "%s/graph.json", path);
+    write_text(p, "{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
+                  "\"fatbin\",\"hash\":\"0123456789abcdef\",\"file\":\"code/x.fatbin\"}],"
+                  "\"nodes\":[],\"edges\":[]}");
+    return path;
+}
+
+static void expect_read_fails(const char *path, int code, const char *file, const char *needle)
+{
+    sg_graph_t *g = NULL;
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_read(path, &g, &diag);
+    if (rc != code) fail_msg("expected %d, got %d: %s: %s", code, rc, diag.file, diag.message);
+    assert_null(g);
+    assert_string_equal(diag.file, file);
+    if (!strstr(diag.message, needle)) fail_msg("\"%s\" lacks \"%s\"", diag.message, needle);
+}
+
+static void test_read_refuses_symlinks(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("symlinks");
+    char p[900];
+    /* the file is a symlink to something outside */
+    const char *b1 = bundle_with_image_file(dir, "link_file.sgraph");
+    snprintf(p, sizeof p, "%s/code", b1);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/code/x.fatbin", b1);
+    assert_int_equal(symlink("/etc/passwd", p), 0);
+    expect_read_fails(b1, SG_EFORMAT, "graph.json", "symbolic link");
+    void *data;
+    size_t n;
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_read_blob(b1, "code/x.fatbin", 1 << 20, &data, &n, &diag),
+                     SG_EFORMAT);
+    assert_string_equal(diag.file, "code/x.fatbin");
+    assert_non_null(strstr(diag.message, "symbolic link"));
+    /* a directory on the way is a symlink */
+    const char *b2 = bundle_with_image_file(dir, "link_dir.sgraph");
+    char target[700];
+    snprintf(target, sizeof target, "%s/outside", dir);
+    mkdir(target, 0755);
+    snprintf(p, sizeof p, "%s/x.fatbin", target);
+    write_text(p, "secret");
+    snprintf(p, sizeof p, "%s/code", b2);
+    assert_int_equal(symlink(target, p), 0);
+    expect_read_fails(b2, SG_EFORMAT, "graph.json", "symbolic link");
+    assert_int_equal(sg_bundle_read_blob(b2, "code/x.fatbin", 1 << 20, &data, &n, &diag),
+                     SG_EFORMAT);
+    /* graph.json itself is a symlink */
+    char b3[700];
+    snprintf(b3, sizeof b3, "%s/link_json.sgraph", dir);
+    mkdir(b3, 0755);
+    snprintf(p, sizeof p, "%s/graph.json", b3);
+    char real_json[800];
+    snprintf(real_json, sizeof real_json, "%s/graph.json", b1);
+    assert_int_equal(symlink(real_json, p), 0);
+    expect_read_fails(b3, SG_EFORMAT, "graph.json", "symbolic link");
+    /* the referenced file is missing, or a directory, or a FIFO */
+    const char *b4 = bundle_with_image_file(dir, "missing.sgraph");
+    expect_read_fails(b4, SG_ENOENT, "graph.json", "images[0].file: \"code/x.fatbin\" does not exist");
+    snprintf(p, sizeof p, "%s/code", b4);
+    mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/code/x.fatbin", b4);
+    mkdir(p, 0755);
+    expect_read_fails(b4, SG_EFORMAT, "graph.json", "not a regular file");
+    rmdir(p);
+    assert_int_equal(mkfifo(p, 0644), 0);
+    expect_read_fails(b4, SG_EFORMAT, "graph.json", "not a regular file");
+    unlink(p);
+    write_text(p, "fatbin bytes");
+    sg_graph_t *g = NULL;
+    assert_int_equal(sg_bundle_read(b4, &g, &diag), SG_OK);
+    sg_graph_destroy(g);
+    /* a bundle reached through a symlink is the user's choice: fine */
+    snprintf(p, sizeof p, "%s/alias.sgraph", dir);
+    assert_int_equal(symlink(b4, p), 0);
+    assert_int_equal(sg_bundle_read(p, &g, &diag), SG_OK);
+    sg_graph_destroy(g);
+    /* read_blob refuses names that leave the bundle before touching disk */
+    const char *bad[] = {"../missing.sgraph/graph.json", "/etc/passwd", "code/../../x"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(sg_bundle_read_blob(b4, bad[i], 1 << 20, &data, &n, &diag), SG_EFORMAT);
+        assert_non_null(strstr(diag.message, "not a safe relative path"));
+    }
+    /* no bundle at all */
+    snprintf(p, sizeof p, "%s/nothing.sgraph", dir);
+    expect_read_fails(p, SG_ENOENT, p, "cannot open the bundle directory");
+    snprintf(p, sizeof p, "%s/empty.sgraph", dir);
+    mkdir(p, 0755);
+    expect_read_fails(p, SG_ENOENT, "graph.json", "does not exist");
+}
+
+static void test_read_graph_json_too_large(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("huge");
+    char b[700], p[800];
+    snprintf(b, sizeof b, "%s/huge.sgraph", dir);
+    mkdir(b, 0755);
+    snprintf(p, sizeof p, "%s/graph.json", b);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    /* sparse: costs no disk, and must be refused from its size alone */
+    assert_int_equal(ftruncate(fd, (off_t)SG_BUNDLE_MAX_JSON_BYTES + 1), 0);
+    close(fd);
+    expect_read_fails(b, SG_ELIMIT, "graph.json", "limit");
+    /* a malformed graph.json on disk reports line:column */
+    write_text(p, "{\n\"format\": \"sgcap-bundle\",\n\"version\": 1\n\"nodes\": []}");
+    sg_graph_t *g = NULL;
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_read(b, &g, &diag), SG_EFORMAT);
+    assert_string_equal(diag.file, "graph.json");
+    assert_int_equal(diag.line, 4);
+}
+
+/* ---- blobs and zstd ---------------------------------------------------------------------- */
+
+static void test_blobs_zstd(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("zstd");
+    char path[700], src[700];
+    snprintf(path, sizeof path, "%s/z.sgraph", dir);
+    snprintf(src, sizeof src, "%s/source.bin", dir);
+    size_t big = 3 * (1 << 20) + 12345; /* several copy chunks */
+    uint8_t *data = malloc(big);
+    for (size_t i = 0; i < big; i++) data[i] = (uint8_t)((i * 2654435761u) >> 13);
+    write_bytes(src, data, big);
+    sg_graph_t *g = sg_graph_create();
+    sg_bundle_blob_t blobs[] = {
+        {"data/mem.zst", data, big, NULL, true},
+        {"data/file.zst", NULL, 0, src, true},
+        {"data/raw.bin", NULL, 0, src, false},
+        {"data/empty.zst", NULL, 0, NULL, true},
+        {"deep/er/dir/x.bin", "abc", 3, NULL, false},
+    };
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_write(g, path, blobs, 5, 0, &diag);
+    if (rc) fail_msg("%s: %s", diag.file, diag.message);
+    const char *names[] = {"data/mem.zst", "data/file.zst", "data/raw.bin"};
+    for (int i = 0; i < 3; i++) {
+        void *out;
+        size_t n;
+        assert_int_equal(sg_bundle_read_blob(path, names[i], big, &out, &n, &diag), SG_OK);
+        assert_int_equal(n, big);
+        assert_memory_equal(out, data, big);
+        free(out);
+        /* one byte less than the content: refused */
+        assert_int_equal(sg_bundle_read_blob(path, names[i], big - 1, &out, &n, &diag), SG_ELIMIT);
+        assert_string_equal(diag.file, names[i]);
+        assert_non_null(strstr(diag.message, "limit"));
+    }
+    void *out;
+    size_t n;
+    assert_int_equal(sg_bundle_read_blob(path, "data/empty.zst", 0, &out, &n, &diag), SG_OK);
+    assert_int_equal(n, 0);
+    free(out);
+    assert_int_equal(sg_bundle_read_blob(path, "deep/er/dir/x.bin", 3, &out, &n, &diag), SG_OK);
+    assert_memory_equal(out, "abc", 3);
+    free(out);
+    assert_int_equal(sg_bundle_read_blob(path, "data/nothing.zst", 3, &out, &n, &diag), SG_ENOENT);
+    free(data);
+    sg_graph_destroy(g);
+}
+
+/* Write raw bytes as dir/b.sgraph/name (a bundle made by hand). */
+static void put_file(const char *bundle, const char *name, const void *p, size_t n)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s", bundle, name);
+    write_bytes(path, p, n);
+}
+
+static void test_zstd_bomb(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("bomb");
+    char b[700];
+    snprintf(b, sizeof b, "%s/bomb.sgraph", dir);
+    mkdir(b, 0755);
+    /* 256 MiB of zeros compress to a few KiB; the header says so... */
+    size_t huge = (size_t)256 << 20;
+    void *zeros = calloc(1, huge);
+    assert_non_null(zeros);
+    size_t cap = ZSTD_compressBound(huge);
+    void *z = malloc(cap);
+    size_t zn = ZSTD_compress(z, cap, zeros, huge, 1);
+    assert_false(ZSTD_isError(zn));
+    assert_true(zn < (1 << 20));
+    put_file(b, "declared.zst", z, zn);
+    /* ...and once streamed without a size in the header */
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 0);
+    ZSTD_inBuffer in = {zeros, huge, 0};
+    ZSTD_outBuffer o = {z, cap, 0};
+    size_t left;
+    do {
+        left = ZSTD_compressStream2(cc, &o, &in, ZSTD_e_end);
+        assert_false(ZSTD_isError(left));
+    } while (left);
+    ZSTD_freeCCtx(cc);
+    assert_int_equal(ZSTD_getFrameContentSize(z, o.pos), ZSTD_CONTENTSIZE_UNKNOWN);
+    put_file(b, "undeclared.zst", z, o.pos);
+    /* ...and as many small frames, each declaring a harmless size */
+    size_t one = ZSTD_compress(z, cap, zeros, 1 << 20, 1);
+    char *many = malloc(one * 64);
+    for (int i = 0; i < 64; i++) memcpy(many + i * one, z, one);
+    put_file(b, "frames.zst", many, one * 64);
+    free(many);
+    const char *names[] = {"declared.zst", "undeclared.zst", "frames.zst"};
+    for (int i = 0; i < 3; i++) {
+        void *out = (void *)0x1;
+        size_t n = 7;
+        sg_diag_t diag = {0};
+        assert_int_equal(sg_bundle_read_blob(b, names[i], 1 << 20, &out, &n, &diag), SG_ELIMIT);
+        assert_null(out);
+        assert_int_equal(n, 0);
+        assert_string_equal(diag.file, names[i]);
+        assert_non_null(strstr(diag.message, "more than the limit of 1048576 bytes"));
+    }
+    /* garbage and truncated frames */
+    put_file(b, "garbage.zst", "hello, world", 12);
+    one = ZSTD_compress(z, cap, "0123456789", 10, 1);
+    put_file(b, "truncated.zst", z, one - 3);
+    put_file(b, "zero.zst", "", 0);
+    const char *bad[] = {"garbage.zst", "truncated.zst", "zero.zst"};
+    for (int i = 0; i < 3; i++) {
+        void *out;
+        size_t n;
+        sg_diag_t diag = {0};
+        assert_int_equal(sg_bundle_read_blob(b, bad[i], 1 << 20, &out, &n, &diag), SG_EFORMAT);
+        assert_string_equal(diag.file, bad[i]);
+    }
+    /* a raw blob larger than allowed is refused from its size */
+    put_file(b, "raw.bin", zeros, 4096);
+    void *out;
+    size_t n;
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_read_blob(b, "raw.bin", 4095, &out, &n, &diag), SG_ELIMIT);
+    free(zeros);
+    free(z);
+}
+
+static void test_diag_format(void **state)
+{
+    (void)state;
+    sg_diag_t d = {"graph.json", 3, 14, "unexpected ','"};
+    char buf[128];
+    assert_string_equal(sg_diag_format(&d, buf, sizeof buf), "graph.json:3:14: unexpected ','");
+    d.line = 0;
+    assert_string_equal(sg_diag_format(&d, buf, sizeof buf), "graph.json: unexpected ','");
+    d.file[0] = '\0';
+    assert_string_equal(sg_diag_format(&d, buf, sizeof buf), "unexpected ','");
+    assert_string_equal(sg_diag_format(NULL, buf, sizeof buf), "(no diagnostic)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip_memory),
+        cmocka_unit_test(test_round_trip_disk),
+        cmocka_unit_test(test_empty_graph_and_defaults),
+        cmocka_unit_test(test_unknown_fields_ignored),
+        cmocka_unit_test(test_deterministic_output),
+        cmocka_unit_test(test_writer_sanitizes_strings),
+        cmocka_unit_test(test_write_unwritable_parent),
+        cmocka_unit_test(test_write_missing_blob_source),
+        cmocka_unit_test(test_write_fault_injection),
+        cmocka_unit_test(test_overwrite_rules),
+        cmocka_unit_test(test_reject_malformed_json),
+        cmocka_unit_test(test_reject_not_a_bundle),
+        cmocka_unit_test(test_reject_types),
+        cmocka_unit_test(test_reject_missing_fields),
+        cmocka_unit_test(test_reject_dangling),
+        cmocka_unit_test(test_reject_duplicates_and_bad_edges),
+        cmocka_unit_test(test_reject_cycles),
+        cmocka_unit_test(test_reject_param_layout),
+        cmocka_unit_test(test_reject_limits),
+        cmocka_unit_test(test_reject_paths_in_json),
+        cmocka_unit_test(test_read_refuses_symlinks),
+        cmocka_unit_test(test_read_graph_json_too_large),
+        cmocka_unit_test(test_blobs_zstd),
+        cmocka_unit_test(test_zstd_bomb),
+        cmocka_unit_test(test_diag_format),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
