@@ -1,0 +1,155 @@
+/* replay_private.h: what the GPU half of replay/ shares and nobody else
+ * sees: the driver, CUPTI and NVRTC entry points (loaded with dlopen, so no
+ * sgcap binary needs libcuda to start), the replay object, and helpers. */
+#ifndef SGCAP_REPLAY_PRIVATE_H
+#define SGCAP_REPLAY_PRIVATE_H
+
+#include <cuda.h>
+#include <cupti.h>
+#include <nvrtc.h>
+
+#include "replay.h"
+
+/* Driver entry points, resolved with cuGetProcAddress for the CUDA version
+ * these headers describe, so each name gets the ABI its prototype here has
+ * (cuMemcpyHtoD is cuMemcpyHtoD_v2, and so on). */
+#define SG_CU_FUNCS(X)                                                                         \
+    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)      \
+    X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)           \
+    X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString)               \
+    X(cuMemGetAllocationGranularity) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemCreate) \
+    X(cuMemRelease) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) X(cuMemHostRegister)           \
+    X(cuMemHostUnregister) X(cuMemHostGetDevicePointer) X(cuMemcpyHtoD) X(cuMemcpyDtoH)        \
+    X(cuMemsetD8) X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel)                \
+    X(cuKernelGetFunction) X(cuFuncGetParamInfo) X(cuFuncSetAttribute) X(cuGraphCreate)         \
+    X(cuGraphDestroy) X(cuGraphAddNode) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy)   \
+    X(cuGraphLaunch) X(cuGraphUpload) X(cuGraphConditionalHandleCreate)                        \
+    X(cuGraphKernelNodeSetAttribute) X(cuStreamCreate) X(cuStreamDestroy)                      \
+    X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                 \
+    X(cuEventSynchronize) X(cuEventElapsedTime) X(cuMemFreeAsync)
+
+#define SG_CUPTI_FUNCS(X)                                                                     \
+    X(cuptiActivityRegisterCallbacks) X(cuptiActivityEnable) X(cuptiActivityDisable)          \
+    X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord) X(cuptiActivityGetNumDroppedRecords) \
+    X(cuptiGetGraphNodeId) X(cuptiSubscribe) X(cuptiUnsubscribe) X(cuptiEnableCallback)       \
+    X(cuptiGetResultString)
+
+#define SG_NVRTC_FUNCS(X)                                                                   \
+    X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize)                  \
+    X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetPTXSize)          \
+    X(nvrtcGetPTX) X(nvrtcDestroyProgram) X(nvrtcGetErrorString)
+
+#define SG_DECLARE_FN(name) __typeof__(&name) name;
+typedef struct {
+    SG_CU_FUNCS(SG_DECLARE_FN)
+} sg_cu_api_t;
+typedef struct {
+    SG_CUPTI_FUNCS(SG_DECLARE_FN)
+} sg_cupti_api_t;
+typedef struct {
+    SG_NVRTC_FUNCS(SG_DECLARE_FN)
+} sg_nvrtc_api_t;
+#undef SG_DECLARE_FN
+
+extern sg_cu_api_t sg_cu;
+extern sg_cupti_api_t sg_cupti;
+extern sg_nvrtc_api_t sg_nvrtc;
+
+/* Load each library once; later calls return the first result. */
+int sg_replay__load_cuda(char *err, size_t errlen);
+int sg_replay__load_cupti(char *err, size_t errlen);
+int sg_replay__load_nvrtc(char *err, size_t errlen);
+
+/* Format a message into err (may be NULL) and return code. */
+int sg_replay__fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* "what: CUDA_ERROR_NAME (description)" and SG_ECUDA. */
+int sg_replay__cu_fail(char *err, size_t errlen, CUresult rc, const char *what);
+
+#define SG_CU_TRY(call, what)                                                       \
+    do {                                                                            \
+        CUresult sg_cu_rc_ = (call);                                                \
+        if (sg_cu_rc_ != CUDA_SUCCESS) return sg_replay__cu_fail(err, errlen, sg_cu_rc_, what); \
+    } while (0)
+
+/* ---- the replay object ---------------------------------------------------------- */
+
+typedef enum {
+    SG_PLACE_NONE = 0, /* not placed (size 0, or not yet) */
+    SG_PLACE_SAME,     /* at its recorded address */
+    SG_PLACE_MOVED,    /* elsewhere: pointers to it are relocated */
+    SG_PLACE_GRAPH,    /* created by a mem_alloc node of the graph */
+} sg_place_t;
+
+typedef struct {
+    CUdeviceptr va;          /* where the region lives now */
+    CUdeviceptr extra_va;    /* a reservation held only to push va elsewhere (--relocate) */
+    uint64_t extra_size;
+    CUmemGenericAllocationHandle handle;
+    bool reserved, created, mapped;
+    void *host;              /* host regions: the mapping, and whether it is registered */
+    bool host_registered;
+} sg_region_state_t;
+
+/* One CUDA node this replay created, for profiling and the trace. */
+typedef struct {
+    CUgraphNode cu;
+    uint64_t cupti_id;
+    sg_node_id_t id;
+    const sg_graph_t *owner; /* the model graph (root or a body) holding the node */
+    char path[64];
+    char name[96];
+    sg_node_type_t type;
+    uint32_t stream;
+} sg_built_node_t;
+
+struct sg_replay {
+    const sg_graph_t *g;
+    char *bundle;
+    sg_replay_options_t opt;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    /* memory */
+    sg_region_t *regions;
+    sg_region_state_t *rs;
+    uint32_t n_regions;
+    CUdeviceptr *buf_addr; /* per buffer: its address now */
+    uint8_t *buf_place;    /* per buffer: sg_place_t */
+    bool *buf_freed;       /* per buffer: a mem_free node of the graph frees it */
+    sg_reloc_map_t map;
+    sg_reloc_report_t report;
+    /* code */
+    CUlibrary *libs; /* per image, NULL until loaded */
+    /* graph */
+    CUgraph graph;
+    CUgraphExec exec;
+    CUevent *events; /* per event table entry, created on first use */
+    CUevent *own_events; /* for record/wait nodes that name no event */
+    uint32_t n_own_events, cap_own_events;
+    CUgraph *children; /* child-graph bodies, kept until close */
+    uint32_t n_children, cap_children;
+    sg_built_node_t *built;
+    uint32_t n_built, cap_built;
+    bool unfreed_alloc; /* a graph allocation outlives the launch */
+    bool launched;
+    CUevent *bench_events; /* 2 per launch of one bench chunk */
+    uint32_t n_bench_events;
+    sg_replay_timings_t t;
+};
+
+/* memory.c */
+int sg_replay__place(sg_replay_t *r, char *err, size_t errlen);
+void sg_replay__release_memory(sg_replay_t *r);
+/* code.c */
+int sg_replay__load_code(sg_replay_t *r, char *err, size_t errlen);
+int sg_replay__function(sg_replay_t *r, const sg_kernel_t *k, CUfunction *out, char *err,
+                        size_t errlen);
+/* build.c */
+int sg_replay__build(sg_replay_t *r, char *err, size_t errlen);
+/* profile.c */
+int sg_replay__profile_prepare(char *err, size_t errlen);
+
+double sg_replay__now_ms(void);
+
+#endif /* SGCAP_REPLAY_PRIVATE_H */
