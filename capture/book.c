@@ -1,0 +1,602 @@
+/* book.c: capture bookkeeping (book.h): open capture sessions with their
+ * annotated per-stream dependency sets and event records, and the bounded
+ * cache of finished capture records keyed by graph. */
+#include <stdlib.h>
+#include <string.h>
+
+/* uthash reports allocation failure here instead of exiting the program. */
+static int book_oom;
+#define uthash_nonfatal_oom(obj) (book_oom = 1)
+#include "book.h"
+
+typedef struct sess_event {
+    uint64_t handle;
+    uint32_t label;
+    uint32_t n, cap;
+    uint64_t *nodes; /* the latest record's dependency set */
+    UT_hash_handle hh;
+} sess_event_t;
+
+struct session;
+
+typedef struct sess_stream {
+    uint64_t key;
+    struct session *sess;
+    uint32_t label;
+    uint32_t n, cap;
+    sg_dep_t *set; /* annotated current dependency set */
+    UT_hash_handle hh; /* in book->streams, by key */
+} sess_stream_t;
+
+typedef struct session {
+    uint64_t capture_id;
+    sg_capture_record_t *rec; /* owned while the capture is open */
+    sess_event_t *events;     /* by handle */
+    sess_stream_t **members;
+    uint32_t n_members, cap_members;
+    struct session *next;
+} session_t;
+
+struct sg_book {
+    sg_book_limits_t lim;
+    sess_stream_t *streams;
+    session_t *sessions;
+    sg_capture_record_t *records;
+    uint64_t tick;
+    sg_book_stats_t st;
+};
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap) return SG_OK;
+    uint64_t c = *cap ? (uint64_t)*cap * 2 : 4;
+    while (c < need) c *= 2;
+    if (c > UINT32_MAX) return SG_ELIMIT;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) return SG_ENOMEM;
+    *p = q;
+    *cap = (uint32_t)c;
+    return SG_OK;
+}
+
+const sg_dep_t *sg_dep_find(const sg_dep_t *deps, uint32_t n, uint64_t node)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (deps[i].node == node) return &deps[i];
+    return NULL;
+}
+
+static bool u64_in(const uint64_t *a, uint32_t n, uint64_t v)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] == v) return true;
+    return false;
+}
+
+static void record_free(sg_capture_record_t *r)
+{
+    if (!r) return;
+    sg_tag_t *t, *tmp;
+    HASH_ITER(hh, r->tags, t, tmp)
+    {
+        HASH_DEL(r->tags, t);
+        free(t->preds);
+        free(t);
+    }
+    free(r->streams);
+    free(r->events);
+    free(r);
+}
+
+static sg_capture_record_t *record_new(uint64_t graph, uint64_t capture_id, const char *mode)
+{
+    sg_capture_record_t *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->graph = graph;
+    r->capture_id = capture_id;
+    strncpy(r->mode, mode ? mode : "global", sizeof r->mode - 1);
+    return r;
+}
+
+/* Stream label in the record for this key: existing or appended. */
+static int record_stream(sg_capture_record_t *r, const sg_book_stream_info_t *s, uint32_t *label)
+{
+    for (uint32_t i = 0; i < r->n_streams; i++)
+        if (r->streams[i].key == s->key) {
+            *label = i;
+            return SG_OK;
+        }
+    int rc = grow((void **)&r->streams, &r->cap_streams, r->n_streams + 1, sizeof *r->streams);
+    if (rc) return rc;
+    r->streams[r->n_streams] = *s;
+    *label = r->n_streams++;
+    return SG_OK;
+}
+
+static int record_event(sg_capture_record_t *r, uint64_t handle, uint32_t *label)
+{
+    for (uint32_t i = 0; i < r->n_events; i++)
+        if (r->events[i] == handle) {
+            *label = i;
+            return SG_OK;
+        }
+    int rc = grow((void **)&r->events, &r->cap_events, r->n_events + 1, sizeof *r->events);
+    if (rc) return rc;
+    r->events[r->n_events] = handle;
+    *label = r->n_events++;
+    return SG_OK;
+}
+
+/* ---- records cache ---------------------------------------------------------- */
+
+static void evict_one(sg_book_t *b)
+{
+    sg_capture_record_t *r, *tmp, *old = NULL;
+    HASH_ITER(hh, b->records, r, tmp)
+    {
+        if (!old || r->lru < old->lru) old = r;
+    }
+    if (!old) return;
+    HASH_DEL(b->records, old);
+    b->st.tags_live -= old->n_tags;
+    b->st.records_live--;
+    b->st.records_evicted++;
+    record_free(old);
+}
+
+static void enforce_limits(sg_book_t *b)
+{
+    while (b->records && (b->st.records_live > b->lim.max_records ||
+                          b->st.tags_live > b->lim.max_tags))
+        evict_one(b);
+}
+
+static void drop_record(sg_book_t *b, sg_capture_record_t *r)
+{
+    HASH_DEL(b->records, r);
+    b->st.tags_live -= r->n_tags;
+    b->st.records_live--;
+    record_free(r);
+}
+
+/* ---- sessions ----------------------------------------------------------------- */
+
+static void session_free(sg_book_t *b, session_t *s, bool keep_record)
+{
+    for (uint32_t i = 0; i < s->n_members; i++) {
+        sess_stream_t *st = s->members[i];
+        HASH_DEL(b->streams, st);
+        free(st->set);
+        free(st);
+    }
+    free(s->members);
+    sess_event_t *e, *tmp;
+    HASH_ITER(hh, s->events, e, tmp)
+    {
+        HASH_DEL(s->events, e);
+        free(e->nodes);
+        free(e);
+    }
+    if (!keep_record && s->rec) {
+        b->st.tags_live -= s->rec->n_tags;
+        record_free(s->rec);
+    }
+    for (session_t **pp = &b->sessions; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    b->st.sessions_live--;
+    free(s);
+}
+
+static session_t *session_by_id(const sg_book_t *b, uint64_t capture_id)
+{
+    for (session_t *s = b->sessions; s; s = s->next)
+        if (s->capture_id == capture_id) return s;
+    return NULL;
+}
+
+static sess_stream_t *stream_find(const sg_book_t *b, uint64_t key)
+{
+    sess_stream_t *st = NULL;
+    HASH_FIND(hh, b->streams, &key, sizeof key, st);
+    return st;
+}
+
+static sess_stream_t *stream_join(sg_book_t *b, session_t *s, const sg_book_stream_info_t *info)
+{
+    uint32_t label;
+    if (record_stream(s->rec, info, &label)) return NULL;
+    if (grow((void **)&s->members, &s->cap_members, s->n_members + 1, sizeof *s->members))
+        return NULL;
+    sess_stream_t *st = calloc(1, sizeof *st);
+    if (!st) return NULL;
+    st->key = info->key;
+    st->sess = s;
+    st->label = label;
+    book_oom = 0;
+    HASH_ADD(hh, b->streams, key, sizeof st->key, st);
+    if (book_oom) {
+        free(st);
+        return NULL;
+    }
+    s->members[s->n_members++] = st;
+    return st;
+}
+
+/* Replace st's annotated set by D: members kept keep their annotation; new
+ * ones get classify(). */
+typedef sg_dep_t (*classify_fn)(const void *ctx, uint64_t node);
+
+static int set_assign(sess_stream_t *st, const uint64_t *d, size_t n, classify_fn classify,
+                      const void *ctx, uint32_t *unexplained)
+{
+    if (n > UINT32_MAX / 2) return SG_ELIMIT;
+    sg_dep_t *next = malloc((n ? n : 1) * sizeof *next);
+    if (!next) return SG_ENOMEM;
+    uint32_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sg_dep_find(next, m, d[i])) continue; /* the driver never repeats; be safe */
+        const sg_dep_t *old = sg_dep_find(st->set, st->n, d[i]);
+        if (old) {
+            next[m++] = *old;
+        } else {
+            next[m] = classify(ctx, d[i]);
+            if (next[m].kind == SG_EDGE_CONTROL && unexplained) (*unexplained)++;
+            m++;
+        }
+    }
+    free(st->set);
+    st->set = next;
+    st->n = m;
+    st->cap = (uint32_t)(n ? n : 1);
+    return SG_OK;
+}
+
+static sg_dep_t classify_control(const void *ctx, uint64_t node)
+{
+    (void)ctx;
+    sg_dep_t dep = {node, SG_NONE, SG_EDGE_CONTROL};
+    return dep;
+}
+
+/* ---- public ---------------------------------------------------------------------- */
+
+sg_book_t *sg_book_create(const sg_book_limits_t *limits)
+{
+    sg_book_t *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->lim.max_records = limits && limits->max_records ? limits->max_records : 1024;
+    b->lim.max_tags = limits && limits->max_tags ? limits->max_tags : (4u << 20);
+    return b;
+}
+
+void sg_book_drop_sessions(sg_book_t *b)
+{
+    while (b && b->sessions) {
+        b->st.captures_dropped++;
+        session_free(b, b->sessions, false);
+    }
+}
+
+void sg_book_destroy(sg_book_t *b)
+{
+    if (!b) return;
+    sg_book_drop_sessions(b);
+    sg_capture_record_t *r, *tmp;
+    HASH_ITER(hh, b->records, r, tmp)
+    {
+        drop_record(b, r);
+    }
+    free(b);
+}
+
+void sg_book_stats(const sg_book_t *b, sg_book_stats_t *out)
+{
+    *out = b->st;
+}
+
+bool sg_book_any_session(const sg_book_t *b)
+{
+    return b->sessions != NULL;
+}
+
+uint64_t sg_book_capture_of(const sg_book_t *b, uint64_t key)
+{
+    const sess_stream_t *st = stream_find(b, key);
+    return st ? st->sess->capture_id : 0;
+}
+
+int sg_book_begin(sg_book_t *b, uint64_t capture_id, const sg_book_stream_info_t *origin,
+                  uint64_t graph, const char *mode, const uint64_t *deps, size_t n_deps)
+{
+    int ret = SG_OK;
+    sess_stream_t *old = stream_find(b, origin->key);
+    if (old) {
+        /* We missed the end of its last capture: that session is gone. */
+        b->st.captures_dropped++;
+        session_free(b, old->sess, false);
+        ret = SG_EEXIST;
+    }
+    session_t *s = calloc(1, sizeof *s);
+    if (!s) return SG_ENOMEM;
+    s->capture_id = capture_id;
+    /* A second capture into a graph we already hold continues its record. */
+    sg_capture_record_t *rec = NULL;
+    if (graph) HASH_FIND(hh, b->records, &graph, sizeof graph, rec);
+    if (rec) {
+        HASH_DEL(b->records, rec);
+        b->st.records_live--;
+        rec->capture_id = capture_id;
+    } else {
+        rec = record_new(graph, capture_id, mode);
+        if (!rec) {
+            free(s);
+            return SG_ENOMEM;
+        }
+    }
+    s->rec = rec;
+    s->next = b->sessions;
+    b->sessions = s;
+    b->st.sessions_live++;
+    b->st.captures_begun++;
+    sess_stream_t *st = stream_join(b, s, origin);
+    if (!st) {
+        session_free(b, s, false);
+        return SG_ENOMEM;
+    }
+    int rc = set_assign(st, deps, n_deps, classify_control, NULL, NULL);
+    return rc ? rc : ret;
+}
+
+typedef struct {
+    const sg_capture_record_t *rec;
+    uint32_t stream;
+} enqueue_ctx_t;
+
+int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d, size_t n)
+{
+    sess_stream_t *st = stream_find(b, key);
+    if (!st) return 0;
+    sg_capture_record_t *rec = st->sess->rec;
+    int tagged = 0;
+    uint64_t *fresh = NULL;
+    uint32_t n_fresh = 0;
+    if (n) {
+        fresh = malloc(n * sizeof *fresh);
+        if (!fresh) return SG_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sg_tag_t *t = NULL;
+        HASH_FIND(hh, rec->tags, &d[i], sizeof d[i], t);
+        if (!t && !sg_dep_find(st->set, st->n, d[i]) && !u64_in(fresh, n_fresh, d[i]))
+            fresh[n_fresh++] = d[i];
+    }
+    for (uint32_t i = 0; i < n_fresh; i++) {
+        if (b->st.tags_live >= b->lim.max_tags) {
+            enforce_limits(b); /* make room by evicting finished records */
+            if (b->st.tags_live >= b->lim.max_tags) {
+                rec->overflow = true;
+                break;
+            }
+        }
+        sg_tag_t *t = calloc(1, sizeof *t);
+        if (!t) break;
+        t->node = fresh[i];
+        t->stream = st->label;
+        t->api = api;
+        t->seq = rec->next_seq++;
+        t->n_preds = st->n;
+        if (st->n) {
+            t->preds = malloc(st->n * sizeof *t->preds);
+            if (!t->preds) {
+                free(t);
+                break;
+            }
+            memcpy(t->preds, st->set, st->n * sizeof *t->preds);
+        }
+        book_oom = 0;
+        HASH_ADD(hh, rec->tags, node, sizeof t->node, t);
+        if (book_oom) {
+            free(t->preds);
+            free(t);
+            break;
+        }
+        rec->n_tags++;
+        b->st.tags_live++;
+        b->st.nodes_tagged++;
+        tagged++;
+    }
+    /* The new set: fresh nodes are this stream's own; anything else that
+     * appeared without our knowing why is control. */
+    sg_dep_t *next = malloc((n ? n : 1) * sizeof *next);
+    if (!next) {
+        free(fresh);
+        return SG_ENOMEM;
+    }
+    uint32_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sg_dep_find(next, m, d[i])) continue;
+        const sg_dep_t *old = sg_dep_find(st->set, st->n, d[i]);
+        if (old) {
+            next[m++] = *old;
+        } else if (u64_in(fresh, n_fresh, d[i])) {
+            next[m++] = (sg_dep_t){d[i], SG_NONE, SG_EDGE_STREAM};
+        } else {
+            const sg_tag_t *t = sg_book_find_tag(rec, d[i]);
+            uint8_t kind = t && t->stream == st->label ? SG_EDGE_STREAM : SG_EDGE_CONTROL;
+            if (kind == SG_EDGE_CONTROL) rec->unexplained++;
+            next[m++] = (sg_dep_t){d[i], SG_NONE, kind};
+        }
+    }
+    free(st->set);
+    st->set = next;
+    st->n = m;
+    st->cap = (uint32_t)(n ? n : 1);
+    free(fresh);
+    return tagged;
+}
+
+int sg_book_record(sg_book_t *b, uint64_t key, uint64_t event)
+{
+    sess_stream_t *st = stream_find(b, key);
+    if (!st) return SG_OK;
+    session_t *s = st->sess;
+    sess_event_t *e = NULL;
+    HASH_FIND(hh, s->events, &event, sizeof event, e);
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        if (!e) return SG_ENOMEM;
+        e->handle = event;
+        if (record_event(s->rec, event, &e->label)) {
+            free(e);
+            return SG_ENOMEM;
+        }
+        book_oom = 0;
+        HASH_ADD(hh, s->events, handle, sizeof e->handle, e);
+        if (book_oom) {
+            free(e);
+            return SG_ENOMEM;
+        }
+    }
+    if (grow((void **)&e->nodes, &e->cap, st->n, sizeof *e->nodes)) return SG_ENOMEM;
+    for (uint32_t i = 0; i < st->n; i++) e->nodes[i] = st->set[i].node;
+    e->n = st->n;
+    return SG_OK;
+}
+
+typedef struct {
+    const sess_event_t *ev;
+} wait_ctx_t;
+
+static sg_dep_t classify_wait(const void *ctx, uint64_t node)
+{
+    const wait_ctx_t *w = ctx;
+    if (w->ev && u64_in(w->ev->nodes, w->ev->n, node)) {
+        sg_dep_t dep = {node, w->ev->label, SG_EDGE_EVENT};
+        return dep;
+    }
+    return classify_control(NULL, node);
+}
+
+int sg_book_wait(sg_book_t *b, const sg_book_stream_info_t *s, uint64_t event,
+                 uint64_t capture_id, const uint64_t *d, size_t n)
+{
+    sess_stream_t *st = stream_find(b, s->key);
+    if (st && st->sess->capture_id != capture_id) {
+        /* The stream is reported in another capture than we thought: the
+         * old session lost track; leave it be and follow the driver. */
+        st = NULL;
+    }
+    if (!st) {
+        session_t *sess = session_by_id(b, capture_id);
+        if (!sess) return SG_OK;
+        if (stream_find(b, s->key)) return SG_OK;
+        st = stream_join(b, sess, s);
+        if (!st) return SG_ENOMEM;
+    }
+    wait_ctx_t w = {NULL};
+    sess_event_t *e = NULL;
+    HASH_FIND(hh, st->sess->events, &event, sizeof event, e);
+    w.ev = e;
+    return set_assign(st, d, n, classify_wait, &w, &st->sess->rec->unexplained);
+}
+
+typedef struct {
+    const sg_capture_record_t *rec;
+    uint32_t stream;
+} update_ctx_t;
+
+static sg_dep_t classify_update(const void *ctx, uint64_t node)
+{
+    const update_ctx_t *u = ctx;
+    const sg_tag_t *t = sg_book_find_tag(u->rec, node);
+    sg_dep_t dep = {node, SG_NONE,
+                    (uint8_t)(t && t->stream == u->stream ? SG_EDGE_STREAM : SG_EDGE_CONTROL)};
+    return dep;
+}
+
+int sg_book_update(sg_book_t *b, uint64_t key, const uint64_t *d, size_t n)
+{
+    sess_stream_t *st = stream_find(b, key);
+    if (!st) return SG_OK;
+    update_ctx_t u = {st->sess->rec, st->label};
+    /* Control edges here are the program's explicit choice, not a loss of
+     * track: do not count them as unexplained. */
+    return set_assign(st, d, n, classify_update, &u, NULL);
+}
+
+int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
+{
+    sess_stream_t *st = stream_find(b, key);
+    if (!st) return SG_ENOENT;
+    session_t *s = st->sess;
+    if (!ok || !graph) {
+        b->st.captures_dropped++;
+        session_free(b, s, false);
+        return SG_OK;
+    }
+    sg_capture_record_t *rec = s->rec;
+    s->rec = NULL;
+    session_free(b, s, true);
+    sg_capture_record_t *prev = NULL;
+    HASH_FIND(hh, b->records, &graph, sizeof graph, prev);
+    if (prev) drop_record(b, prev); /* a handle the driver reused */
+    rec->graph = graph;
+    rec->lru = ++b->tick;
+    book_oom = 0;
+    HASH_ADD(hh, b->records, graph, sizeof rec->graph, rec);
+    if (book_oom) {
+        b->st.tags_live -= rec->n_tags;
+        record_free(rec);
+        return SG_ENOMEM;
+    }
+    b->st.records_live++;
+    b->st.captures_ended++;
+    enforce_limits(b);
+    return SG_OK;
+}
+
+const sg_capture_record_t *sg_book_find_record(sg_book_t *b, uint64_t graph)
+{
+    sg_capture_record_t *r = NULL;
+    HASH_FIND(hh, b->records, &graph, sizeof graph, r);
+    if (r) r->lru = ++b->tick;
+    return r;
+}
+
+const sg_tag_t *sg_book_find_tag(const sg_capture_record_t *r, uint64_t node)
+{
+    if (!r) return NULL;
+    sg_tag_t *t = NULL;
+    HASH_FIND(hh, r->tags, &node, sizeof node, t);
+    return t;
+}
+
+void sg_book_forget(sg_book_t *b, uint64_t graph)
+{
+    sg_capture_record_t *r = NULL;
+    HASH_FIND(hh, b->records, &graph, sizeof graph, r);
+    if (r) drop_record(b, r);
+}
+
+bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to, uint8_t *kind,
+                       uint32_t *event)
+{
+    *kind = SG_EDGE_CONTROL;
+    *event = SG_NONE;
+    const sg_tag_t *t = sg_book_find_tag(r, to);
+    if (!t) return false;
+    const sg_dep_t *d = sg_dep_find(t->preds, t->n_preds, from);
+    if (d) {
+        *kind = d->kind;
+        *event = d->kind == SG_EDGE_EVENT ? d->event : SG_NONE;
+        return true;
+    }
+    const sg_tag_t *f = sg_book_find_tag(r, from);
+    if (f && f->stream == t->stream) *kind = SG_EDGE_STREAM;
+    return false;
+}

@@ -1,0 +1,181 @@
+/* book.h: capture bookkeeping: which stream and which event every captured
+ * node came from, kept without CUDA so it can be tested with synthetic calls.
+ *
+ * The shim feeds it what the driver says after each call on a capturing
+ * stream: the stream's dependency set D from cuStreamGetCaptureInfo (after
+ * an enqueue D is {the new node}). The book keeps, per stream, the same set
+ * annotated with WHY each node is in it:
+ *
+ *   stream   the node was enqueued on this stream (program order);
+ *   event    it came in through cuStreamWaitEvent on a captured event whose
+ *            latest record (cuEventRecord snapshots the recording stream's
+ *            set) held it: the edge names that event;
+ *   control  anything else: the initial dependencies of
+ *            cuStreamBeginCaptureToGraph, nodes put into the set by
+ *            cuStreamUpdateCaptureDependencies that were enqueued on another
+ *            stream, nodes that appear in a set without a call we saw. These
+ *            are orderings the program made explicitly, without an event;
+ *            passes must keep them like any other dependency.
+ *   (cuStreamUpdateCaptureDependencies putting back a node of the same
+ *   stream gives `stream`: it is still program order on that stream.)
+ *
+ * A node that is new in D after an enqueue is tagged with its stream label
+ * (s0 = the stream that began the capture, s1, ... in the order streams join
+ * by waiting on a captured event), a per-capture sequence number, the API
+ * that made it, and a copy of the annotated set it was enqueued after: its
+ * incoming edges and their kinds. Events get labels e0, e1, ... in order of
+ * first record in the capture.
+ *
+ * At end of capture the session's tags, stream and event tables become a
+ * record kept under the CUgraph handle until the graph is instantiated
+ * (and for later instantiations) or destroyed; the records are a bounded
+ * LRU cache (count and total tags). Nothing here locks: the shim serializes
+ * calls with one mutex. Handles are plain 64-bit values.
+ */
+#ifndef SGCAP_CAPTURE_BOOK_H
+#define SGCAP_CAPTURE_BOOK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uthash.h>
+
+#include "graph/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One member of a dependency set, or one incoming edge of a tagged node. */
+typedef struct {
+    uint64_t node;
+    uint32_t event; /* event label index for SG_EDGE_EVENT, else SG_NONE */
+    uint8_t kind;   /* sg_edge_kind_t: STREAM, EVENT or CONTROL */
+} sg_dep_t;
+
+typedef struct sg_tag {
+    uint64_t node;    /* CUgraphNode: the key */
+    uint32_t stream;  /* stream label index in the record */
+    uint32_t api;     /* caller's id of the API that made it */
+    uint64_t seq;     /* order of enqueue within the capture */
+    uint32_t n_preds;
+    sg_dep_t *preds;  /* the annotated set it was enqueued after */
+    UT_hash_handle hh;
+} sg_tag_t;
+
+/* What the shim knows about a stream when it enters a capture. */
+typedef struct {
+    uint64_t key;     /* identity: the handle, or the per-thread stream id */
+    uint64_t handle;  /* CUstream as the program passed it (canonical) */
+    uint64_t cuda_id; /* cuStreamGetId, 0 if unknown */
+    uint32_t flags;
+    int32_t priority;
+    bool per_thread;
+} sg_book_stream_info_t;
+
+/* A finished capture, kept under its graph until instantiate/destroy. */
+typedef struct sg_capture_record {
+    uint64_t graph;      /* key */
+    uint64_t capture_id; /* the last capture that filled it */
+    char mode[16];       /* "global", "thread_local", "relaxed" */
+    uint32_t n_streams, cap_streams;
+    sg_book_stream_info_t *streams; /* index = label number */
+    uint32_t n_events, cap_events;
+    uint64_t *events;               /* event handle per label number */
+    sg_tag_t *tags;                 /* uthash by node */
+    uint64_t n_tags;
+    uint64_t next_seq;
+    bool overflow;                  /* tagging stopped at the tag bound */
+    uint32_t unexplained;           /* sets that held nodes no call explained */
+    uint64_t lru;                   /* last use tick */
+    UT_hash_handle hh;
+} sg_capture_record_t;
+
+typedef struct {
+    uint32_t max_records;  /* graphs kept between end of capture and destroy */
+    uint64_t max_tags;     /* tags in records and open sessions together */
+} sg_book_limits_t;
+
+typedef struct sg_book sg_book_t;
+
+typedef struct {
+    uint64_t captures_begun, captures_ended, captures_dropped;
+    uint64_t nodes_tagged;
+    uint64_t records_evicted;
+    uint64_t tags_live; /* in records and sessions now */
+    uint32_t sessions_live, records_live;
+} sg_book_stats_t;
+
+/* NULL limits: defaults (1024 records, 4M tags). NULL when out of memory. */
+sg_book_t *sg_book_create(const sg_book_limits_t *limits);
+void sg_book_destroy(sg_book_t *b);
+/* Drop every open session (a forked child inherits none of the captures). */
+void sg_book_drop_sessions(sg_book_t *b);
+void sg_book_stats(const sg_book_t *b, sg_book_stats_t *out);
+
+/* A capture began on `origin` (label s0). graph is the CUgraph it builds
+ * (cuStreamBeginCaptureToGraph's, or the one the driver reports); deps are
+ * the initial dependency set (BeginCaptureToGraph), annotated `control`.
+ * A graph that already has a record (a second capture into it) continues
+ * its labels and sequence numbers. Returns 0, SG_EEXIST (stream already in
+ * a session: the old one is dropped and the new one begins) or SG_ENOMEM. */
+int sg_book_begin(sg_book_t *b, uint64_t capture_id, const sg_book_stream_info_t *origin,
+                  uint64_t graph, const char *mode, const uint64_t *deps, size_t n_deps);
+
+/* Capture id of the session holding this stream key, 0 if none. */
+uint64_t sg_book_capture_of(const sg_book_t *b, uint64_t key);
+/* Is any session open? */
+bool sg_book_any_session(const sg_book_t *b);
+
+/* After a successful enqueue on stream `key` (launch, copy, memset, host
+ * function, stream-ordered alloc/free, external event record/wait, graph
+ * launch): D is the driver's dependency set now. Nodes of D not yet tagged
+ * are tagged (api = caller's id). Returns how many were tagged; 0 as well
+ * when the stream is in no session. */
+int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d, size_t n);
+
+/* cuEventRecord(event, stream) on a capturing stream: the event's latest
+ * record is the stream's current set. No-op when the stream is in no session. */
+int sg_book_record(sg_book_t *b, uint64_t key, uint64_t event);
+
+/* cuStreamWaitEvent(stream, event) succeeded and the driver now reports the
+ * stream in capture `capture_id` with set D. A stream not yet in the session
+ * joins it (next label). Nodes new in the set that the event's latest record
+ * holds are annotated `event`, others `control`. No-op when no session has
+ * that capture id. */
+int sg_book_wait(sg_book_t *b, const sg_book_stream_info_t *s, uint64_t event,
+                 uint64_t capture_id, const uint64_t *d, size_t n);
+
+/* cuStreamUpdateCaptureDependencies: the stream's set is now D. */
+int sg_book_update(sg_book_t *b, uint64_t key, const uint64_t *d, size_t n);
+
+/* End of the capture the stream `key` belongs to. ok with a graph: the
+ * session becomes (or merges into) the record of `graph`; otherwise (the
+ * capture failed) it is dropped. Returns 0 or SG_ENOENT (no session). */
+int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok);
+
+/* The record of a graph (marks it recently used), or NULL. Valid until the
+ * next call that changes the book. */
+const sg_capture_record_t *sg_book_find_record(sg_book_t *b, uint64_t graph);
+/* Tag of a node in a record, or NULL. */
+const sg_tag_t *sg_book_find_tag(const sg_capture_record_t *r, uint64_t node);
+/* Forget a graph (cuGraphDestroy). */
+void sg_book_forget(sg_book_t *b, uint64_t graph);
+
+/* Why the CUDA graph edge from -> to exists, per the record: *kind and
+ * *event (event label or SG_NONE). Returns true when the capture explained
+ * it (the edge is among `to`'s recorded predecessors); otherwise gives the
+ * fallback, `stream` when both ends were tagged on one stream and `control`
+ * for anything else (nodes added with cuGraphAdd*Node, edges the program
+ * added after capture), and returns false. r may be NULL (explicit graph). */
+bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to, uint8_t *kind,
+                       uint32_t *event);
+
+/* Does the dependency list hold `node`? Returns its entry or NULL. */
+const sg_dep_t *sg_dep_find(const sg_dep_t *deps, uint32_t n, uint64_t node);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SGCAP_CAPTURE_BOOK_H */

@@ -1,0 +1,100 @@
+/* outbox.c: bundle write policy and names (outbox.h). */
+#include "outbox.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+void sg_outbox_init(sg_outbox_t *o, uint32_t max_bundles)
+{
+    memset(o, 0, sizeof *o);
+    o->max_bundles = max_bundles;
+}
+
+void sg_outbox_free(sg_outbox_t *o)
+{
+    free(o->entries);
+    o->entries = NULL;
+    o->n_entries = o->cap_entries = 0;
+}
+
+sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t *existing,
+                                      bool *report_limit)
+{
+    if (report_limit) *report_limit = false;
+    o->offered++;
+    /* Linear: at most max_bundles entries, and a write follows anyway. */
+    for (uint32_t i = 0; i < o->n_entries; i++)
+        if (o->entries[i].digest == digest) {
+            if (existing) *existing = o->entries[i].sequence;
+            o->duplicates++;
+            return SG_OUTBOX_DUPLICATE;
+        }
+    if (o->written >= o->max_bundles) {
+        o->over_limit++;
+        if (!o->limit_reported && report_limit) *report_limit = true;
+        o->limit_reported = true;
+        return SG_OUTBOX_OVER_LIMIT;
+    }
+    return SG_OUTBOX_WRITE;
+}
+
+int sg_outbox_done(sg_outbox_t *o, uint64_t digest, uint32_t sequence, bool ok)
+{
+    if (!ok) {
+        o->failed++;
+        return SG_OK;
+    }
+    o->written++;
+    if (o->n_entries == o->cap_entries) {
+        uint32_t cap = o->cap_entries ? o->cap_entries * 2 : 16;
+        sg_outbox_entry_t *p = realloc(o->entries, cap * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        o->entries = p;
+        o->cap_entries = cap;
+    }
+    o->entries[o->n_entries].digest = digest;
+    o->entries[o->n_entries].sequence = sequence;
+    o->n_entries++;
+    return SG_OK;
+}
+
+uint32_t sg_outbox_parse_max(const char *text, bool *valid)
+{
+    if (valid) *valid = true;
+    if (!text || !*text) return SG_OUTBOX_DEFAULT_MAX;
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end != '\0' || text[0] == '-' || text[0] == '+' || v > 1000000u) {
+        if (valid) *valid = false;
+        return SG_OUTBOX_DEFAULT_MAX;
+    }
+    return (uint32_t)v;
+}
+
+void sg_outbox_program_name(const char *path, char *out, size_t n)
+{
+    if (n == 0) return;
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : (path ? path : "");
+    size_t cap = n - 1 < 64 ? n - 1 : 64, o = 0;
+    for (const char *s = base; *s && o < cap; s++) {
+        char c = *s;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        if (o == 0 && c == '.') continue; /* no hidden files, no "..", no "." */
+        out[o++] = ok ? c : '_';
+    }
+    out[o] = '\0';
+    if (o == 0) snprintf(out, n, "%s", "program");
+}
+
+int sg_outbox_bundle_path(char *buf, size_t n, const char *dir, const char *program, int64_t pid,
+                          uint32_t sequence)
+{
+    int m = snprintf(buf, n, "%s/%s.%lld.%u.sgraph", dir && *dir ? dir : ".", program,
+                     (long long)pid, sequence);
+    return m < 0 || (size_t)m >= n ? SG_ELIMIT : SG_OK;
+}

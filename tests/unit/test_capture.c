@@ -1,0 +1,903 @@
+/* test_capture.c: CPU tests of the capture module's pure parts: the device
+ * memory interval map, the capture bookkeeping (stream and event labels,
+ * record/wait pairing, edge kinds), assembling a model from a graph's
+ * structure, the dedup digest, bundle naming and the bundle bound, and the
+ * expected-topology comparison (against the golden fixture bundles and the
+ * samples' reviewed --expect files).
+ *
+ * The bookkeeping is driven by a small fake of the CUDA stream-capture
+ * semantics (fake_*): it keeps each stream's real dependency set, makes the
+ * nodes and edges a driver would, and hands the book exactly what
+ * cuStreamGetCaptureInfo would return. Whole sample captures are replayed
+ * through it and must come out as their samples/expected/NAME.topo. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/assemble.h"
+#include "capture/book.h"
+#include "capture/digest.h"
+#include "capture/memmap.h"
+#include "capture/outbox.h"
+#include "capture/topo.h"
+#include "graph/bundle.h"
+#include "graph/graph.h"
+
+/* ---- memmap ------------------------------------------------------------------- */
+
+static void test_memmap_basic(void **state)
+{
+    (void)state;
+    sg_memmap_t m;
+    sg_memmap_init(&m);
+    uint64_t a, b;
+    assert_int_equal(sg_memmap_add(&m, 0x1000, 0x100, SG_BUFFER_DEVICE, 0, false, &a), SG_OK);
+    assert_int_equal(sg_memmap_add(&m, 0x3000, 0x100, SG_BUFFER_ASYNC, 0, false, &b), SG_OK);
+    assert_int_not_equal(a, b);
+    assert_int_equal(sg_memmap_add(&m, 0x5000, 0, SG_BUFFER_DEVICE, 0, false, NULL), SG_EINVAL);
+    assert_null(sg_memmap_find(&m, 0xfff));
+    assert_non_null(sg_memmap_find(&m, 0x1000));
+    assert_int_equal(sg_memmap_find(&m, 0x10ff)->id, a);
+    assert_null(sg_memmap_find(&m, 0x1100));
+    assert_int_equal(sg_memmap_find(&m, 0x3080)->kind, SG_BUFFER_ASYNC);
+    assert_int_equal(m.bytes, 0x200);
+    assert_int_equal(sg_memmap_remove_at(&m, 0x1080), SG_ENOENT);
+    assert_int_equal(sg_memmap_remove_at(&m, 0x1000), SG_OK);
+    assert_null(sg_memmap_find(&m, 0x1000));
+    assert_int_equal(m.n, 1);
+    /* An overlapping add replaces what it covers. */
+    assert_int_equal(sg_memmap_add(&m, 0x2f00, 0x180, SG_BUFFER_HOST_PINNED, 0, false, NULL),
+                     SG_OK);
+    assert_int_equal(sg_memmap_find(&m, 0x3000)->kind, SG_BUFFER_HOST_PINNED);
+    assert_int_equal(sg_memmap_find(&m, 0x3090)->kind, SG_BUFFER_ASYNC);
+    assert_int_equal(sg_memmap_find(&m, 0x3090)->start, 0x3080);
+    assert_int_equal(m.bytes, 0x180 + 0x80);
+    sg_memmap_clear(&m);
+    assert_int_equal(m.n, 0);
+    assert_null(sg_memmap_find(&m, 0x3000));
+    sg_memmap_clear(&m);
+}
+
+static void test_memmap_vmm_merge_and_split(void **state)
+{
+    (void)state;
+    sg_memmap_t m;
+    sg_memmap_init(&m);
+    uint64_t id1, id2, id3;
+    /* Three chunks mapped one after another into reservation 7. */
+    assert_int_equal(sg_memmap_add(&m, 0x100000, 0x10000, SG_BUFFER_DEVICE, 7, true, &id1), 0);
+    assert_int_equal(sg_memmap_add(&m, 0x120000, 0x10000, SG_BUFFER_DEVICE, 7, true, &id3), 0);
+    assert_int_equal(m.n, 2);
+    assert_int_equal(sg_memmap_add(&m, 0x110000, 0x10000, SG_BUFFER_DEVICE, 7, true, &id2), 0);
+    assert_int_equal(m.n, 1); /* the middle chunk joined both neighbours */
+    assert_int_equal(id2, id1);
+    const sg_memrange_t *r = sg_memmap_find(&m, 0x12ffff);
+    assert_non_null(r);
+    assert_int_equal(r->start, 0x100000);
+    assert_int_equal(r->size, 0x30000);
+    /* Another reservation does not merge. */
+    assert_int_equal(sg_memmap_add(&m, 0x130000, 0x10000, SG_BUFFER_DEVICE, 8, true, NULL), 0);
+    assert_int_equal(m.n, 2);
+    /* Unmapping the middle splits the merged range in two. */
+    assert_int_equal(sg_memmap_remove_span(&m, 0x110000, 0x10000), 0x10000);
+    assert_int_equal(m.n, 3);
+    assert_null(sg_memmap_find(&m, 0x118000));
+    assert_int_equal(sg_memmap_find(&m, 0x10ffff)->start, 0x100000);
+    assert_int_equal(sg_memmap_find(&m, 0x120000)->start, 0x120000);
+    assert_int_not_equal(sg_memmap_find(&m, 0x120000)->id, sg_memmap_find(&m, 0x100000)->id);
+    assert_int_equal(m.bytes, 0x30000);
+    /* A span covering several ranges and parts of two. */
+    assert_int_equal(sg_memmap_remove_span(&m, 0x108000, 0x30000), 0x8000 + 0x10000 + 0x8000);
+    assert_int_equal(m.bytes, 0x10000);
+    sg_memmap_clear(&m);
+}
+
+/* Random operations against a byte-per-page shadow. */
+static void test_memmap_random(void **state)
+{
+    (void)state;
+    enum { PAGES = 512 };
+    static uint64_t shadow[PAGES]; /* range id covering the page, 0 = none */
+    memset(shadow, 0, sizeof shadow);
+    sg_memmap_t m;
+    sg_memmap_init(&m);
+    uint64_t seed = 12345;
+    for (int it = 0; it < 20000; it++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t r = (uint32_t)(seed >> 33);
+        uint32_t p = r % PAGES, len = 1 + (r >> 9) % 16;
+        if (p + len > PAGES) len = PAGES - p;
+        uint64_t base = 0x7f0000000000ull;
+        switch (r % 3) {
+        case 0: {
+            uint64_t id;
+            assert_int_equal(sg_memmap_add(&m, base + p * 4096ull, len * 4096ull,
+                                           SG_BUFFER_DEVICE, 0, false, &id),
+                             SG_OK);
+            for (uint32_t i = 0; i < len; i++) shadow[p + i] = id;
+            break;
+        }
+        case 1:
+            sg_memmap_remove_span(&m, base + p * 4096ull + 17, len * 4096ull - 17);
+            /* page granularity in the shadow: drop pages fully or partly hit */
+            for (uint32_t i = 0; i < len; i++) shadow[p + i] = 0;
+            break;
+        default: {
+            const sg_memrange_t *x = sg_memmap_find(&m, base + p * 4096ull + 100);
+            if (shadow[p] == 0)
+                assert_null(x);
+            else
+                assert_non_null(x); /* (a split tail gets a new id: not compared) */
+            break;
+        }
+        }
+        /* invariants: sorted, disjoint, byte total */
+        uint64_t total = 0;
+        for (size_t i = 0; i < m.n; i++) {
+            total += m.r[i].size;
+            if (i) assert_true(m.r[i - 1].start + m.r[i - 1].size <= m.r[i].start);
+        }
+        assert_int_equal(total, m.bytes);
+    }
+    sg_memmap_clear(&m);
+}
+
+/* ---- a fake CUDA stream capture ------------------------------------------------ */
+
+#define FK_MAX 64
+
+typedef struct {
+    uint64_t deps[FK_MAX];
+    size_t n;
+    bool in;
+} fk_stream_t;
+
+typedef struct {
+    sg_book_t *book;
+    uint64_t capture_id, graph;
+    uint64_t next_node;
+    fk_stream_t s[16];
+    struct {
+        uint64_t deps[FK_MAX];
+        size_t n;
+    } e[16];
+    sg_asm_node_t nodes[256];
+    uint32_t n_nodes;
+    sg_asm_edge_t edges[512];
+    uint32_t n_edges;
+} fake_t;
+
+static uint64_t skey(int s)
+{
+    return 0x1000 + (uint64_t)s;
+}
+
+static uint64_t ehandle(int e)
+{
+    return 0x2000 + (uint64_t)e;
+}
+
+static sg_book_stream_info_t sinfo(int s)
+{
+    sg_book_stream_info_t i = {skey(s), skey(s), 100 + (uint64_t)s, 1, 0, false};
+    return i;
+}
+
+static void fk_begin(fake_t *f, int s, uint64_t graph)
+{
+    f->capture_id++;
+    f->graph = graph;
+    memset(f->s, 0, sizeof f->s);
+    f->s[s].in = true;
+    sg_book_stream_info_t i = sinfo(s);
+    assert_int_equal(sg_book_begin(f->book, f->capture_id, &i, graph, "global", NULL, 0), SG_OK);
+}
+
+static uint64_t fk_node(fake_t *f, int s, sg_node_type_t type)
+{
+    fk_stream_t *st = &f->s[s];
+    assert_true(st->in);
+    uint64_t h = ++f->next_node;
+    f->nodes[f->n_nodes++] = (sg_asm_node_t){h, type, (uint32_t)type};
+    for (size_t i = 0; i < st->n; i++)
+        f->edges[f->n_edges++] = (sg_asm_edge_t){st->deps[i], h, 0, 0, 0};
+    st->deps[0] = h;
+    st->n = 1;
+    assert_int_equal(sg_book_enqueue(f->book, skey(s), 7, st->deps, st->n), 1);
+    return h;
+}
+
+static void fk_record(fake_t *f, int e, int s)
+{
+    memcpy(f->e[e].deps, f->s[s].deps, sizeof f->s[s].deps);
+    f->e[e].n = f->s[s].n;
+    assert_int_equal(sg_book_record(f->book, skey(s), ehandle(e)), SG_OK);
+}
+
+static void fk_wait(fake_t *f, int s, int e)
+{
+    fk_stream_t *st = &f->s[s];
+    st->in = true;
+    for (size_t i = 0; i < f->e[e].n; i++) {
+        bool have = false;
+        for (size_t j = 0; j < st->n; j++) have |= st->deps[j] == f->e[e].deps[i];
+        if (!have) st->deps[st->n++] = f->e[e].deps[i];
+    }
+    sg_book_stream_info_t i = sinfo(s);
+    assert_int_equal(sg_book_wait(f->book, &i, ehandle(e), f->capture_id, st->deps, st->n),
+                     SG_OK);
+}
+
+static void fk_end(fake_t *f, int s)
+{
+    assert_int_equal(sg_book_end(f->book, skey(s), f->graph, true), SG_OK);
+}
+
+/* Assemble the fake graph with its record into a model graph. */
+static sg_graph_t *fk_model(fake_t *f, sg_asm_report_t *rep)
+{
+    const sg_capture_record_t *rec = sg_book_find_record(f->book, f->graph);
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    sg_node_id_t ids[256];
+    assert_int_equal(
+        sg_assemble(g, rec, f->nodes, f->n_nodes, f->edges, f->n_edges, ids, rep), SG_OK);
+    return g;
+}
+
+static fake_t *fk_create(void)
+{
+    fake_t *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->book = sg_book_create(NULL);
+    assert_non_null(f->book);
+    return f;
+}
+
+static void fk_destroy(fake_t *f)
+{
+    sg_book_destroy(f->book);
+    free(f);
+}
+
+static char *read_text(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *p = malloc((size_t)n + 1);
+    assert_non_null(p);
+    assert_int_equal(fread(p, 1, (size_t)n, fp), (size_t)n);
+    p[n] = '\0';
+    fclose(fp);
+    *len = (size_t)n;
+    return p;
+}
+
+/* The model must have exactly the topology of `expect` (graph 0). */
+static void expect_topology(const sg_graph_t *g, const char *expect)
+{
+    sg_topo_t want;
+    char err[128];
+    assert_int_equal(sg_topo_parse(expect, strlen(expect), &want, err, sizeof err), SG_OK);
+    assert_true(want.n >= 1);
+    sg_topo_graph_t got;
+    assert_int_equal(sg_topo_from_graph(g, &got), SG_OK);
+    char report[4096];
+    int diff = sg_topo_compare(&want.graphs[0], &got, report, sizeof report);
+    if (diff) {
+        char text[4096];
+        sg_topo_print(&got, text, sizeof text);
+        print_message("differences:\n%sgot:\n%s", report, text);
+    }
+    assert_int_equal(diff, 0);
+    sg_topo_graph_free(&got);
+    sg_topo_free(&want);
+}
+
+static void expect_sample_topology(const sg_graph_t *g, const char *sample)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/samples/expected/%s.topo", SGCAP_SOURCE_DIR, sample);
+    size_t len;
+    char *text = read_text(path, &len);
+    assert_non_null(text);
+    expect_topology(g, text);
+    free(text);
+}
+
+/* ---- bookkeeping through whole sample captures ------------------------------------ */
+
+enum { S0, S1, S2, S3 };
+
+static void test_book_fork_join(void **state)
+{
+    (void)state;
+    fake_t *f = fk_create();
+    fk_begin(f, S0, 0x900);
+    uint64_t a = fk_node(f, S0, SG_NODE_KERNEL);
+    fk_record(f, 0, S0);
+    fk_wait(f, S1, 0);
+    fk_node(f, S1, SG_NODE_KERNEL);
+    uint64_t sq = fk_node(f, S1, SG_NODE_KERNEL);
+    fk_record(f, 1, S1);
+    fk_wait(f, S2, 0);
+    uint64_t c = fk_node(f, S2, SG_NODE_KERNEL);
+    fk_record(f, 2, S2);
+    fk_wait(f, S0, 1);
+    fk_wait(f, S0, 2);
+    uint64_t comb = fk_node(f, S0, SG_NODE_KERNEL);
+    fk_end(f, S0);
+
+    const sg_capture_record_t *rec = sg_book_find_record(f->book, 0x900);
+    assert_non_null(rec);
+    assert_int_equal(rec->n_streams, 3);
+    assert_int_equal(rec->n_events, 3);
+    assert_int_equal(rec->n_tags, 5);
+    const sg_tag_t *t = sg_book_find_tag(rec, comb);
+    assert_non_null(t);
+    assert_int_equal(t->stream, 0);
+    assert_int_equal(t->seq, 4);
+    assert_int_equal(t->n_preds, 3);
+    assert_int_equal(sg_dep_find(t->preds, t->n_preds, a)->kind, SG_EDGE_STREAM);
+    assert_int_equal(sg_dep_find(t->preds, t->n_preds, sq)->kind, SG_EDGE_EVENT);
+    assert_int_equal(sg_dep_find(t->preds, t->n_preds, sq)->event, 1);
+    assert_int_equal(sg_dep_find(t->preds, t->n_preds, c)->event, 2);
+    uint8_t kind;
+    uint32_t ev;
+    assert_true(sg_book_edge_kind(rec, a, c, &kind, &ev));
+    assert_int_equal(kind, SG_EDGE_EVENT);
+    assert_int_equal(ev, 0);
+    assert_false(sg_book_edge_kind(rec, c, a, &kind, &ev)); /* no such edge predicted */
+
+    sg_asm_report_t rep;
+    sg_graph_t *g = fk_model(f, &rep);
+    assert_true(sg_asm_report_ok(&rep, true));
+    assert_int_equal(rep.tagged, 5);
+    assert_int_equal(rep.explained, 6);
+    expect_sample_topology(g, "fork_join");
+    sg_graph_destroy(g);
+    fk_destroy(f);
+}
+
+static void test_book_event_reuse(void **state)
+{
+    (void)state;
+    fake_t *f = fk_create();
+    fk_begin(f, S0, 0x900);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_record(f, 0, S0);
+    fk_wait(f, S1, 0);
+    fk_node(f, S1, SG_NODE_KERNEL);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_record(f, 0, S0); /* the latest record now binds to s0:1 */
+    fk_wait(f, S2, 0);
+    fk_node(f, S2, SG_NODE_KERNEL);
+    fk_record(f, 1, S1);
+    fk_record(f, 2, S2);
+    fk_wait(f, S0, 1);
+    fk_wait(f, S0, 2);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_end(f, S0);
+    sg_asm_report_t rep;
+    sg_graph_t *g = fk_model(f, &rep);
+    assert_true(sg_asm_report_ok(&rep, true));
+    expect_sample_topology(g, "event_reuse");
+    sg_graph_destroy(g);
+    fk_destroy(f);
+}
+
+static void test_book_two_waiters_and_fan3(void **state)
+{
+    (void)state;
+    fake_t *f = fk_create();
+    fk_begin(f, S0, 0x901);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_record(f, 0, S0);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_wait(f, S1, 0);
+    fk_node(f, S1, SG_NODE_KERNEL);
+    fk_wait(f, S2, 0);
+    fk_node(f, S2, SG_NODE_KERNEL);
+    fk_record(f, 1, S1);
+    fk_record(f, 2, S2);
+    fk_wait(f, S0, 1);
+    fk_wait(f, S0, 2);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_end(f, S0);
+    sg_asm_report_t rep;
+    sg_graph_t *g = fk_model(f, &rep);
+    expect_sample_topology(g, "two_waiters");
+    sg_graph_destroy(g);
+
+    /* fan3: a side-to-side edge and a three-way join. */
+    memset(f->nodes, 0, sizeof f->nodes);
+    f->n_nodes = f->n_edges = 0;
+    fk_begin(f, S0, 0x902);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_record(f, 0, S0);
+    fk_wait(f, S1, 0);
+    fk_node(f, S1, SG_NODE_KERNEL);
+    fk_record(f, 1, S1);
+    fk_node(f, S1, SG_NODE_KERNEL);
+    fk_wait(f, S2, 0);
+    fk_node(f, S2, SG_NODE_KERNEL);
+    fk_wait(f, S2, 1);
+    fk_node(f, S2, SG_NODE_KERNEL);
+    fk_wait(f, S3, 0);
+    fk_node(f, S3, SG_NODE_KERNEL);
+    fk_record(f, 2, S1);
+    fk_record(f, 3, S2);
+    fk_record(f, 4, S3);
+    fk_wait(f, S0, 2);
+    fk_wait(f, S0, 3);
+    fk_wait(f, S0, 4);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_end(f, S0);
+    g = fk_model(f, &rep);
+    assert_true(sg_asm_report_ok(&rep, true));
+    expect_sample_topology(g, "fan3");
+    sg_graph_destroy(g);
+    fk_destroy(f);
+}
+
+/* Labels follow join order, not the program's stream numbering. */
+static void test_book_labels_follow_join_order(void **state)
+{
+    (void)state;
+    fake_t *f = fk_create();
+    fk_begin(f, S3, 0x903); /* origin is the program's 4th stream */
+    fk_node(f, S3, SG_NODE_MEMSET);
+    fk_record(f, 5, S3);
+    fk_wait(f, S2, 5); /* joins first: s1 */
+    fk_node(f, S2, SG_NODE_MEMCPY);
+    fk_record(f, 3, S2); /* first record of event 3: e1 */
+    fk_wait(f, S0, 3);   /* s2 */
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_record(f, 9, S0); /* e2 */
+    fk_wait(f, S3, 9);
+    fk_node(f, S3, SG_NODE_KERNEL);
+    fk_end(f, S3);
+    sg_asm_report_t rep;
+    sg_graph_t *g = fk_model(f, &rep);
+    expect_topology(g, "# sgcap expected topology v1\n"
+                       "graph 0\n"
+                       "stream s0 memset kernel\n"
+                       "stream s1 memcpy\n"
+                       "stream s2 kernel\n"
+                       "event e0 s0:0 -> s1:0\n"
+                       "event e1 s1:0 -> s2:0\n"
+                       "event e2 s2:0 -> s0:1\n");
+    /* The tables carry what the shim knew about each stream. */
+    assert_int_equal(g->streams[0].handle, skey(S3));
+    assert_int_equal(g->streams[1].cuda_id, 100 + S2);
+    assert_int_equal(g->events[1].handle, ehandle(3));
+    sg_graph_destroy(g);
+    fk_destroy(f);
+}
+
+/* cuStreamUpdateCaptureDependencies and BeginCaptureToGraph dependencies
+ * give control edges (same-stream nodes put back give stream edges). */
+static void test_book_update_and_capture_to_graph(void **state)
+{
+    (void)state;
+    sg_book_t *b = sg_book_create(NULL);
+    sg_book_stream_info_t s0 = sinfo(0), s1 = sinfo(1);
+    uint64_t pre[2] = {0x500, 0x501}; /* explicit nodes already in the graph */
+    assert_int_equal(sg_book_begin(b, 1, &s0, 0x77, "relaxed", pre, 2), SG_OK);
+    uint64_t d = 1;
+    assert_int_equal(sg_book_enqueue(b, skey(0), 1, &d, 1), 1);
+    assert_int_equal(sg_book_record(b, skey(0), ehandle(0)), SG_OK);
+    uint64_t j[1] = {1};
+    assert_int_equal(sg_book_wait(b, &s1, ehandle(0), 1, j, 1), SG_OK);
+    d = 2;
+    assert_int_equal(sg_book_enqueue(b, skey(1), 1, &d, 1), 1);
+    d = 3;
+    assert_int_equal(sg_book_enqueue(b, skey(0), 1, &d, 1), 1);
+    /* s0's set becomes {2 (other stream), 3 (its own), 0x600 (explicit)} */
+    uint64_t set[3] = {2, 3, 0x600};
+    assert_int_equal(sg_book_update(b, skey(0), set, 3), SG_OK);
+    d = 4;
+    assert_int_equal(sg_book_enqueue(b, skey(0), 1, &d, 1), 1);
+    assert_int_equal(sg_book_capture_of(b, skey(1)), 1);
+    assert_int_equal(sg_book_end(b, skey(0), 0x77, true), SG_OK);
+    assert_int_equal(sg_book_capture_of(b, skey(1)), 0);
+    const sg_capture_record_t *rec = sg_book_find_record(b, 0x77);
+    assert_non_null(rec);
+    assert_string_equal(rec->mode, "relaxed");
+    const sg_tag_t *t1 = sg_book_find_tag(rec, 1);
+    assert_int_equal(t1->n_preds, 2);
+    assert_int_equal(t1->preds[0].kind, SG_EDGE_CONTROL);
+    assert_int_equal(t1->preds[1].kind, SG_EDGE_CONTROL);
+    const sg_tag_t *t4 = sg_book_find_tag(rec, 4);
+    assert_int_equal(t4->n_preds, 3);
+    assert_int_equal(sg_dep_find(t4->preds, 3, 2)->kind, SG_EDGE_CONTROL);
+    assert_int_equal(sg_dep_find(t4->preds, 3, 3)->kind, SG_EDGE_STREAM);
+    assert_int_equal(sg_dep_find(t4->preds, 3, 0x600)->kind, SG_EDGE_CONTROL);
+    assert_int_equal(rec->unexplained, 0); /* the program asked for these */
+
+    /* A second capture into the same graph continues labels and sequence. */
+    sg_book_stream_info_t s2 = sinfo(2);
+    assert_int_equal(sg_book_begin(b, 2, &s2, 0x77, "global", &d, 1), SG_OK);
+    uint64_t e = 5;
+    assert_int_equal(sg_book_enqueue(b, skey(2), 1, &e, 1), 1);
+    assert_int_equal(sg_book_end(b, skey(2), 0x77, true), SG_OK);
+    rec = sg_book_find_record(b, 0x77);
+    assert_int_equal(rec->n_streams, 3);
+    assert_int_equal(sg_book_find_tag(rec, 5)->stream, 2);
+    assert_int_equal(sg_book_find_tag(rec, 5)->seq, 4);
+    assert_int_equal(rec->n_tags, 5);
+
+    /* Assembling: the pre-existing nodes are explicit, their edges control. */
+    sg_asm_node_t nodes[] = {{0x500, SG_NODE_EMPTY, 5}, {0x501, SG_NODE_EMPTY, 5},
+                             {1, SG_NODE_KERNEL, 0},   {2, SG_NODE_KERNEL, 0},
+                             {3, SG_NODE_KERNEL, 0},   {0x600, SG_NODE_HOST, 3},
+                             {4, SG_NODE_KERNEL, 0},   {5, SG_NODE_KERNEL, 0}};
+    sg_asm_edge_t edges[] = {{0x500, 1, 0, 0, 0}, {0x501, 1, 0, 0, 0}, {1, 2, 0, 0, 0},
+                             {1, 3, 0, 0, 0},     {2, 4, 0, 0, 0},     {3, 4, 0, 0, 0},
+                             {0x600, 4, 0, 0, 0}, {4, 5, 0, 0, 0},     {3, 0x600, 0, 0, 0}};
+    sg_graph_t *g = sg_graph_create();
+    sg_node_id_t ids[8];
+    sg_asm_report_t rep;
+    assert_int_equal(sg_assemble(g, rec, nodes, 8, edges, 9, ids, &rep), SG_OK);
+    assert_int_equal(rep.tagged, 5);
+    assert_int_equal(rep.explicit_nodes, 3);
+    assert_int_equal(rep.explicit_edges, 1); /* 3 -> 0x600 */
+    assert_int_equal(rep.unexplained, 0);
+    assert_true(sg_asm_report_ok(&rep, true));
+    /* ids in capture order: tagged by seq, then explicit in listing order */
+    assert_int_equal(ids[2], 0);
+    assert_int_equal(ids[7], 4);
+    assert_int_equal(ids[0], 5);
+    assert_int_equal(ids[5], 7);
+    assert_int_equal(sg_graph_node(g, ids[0])->stream, SG_STREAM_EXPLICIT);
+    assert_int_equal(sg_graph_node(g, ids[7])->stream, 2);
+    sg_edge_t *e01 = sg_graph_edge(g, sg_graph_find_edge(g, ids[0], ids[2]));
+    assert_int_equal(e01->kind, SG_EDGE_CONTROL);
+    assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[2], ids[3]))->kind,
+                     SG_EDGE_EVENT);
+    assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[3], ids[6]))->kind,
+                     SG_EDGE_CONTROL);
+    assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[4], ids[6]))->kind,
+                     SG_EDGE_STREAM);
+    assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[6], ids[7]))->kind,
+                     SG_EDGE_CONTROL); /* BeginCaptureToGraph dependency */
+    sg_graph_destroy(g);
+    sg_book_destroy(b);
+}
+
+static void test_book_failures_and_bounds(void **state)
+{
+    (void)state;
+    sg_book_limits_t lim = {2, 6};
+    sg_book_t *b = sg_book_create(&lim);
+    sg_book_stream_info_t s0 = sinfo(0);
+    /* a failed capture leaves nothing behind */
+    assert_int_equal(sg_book_begin(b, 1, &s0, 0, "global", NULL, 0), SG_OK);
+    uint64_t n = 1;
+    sg_book_enqueue(b, skey(0), 0, &n, 1);
+    assert_int_equal(sg_book_end(b, skey(0), 0, false), SG_OK);
+    sg_book_stats_t st;
+    sg_book_stats(b, &st);
+    assert_int_equal(st.tags_live, 0);
+    assert_int_equal(st.captures_dropped, 1);
+    assert_int_equal(sg_book_end(b, skey(0), 0x1, true), SG_ENOENT);
+    /* unseen streams are ignored */
+    assert_int_equal(sg_book_enqueue(b, skey(5), 0, &n, 1), 0);
+    assert_int_equal(sg_book_record(b, skey(5), 1), SG_OK);
+    /* three graphs of two nodes with room for two records: LRU eviction */
+    for (uint64_t gph = 1; gph <= 3; gph++) {
+        assert_int_equal(sg_book_begin(b, 10 + gph, &s0, 0, "global", NULL, 0), SG_OK);
+        uint64_t x = gph * 100, y = gph * 100 + 1;
+        assert_int_equal(sg_book_enqueue(b, skey(0), 0, &x, 1), 1);
+        assert_int_equal(sg_book_enqueue(b, skey(0), 0, &y, 1), 1);
+        assert_int_equal(sg_book_end(b, skey(0), gph, true), SG_OK);
+        if (gph == 2) assert_non_null(sg_book_find_record(b, 1)); /* touch 1 */
+    }
+    assert_non_null(sg_book_find_record(b, 1));
+    assert_null(sg_book_find_record(b, 2));
+    assert_non_null(sg_book_find_record(b, 3));
+    sg_book_forget(b, 1);
+    assert_null(sg_book_find_record(b, 1));
+    sg_book_stats(b, &st);
+    assert_int_equal(st.records_live, 1);
+    assert_int_equal(st.tags_live, 2);
+    /* a capture bigger than the tag bound stops tagging and says so */
+    assert_int_equal(sg_book_begin(b, 20, &s0, 0, "global", NULL, 0), SG_OK);
+    for (uint64_t k = 0; k < 10; k++) {
+        uint64_t x = 1000 + k;
+        sg_book_enqueue(b, skey(0), 0, &x, 1);
+    }
+    assert_int_equal(sg_book_end(b, skey(0), 9, true), SG_OK);
+    const sg_capture_record_t *r = sg_book_find_record(b, 9);
+    assert_non_null(r);
+    assert_true(r->overflow);
+    assert_true(r->n_tags <= 6);
+    /* begin on a stream still in a session drops the old session */
+    assert_int_equal(sg_book_begin(b, 30, &s0, 0, "global", NULL, 0), SG_OK);
+    assert_int_equal(sg_book_begin(b, 31, &s0, 0, "global", NULL, 0), SG_EEXIST);
+    assert_int_equal(sg_book_capture_of(b, skey(0)), 31);
+    sg_book_drop_sessions(b);
+    assert_false(sg_book_any_session(b));
+    sg_book_destroy(b);
+}
+
+/* The recapture pattern: thousands of captures, each graph destroyed after
+ * an exec update, must not grow the book. */
+static void test_book_recapture_bounded(void **state)
+{
+    (void)state;
+    sg_book_t *b = sg_book_create(NULL);
+    sg_book_stream_info_t s0 = sinfo(0), s1 = sinfo(1);
+    uint64_t node = 1;
+    for (int it = 0; it < 5000; it++) {
+        assert_int_equal(sg_book_begin(b, (uint64_t)it + 1, &s0, 0, "global", NULL, 0), SG_OK);
+        uint64_t a = node++, c = node++, d = node++;
+        sg_book_enqueue(b, skey(0), 0, &a, 1);
+        sg_book_record(b, skey(0), ehandle(0));
+        sg_book_wait(b, &s1, ehandle(0), (uint64_t)it + 1, &a, 1);
+        sg_book_enqueue(b, skey(1), 0, &c, 1);
+        sg_book_record(b, skey(1), ehandle(1));
+        uint64_t j[2] = {a, c};
+        sg_book_wait(b, &s0, ehandle(1), (uint64_t)it + 1, j, 2);
+        sg_book_enqueue(b, skey(0), 0, &d, 1);
+        uint64_t gph = 0x10000 + (uint64_t)it;
+        assert_int_equal(sg_book_end(b, skey(0), gph, true), SG_OK);
+        assert_non_null(sg_book_find_record(b, gph));
+        sg_book_forget(b, gph);
+    }
+    sg_book_stats_t st;
+    sg_book_stats(b, &st);
+    assert_int_equal(st.tags_live, 0);
+    assert_int_equal(st.records_live, 0);
+    assert_int_equal(st.sessions_live, 0);
+    assert_int_equal(st.captures_ended, 5000);
+    sg_book_destroy(b);
+}
+
+/* ---- digest --------------------------------------------------------------------------- */
+
+static sg_graph_t *small_graph(uint8_t param, uint64_t stream_handle)
+{
+    sg_graph_t *g = sg_graph_create();
+    uint32_t s0, s1, e0, b0;
+    sg_graph_add_stream(g, NULL, stream_handle, &s0);
+    sg_graph_add_stream(g, NULL, stream_handle + 1, &s1);
+    sg_graph_add_event(g, NULL, 0xeee, &e0);
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7000, 4096, &b0);
+    sg_node_id_t a, k;
+    sg_graph_add_node(g, SG_NODE_MEMSET, s0, 0, &a);
+    sg_graph_node(g, a)->u.memset.dst = 0x7000;
+    sg_graph_add_node(g, SG_NODE_KERNEL, s1, 1, &k);
+    sg_node_set_kernel_name(g, k, "_Z1kPf");
+    uint32_t off = 0, size = 8;
+    uint8_t bytes[8] = {0, 0x70, 0, 0, 0, 0, 0, param};
+    sg_node_set_kernel_params(g, k, 1, &off, &size, bytes, 8);
+    sg_graph_add_edge(g, a, k, SG_EDGE_EVENT, e0, NULL);
+    g->program = strdup("x");
+    return g;
+}
+
+static void test_digest(void **state)
+{
+    (void)state;
+    sg_graph_t *a = small_graph(1, 0x100), *b = small_graph(1, 0x900), *c = small_graph(2, 0x100);
+    b->pid = 99;
+    b->sequence = 5;
+    b->capture_id = 77;
+    assert_int_equal(sg_graph_digest(a), sg_graph_digest(b)); /* handles, provenance ignored */
+    assert_int_not_equal(sg_graph_digest(a), sg_graph_digest(c)); /* parameter bytes count */
+    sg_graph_edge(b, 0)->kind = SG_EDGE_CONTROL;
+    sg_graph_edge(b, 0)->event = SG_NONE;
+    assert_int_not_equal(sg_graph_digest(a), sg_graph_digest(b)); /* edge kinds count */
+    sg_graph_t *d = sg_graph_clone(a);
+    assert_int_equal(sg_graph_digest(a), sg_graph_digest(d));
+    sg_graph_node(d, 0)->stream = 1;
+    assert_int_not_equal(sg_graph_digest(a), sg_graph_digest(d)); /* streams count */
+    sg_graph_destroy(a);
+    sg_graph_destroy(b);
+    sg_graph_destroy(c);
+    sg_graph_destroy(d);
+}
+
+/* ---- outbox ------------------------------------------------------------------------------ */
+
+static void test_outbox(void **state)
+{
+    (void)state;
+    sg_outbox_t o;
+    sg_outbox_init(&o, 2);
+    uint32_t seq = 0;
+    bool report = false;
+    assert_int_equal(sg_outbox_decide(&o, 0xa, &seq, &report), SG_OUTBOX_WRITE);
+    sg_outbox_done(&o, 0xa, 0, true);
+    assert_int_equal(sg_outbox_decide(&o, 0xa, &seq, &report), SG_OUTBOX_DUPLICATE);
+    assert_int_equal(seq, 0);
+    assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_WRITE);
+    sg_outbox_done(&o, 0xb, 2, false); /* failed: not remembered, counted */
+    assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_WRITE);
+    sg_outbox_done(&o, 0xb, 3, true);
+    assert_int_equal(sg_outbox_decide(&o, 0xc, &seq, &report), SG_OUTBOX_OVER_LIMIT);
+    assert_true(report);
+    assert_int_equal(sg_outbox_decide(&o, 0xd, &seq, &report), SG_OUTBOX_OVER_LIMIT);
+    assert_false(report); /* reported once */
+    assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_DUPLICATE);
+    assert_int_equal(seq, 3);
+    assert_int_equal(o.written, 2);
+    assert_int_equal(o.offered, 7);
+    assert_int_equal(o.duplicates, 2);
+    assert_int_equal(o.over_limit, 2);
+    assert_int_equal(o.failed, 1);
+    sg_outbox_free(&o);
+
+    sg_outbox_init(&o, 0); /* SGCAP_MAX_BUNDLES=0: count only */
+    assert_int_equal(sg_outbox_decide(&o, 1, NULL, &report), SG_OUTBOX_OVER_LIMIT);
+    sg_outbox_free(&o);
+
+    bool valid;
+    assert_int_equal(sg_outbox_parse_max(NULL, &valid), SG_OUTBOX_DEFAULT_MAX);
+    assert_int_equal(sg_outbox_parse_max("10", &valid), 10);
+    assert_true(valid);
+    assert_int_equal(sg_outbox_parse_max("0", &valid), 0);
+    assert_int_equal(sg_outbox_parse_max("-3", &valid), SG_OUTBOX_DEFAULT_MAX);
+    assert_false(valid);
+    assert_int_equal(sg_outbox_parse_max("12x", &valid), SG_OUTBOX_DEFAULT_MAX);
+    assert_false(valid);
+
+    char name[80], path[256];
+    sg_outbox_program_name("/usr/bin/python3.12", name, sizeof name);
+    assert_string_equal(name, "python3.12");
+    sg_outbox_program_name("./a b$c", name, sizeof name);
+    assert_string_equal(name, "a_b_c");
+    sg_outbox_program_name("/x/..", name, sizeof name);
+    assert_string_equal(name, "program");
+    sg_outbox_program_name("..hidden", name, sizeof name);
+    assert_string_equal(name, "hidden");
+    sg_outbox_program_name(NULL, name, sizeof name);
+    assert_string_equal(name, "program");
+    char longname[200];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    sg_outbox_program_name(longname, name, sizeof name);
+    assert_int_equal(strlen(name), 64);
+    assert_int_equal(sg_outbox_bundle_path(path, sizeof path, "/tmp/o", "fork_join", 4242, 3),
+                     SG_OK);
+    assert_string_equal(path, "/tmp/o/fork_join.4242.3.sgraph");
+    assert_true(sg_bundle_relpath_ok("fork_join.4242.3.sgraph"));
+    assert_int_equal(sg_outbox_bundle_path(path, 10, "/tmp/o", "fork_join", 4242, 3),
+                     SG_ELIMIT);
+}
+
+/* ---- expected topology ------------------------------------------------------------------- */
+
+static void test_topo_parse(void **state)
+{
+    (void)state;
+    const char *ok = "# sgcap expected topology v1\n"
+                     "graph 0\n"
+                     "stream s0 kernel memcpy\n"
+                     "stream s1 mem_alloc\n"
+                     "event e0 s0:0 -> s1:0\n"
+                     "\n"
+                     "graph 1\n"
+                     "stream s0 kernel\n";
+    sg_topo_t t;
+    char err[128];
+    assert_int_equal(sg_topo_parse(ok, strlen(ok), &t, err, sizeof err), SG_OK);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.graphs[0].n_streams, 2);
+    assert_int_equal(t.graphs[0].streams[0].types[1], SG_NODE_MEMCPY);
+    assert_int_equal(t.graphs[0].n_edges, 1);
+    assert_int_equal(t.graphs[1].index, 1);
+    char buf[512];
+    assert_int_equal(sg_topo_print(&t.graphs[0], buf, sizeof buf), SG_OK);
+    assert_string_equal(buf, "graph 0\nstream s0 kernel memcpy\nstream s1 mem_alloc\n"
+                             "event e0 s0:0 -> s1:0\n");
+    sg_topo_free(&t);
+
+    const char *bad[] = {
+        "graph 0\n",
+        "# sgcap expected topology v1\nstream s0 kernel\n",
+        "# sgcap expected topology v1\ngraph 0\nstream s1 kernel\n",
+        "# sgcap expected topology v1\ngraph 0\nstream s0 kernal\n",
+        "# sgcap expected topology v1\ngraph 0\nstream s0 kernel\nevent e0 s0:0 -> s0:1\n",
+        "# sgcap expected topology v1\ngraph 0\nstream s0 kernel\nevent e0 s0:0 s0:0\n",
+        "# sgcap expected topology v1\ngraph x\n",
+        "# sgcap expected topology v1\ngraph 0\nnode s0\n",
+        "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err[0] = '\0';
+        assert_int_equal(sg_topo_parse(bad[i], strlen(bad[i]), &t, err, sizeof err),
+                         SG_EFORMAT);
+        assert_true(strncmp(err, "line ", 5) == 0);
+    }
+}
+
+/* Every golden fixture named after a sample has that sample's expected
+ * topology; the bug_* fixtures and a hand-made wrong expectation do not. */
+static void test_topo_golden_bundles(void **state)
+{
+    (void)state;
+    const char *samples[] = {"fork_join", "ping_pong",     "pipeline3", "pipeline4",
+                             "diamond",   "event_reuse",   "two_waiters", "async_alloc",
+                             "chains",    "chain_barrier", "stencil"};
+    for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/golden/%s.sgraph", SGCAP_SOURCE_DIR, samples[i]);
+        sg_graph_t *g = NULL;
+        sg_diag_t diag;
+        int rc = sg_bundle_read(path, &g, &diag);
+        if (rc) print_message("%s: %s\n", path, diag.message);
+        assert_int_equal(rc, SG_OK);
+        print_message("golden %s\n", samples[i]);
+        expect_sample_topology(g, samples[i]);
+        sg_graph_destroy(g);
+    }
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/golden/fork_join.sgraph", SGCAP_SOURCE_DIR);
+    sg_graph_t *g = NULL;
+    assert_int_equal(sg_bundle_read(path, &g, NULL), SG_OK);
+    sg_topo_graph_t got;
+    assert_int_equal(sg_topo_from_graph(g, &got), SG_OK);
+    const char *wrong = "# sgcap expected topology v1\n"
+                        "graph 0\n"
+                        "stream s0 kernel kernel\n"
+                        "stream s1 kernel memcpy\n"
+                        "stream s2 kernel\n"
+                        "event e0 s0:0 -> s1:0\n"
+                        "event e1 s0:0 -> s2:0\n"
+                        "event e1 s1:1 -> s0:1\n"
+                        "event e2 s2:0 -> s0:1\n";
+    sg_topo_t want;
+    assert_int_equal(sg_topo_parse(wrong, strlen(wrong), &want, NULL, 0), SG_OK);
+    char report[1024];
+    int diff = sg_topo_compare(&want.graphs[0], &got, report, sizeof report);
+    assert_int_equal(diff, 3); /* stream s1 types, one missing and one unexpected edge */
+    assert_non_null(strstr(report, "stream s1: expected kernel memcpy; got kernel kernel"));
+    assert_non_null(strstr(report, "missing event edge e1 s0:0 -> s2:0"));
+    assert_non_null(strstr(report, "unexpected event edge e0 s0:0 -> s2:0"));
+    sg_topo_free(&want);
+    sg_topo_graph_free(&got);
+
+    /* A control edge and an explicit node are problems for v1. */
+    uint32_t s0;
+    sg_graph_add_stream(g, NULL, 0, &s0);
+    sg_node_id_t x;
+    sg_graph_add_node(g, SG_NODE_EMPTY, SG_STREAM_EXPLICIT, 99, &x);
+    sg_graph_add_edge(g, 0, x, SG_EDGE_CONTROL, SG_NONE, NULL);
+    assert_int_equal(sg_topo_from_graph(g, &got), SG_OK);
+    assert_true(got.n_problems >= 2);
+    sg_topo_graph_free(&got);
+    sg_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memmap_basic),
+        cmocka_unit_test(test_memmap_vmm_merge_and_split),
+        cmocka_unit_test(test_memmap_random),
+        cmocka_unit_test(test_book_fork_join),
+        cmocka_unit_test(test_book_event_reuse),
+        cmocka_unit_test(test_book_two_waiters_and_fan3),
+        cmocka_unit_test(test_book_labels_follow_join_order),
+        cmocka_unit_test(test_book_update_and_capture_to_graph),
+        cmocka_unit_test(test_book_failures_and_bounds),
+        cmocka_unit_test(test_book_recapture_bounded),
+        cmocka_unit_test(test_digest),
+        cmocka_unit_test(test_outbox),
+        cmocka_unit_test(test_topo_parse),
+        cmocka_unit_test(test_topo_golden_bundles),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
