@@ -1,0 +1,492 @@
+/* cmd_replay.c: `sgcap replay B`: rebuild a captured graph in this fresh
+ * process, run it, and compare, time or profile it (docs/REPLAY.md). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle_open.h"
+#include "cli.h"
+#include "replay/replay.h"
+
+static const char usage[] =
+    "usage: sgcap replay [OPTIONS] BUNDLE\n"
+    "\n"
+    "Rebuild the captured graph of BUNDLE as a real CUDA graph in this process:\n"
+    "memory at the recorded virtual addresses (relocated when they are taken),\n"
+    "code from the bundle's images, fresh events. Restore the \"before\" snapshots,\n"
+    "launch once, and then validate, time or profile it.\n"
+    "\n"
+    "options:\n"
+    "  --validate          compare every buffer that has an \"after\" snapshot with\n"
+    "                      what the replay wrote, bit for bit\n"
+    "  --tolerance ulp=N   with --validate: compare as float32 values, N ULPs apart\n"
+    "                      at most (every compared buffer is read as float32; NaN\n"
+    "                      equals NaN, +0 equals -0, an infinity only itself)\n"
+    "  --bench N           time N launches after a warm-up, each between its own\n"
+    "                      pair of CUDA events; print the median us per launch\n"
+    "  --warmup N          untimed launches before timing (default 20)\n"
+    "  --vs B2             time B2 side by side with BUNDLE (alternating chunks of\n"
+    "                      launches in one process) and print the ratio B2/BUNDLE\n"
+    "  --profile           time every node on the GPU (CUPTI) and store the\n"
+    "                      durations in BUNDLE (rewritten in place, atomically)\n"
+    "  --profile-launches N  profiled launches, median per node (default 3)\n"
+    "  --trace FILE        write the last profiled launch as a Chrome/Perfetto\n"
+    "                      trace, one track per captured stream\n"
+    "  --relocate          do not ask for the recorded addresses: place memory\n"
+    "                      anywhere and relocate pointers (tests the fallback)\n"
+    "  --force             replay on a GPU of another compute capability\n"
+    "  --device N          GPU ordinal (default 0)\n"
+    "  --timings           print how long reading, placing, loading, building,\n"
+    "                      instantiating and uploading took\n"
+    "  -v, --verbose       every warning and the full relocation report\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "A graph that can only run inside its program (host callbacks, opaque nodes,\n"
+    "kernels whose code was not captured, NCCL) is reported as in-process only,\n"
+    "with the reason for each node, and exits 1.\n"
+    "\n"
+    "exit codes: 0 ran (and, with --validate, every compared buffer matched);\n"
+    "1 a validation mismatch, an in-process-only graph, or a failure on the GPU;\n"
+    "2 bad usage or bad input: a missing or malformed bundle, code image or\n"
+    "snapshot, or a GPU of another compute capability without --force\n";
+
+#define CMD "replay"
+
+typedef struct {
+    const char *bundle, *vs, *trace;
+    bool validate, profile, relocate, force, timings, verbose;
+    sg_compare_options_t cmp;
+    uint32_t bench, warmup, profile_launches;
+    int device;
+} args_t;
+
+static bool parse_u32(const char *s, uint32_t *out, uint32_t min, uint32_t max)
+{
+    if (!s || !*s || *s == '-') return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max) return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static int parse_args(int argc, char **argv, args_t *a)
+{
+    memset(a, 0, sizeof *a);
+    a->warmup = 20;
+    a->profile_launches = 3;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint32_t n;
+        if (!strcmp(o, "--validate")) {
+            a->validate = true;
+        } else if (!strcmp(o, "--tolerance")) {
+            if (!v || strncmp(v, "ulp=", 4) || !parse_u32(v + 4, &n, 0, 1u << 30)) {
+                sg_cli_error(CMD, "--tolerance wants ulp=N (N a whole number of ULPs)");
+                return -1;
+            }
+            a->cmp.float32 = true;
+            a->cmp.ulp = n;
+            i++;
+        } else if (!strcmp(o, "--bench") || !strcmp(o, "--warmup") ||
+                   !strcmp(o, "--profile-launches") || !strcmp(o, "--device")) {
+            uint32_t lo = strcmp(o, "--warmup") && strcmp(o, "--device") ? 1 : 0;
+            if (!parse_u32(v, &n, lo, 10000000)) {
+                sg_cli_error(CMD, "%s wants a number%s", o, lo ? " of at least 1" : "");
+                return -1;
+            }
+            if (!strcmp(o, "--bench")) a->bench = n;
+            else if (!strcmp(o, "--warmup")) a->warmup = n;
+            else if (!strcmp(o, "--device")) a->device = (int)n;
+            else a->profile_launches = n;
+            i++;
+        } else if (!strcmp(o, "--vs") || !strcmp(o, "--trace")) {
+            if (!v) {
+                sg_cli_error(CMD, "%s wants a %s", o, strcmp(o, "--vs") ? "file name" : "bundle");
+                return -1;
+            }
+            if (!strcmp(o, "--vs")) a->vs = v;
+            else a->trace = v;
+            i++;
+        } else if (!strcmp(o, "--profile")) {
+            a->profile = true;
+        } else if (!strcmp(o, "--relocate")) {
+            a->relocate = true;
+        } else if (!strcmp(o, "--force")) {
+            a->force = true;
+        } else if (!strcmp(o, "--timings")) {
+            a->timings = true;
+        } else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
+            a->verbose = true;
+        } else if (o[0] == '-' && o[1]) {
+            sg_cli_error(CMD, "unknown option '%s' (see sgcap replay --help)", o);
+            return -1;
+        } else if (!a->bundle) {
+            a->bundle = o;
+        } else {
+            sg_cli_error(CMD, "one bundle at a time ('%s' is extra; --vs B2 compares two)", o);
+            return -1;
+        }
+    }
+    if (!a->bundle) {
+        sg_cli_error(CMD, "no bundle given (see sgcap replay --help)");
+        return -1;
+    }
+    if (a->cmp.float32 && !a->validate) {
+        sg_cli_error(CMD, "--tolerance only makes sense with --validate");
+        return -1;
+    }
+    if (a->vs && !a->bench) a->bench = 1000;
+    return 0;
+}
+
+/* Bundle problems are bad input (2); everything the GPU or the graph did is
+ * a finding (1). */
+static int exit_for(int rc)
+{
+    switch (rc) {
+    case SG_ENOENT:
+    case SG_EFORMAT:
+    case SG_ELIMIT:
+    case SG_EIO:
+        return SG_EXIT_USAGE;
+    default:
+        return SG_EXIT_FINDING;
+    }
+}
+
+static void print_plan(const char *path, const sg_graph_t *g, const sg_replay_plan_t *p,
+                       bool verbose)
+{
+    printf("replay: %s: %u nodes (", path, p->nodes);
+    bool first = true;
+    for (int t = 0; t < SG_NODE_TYPE_COUNT; t++) {
+        if (!p->nodes_by_type[t]) continue;
+        printf("%s%s %u", first ? "" : ", ", sg_node_type_name((sg_node_type_t)t),
+               p->nodes_by_type[t]);
+        first = false;
+    }
+    printf(") on %u streams, %u buffers, %u code images\n", g->n_streams, g->n_buffers,
+           g->n_images);
+    uint32_t shown = verbose ? p->n_warnings : (p->n_warnings < 8 ? p->n_warnings : 8);
+    for (uint32_t i = 0; i < shown; i++)
+        fprintf(stderr, "warning: %s (%s): %s\n", p->warnings[i].node,
+                sg_node_type_name(p->warnings[i].type), p->warnings[i].reason);
+    if (shown < p->n_warnings)
+        fprintf(stderr, "warning: ... %u more (-v shows all)\n", p->n_warnings - shown);
+}
+
+static bool plan_or_report(const char *path, const sg_graph_t *g, sg_replay_plan_t *p,
+                           bool verbose, int *exit_code)
+{
+    int rc = sg_replay_plan(g, p);
+    if (rc) {
+        sg_cli_error(CMD, "%s: %s", path, sg_strerror(rc));
+        *exit_code = SG_EXIT_USAGE;
+        return false;
+    }
+    print_plan(path, g, p, verbose);
+    if (!p->n_blockers) return true;
+    printf("replay: %s: in-process only: this graph cannot run outside the program that "
+           "captured it:\n",
+           path);
+    for (uint32_t i = 0; i < p->n_blockers; i++)
+        printf("  %-12s %-12s %s\n", p->blockers[i].node, sg_node_type_name(p->blockers[i].type),
+               p->blockers[i].reason);
+    *exit_code = SG_EXIT_FINDING;
+    return false;
+}
+
+static const char *bytes_text(uint64_t b, char *buf, size_t n)
+{
+    if (b >= (1ull << 20))
+        snprintf(buf, n, "%.1f MiB", b / 1048576.0);
+    else if (b >= 1024)
+        snprintf(buf, n, "%.1f KiB", b / 1024.0);
+    else
+        snprintf(buf, n, "%" PRIu64 " B", b);
+    return buf;
+}
+
+static void ulp_text(uint64_t ulp, char *buf, size_t n)
+{
+    if (ulp == SG_ULP_INF)
+        snprintf(buf, n, "NaN/inf against a number");
+    else
+        snprintf(buf, n, "%" PRIu64 " ULP", ulp);
+}
+
+/* Prints the report; returns true when every compared buffer matched. */
+static bool print_validation(const sg_graph_t *g, const sg_buffer_check_t *c, uint32_t n,
+                             const sg_compare_options_t *o)
+{
+    uint32_t compared = 0, matched = 0, skipped = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_buffer_check_t *x = &c[i];
+        const sg_buffer_t *b = &g->buffers[x->buffer];
+        char sz[32], u[48];
+        printf("validate: %-6s %10s  ", b->label, bytes_text(b->size, sz, sizeof sz));
+        if (x->status == SG_CHECK_SKIPPED) {
+            skipped++;
+            printf("not compared: %s\n", x->note);
+            continue;
+        }
+        compared++;
+        const sg_compare_result_t *r = &x->cmp;
+        if (x->status == SG_CHECK_MATCH) {
+            matched++;
+            if (o->float32 && r->differing)
+                printf("match within %u ULP (%" PRIu64 " of %" PRIu64 " elements differ, max %s, "
+                       "max |diff| %.9g)",
+                       o->ulp, r->differing, r->elements, (ulp_text(r->max_ulp, u, sizeof u), u),
+                       r->max_abs);
+            else
+                printf("match (%s)", o->float32 ? "as float32" : "bit for bit");
+        } else if (o->float32) {
+            ulp_text(r->max_ulp, u, sizeof u);
+            printf("MISMATCH: %" PRIu64 " of %" PRIu64 " float32 elements beyond %u ULP, first "
+                   "at element %" PRIu64 "; max %s, max |diff| %.9g",
+                   r->mismatches, r->elements, o->ulp, r->first_mismatch, u, r->max_abs);
+        } else {
+            printf("MISMATCH: %" PRIu64 " of %" PRIu64 " bytes differ, first at byte %" PRIu64,
+                   r->mismatches, r->bytes, r->first_mismatch);
+            if (r->as_float) {
+                ulp_text(r->max_ulp, u, sizeof u);
+                printf(" (float32 element %" PRIu64 "); as float32: max %s, max |diff| %.9g",
+                       r->first_mismatch / 4, u, r->max_abs);
+            }
+        }
+        if (x->note[0]) printf(" [%s]", x->note);
+        putchar('\n');
+    }
+    printf("validate: %u buffers compared: %u match, %u MISMATCH; %u not compared\n", compared,
+           matched, compared - matched, skipped);
+    if (compared == 0) printf("validate: warning: nothing was compared (no after-snapshots)\n");
+    return matched == compared;
+}
+
+static int rewrite_bundle(const char *path, sg_graph_t *g)
+{
+    uint32_t cap = g->n_images + 2 * g->n_buffers + 1, n = 0;
+    sg_bundle_blob_t *blobs = calloc(cap, sizeof *blobs);
+    char **paths = calloc(cap, sizeof *paths);
+    int rc = SG_ENOMEM;
+    if (!blobs || !paths) goto out;
+    /* the files carry over as they are: images raw, snapshots still zstd */
+#define CARRY(rel)                                                              \
+    do {                                                                        \
+        if (!(rel)) break;                                                      \
+        if (asprintf(&paths[n], "%s/%s", path, (rel)) < 0) goto out;            \
+        blobs[n] = (sg_bundle_blob_t){.relpath = (rel), .src_path = paths[n]};  \
+        n++;                                                                    \
+    } while (0)
+    for (uint32_t i = 0; i < g->n_images; i++) CARRY(g->images[i].file);
+    for (uint32_t i = 0; i < g->n_buffers; i++) {
+        CARRY(g->buffers[i].before_file);
+        CARRY(g->buffers[i].after_file);
+    }
+#undef CARRY
+    sg_diag_t diag;
+    memset(&diag, 0, sizeof diag);
+    rc = sg_bundle_write(g, path, blobs, n, SG_BUNDLE_OVERWRITE, &diag);
+    if (rc) {
+        char buf[1024];
+        sg_cli_error(CMD, "rewriting %s: %s", path, sg_diag_format(&diag, buf, sizeof buf));
+    }
+out:
+    if (rc == SG_ENOMEM) sg_cli_error(CMD, "rewriting %s: out of memory", path);
+    for (uint32_t i = 0; paths && i < n; i++) free(paths[i]);
+    free(paths);
+    free(blobs);
+    return rc;
+}
+
+static int cmp_trace(const void *pa, const void *pb)
+{
+    const sg_trace_event_t *a = pa, *b = pb;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static int do_profile(const args_t *a, sg_replay_t *r, sg_graph_t *g)
+{
+    char err[1024];
+    sg_trace_event_t *ev = NULL;
+    uint32_t n_ev = 0, unmatched = 0;
+    int rc = sg_replay_profile(r, g, a->profile_launches, &ev, &n_ev, &unmatched, err, sizeof err);
+    if (rc) {
+        sg_cli_error(CMD, "profiling: %s", err);
+        return exit_for(rc);
+    }
+    qsort(ev, n_ev, sizeof *ev, cmp_trace);
+    uint64_t t0 = UINT64_MAX;
+    for (uint32_t i = 0; i < n_ev; i++)
+        if (ev[i].start_ns < t0) t0 = ev[i].start_ns;
+    printf("profile: %u node executions in the last of %u launches%s\n", n_ev,
+           a->profile_launches, unmatched ? "" : ", every record matched to a node");
+    if (unmatched)
+        printf("profile: warning: %u activity records matched no node of the bundle\n", unmatched);
+    uint32_t shown = a->verbose || n_ev <= 40 ? n_ev : 40;
+    for (uint32_t i = 0; i < shown; i++) {
+        const sg_stream_t *s = ev[i].stream != SG_STREAM_EXPLICIT ? sg_graph_stream(g, ev[i].stream)
+                                                                  : NULL;
+        printf("  %-8s %-12s %-32s start %10.3f us  %10.3f us\n", s ? s->label : "explicit",
+               ev[i].node, ev[i].name, (ev[i].start_ns - t0) / 1000.0,
+               (ev[i].end_ns - ev[i].start_ns) / 1000.0);
+    }
+    if (shown < n_ev) printf("  ... %u more (-v shows all)\n", n_ev - shown);
+    int exit_code = SG_EXIT_OK;
+    if (a->trace) {
+        FILE *f = fopen(a->trace, "w");
+        if (!f || sg_trace_write(g, ev, n_ev, f) != SG_OK) {
+            sg_cli_error(CMD, "cannot write the trace %s: %s", a->trace, strerror(errno));
+            exit_code = SG_EXIT_USAGE;
+        } else {
+            printf("trace: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+                   a->trace);
+        }
+        if (f && fclose(f) != 0 && exit_code == SG_EXIT_OK) {
+            sg_cli_error(CMD, "cannot write the trace %s: %s", a->trace, strerror(errno));
+            exit_code = SG_EXIT_USAGE;
+        }
+    }
+    free(ev);
+    if (a->profile && exit_code == SG_EXIT_OK) {
+        if (rewrite_bundle(a->bundle, g) != SG_OK) return SG_EXIT_FINDING;
+        printf("profile: node durations stored in %s\n", a->bundle);
+    }
+    return exit_code;
+}
+
+static void print_open(const args_t *a, sg_replay_t *r, const sg_graph_t *g, const char *path)
+{
+    uint32_t same, moved, by_graph;
+    sg_replay_placement(r, &same, &moved, &by_graph);
+    printf("memory: %s: %u buffers at their recorded addresses, %u relocated, %u allocated by "
+           "the graph\n",
+           path, same, moved, by_graph);
+    const sg_reloc_report_t *rep = sg_replay_relocations(r);
+    if (rep->n || moved) sg_reloc_report_print(rep, g, a->verbose, stdout);
+    const sg_replay_timings_t *t = sg_replay_timings(r);
+    if (a->timings) {
+        double per = t->cuda_nodes ? 1000.0 / t->cuda_nodes : 0;
+        printf("timings: %s: nodes=%u read_ms=%.3f place_ms=%.3f load_ms=%.3f "
+               "materialize_ms=%.3f instantiate_ms=%.3f upload_ms=%.3f "
+               "materialize_us_per_node=%.3f instantiate_us_per_node=%.3f\n",
+               path, t->cuda_nodes, t->read_ms, t->place_ms, t->load_ms, t->materialize_ms,
+               t->instantiate_ms, t->upload_ms, t->materialize_ms * per, t->instantiate_ms * per);
+    }
+}
+
+/* Open, restore and run one bundle; prints what went wrong. */
+static int start(const args_t *a, const char *path, const sg_graph_t *g, bool profile,
+                 sg_replay_t **out)
+{
+    char err[1024];
+    sg_replay_options_t opt = {.device = a->device, .relocate = a->relocate, .profile = profile,
+                               .log = stderr, .verbose = a->verbose};
+    int rc = sg_replay_open(path, g, &opt, out, err, sizeof err);
+    if (rc) {
+        sg_cli_error(CMD, "%s: %s%s", path,
+                     rc == SG_EUNSUPPORTED ? "cannot replay outside its program: " : "", err);
+        return exit_for(rc);
+    }
+    print_open(a, *out, g, path);
+    rc = sg_replay_restore(*out, err, sizeof err);
+    if (!rc) rc = sg_replay_run(*out, err, sizeof err);
+    if (rc) {
+        sg_cli_error(CMD, "%s: %s", path, err);
+        return exit_for(rc);
+    }
+    printf("replay: %s: launched once and finished\n", path);
+    return SG_EXIT_OK;
+}
+
+static int run(int argc, char **argv)
+{
+    args_t a;
+    if (parse_args(argc, argv, &a)) return SG_EXIT_USAGE;
+    int exit_code = SG_EXIT_OK;
+    char err[1024];
+    sg_graph_t *g = NULL, *g2 = NULL;
+    sg_replay_t *r = NULL, *r2 = NULL;
+    sg_replay_plan_t plan = {0}, plan2 = {0};
+
+    g = sg_cli_open_bundle(CMD, a.bundle);
+    if (!g) return SG_EXIT_USAGE;
+    if (!plan_or_report(a.bundle, g, &plan, a.verbose, &exit_code)) goto out;
+    if (a.vs) {
+        g2 = sg_cli_open_bundle(CMD, a.vs);
+        if (!g2) {
+            exit_code = SG_EXIT_USAGE;
+            goto out;
+        }
+        if (!plan_or_report(a.vs, g2, &plan2, a.verbose, &exit_code)) goto out;
+    }
+    int rc = sg_replay_device_check(g, a.device, a.force, stderr, err, sizeof err);
+    if (!rc && g2) rc = sg_replay_device_check(g2, a.device, a.force, NULL, err, sizeof err);
+    if (rc) {
+        sg_cli_error(CMD, "%s", err);
+        exit_code = rc == SG_EUNSUPPORTED ? SG_EXIT_USAGE : SG_EXIT_FINDING;
+        goto out;
+    }
+    exit_code = start(&a, a.bundle, g, a.profile || a.trace, &r);
+    if (exit_code) goto out;
+
+    if (a.validate) {
+        sg_buffer_check_t *checks = NULL;
+        uint32_t n = 0;
+        rc = sg_replay_validate(r, &a.cmp, &checks, &n, err, sizeof err);
+        if (rc) {
+            sg_cli_error(CMD, "validating: %s", err);
+            exit_code = exit_for(rc);
+            goto out;
+        }
+        if (!print_validation(g, checks, n, &a.cmp)) exit_code = SG_EXIT_FINDING;
+        free(checks);
+    }
+    if (a.profile || a.trace) {
+        int pc = do_profile(&a, r, g);
+        if (pc && !exit_code) exit_code = pc;
+    }
+    if (a.bench) {
+        double ma = 0, mb = 0;
+        if (a.vs) {
+            int sc = start(&a, a.vs, g2, false, &r2);
+            if (sc) {
+                if (!exit_code) exit_code = sc;
+                goto out;
+            }
+            rc = sg_replay_bench_pair(r, r2, a.bench, a.warmup, &ma, &mb, err, sizeof err);
+        } else {
+            rc = sg_replay_bench(r, a.bench, a.warmup, &ma, NULL, err, sizeof err);
+        }
+        if (rc) {
+            sg_cli_error(CMD, "timing: %s", err);
+            if (!exit_code) exit_code = exit_for(rc);
+            goto out;
+        }
+        printf("bench: %s: median %.3f us per launch (%u launches after %u warm-up)\n", a.bundle,
+               ma, a.bench, a.warmup);
+        if (a.vs) {
+            printf("bench: %s: median %.3f us per launch (%u launches after %u warm-up)\n", a.vs,
+                   mb, a.bench, a.warmup);
+            printf("bench: ratio %s / %s = %.3f\n", a.vs, a.bundle, ma > 0 ? mb / ma : 0.0);
+        }
+    }
+out:
+    sg_replay_close(r2);
+    sg_replay_close(r);
+    sg_replay_plan_free(&plan);
+    sg_replay_plan_free(&plan2);
+    sg_graph_destroy(g2);
+    sg_graph_destroy(g);
+    return exit_code;
+}
+
+const sg_command_t sg_command_replay = {
+    "replay", "rebuild a bundle as a real graph here; validate, time, profile it", usage, run};
