@@ -751,6 +751,12 @@ static inline int rt_node_deps(void *node, void **deps, size_t cap, size_t *n)
         *n = count; /* more than any sample expects: report the count only */
         return 0;
     }
+    /* A root node: the runtime answers a second query with an empty array as
+     * an invalid value (seen on CUDA 13.0, driver 580), so don't ask. */
+    if (count == 0) {
+        *n = 0;
+        return 0;
+    }
     CUDA_CHECK(cudaGraphNodeGetDependencies((cudaGraphNode_t)node, nodes, edges, &count));
     for (size_t i = 0; i < count; i++)
         deps[i] = (void *)nodes[i];
