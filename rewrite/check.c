@@ -1,0 +1,606 @@
+/* check.c: the cross-stream hazard check of check.h: races by chain-clock
+ * windows, use after free and allocation reuse by batched reachability,
+ * unjoined forks by each stream's last node. */
+#include "check.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrite_internal.h"
+
+static const char *const hazard_names[SG_HAZARD_KIND_COUNT] = {"race", "use_after_free", "reuse",
+                                                               "unjoined"};
+
+const char *sg_hazard_kind_name(sg_hazard_kind_t k)
+{
+    return (unsigned)k < SG_HAZARD_KIND_COUNT ? hazard_names[k] : "invalid";
+}
+
+/* ---- collecting ------------------------------------------------------------------ */
+
+typedef struct {
+    const sg_graph_t *g;
+    sg_reach_t *r;
+    sg_rw_buffers_t bufs;
+    sg_check_result_t *res;
+    size_t cap, max;
+} checker_t;
+
+static int emit(checker_t *c, const sg_hazard_t *h)
+{
+    if (c->res->n >= c->max) {
+        c->res->truncated = true;
+        return SG_OK;
+    }
+    if (c->res->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        sg_hazard_t *p = realloc(c->res->hazards, nc * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        c->res->hazards = p;
+        c->cap = nc;
+    }
+    c->res->hazards[c->res->n++] = *h;
+    return SG_OK;
+}
+
+static bool full(const checker_t *c)
+{
+    return c->res->n >= c->max;
+}
+
+/* Was a enqueued before b (capture order, ties by id)? */
+static bool enqueued_before(const sg_graph_t *g, sg_node_id_t a, sg_node_id_t b)
+{
+    const sg_node_t *x = &g->nodes[a], *y = &g->nodes[b];
+    return x->seq != y->seq ? x->seq < y->seq : a < b;
+}
+
+static bool is_graph_alloc(const checker_t *c, uint32_t b)
+{
+    return c->bufs.alloc[b] != SG_NONE;
+}
+
+/* ---- races ----------------------------------------------------------------------- */
+
+typedef struct {
+    uint32_t region, chain, pos;
+    sg_node_id_t node;
+    uint32_t buffer;
+    uint64_t lo, hi;
+    uint8_t mode;
+} acc_t;
+
+static int cmp_acc(const void *pa, const void *pb)
+{
+    const acc_t *a = pa, *b = pb;
+    if (a->region != b->region) return a->region < b->region ? -1 : 1;
+    if (a->chain != b->chain) return a->chain < b->chain ? -1 : 1;
+    if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
+    if (a->node != b->node) return a->node < b->node ? -1 : 1;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+typedef struct {
+    uint64_t lo, hi;
+    uint32_t id;
+} span_t;
+
+static int cmp_span(const void *pa, const void *pb)
+{
+    const span_t *a = pa, *b = pb;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Region of every buffer: connected groups of overlapping address ranges,
+ * so that accesses that can overlap are always in the same region. */
+static int build_regions(const sg_graph_t *g, uint32_t *region_of, uint32_t *n_regions)
+{
+    uint32_t nb = g->root->n_buffers, n = 0;
+    span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    if (!sp) return SG_ENOMEM;
+    for (uint32_t i = 0; i < nb; i++) {
+        const sg_buffer_t *b = &g->root->buffers[i];
+        uint64_t hi = b->address + b->size;
+        sp[n++] = (span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+    }
+    qsort(sp, n, sizeof *sp, cmp_span);
+    uint32_t reg = 0;
+    uint64_t end = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i > 0 && sp[i].lo >= end) reg++;
+        if (i == 0 || sp[i].hi > end) end = sp[i].hi;
+        region_of[sp[i].id] = reg;
+    }
+    *n_regions = n ? reg + 1 : 0;
+    free(sp);
+    return SG_OK;
+}
+
+typedef struct {
+    uint32_t chain, begin, end; /* accs[begin, end) */
+} group_t;
+
+static bool streams_differ(const sg_graph_t *g, sg_node_id_t a, sg_node_id_t b)
+{
+    uint32_t sa = g->nodes[a].stream, sb = g->nodes[b].stream;
+    if (sa >= g->root->n_streams || sb >= g->root->n_streams) return true; /* explicit */
+    return sa != sb;
+}
+
+static int races(checker_t *c)
+{
+    const sg_graph_t *g = c->g;
+    uint32_t nb = g->root->n_buffers, n_regions = 0;
+    uint32_t *region_of = malloc((nb ? nb : 1) * sizeof *region_of);
+    acc_t *accs = NULL;
+    group_t *groups = NULL;
+    uint32_t *reg_groups = NULL; /* n_regions + 1 offsets into groups */
+    uint8_t *reg_writes = NULL;
+    int rc = SG_OK;
+    if (!region_of) return SG_ENOMEM;
+    if ((rc = build_regions(g, region_of, &n_regions))) goto out;
+    size_t na = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
+        na += x->n_accesses;
+    }
+    accs = malloc((na ? na : 1) * sizeof *accs);
+    if (!accs) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    size_t k = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
+        for (uint32_t a = 0; a < x->n_accesses; a++) {
+            uint64_t lo, hi;
+            if (!sg_rw_access_range(g, &x->accesses[a], &lo, &hi)) continue;
+            accs[k++] = (acc_t){region_of[x->accesses[a].buffer], sg_reach_chain_of(c->r, i),
+                                sg_reach_pos(c->r, i), i, x->accesses[a].buffer, lo, hi,
+                                (uint8_t)x->accesses[a].mode};
+        }
+    }
+    na = k;
+    qsort(accs, na, sizeof *accs, cmp_acc);
+    groups = malloc((na ? na : 1) * sizeof *groups);
+    reg_groups = calloc((size_t)n_regions + 1, sizeof *reg_groups);
+    reg_writes = calloc(n_regions ? n_regions : 1, 1);
+    if (!groups || !reg_groups || !reg_writes) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    uint32_t ng = 0;
+    for (size_t i = 0; i < na; i++) {
+        if (sg_rw_writes(accs[i].mode)) reg_writes[accs[i].region] = 1;
+        if (i == 0 || accs[i].region != accs[i - 1].region || accs[i].chain != accs[i - 1].chain) {
+            groups[ng++] = (group_t){accs[i].chain, (uint32_t)i, (uint32_t)i};
+            reg_groups[accs[i].region + 1]++;
+        }
+        groups[ng - 1].end = (uint32_t)i + 1;
+    }
+    for (uint32_t i = 0; i < n_regions; i++) reg_groups[i + 1] += reg_groups[i];
+    uint32_t nblocks = sg_reach_block_count(c->r);
+    for (uint32_t blk = 0; blk < nblocks && !full(c); blk++) {
+        uint32_t c0, cw;
+        if ((rc = sg_reach_load_block(c->r, blk, &c0, &cw))) goto out;
+        for (uint32_t reg = 0; reg < n_regions && !full(c); reg++) {
+            if (!reg_writes[reg]) continue;
+            uint32_t g0 = reg_groups[reg], g1 = reg_groups[reg + 1];
+            if (g1 - g0 < 2) continue; /* one chain: all ordered */
+            for (uint32_t xi = groups[g0].begin; xi < groups[g1 - 1].end && !full(c); xi++) {
+                const acc_t *x = &accs[xi];
+                for (uint32_t gi = g0; gi < g1 && !full(c); gi++) {
+                    const group_t *gr = &groups[gi];
+                    if (gr->chain == x->chain || gr->chain < c0 || gr->chain - c0 >= cw) continue;
+                    int32_t after = sg_reach_last_reaching(c->r, x->node, gr->chain);
+                    int32_t before = sg_reach_first_reached(c->r, x->node, gr->chain);
+                    /* first access with pos > after */
+                    uint32_t lo = gr->begin, hi = gr->end;
+                    while (lo < hi) {
+                        uint32_t mid = lo + (hi - lo) / 2;
+                        if ((int64_t)accs[mid].pos > after)
+                            hi = mid;
+                        else
+                            lo = mid + 1;
+                    }
+                    for (uint32_t yi = lo; yi < gr->end && (int64_t)accs[yi].pos < before; yi++) {
+                        const acc_t *y = &accs[yi];
+                        if (x->node >= y->node) continue; /* each pair once, from its lower id */
+                        if (!sg_rw_writes(x->mode) && !sg_rw_writes(y->mode)) continue;
+                        if (x->lo >= y->hi || y->lo >= x->hi) continue;
+                        if (!streams_differ(g, x->node, y->node)) continue;
+                        if (x->buffer != y->buffer && is_graph_alloc(c, x->buffer) &&
+                            is_graph_alloc(c, y->buffer))
+                            continue; /* reused memory: judged as reuse */
+                        sg_hazard_t h = {.kind = SG_HAZARD_RACE};
+                        h.nodes[0] = x->node;
+                        h.nodes[1] = y->node;
+                        h.streams[0] = g->nodes[x->node].stream;
+                        h.streams[1] = g->nodes[y->node].stream;
+                        h.buffers[0] = x->buffer;
+                        h.buffers[1] = y->buffer;
+                        h.modes[0] = x->mode;
+                        h.modes[1] = y->mode;
+                        h.lo = x->lo > y->lo ? x->lo : y->lo;
+                        h.hi = x->hi < y->hi ? x->hi : y->hi;
+                        bool xf = enqueued_before(g, x->node, y->node);
+                        h.missing_from = xf ? x->node : y->node;
+                        h.missing_to = xf ? y->node : x->node;
+                        if ((rc = emit(c, &h))) goto out;
+                    }
+                }
+            }
+        }
+    }
+out:
+    free(region_of);
+    free(accs);
+    free(groups);
+    free(reg_groups);
+    free(reg_writes);
+    return rc;
+}
+
+/* ---- memory lifetime ----------------------------------------------------------------- */
+
+/* The first access of node x to buffer b (for the mode and range shown). */
+static const sg_access_t *access_of(const sg_graph_t *g, sg_node_id_t x, uint32_t b)
+{
+    const sg_node_t *n = &g->nodes[x];
+    for (uint32_t i = 0; i < n->n_accesses; i++)
+        if (n->accesses[i].buffer == b) return &n->accesses[i];
+    return NULL;
+}
+
+typedef struct {
+    sg_node_id_t (*p)[2];
+    size_t n, cap;
+} pairs_t;
+
+static int pairs_push(pairs_t *ps, sg_node_id_t a, sg_node_id_t b)
+{
+    if (ps->n == ps->cap) {
+        size_t nc = ps->cap ? ps->cap * 2 : 256;
+        void *q = realloc(ps->p, nc * sizeof *ps->p);
+        if (!q) return SG_ENOMEM;
+        ps->p = q;
+        ps->cap = nc;
+    }
+    ps->p[ps->n][0] = a;
+    ps->p[ps->n][1] = b;
+    ps->n++;
+    return SG_OK;
+}
+
+static void fill_user_side(const sg_graph_t *g, sg_hazard_t *h, sg_node_id_t user, uint32_t b)
+{
+    const sg_access_t *a = access_of(g, user, b);
+    h->modes[0] = a ? a->mode : 0;
+    uint64_t lo = 0, hi = 0;
+    if (a && sg_rw_access_range(g, a, &lo, &hi)) {
+        h->lo = lo;
+        h->hi = hi;
+    } else {
+        const sg_buffer_t *bf = sg_graph_buffer(g, b);
+        h->lo = bf ? bf->address : 0;
+        h->hi = bf ? bf->address + bf->size : 0;
+    }
+}
+
+static int use_after_free(checker_t *c)
+{
+    const sg_graph_t *g = c->g;
+    const sg_rw_buffers_t *bf = &c->bufs;
+    pairs_t ps = {0};
+    uint32_t *buf_of = NULL;
+    uint8_t *ans = NULL;
+    int rc = SG_OK;
+    for (uint32_t b = 0; b < bf->n_buffers; b++) {
+        for (uint32_t i = bf->user_start[b]; i < bf->user_start[b + 1]; i++) {
+            sg_node_id_t u = bf->users[i];
+            if (bf->alloc[b] != SG_NONE && (rc = pairs_push(&ps, bf->alloc[b], u))) goto out;
+            for (uint32_t k = bf->free_start[b]; k < bf->free_start[b + 1]; k++)
+                if ((rc = pairs_push(&ps, u, bf->frees[k]))) goto out;
+        }
+    }
+    buf_of = malloc((ps.n ? ps.n : 1) * sizeof *buf_of);
+    ans = malloc(ps.n ? ps.n : 1);
+    if (!buf_of || !ans) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    size_t k = 0;
+    for (uint32_t b = 0; b < bf->n_buffers; b++) {
+        uint32_t per = (bf->alloc[b] != SG_NONE) + (bf->free_start[b + 1] - bf->free_start[b]);
+        for (uint32_t i = bf->user_start[b]; i < bf->user_start[b + 1]; i++)
+            for (uint32_t j = 0; j < per; j++) buf_of[k++] = b;
+    }
+    if ((rc = sg_reach_query_batch(c->r, (const sg_node_id_t(*)[2])ps.p, ps.n, ans))) goto out;
+    for (size_t i = 0; i < ps.n && !full(c); i++) {
+        if (ans[i]) continue;
+        uint32_t b = buf_of[i];
+        sg_node_id_t a = ps.p[i][0], z = ps.p[i][1];
+        bool before_free = g->nodes[z].type == SG_NODE_MEM_FREE && a != bf->alloc[b];
+        sg_node_id_t user = before_free ? a : z, mem = before_free ? z : a;
+        sg_hazard_t h = {.kind = SG_HAZARD_USE_AFTER_FREE};
+        h.nodes[0] = user;
+        h.nodes[1] = mem;
+        h.streams[0] = g->nodes[user].stream;
+        h.streams[1] = g->nodes[mem].stream;
+        h.buffers[0] = h.buffers[1] = b;
+        fill_user_side(g, &h, user, b);
+        h.missing_from = a;
+        h.missing_to = z;
+        if ((rc = emit(c, &h))) goto out;
+    }
+out:
+    free(ps.p);
+    free(buf_of);
+    free(ans);
+    return rc;
+}
+
+/* The first buffer's maximal users not ordered before a2. */
+static int reuse_pair(checker_t *c, uint32_t first, uint32_t second)
+{
+    const sg_graph_t *g = c->g;
+    const sg_rw_buffers_t *bf = &c->bufs;
+    sg_node_id_t a2 = bf->alloc[second];
+    for (uint32_t k = bf->free_start[first]; k < bf->free_start[first + 1]; k++)
+        if (sg_reach_query(c->r, bf->frees[k], a2)) return SG_OK; /* ordered reuse */
+    /* offending users, keeping only the maximal ones */
+    sg_node_id_t *bad = NULL;
+    uint32_t nbad = 0;
+    for (uint32_t i = bf->user_start[first]; i < bf->user_start[first + 1]; i++) {
+        sg_node_id_t u = bf->users[i];
+        if (sg_reach_query(c->r, u, a2)) continue;
+        sg_node_id_t *p = realloc(bad, (nbad + 1) * sizeof *p);
+        if (!p) {
+            free(bad);
+            return SG_ENOMEM;
+        }
+        bad = p;
+        bad[nbad++] = u;
+    }
+    int rc = SG_OK;
+    for (uint32_t i = 0; i < nbad && rc == SG_OK && !full(c); i++) {
+        bool dominated = false;
+        for (uint32_t j = 0; j < nbad && !dominated; j++)
+            dominated = j != i && sg_reach_query(c->r, bad[i], bad[j]);
+        if (dominated) continue;
+        sg_hazard_t h = {.kind = SG_HAZARD_REUSE};
+        h.nodes[0] = bad[i];
+        h.nodes[1] = a2;
+        h.streams[0] = g->nodes[bad[i]].stream;
+        h.streams[1] = g->nodes[a2].stream;
+        h.buffers[0] = first;
+        h.buffers[1] = second;
+        const sg_buffer_t *x = &g->root->buffers[first], *y = &g->root->buffers[second];
+        const sg_access_t *acc = access_of(g, bad[i], first);
+        h.modes[0] = acc ? acc->mode : 0;
+        uint64_t xe = x->address + x->size, ye = y->address + y->size;
+        h.lo = x->address > y->address ? x->address : y->address;
+        h.hi = xe < ye ? xe : ye;
+        h.missing_from = bad[i];
+        h.missing_to = a2;
+        rc = emit(c, &h);
+    }
+    free(bad);
+    return rc;
+}
+
+static int reuse(checker_t *c)
+{
+    const sg_graph_t *g = c->g;
+    uint32_t nb = g->root->n_buffers, n = 0;
+    span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    if (!sp) return SG_ENOMEM;
+    for (uint32_t i = 0; i < nb; i++) {
+        const sg_buffer_t *b = &g->root->buffers[i];
+        if (b->size == 0 || !is_graph_alloc(c, i)) continue;
+        uint64_t hi = b->address + b->size;
+        sp[n++] = (span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+    }
+    qsort(sp, n, sizeof *sp, cmp_span);
+    int rc = SG_OK;
+    for (uint32_t i = 0; i < n && rc == SG_OK && !full(c); i++) {
+        for (uint32_t j = i + 1; j < n && sp[j].lo < sp[i].hi && rc == SG_OK; j++) {
+            uint32_t b1 = sp[i].id, b2 = sp[j].id;
+            sg_node_id_t a1 = c->bufs.alloc[b1], a2 = c->bufs.alloc[b2];
+            bool first_is_b1;
+            if (sg_reach_query(c->r, a1, a2))
+                first_is_b1 = true;
+            else if (sg_reach_query(c->r, a2, a1))
+                first_is_b1 = false;
+            else
+                first_is_b1 = enqueued_before(g, a1, a2);
+            rc = first_is_b1 ? reuse_pair(c, b1, b2) : reuse_pair(c, b2, b1);
+        }
+    }
+    free(sp);
+    return rc;
+}
+
+/* ---- unjoined -------------------------------------------------------------------------- */
+
+static int unjoined(checker_t *c)
+{
+    const sg_graph_t *g = c->g;
+    uint32_t origin = sg_rw_origin_stream(g);
+    if (origin == SG_NONE) return SG_OK;
+    sg_rw_streams_t st;
+    int rc = sg_rw_streams_build(g, c->r, &st);
+    if (rc) return rc;
+    sg_node_id_t olast = st.start[origin + 1] > st.start[origin] ? st.nodes[st.start[origin + 1] - 1]
+                                                                  : SG_NONE;
+    for (uint32_t s = 0; s < st.n_streams && olast != SG_NONE && !full(c); s++) {
+        if (s == origin || st.start[s + 1] == st.start[s]) continue;
+        sg_node_id_t last = st.nodes[st.start[s + 1] - 1];
+        if (sg_reach_query(c->r, last, olast)) continue;
+        sg_hazard_t h = {.kind = SG_HAZARD_UNJOINED};
+        h.nodes[0] = last;
+        h.nodes[1] = olast;
+        h.streams[0] = s;
+        h.streams[1] = origin;
+        h.buffers[0] = h.buffers[1] = SG_NONE;
+        h.missing_from = last;
+        h.missing_to = olast;
+        if ((rc = emit(c, &h))) break;
+    }
+    sg_rw_streams_free(&st);
+    return rc;
+}
+
+/* ---- entry ------------------------------------------------------------------------------ */
+
+static int cmp_hazard(const void *pa, const void *pb)
+{
+    const sg_hazard_t *a = pa, *b = pb;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    if (a->nodes[0] != b->nodes[0]) return a->nodes[0] < b->nodes[0] ? -1 : 1;
+    if (a->nodes[1] != b->nodes[1]) return a->nodes[1] < b->nodes[1] ? -1 : 1;
+    if (a->buffers[0] != b->buffers[0]) return a->buffers[0] < b->buffers[0] ? -1 : 1;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+int sg_check_run(const sg_graph_t *g, const sg_check_options_t *opt, sg_check_result_t *out)
+{
+    if (!g || !out || g->root != g) return SG_EINVAL;
+    memset(out, 0, sizeof *out);
+    checker_t c = {0};
+    c.g = g;
+    c.res = out;
+    c.max = opt && opt->max_hazards ? opt->max_hazards : 100000;
+    int rc = sg_reach_build(g, SG_REACH_FORWARD, &c.r);
+    if (rc) return rc;
+    if ((rc = sg_rw_buffers_build(g, &c.bufs))) goto out;
+    if ((rc = races(&c))) goto out;
+    if ((rc = use_after_free(&c))) goto out;
+    if ((rc = reuse(&c))) goto out;
+    if ((rc = unjoined(&c))) goto out;
+    qsort(out->hazards, out->n, sizeof *out->hazards, cmp_hazard);
+    /* one hazard per (kind, node pair): several accesses of one node to
+     * the same memory are one finding */
+    size_t w = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        const sg_hazard_t *h = &out->hazards[i];
+        if (w > 0 && out->hazards[w - 1].kind == h->kind &&
+            out->hazards[w - 1].nodes[0] == h->nodes[0] && out->hazards[w - 1].nodes[1] == h->nodes[1])
+            continue;
+        out->hazards[w++] = *h;
+    }
+    out->n = w;
+    for (size_t i = 0; i < out->n; i++) out->counts[out->hazards[i].kind]++;
+out:
+    sg_rw_buffers_free(&c.bufs);
+    sg_reach_destroy(c.r);
+    if (rc) sg_check_result_free(out);
+    return rc;
+}
+
+void sg_check_result_free(sg_check_result_t *res)
+{
+    if (!res) return;
+    free(res->hazards);
+    memset(res, 0, sizeof *res);
+}
+
+/* ---- formatting ---------------------------------------------------------------------------- */
+
+static const char *mode_verb(sg_access_mode_t m)
+{
+    switch (m) {
+    case SG_ACCESS_READ: return "reads";
+    case SG_ACCESS_WRITE: return "writes";
+    case SG_ACCESS_READWRITE: return "reads and writes";
+    case SG_ACCESS_UNKNOWN: return "may write";
+    default: return "uses";
+    }
+}
+
+static const char *buf_label(const sg_graph_t *g, uint32_t b)
+{
+    const sg_buffer_t *x = sg_graph_buffer(g, b);
+    return x ? x->label : "?";
+}
+
+const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *buf, size_t n)
+{
+    char a[200], b[200], f[200], t[200];
+    sg_rw_node_name(g, h->nodes[0], a, sizeof a);
+    sg_rw_node_name(g, h->nodes[1], b, sizeof b);
+    snprintf(f, sizeof f, "n%u", h->missing_from);
+    snprintf(t, sizeof t, "n%u", h->missing_to);
+    switch (h->kind) {
+    case SG_HAZARD_RACE:
+        snprintf(buf, n,
+                 "race on %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it, %s %s it, no path "
+                 "between them; missing edge %s -> %s",
+                 buf_label(g, h->buffers[0]), h->lo, h->hi, a, mode_verb(h->modes[0]), b,
+                 mode_verb(h->modes[1]), f, t);
+        break;
+    case SG_HAZARD_USE_AFTER_FREE: {
+        bool free_side = h->missing_from == h->nodes[0];
+        snprintf(buf, n,
+                 "use_after_free of %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it but is not "
+                 "ordered %s %s; missing edge %s -> %s",
+                 buf_label(g, h->buffers[0]), h->lo, h->hi, a, mode_verb(h->modes[0]),
+                 free_side ? "before its free" : "after its alloc", b, f, t);
+        break;
+    }
+    case SG_HAZARD_REUSE:
+        snprintf(buf, n,
+                 "reuse of [0x%" PRIx64 ", 0x%" PRIx64 "): %s allocates memory of %s while %s "
+                 "may still use %s (no free of %s is ordered before the reallocation); missing "
+                 "edge %s -> %s",
+                 h->lo, h->hi, b, buf_label(g, h->buffers[0]), a, buf_label(g, h->buffers[0]),
+                 buf_label(g, h->buffers[0]), f, t);
+        break;
+    case SG_HAZARD_UNJOINED:
+        snprintf(buf, n,
+                 "unjoined stream %s: its last node %s has no path to the last node of the "
+                 "origin stream %s, %s; missing edge %s -> %s",
+                 sg_rw_stream_name(g, h->streams[0]), a, sg_rw_stream_name(g, h->streams[1]), b,
+                 f, t);
+        break;
+    default:
+        snprintf(buf, n, "invalid hazard");
+        break;
+    }
+    return buf;
+}
+
+static json_t *hex(uint64_t v)
+{
+    char s[24];
+    snprintf(s, sizeof s, "0x%" PRIx64, v);
+    return json_string(s);
+}
+
+json_t *sg_hazard_json(const sg_graph_t *g, const sg_hazard_t *h)
+{
+    char msg[1024];
+    sg_hazard_format(g, h, msg, sizeof msg);
+    json_t *o = json_pack("{s:s, s:s, s:[o,o]}", "kind", sg_hazard_kind_name(h->kind), "message",
+                          msg, "nodes", sg_rw_node_json(g, h->nodes[0]),
+                          sg_rw_node_json(g, h->nodes[1]));
+    if (!o) return NULL;
+    json_t *bufs = json_array();
+    for (int i = 0; i < 2; i++)
+        json_array_append_new(bufs, h->buffers[i] != SG_NONE
+                                        ? json_string(buf_label(g, h->buffers[i]))
+                                        : json_null());
+    json_object_set_new(o, "buffers", bufs);
+    if (h->kind != SG_HAZARD_UNJOINED)
+        json_object_set_new(o, "range", json_pack("{s:o, s:o}", "lo", hex(h->lo), "hi", hex(h->hi)));
+    else
+        json_object_set_new(o, "range", json_null());
+    json_object_set_new(o, "missing_edge", json_pack("{s:I, s:I}", "from", (json_int_t)h->missing_from,
+                                                     "to", (json_int_t)h->missing_to));
+    return o;
+}

@@ -1,0 +1,358 @@
+/* common.c: helpers the passes and the check share: node names for
+ * reports, per-stream program order, per-buffer users and memory nodes, and
+ * the cost model with its ASAP timeline (see rewrite_internal.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/views.h"
+#include "rewrite_internal.h"
+
+/* ---- names ---------------------------------------------------------------- */
+
+const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream)
+{
+    const sg_stream_t *s = sg_graph_stream(g, stream);
+    return s ? s->label : "explicit";
+}
+
+/* What a node is, beyond its type: kernel name, event, buffer. */
+static const char *node_what(const sg_graph_t *g, const sg_node_t *n, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    switch (n->type) {
+    case SG_NODE_KERNEL:
+        if (n->u.kernel.name && n->u.kernel.name[0])
+            sg_kernel_short_name(n->u.kernel.name, buf, len);
+        break;
+    case SG_NODE_EVENT_RECORD:
+    case SG_NODE_EVENT_WAIT: {
+        const sg_event_t *e = sg_graph_event(g, n->u.event);
+        if (e) snprintf(buf, len, "%s", e->label);
+        break;
+    }
+    case SG_NODE_MEM_ALLOC:
+    case SG_NODE_MEM_FREE: {
+        const sg_buffer_t *b = sg_graph_buffer(g, n->u.mem.buffer);
+        if (b) snprintf(buf, len, "%s", b->label);
+        break;
+    }
+    default:
+        break;
+    }
+    return buf;
+}
+
+const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n)
+{
+    const sg_node_t *x = sg_graph_node(g, id);
+    if (!x) {
+        snprintf(buf, n, "n%u (removed)", id);
+        return buf;
+    }
+    char what[160];
+    node_what(g, x, what, sizeof what);
+    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "", what,
+             sg_rw_stream_name(g, x->stream));
+    return buf;
+}
+
+json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id)
+{
+    const sg_node_t *x = sg_graph_node(g, id);
+    if (!x) return json_pack("{s:I}", "id", (json_int_t)id);
+    char what[160];
+    node_what(g, x, what, sizeof what);
+    json_t *o = json_pack("{s:I, s:s, s:s}", "id", (json_int_t)id, "type",
+                          sg_node_type_name(x->type), "stream", sg_rw_stream_name(g, x->stream));
+    if (o && what[0]) json_object_set_new(o, "name", json_string(what));
+    return o;
+}
+
+/* ---- program order ---------------------------------------------------------- */
+
+typedef struct {
+    uint32_t stream;
+    uint32_t rank;
+    uint64_t seq;
+    sg_node_id_t id;
+} order_key_t;
+
+static int cmp_order_key(const void *pa, const void *pb)
+{
+    const order_key_t *a = pa, *b = pb;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+    if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n_streams = g->root->n_streams;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i].removed && g->nodes[i].stream < s->n_streams) n++;
+    order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    s->start = calloc(s->n_streams + 1, sizeof *s->start);
+    s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
+    s->index = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *s->index);
+    if (!keys || !s->start || !s->nodes || !s->index) {
+        free(keys);
+        sg_rw_streams_free(s);
+        return SG_ENOMEM;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        s->index[i] = UINT32_MAX;
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->stream >= s->n_streams) continue;
+        keys[k++] = (order_key_t){x->stream, sg_reach_rank(r, i), x->seq, i};
+    }
+    qsort(keys, n, sizeof *keys, cmp_order_key);
+    for (uint32_t i = 0; i < n; i++) {
+        s->nodes[i] = keys[i].id;
+        s->start[keys[i].stream + 1]++;
+    }
+    for (uint32_t t = 0; t < s->n_streams; t++) s->start[t + 1] += s->start[t];
+    for (uint32_t i = 0; i < n; i++) s->index[keys[i].id] = i - s->start[keys[i].stream];
+    free(keys);
+    return SG_OK;
+}
+
+void sg_rw_streams_free(sg_rw_streams_t *s)
+{
+    free(s->start);
+    free(s->nodes);
+    free(s->index);
+    memset(s, 0, sizeof *s);
+}
+
+sg_node_id_t sg_rw_stream_prev(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v)
+{
+    const sg_node_t *x = sg_graph_node(g, v);
+    if (!x || x->stream >= s->n_streams || s->index[v] == 0 || s->index[v] == UINT32_MAX)
+        return SG_NONE;
+    return s->nodes[s->start[x->stream] + s->index[v] - 1];
+}
+
+sg_node_id_t sg_rw_stream_next(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v)
+{
+    const sg_node_t *x = sg_graph_node(g, v);
+    if (!x || x->stream >= s->n_streams || s->index[v] == UINT32_MAX) return SG_NONE;
+    uint32_t i = s->start[x->stream] + s->index[v] + 1;
+    return i < s->start[x->stream + 1] ? s->nodes[i] : SG_NONE;
+}
+
+uint32_t sg_rw_origin_stream(const sg_graph_t *g)
+{
+    uint32_t best = SG_NONE;
+    uint64_t best_seq = 0;
+    sg_node_id_t best_id = SG_NONE;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->stream >= g->root->n_streams) continue;
+        if (best == SG_NONE || x->seq < best_seq || (x->seq == best_seq && i < best_id)) {
+            best = x->stream;
+            best_seq = x->seq;
+            best_id = i;
+        }
+    }
+    return best;
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo, uint64_t *hi)
+{
+    const sg_buffer_t *b = sg_graph_buffer(g, a->buffer);
+    if (!b || a->size == 0) return false;
+    uint64_t start = b->address + a->offset;
+    if (start < b->address) return false; /* wrapped */
+    uint64_t end = start + a->size;
+    if (end < start) end = UINT64_MAX;
+    *lo = start;
+    *hi = end;
+    return true;
+}
+
+bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b)
+{
+    const sg_buffer_t *x = sg_graph_buffer(g, a), *y = sg_graph_buffer(g, b);
+    if (!x || !y || x->size == 0 || y->size == 0) return false;
+    uint64_t xe = x->address + x->size, ye = y->address + y->size;
+    if (xe < x->address) xe = UINT64_MAX;
+    if (ye < y->address) ye = UINT64_MAX;
+    return x->address < ye && y->address < xe;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
+{
+    memset(b, 0, sizeof *b);
+    uint32_t nb = g->root->n_buffers;
+    b->n_buffers = nb;
+    uint64_t n_acc = 0, n_free = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed) continue;
+        if (x->type == SG_NODE_MEM_FREE && x->u.mem.buffer < nb) n_free++;
+        if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
+        n_acc += x->n_accesses;
+    }
+    /* (buffer << 32 | node) keys, sorted and made unique */
+    uint64_t *keys = malloc((n_acc ? n_acc : 1) * sizeof *keys);
+    b->user_start = calloc(nb + 1, sizeof *b->user_start);
+    b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
+    b->free_start = calloc(nb + 1, sizeof *b->free_start);
+    b->frees = malloc((n_free ? n_free : 1) * sizeof *b->frees);
+    if (!keys || !b->user_start || !b->alloc || !b->free_start || !b->frees) {
+        free(keys);
+        sg_rw_buffers_free(b);
+        return SG_ENOMEM;
+    }
+    uint64_t k = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
+        for (uint32_t a = 0; a < x->n_accesses; a++)
+            if (x->accesses[a].buffer < nb) keys[k++] = (uint64_t)x->accesses[a].buffer << 32 | i;
+    }
+    qsort(keys, k, sizeof *keys, cmp_u64);
+    uint64_t u = 0;
+    for (uint64_t i = 0; i < k; i++)
+        if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
+    b->users = malloc((u ? u : 1) * sizeof *b->users);
+    if (!b->users) {
+        free(keys);
+        sg_rw_buffers_free(b);
+        return SG_ENOMEM;
+    }
+    for (uint64_t i = 0; i < u; i++) {
+        b->users[i] = (sg_node_id_t)(keys[i] & 0xffffffffu);
+        b->user_start[(keys[i] >> 32) + 1]++;
+    }
+    free(keys);
+    for (uint32_t i = 0; i < nb; i++) b->user_start[i + 1] += b->user_start[i];
+    for (uint32_t i = 0; i < nb; i++) {
+        sg_node_id_t a = g->root->buffers[i].alloc_node;
+        const sg_node_t *an = sg_graph_node(g, a);
+        b->alloc[i] = an && an->type == SG_NODE_MEM_ALLOC ? a : SG_NONE;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || (x->type != SG_NODE_MEM_ALLOC && x->type != SG_NODE_MEM_FREE) ||
+            x->u.mem.buffer >= nb)
+            continue;
+        if (x->type == SG_NODE_MEM_ALLOC && b->alloc[x->u.mem.buffer] == SG_NONE)
+            b->alloc[x->u.mem.buffer] = i;
+        if (x->type == SG_NODE_MEM_FREE) b->free_start[x->u.mem.buffer + 1]++;
+    }
+    for (uint32_t i = 0; i < nb; i++) b->free_start[i + 1] += b->free_start[i];
+    uint32_t *fill = calloc(nb ? nb : 1, sizeof *fill);
+    if (!fill) {
+        sg_rw_buffers_free(b);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->type != SG_NODE_MEM_FREE || x->u.mem.buffer >= nb) continue;
+        uint32_t bf = x->u.mem.buffer;
+        b->frees[b->free_start[bf] + fill[bf]++] = i;
+    }
+    free(fill);
+    return SG_OK;
+}
+
+void sg_rw_buffers_free(sg_rw_buffers_t *b)
+{
+    free(b->user_start);
+    free(b->users);
+    free(b->alloc);
+    free(b->free_start);
+    free(b->frees);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- cost model ----------------------------------------------------------------- */
+
+uint64_t sg_rw_node_bytes(const sg_graph_t *g, const sg_node_t *n)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n->n_accesses; i++) {
+        const sg_access_t *a = &n->accesses[i];
+        uint64_t times = a->mode == SG_ACCESS_READ || a->mode == SG_ACCESS_WRITE ? 1 : 2;
+        uint64_t add = a->size * times;
+        bytes = bytes + add < bytes ? UINT64_MAX : bytes + add;
+    }
+    if (n->n_accesses == 0 && n->type == SG_NODE_MEMCPY) {
+        const sg_memcpy_t *c = &n->u.memcpy;
+        uint64_t h = c->height ? c->height : 1, d = c->depth ? c->depth : 1;
+        bytes = 2 * c->width * h * d;
+    }
+    if (n->n_accesses == 0 && n->type == SG_NODE_MEMSET) {
+        const sg_memset_t *m = &n->u.memset;
+        bytes = m->width * (m->height ? m->height : 1) * (m->element_size ? m->element_size : 1);
+    }
+    (void)g;
+    return bytes;
+}
+
+double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n)
+{
+    if (n->duration_ns >= 0) return n->duration_ns;
+    double bw = g->root->device.mem_bandwidth_gbs > 0 ? g->root->device.mem_bandwidth_gbs
+                                                      : SG_COST_DEFAULT_BANDWIDTH_GBS;
+    double data = (double)sg_rw_node_bytes(g, n) / bw; /* 1 GB/s = 1 byte/ns */
+    switch (n->type) {
+    case SG_NODE_KERNEL:
+    case SG_NODE_MEMCPY:
+    case SG_NODE_MEMSET:
+    case SG_NODE_CHILD_GRAPH:
+    case SG_NODE_CONDITIONAL:
+    case SG_NODE_OPAQUE:
+        return SG_COST_LAUNCH_NS + data;
+    case SG_NODE_HOST:
+        return SG_COST_HOST_NS;
+    case SG_NODE_EVENT_RECORD:
+    case SG_NODE_EVENT_WAIT:
+        return SG_COST_EVENT_NS;
+    case SG_NODE_EMPTY:
+    case SG_NODE_MEM_ALLOC:
+    case SG_NODE_MEM_FREE:
+    default:
+        return 0.0;
+    }
+}
+
+int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish)
+{
+    size_t ids = g->n_nodes ? g->n_nodes : 1;
+    double *s = calloc(ids, sizeof *s), *f = calloc(ids, sizeof *f);
+    if (!s || !f) {
+        free(s);
+        free(f);
+        return SG_ENOMEM;
+    }
+    uint32_t n;
+    const sg_node_id_t *order = sg_reach_order(r, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        sg_node_id_t v = order[i];
+        const sg_node_t *x = &g->nodes[v];
+        double t = 0;
+        for (uint32_t k = 0; k < x->n_in; k++) {
+            double p = f[g->edges[x->in[k]].from];
+            if (p > t) t = p;
+        }
+        s[v] = t;
+        f[v] = t + sg_rw_node_cost_ns(g, x);
+    }
+    *start = s;
+    *finish = f;
+    return SG_OK;
+}

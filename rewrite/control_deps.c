@@ -1,0 +1,414 @@
+/* control_deps.c: pass `control-deps`: make the orderings that capture
+ * implies, but that the graph holds only implicitly or not at all, explicit
+ * as `control` edges, before any pass moves or merges nodes.
+ *
+ * What a captured graph already has: stream capture gives every node an
+ * edge from each node in its stream's current dependency set, and an event
+ * record/wait pair (without the external flags) becomes plain edges from the
+ * recorded set to the waiter's next node. sgcap labels those `stream` and
+ * `event`. CUDA does not prune them. What is missing, precisely:
+ *
+ *   R1 record-before-wait. Event record/wait *nodes* (the external flags)
+ *      are synchronised by the event at run time, not by an edge: a wait
+ *      node with no path from its record node may run first and bind to an
+ *      older record (PyTorch #193409 is this bug one level up). In program
+ *      order a wait binds to the latest record of that event enqueued before
+ *      it (by capture sequence number), so: control record -> wait, when
+ *      there is no path. A wait with no earlier record in the graph waits on
+ *      something outside it and gets nothing.
+ *   R2 stream order at synchronisation points. Event record/wait nodes, host
+ *      nodes and opaque nodes are barriers in their stream's program order,
+ *      and so are the points where an event edge leaves (a record after that
+ *      node) or enters (a wait before it). Capture normally joins them to
+ *      their stream neighbours; when the program replaced a stream's
+ *      dependency set (cuStreamUpdateCaptureDependencies) or nodes were
+ *      added explicitly, a barrier can be cut off from its stream. Then:
+ *      control prev -> X for a barrier and a record point, X -> next for a
+ *      barrier and a wait point, when there is no path. Plain kernels whose
+ *      order the program removed on purpose are left alone.
+ *   R3 free before reuse. CUDA gives a graph allocation an address range
+ *      that overlaps an earlier one only when the earlier one's free is
+ *      ordered before the new allocation; that ordering is usually a long
+ *      transitive path. A pass that moves the free (defer-dealloc) must not
+ *      lose it, so: control free -> alloc, when a path exists but no edge.
+ *   R4 transitive orderings across an event at a free. When an event edge
+ *      leaves or enters a mem_free node, the cross-stream ordering of the
+ *      program's record/wait (everything before the record on one stream
+ *      before everything after the wait on the other) runs through the
+ *      free only transitively; a pass that moves the free would cut it. So:
+ *      for an event edge F -> Y, control p -> Y for each predecessor p of F;
+ *      for X -> F, control X -> q for each successor q of F (unless an edge
+ *      is already there).
+ *
+ * Guarantees: only adds edges, so every ordering is kept; adds an edge only
+ * between nodes where the program's order implies it (never a new ordering
+ * of independent work except under R2 in the rare replaced-dependency case);
+ * never creates a cycle (R1/R2 add a -> b only after checking on the live
+ * graph that b does not reach a, and report the pair otherwise; R3/R4 only
+ * shortcut existing paths); idempotent: after one run every rule's
+ * condition holds, so a second run adds nothing.
+ *
+ * Cost: one reachability snapshot O((V+E) * k) and O(V log V) sorting.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrite_internal.h"
+
+enum { RULE_RECORD_WAIT, RULE_STREAM_ORDER, RULE_FREE_REUSE, RULE_EVENT_AT_FREE, RULE_COUNT };
+
+static const char *const rule_names[RULE_COUNT] = {"record-before-wait", "stream-order",
+                                                   "free-before-reuse", "event-at-free"};
+
+typedef struct {
+    sg_node_id_t from, to;
+    uint8_t rule;
+    uint8_t needs_no_path; /* add only when no path exists (else: when no direct edge) */
+    char why[200];
+} cand_t;
+
+typedef struct {
+    cand_t *c;
+    size_t n, cap;
+} cands_t;
+
+static cand_t *cand_push(cands_t *cs, sg_node_id_t from, sg_node_id_t to, int rule, bool no_path)
+{
+    if (cs->n == cs->cap) {
+        size_t nc = cs->cap ? cs->cap * 2 : 64;
+        cand_t *p = realloc(cs->c, nc * sizeof *p);
+        if (!p) return NULL;
+        cs->c = p;
+        cs->cap = nc;
+    }
+    cand_t *c = &cs->c[cs->n++];
+    c->from = from;
+    c->to = to;
+    c->rule = (uint8_t)rule;
+    c->needs_no_path = no_path;
+    c->why[0] = '\0';
+    return c;
+}
+
+static bool is_barrier(const sg_node_t *x)
+{
+    return x->type == SG_NODE_EVENT_RECORD || x->type == SG_NODE_EVENT_WAIT ||
+           x->type == SG_NODE_HOST || x->type == SG_NODE_OPAQUE;
+}
+
+/* Does an event edge leave (dir 0) / enter (dir 1) x? */
+static bool has_event_edge(const sg_graph_t *g, const sg_node_t *x, int dir)
+{
+    uint32_t n = dir ? x->n_in : x->n_out;
+    const sg_edge_id_t *ids = dir ? x->in : x->out;
+    for (uint32_t i = 0; i < n; i++)
+        if (g->edges[ids[i]].kind == SG_EDGE_EVENT) return true;
+    return false;
+}
+
+typedef struct {
+    uint32_t event;
+    uint64_t seq;
+    sg_node_id_t id;
+    bool is_record;
+} evnode_t;
+
+static int cmp_evnode(const void *pa, const void *pb)
+{
+    const evnode_t *a = pa, *b = pb;
+    if (a->event != b->event) return a->event < b->event ? -1 : 1;
+    if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* R1 candidates. */
+static int rule_record_wait(const sg_graph_t *g, cands_t *cs)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (!x->removed && (x->type == SG_NODE_EVENT_RECORD || x->type == SG_NODE_EVENT_WAIT) &&
+            x->u.event < g->root->n_events)
+            n++;
+    }
+    evnode_t *ev = malloc((n ? n : 1) * sizeof *ev);
+    if (!ev) return SG_ENOMEM;
+    size_t k = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (!x->removed && (x->type == SG_NODE_EVENT_RECORD || x->type == SG_NODE_EVENT_WAIT) &&
+            x->u.event < g->root->n_events)
+            ev[k++] = (evnode_t){x->u.event, x->seq, i, x->type == SG_NODE_EVENT_RECORD};
+    }
+    qsort(ev, n, sizeof *ev, cmp_evnode);
+    sg_node_id_t last_record = SG_NONE;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || ev[i].event != ev[i - 1].event) last_record = SG_NONE;
+        if (ev[i].is_record) {
+            last_record = ev[i].id;
+            continue;
+        }
+        if (last_record == SG_NONE) continue;
+        cand_t *c = cand_push(cs, last_record, ev[i].id, RULE_RECORD_WAIT, true);
+        if (!c) {
+            free(ev);
+            return SG_ENOMEM;
+        }
+        snprintf(c->why, sizeof c->why,
+                 "the wait binds to the latest record of %s enqueued before it (seq %llu < %llu)",
+                 g->root->events[ev[i].event].label,
+                 (unsigned long long)g->nodes[last_record].seq, (unsigned long long)ev[i].seq);
+    }
+    free(ev);
+    return SG_OK;
+}
+
+/* R2 candidates. */
+static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, cands_t *cs)
+{
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->stream >= st->n_streams) continue;
+        bool barrier = is_barrier(x);
+        bool record_point = !barrier && has_event_edge(g, x, 0);
+        bool wait_point = !barrier && has_event_edge(g, x, 1);
+        if (!barrier && !record_point && !wait_point) continue;
+        const char *what = barrier ? sg_node_type_name(x->type)
+                                   : record_point && wait_point ? "record and wait point"
+                                   : record_point              ? "record point"
+                                                               : "wait point";
+        sg_node_id_t prev = sg_rw_stream_prev(g, st, i), next = sg_rw_stream_next(g, st, i);
+        if (prev != SG_NONE && (barrier || record_point)) {
+            cand_t *c = cand_push(cs, prev, i, RULE_STREAM_ORDER, true);
+            if (!c) return SG_ENOMEM;
+            snprintf(c->why, sizeof c->why,
+                     "%s: everything enqueued before it on %s must precede it", what,
+                     sg_rw_stream_name(g, x->stream));
+        }
+        if (next != SG_NONE && (barrier || wait_point)) {
+            cand_t *c = cand_push(cs, i, next, RULE_STREAM_ORDER, true);
+            if (!c) return SG_ENOMEM;
+            snprintf(c->why, sizeof c->why,
+                     "%s: everything enqueued after it on %s must follow it", what,
+                     sg_rw_stream_name(g, x->stream));
+        }
+    }
+    return SG_OK;
+}
+
+typedef struct {
+    uint64_t lo, hi;
+    uint32_t id;
+} span_t;
+
+static int cmp_span(const void *pa, const void *pb)
+{
+    const span_t *a = pa, *b = pb;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Calls fn(a, b) for every pair of buffers with overlapping address ranges
+ * (a < b in address order); sweep over buffers sorted by start address. */
+static int overlapping_buffers(const sg_graph_t *g,
+                               int (*fn)(void *arg, uint32_t a, uint32_t b), void *arg)
+{
+    uint32_t nb = g->root->n_buffers, n = 0;
+    span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    if (!sp) return SG_ENOMEM;
+    for (uint32_t i = 0; i < nb; i++) {
+        const sg_buffer_t *b = &g->root->buffers[i];
+        if (b->size == 0) continue;
+        uint64_t hi = b->address + b->size;
+        sp[n++] = (span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+    }
+    qsort(sp, n, sizeof *sp, cmp_span);
+    int rc = SG_OK;
+    for (uint32_t i = 0; i < n && rc == SG_OK; i++)
+        for (uint32_t j = i + 1; j < n && sp[j].lo < sp[i].hi && rc == SG_OK; j++)
+            rc = fn(arg, sp[i].id, sp[j].id);
+    free(sp);
+    return rc;
+}
+
+typedef struct {
+    const sg_graph_t *g;
+    const sg_rw_buffers_t *bufs;
+    sg_reach_t *r;
+    cands_t *cs;
+    uint32_t unordered; /* overlapping allocations with no order: hazards */
+} reuse_arg_t;
+
+/* One direction: frees of `first` before the alloc of `second`. Returns
+ * whether any free of first reaches that alloc. */
+static int reuse_dir(reuse_arg_t *ra, uint32_t first, uint32_t second, bool *ordered)
+{
+    sg_node_id_t a2 = ra->bufs->alloc[second];
+    *ordered = false;
+    if (a2 == SG_NONE) return SG_OK;
+    for (uint32_t k = ra->bufs->free_start[first]; k < ra->bufs->free_start[first + 1]; k++) {
+        sg_node_id_t f1 = ra->bufs->frees[k];
+        if (!sg_reach_query(ra->r, f1, a2)) continue;
+        *ordered = true;
+        if (sg_graph_find_edge(ra->g, f1, a2) != SG_NONE) continue;
+        cand_t *c = cand_push(ra->cs, f1, a2, RULE_FREE_REUSE, false);
+        if (!c) return SG_ENOMEM;
+        snprintf(c->why, sizeof c->why,
+                 "%s reuses addresses of %s, which is only legal after this free; the path was "
+                 "transitive",
+                 ra->g->root->buffers[second].label, ra->g->root->buffers[first].label);
+    }
+    return SG_OK;
+}
+
+static int reuse_pair(void *arg, uint32_t a, uint32_t b)
+{
+    reuse_arg_t *ra = arg;
+    bool ab = false, ba = false;
+    int rc = reuse_dir(ra, a, b, &ab);
+    if (rc == SG_OK) rc = reuse_dir(ra, b, a, &ba);
+    if (rc == SG_OK && !ab && !ba && ra->bufs->alloc[a] != SG_NONE && ra->bufs->alloc[b] != SG_NONE)
+        ra->unordered++;
+    return rc;
+}
+
+/* R4 candidates. */
+static int rule_event_at_free(const sg_graph_t *g, cands_t *cs)
+{
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed || e->kind != SG_EDGE_EVENT) continue;
+        const sg_event_t *ev = sg_graph_event(g, e->event);
+        for (int side = 0; side < 2; side++) {
+            sg_node_id_t f = side ? e->to : e->from;
+            const sg_node_t *fx = &g->nodes[f];
+            if (fx->type != SG_NODE_MEM_FREE) continue;
+            /* side 0: event leaves the free: its predecessors -> e->to.
+             * side 1: event enters the free: e->from -> its successors. */
+            uint32_t n = side ? fx->n_out : fx->n_in;
+            for (uint32_t k = 0; k < n; k++) {
+                const sg_edge_t *o = &g->edges[side ? fx->out[k] : fx->in[k]];
+                sg_node_id_t from = side ? e->from : o->from, to = side ? o->to : e->to;
+                if (from == to || sg_graph_find_edge(g, from, to) != SG_NONE) continue;
+                cand_t *c = cand_push(cs, from, to, RULE_EVENT_AT_FREE, false);
+                if (!c) return SG_ENOMEM;
+                snprintf(c->why, sizeof c->why,
+                         "event %s %s the free n%u; this ordering ran through the free only",
+                         ev ? ev->label : "?", side ? "enters" : "leaves", f);
+            }
+        }
+    }
+    return SG_OK;
+}
+
+static int cmp_cand(const void *pa, const void *pb)
+{
+    const cand_t *a = pa, *b = pb;
+    if (a->from != b->from) return a->from < b->from ? -1 : 1;
+    if (a->to != b->to) return a->to < b->to ? -1 : 1;
+    return a->rule < b->rule ? -1 : a->rule > b->rule;
+}
+
+int sg_pass_control_deps(sg_pass_ctx_t *ctx)
+{
+    sg_graph_t *g = ctx->g;
+    sg_reach_t *r = NULL;
+    sg_rw_streams_t st = {0};
+    sg_rw_buffers_t bufs = {0};
+    cands_t cs = {0};
+    uint8_t *ans = NULL;
+    sg_node_id_t(*pairs)[2] = NULL;
+    int rc = sg_reach_build(g, 0, &r);
+    if (rc) return rc;
+    if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
+    if ((rc = sg_rw_buffers_build(g, &bufs))) goto out;
+    if ((rc = rule_record_wait(g, &cs))) goto out;
+    if ((rc = rule_stream_order(g, &st, &cs))) goto out;
+    reuse_arg_t ra = {g, &bufs, r, &cs, 0};
+    if ((rc = overlapping_buffers(g, reuse_pair, &ra))) goto out;
+    if ((rc = rule_event_at_free(g, &cs))) goto out;
+
+    /* Decide on the snapshot (adding edges only adds paths, so a "no path"
+     * answer can only become stale toward a redundant edge, never a wrong
+     * one), then add. Duplicates (same pair from two rules) collapse to the
+     * first rule. */
+    qsort(cs.c, cs.n, sizeof *cs.c, cmp_cand);
+    ans = malloc(cs.n ? cs.n : 1);
+    pairs = malloc((cs.n ? cs.n : 1) * sizeof *pairs);
+    if (!ans || !pairs) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < cs.n; i++) {
+        pairs[i][0] = cs.c[i].from;
+        pairs[i][1] = cs.c[i].to;
+    }
+    if ((rc = sg_reach_query_batch(r, (const sg_node_id_t(*)[2])pairs, cs.n, ans))) goto out;
+    uint32_t added[RULE_COUNT] = {0}, total = 0, skipped = 0;
+    json_t *arr = json_array();
+    if (!arr) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < cs.n; i++) {
+        const cand_t *c = &cs.c[i];
+        if (i > 0 && cs.c[i - 1].from == c->from && cs.c[i - 1].to == c->to) continue;
+        if (c->needs_no_path ? ans[i] != 0 : sg_graph_find_edge(g, c->from, c->to) != SG_NONE)
+            continue;
+        if (c->needs_no_path) {
+            /* Recheck on the live graph: an edge added above may already
+             * order the pair, and R1/R2 must never close a cycle (a graph
+             * whose edges contradict capture order, e.g. after a moved
+             * free, could otherwise get one). Rare: normal captures have no
+             * R1/R2 candidates left after the snapshot filter. */
+            if (sg_graph_reaches(g, c->from, c->to)) continue;
+            if (sg_graph_reaches(g, c->to, c->from)) {
+                char a[200], b[200];
+                sg_rw_printf(ctx, "skip %s -> %s [%s]: the graph orders them the other way\n",
+                             sg_rw_node_name(g, c->from, a, sizeof a),
+                             sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule]);
+                skipped++;
+                continue;
+            }
+        }
+        if ((rc = sg_graph_add_edge(g, c->from, c->to, SG_EDGE_CONTROL, SG_NONE, NULL))) {
+            json_decref(arr);
+            goto out;
+        }
+        added[c->rule]++;
+        total++;
+        char a[200], b[200];
+        sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n", sg_rw_node_name(g, c->from, a, sizeof a),
+                     sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule], c->why);
+        json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:s}", "rule", rule_names[c->rule],
+                                             "from", sg_rw_node_json(g, c->from), "to",
+                                             sg_rw_node_json(g, c->to), "why", c->why));
+    }
+    if (ra.unordered)
+        sg_rw_printf(ctx,
+                     "note: %u pair(s) of graph allocations overlap with neither free ordered "
+                     "before the other's allocation (a reuse hazard: run sgcap check)\n",
+                     ra.unordered);
+    if (total == 0) sg_rw_printf(ctx, "no change: every implied ordering is already explicit\n");
+    sg_rw_json_set(ctx, "edges_added", arr);
+    json_t *counts = json_object();
+    for (int k = 0; k < RULE_COUNT; k++)
+        json_object_set_new(counts, rule_names[k], json_integer(added[k]));
+    sg_rw_json_set(ctx, "by_rule", counts);
+    sg_rw_json_set(ctx, "unordered_reuse_pairs", json_integer(ra.unordered));
+    sg_rw_json_set(ctx, "skipped_contradicting", json_integer(skipped));
+    sg_rw_summary(ctx,
+                  "%u control edges added (record-before-wait %u, stream-order %u, "
+                  "free-before-reuse %u, event-at-free %u)",
+                  total, added[RULE_RECORD_WAIT], added[RULE_STREAM_ORDER],
+                  added[RULE_FREE_REUSE], added[RULE_EVENT_AT_FREE]);
+out:
+    free(ans);
+    free(pairs);
+    free(cs.c);
+    sg_rw_buffers_free(&bufs);
+    sg_rw_streams_free(&st);
+    sg_reach_destroy(r);
+    return rc;
+}

@@ -1,0 +1,802 @@
+/* defer_dealloc.c: pass `defer-dealloc`: a free of memory that another
+ * stream uses is ordered after every use by reachability (exact), and hung
+ * on its own stream where those uses are expected to be done (estimated),
+ * without making that stream wait for it.
+ *
+ * For each mem_free F of buffer b on stream s (DESIGN.md rule 3; PyTorch's
+ * sync_dealloc, #168061, which estimates both streams' runtimes and waits at
+ * the estimated point; here only the *position* is estimated, the ordering
+ * is exact):
+ *   1. users(b) = nodes that access b. If none is on another stream: "same
+ *      stream", no change. If F reaches a user in the input (a use after the
+ *      free), nothing correct can be placed: skipped (sgcap check reports it).
+ *   2. M = the maximal elements of users(b) + alloc(b) under reachability
+ *      (on a stream that is a chain: its last user). T = the latest expected
+ *      finish among M's nodes on other streams, from an ASAP timeline over
+ *      the DAG with measured durations where the bundle has them, else a
+ *      roofline estimate (common.c).
+ *   3. Q = what must stay after F: allocations of buffers whose addresses
+ *      overlap b that F reaches (CUDA reused b's memory for them), and
+ *      accessors of other buffers overlapping b that F reaches (minimal
+ *      elements only).
+ *   4. The anchor P: on s's program order (without frees), from the last
+ *      position holding a user or the alloc, the first node whose expected
+ *      finish is >= T; never a node that a member of Q reaches (that would
+ *      be a cycle: the search stops before it); the last such node when no
+ *      node finishes late enough.
+ *   5. F's new predecessors: P (a `stream` edge) and every node of M that
+ *      does not reach P (`dealloc` edges): F runs after every use on every
+ *      stream. F's new successors: Q (`dealloc` edges: reuse of the memory
+ *      stays ordered after the free), and, when F ends up last on a stream
+ *      other than the capture's origin, that stream's join targets (so the
+ *      stream stays joined). Nothing else follows F, so no stream waits on
+ *      it. Every old edge of F not kept is removed and every path that ran
+ *      through F is bridged (pred -> succ; `event` when the removed edge
+ *      carried an event across streams, `stream` within one, else
+ *      `control`). F takes P's sequence number, so it follows P in program
+ *      order.
+ *   When F already has exactly those neighbours, it is left in place.
+ *
+ * Guarantees: after the pass every free is ordered after its allocation
+ * and every use, and before every reuse of its memory (by reachability, not
+ * by estimate: the estimate only picks P among correct points); every other
+ * ordering of the input is kept (bridges); the graph stays acyclic (checked;
+ * on the pathological inputs where the independent per-free decisions would
+ * interact into a cycle, the pass undoes everything and places the frees
+ * one by one with a cycle check each). The pass manager verifies all of it.
+ * Idempotent: a second run finds every free in place. Report per free: where
+ * it was, where it went, the edges, and the reuse kept or lost as the change
+ * in the buffer's expected live time (bytes x time).
+ *
+ * Cost: reachability snapshot O((V+E) * k), timeline O(V+E), then per free
+ * O(users + the distance scanned on s + |M| * |Q|) queries of O(1).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrite_internal.h"
+
+/* ---- small id lists ------------------------------------------------------------ */
+
+typedef struct {
+    sg_node_id_t *v;
+    uint32_t n, cap;
+} ids_t;
+
+static int ids_push(ids_t *l, sg_node_id_t x)
+{
+    if (l->n == l->cap) {
+        uint32_t nc = l->cap ? l->cap * 2 : 8;
+        sg_node_id_t *p = realloc(l->v, nc * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        l->v = p;
+        l->cap = nc;
+    }
+    l->v[l->n++] = x;
+    return SG_OK;
+}
+
+static bool ids_has(const ids_t *l, sg_node_id_t x)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->v[i] == x) return true;
+    return false;
+}
+
+static int ids_add_unique(ids_t *l, sg_node_id_t x)
+{
+    return ids_has(l, x) ? SG_OK : ids_push(l, x);
+}
+
+static void ids_free(ids_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- undo log ----------------------------------------------------------------------- */
+
+typedef enum { OP_ADD, OP_REMOVE, OP_SEQ } op_kind_t;
+
+typedef struct {
+    op_kind_t kind;
+    sg_edge_id_t id; /* OP_ADD */
+    sg_edge_t edge;  /* OP_REMOVE: the edge as it was */
+    sg_node_id_t node;
+    uint64_t seq;    /* OP_SEQ: the old value */
+} op_t;
+
+typedef struct {
+    op_t *ops;
+    size_t n, cap;
+} undo_t;
+
+static int undo_push(undo_t *u, op_t op)
+{
+    if (u->n == u->cap) {
+        size_t nc = u->cap ? u->cap * 2 : 64;
+        op_t *p = realloc(u->ops, nc * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        u->ops = p;
+        u->cap = nc;
+    }
+    u->ops[u->n++] = op;
+    return SG_OK;
+}
+
+/* Roll back to `mark` ops. Removed edges come back with new ids (and
+ * without CUDA edge data, which frees' edges do not carry). */
+static int undo_to(sg_graph_t *g, undo_t *u, size_t mark)
+{
+    int rc = SG_OK;
+    while (u->n > mark) {
+        op_t *op = &u->ops[--u->n];
+        switch (op->kind) {
+        case OP_ADD: sg_graph_remove_edge(g, op->id); break;
+        case OP_REMOVE:
+            if (!rc)
+                rc = sg_graph_add_edge(g, op->edge.from, op->edge.to, op->edge.kind,
+                                       op->edge.event, NULL);
+            break;
+        case OP_SEQ: g->nodes[op->node].seq = op->seq; break;
+        }
+    }
+    return rc;
+}
+
+static int add_edge_logged(sg_graph_t *g, undo_t *u, sg_node_id_t a, sg_node_id_t b,
+                           sg_edge_kind_t k, uint32_t event)
+{
+    sg_edge_id_t id;
+    int rc = sg_graph_add_edge(g, a, b, k, event, &id);
+    if (rc) return rc;
+    return undo_push(u, (op_t){.kind = OP_ADD, .id = id});
+}
+
+static int remove_edge_logged(sg_graph_t *g, undo_t *u, sg_edge_id_t id)
+{
+    op_t op = {.kind = OP_REMOVE, .edge = g->edges[id]};
+    int rc = undo_push(u, op);
+    if (rc) return rc;
+    return sg_graph_remove_edge(g, id);
+}
+
+/* ---- planning ----------------------------------------------------------------------- */
+
+typedef enum { D_SAME_STREAM, D_SKIP, D_IN_PLACE, D_MOVED } decision_t;
+
+static const char *const decision_names[] = {"same_stream", "skipped", "in_place", "moved"};
+
+typedef struct {
+    sg_node_id_t f;
+    uint32_t buffer, stream;
+    decision_t decision;
+    char why[240];
+    sg_node_id_t old_prev; /* F's predecessor in its stream's program order */
+    sg_node_id_t anchor;   /* P, or SG_NONE */
+    ids_t maxima;          /* M */
+    ids_t keep_pred;       /* users + alloc: all must precede F */
+    ids_t reuse;           /* Q */
+    ids_t new_in, new_out; /* F's neighbours after the pass */
+    double t_uses;         /* T */
+    double t_before, t_after;
+} plan_t;
+
+typedef struct {
+    sg_graph_t *g;
+    sg_reach_t *r;
+    sg_rw_streams_t st;
+    sg_rw_buffers_t bufs;
+    double *start, *finish;
+    uint32_t origin;
+} env_t;
+
+static void plan_free(plan_t *p)
+{
+    ids_free(&p->maxima);
+    ids_free(&p->keep_pred);
+    ids_free(&p->reuse);
+    ids_free(&p->new_in);
+    ids_free(&p->new_out);
+}
+
+/* Maximal elements of `cand` under reachability, deterministic. */
+static int maximal(env_t *e, const ids_t *cand, ids_t *out)
+{
+    /* Later topological rank first: a node can only reach later ones. */
+    ids_t sorted = {0};
+    int rc = SG_OK;
+    for (uint32_t i = 0; i < cand->n && rc == SG_OK; i++) rc = ids_add_unique(&sorted, cand->v[i]);
+    if (rc) goto out;
+    for (uint32_t i = 1; i < sorted.n; i++) { /* insertion sort: lists are short */
+        sg_node_id_t x = sorted.v[i];
+        uint32_t j = i;
+        while (j > 0 && sg_reach_rank(e->r, sorted.v[j - 1]) < sg_reach_rank(e->r, x)) {
+            sorted.v[j] = sorted.v[j - 1];
+            j--;
+        }
+        sorted.v[j] = x;
+    }
+    for (uint32_t i = 0; i < sorted.n && rc == SG_OK; i++) {
+        bool dominated = false;
+        for (uint32_t k = 0; k < out->n && !dominated; k++)
+            dominated = sg_reach_query(e->r, sorted.v[i], out->v[k]);
+        if (!dominated) rc = ids_push(out, sorted.v[i]);
+    }
+out:
+    ids_free(&sorted);
+    return rc;
+}
+
+/* Minimal elements (reverse of maximal). */
+static int minimal(env_t *e, const ids_t *cand, ids_t *out)
+{
+    for (uint32_t i = 0; i < cand->n; i++) {
+        bool dominated = false;
+        for (uint32_t k = 0; k < cand->n && !dominated; k++)
+            dominated = k != i && cand->v[k] != cand->v[i] && sg_reach_query(e->r, cand->v[k], cand->v[i]);
+        if (!dominated) {
+            int rc = ids_add_unique(out, cand->v[i]);
+            if (rc) return rc;
+        }
+    }
+    return SG_OK;
+}
+
+static bool has_in_from(const sg_graph_t *g, sg_node_id_t f, sg_node_id_t from)
+{
+    const sg_node_t *x = &g->nodes[f];
+    for (uint32_t i = 0; i < x->n_in; i++)
+        if (g->edges[x->in[i]].from == from) return true;
+    return false;
+}
+
+static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
+{
+    sg_graph_t *g = e->g;
+    const sg_node_t *fx = &g->nodes[f];
+    uint32_t b = fx->u.mem.buffer, s = fx->stream;
+    memset(p, 0, sizeof *p);
+    p->f = f;
+    p->buffer = b;
+    p->stream = s;
+    p->anchor = SG_NONE;
+    p->old_prev = sg_rw_stream_prev(g, &e->st, f);
+    p->t_before = e->finish[f];
+    int rc;
+    const sg_rw_buffers_t *bf = &e->bufs;
+    uint32_t u0 = bf->user_start[b], u1 = bf->user_start[b + 1];
+    bool cross = false;
+    for (uint32_t i = u0; i < u1; i++)
+        if (g->nodes[bf->users[i]].stream != s) cross = true;
+    if (s == SG_STREAM_EXPLICIT || s >= e->st.n_streams) {
+        p->decision = D_SKIP;
+        snprintf(p->why, sizeof p->why, "the free has no stream to be placed on");
+        return SG_OK;
+    }
+    if (!cross) {
+        p->decision = D_SAME_STREAM;
+        snprintf(p->why, sizeof p->why, "every use is on %s, the free's own stream",
+                 sg_rw_stream_name(g, s));
+        return SG_OK;
+    }
+    /* 1. use after free in the input: no correct placement exists */
+    for (uint32_t i = u0; i < u1; i++) {
+        if (sg_reach_query(e->r, f, bf->users[i])) {
+            p->decision = D_SKIP;
+            snprintf(p->why, sizeof p->why,
+                     "n%u uses %s after this free in the input (use after free): nothing "
+                     "correct to place",
+                     bf->users[i], g->root->buffers[b].label);
+            return SG_OK;
+        }
+    }
+    /* 2. maxima and T */
+    ids_t cand = {0};
+    for (uint32_t i = u0; i < u1; i++)
+        if ((rc = ids_push(&cand, bf->users[i]))) goto fail_cand;
+    if (bf->alloc[b] != SG_NONE && (rc = ids_push(&cand, bf->alloc[b]))) goto fail_cand;
+    for (uint32_t i = 0; i < cand.n; i++)
+        if ((rc = ids_push(&p->keep_pred, cand.v[i]))) goto fail_cand;
+    if ((rc = maximal(e, &cand, &p->maxima))) goto fail_cand;
+    ids_free(&cand);
+    p->t_uses = 0;
+    bool last_elsewhere = false;
+    for (uint32_t i = 0; i < p->maxima.n; i++) {
+        sg_node_id_t m = p->maxima.v[i];
+        if (g->nodes[m].stream == s) continue;
+        last_elsewhere = true;
+        if (e->finish[m] > p->t_uses) p->t_uses = e->finish[m];
+    }
+    if (!last_elsewhere) {
+        p->decision = D_SAME_STREAM;
+        snprintf(p->why, sizeof p->why,
+                 "last used on %s, the free's own stream (the other streams' uses are ordered "
+                 "before that)",
+                 sg_rw_stream_name(g, s));
+        return SG_OK;
+    }
+    /* 3. Q: what reuses b's memory after F */
+    ids_t reuse_all = {0};
+    for (uint32_t ob = 0; ob < g->root->n_buffers; ob++) {
+        if (ob == b || !sg_rw_buffers_overlap(g, b, ob)) continue;
+        sg_node_id_t a2 = bf->alloc[ob];
+        if (a2 != SG_NONE && sg_reach_query(e->r, f, a2) && (rc = ids_push(&reuse_all, a2)))
+            goto fail_reuse;
+        for (uint32_t i = bf->user_start[ob]; i < bf->user_start[ob + 1]; i++) {
+            sg_node_id_t x = bf->users[i];
+            if (x != f && sg_reach_query(e->r, f, x) && (rc = ids_push(&reuse_all, x)))
+                goto fail_reuse;
+        }
+    }
+    if ((rc = minimal(e, &reuse_all, &p->reuse))) goto fail_reuse;
+    ids_free(&reuse_all);
+    for (uint32_t i = 0; i < p->reuse.n; i++) {
+        for (uint32_t k = 0; k < p->maxima.n; k++) {
+            if (sg_reach_query(e->r, p->reuse.v[i], p->maxima.v[k])) {
+                p->decision = D_SKIP;
+                snprintf(p->why, sizeof p->why,
+                         "n%u reuses the memory of %s before its use n%u in the input (reuse "
+                         "race): nothing correct to place",
+                         p->reuse.v[i], g->root->buffers[b].label, p->maxima.v[k]);
+                return SG_OK;
+            }
+        }
+    }
+    /* 4. the anchor on s */
+    uint32_t s0 = e->st.start[s], s1 = e->st.start[s + 1];
+    int64_t lo = -1;
+    for (uint32_t i = s0; i < s1; i++) {
+        sg_node_id_t v = e->st.nodes[i];
+        if (ids_has(&p->keep_pred, v)) lo = (int64_t)(i - s0);
+    }
+    sg_node_id_t anchor = SG_NONE;
+    bool capped = false;
+    for (uint32_t i = s0 + (lo < 0 ? 0 : (uint32_t)lo); i < s1; i++) {
+        sg_node_id_t v = e->st.nodes[i];
+        if (v == f || g->nodes[v].type == SG_NODE_MEM_FREE) continue;
+        bool blocked = false;
+        for (uint32_t k = 0; k < p->reuse.n && !blocked; k++)
+            blocked = sg_reach_query(e->r, p->reuse.v[k], v);
+        if (blocked) {
+            capped = true;
+            break;
+        }
+        anchor = v;
+        if (e->finish[v] >= p->t_uses) break;
+    }
+    if (lo >= 0 && anchor == SG_NONE) {
+        p->decision = D_SKIP;
+        snprintf(p->why, sizeof p->why,
+                 "a reuse of the memory precedes the last use on %s: no point on the stream is "
+                 "both after the uses and before the reuse",
+                 sg_rw_stream_name(g, s));
+        return SG_OK;
+    }
+    p->anchor = anchor;
+    /* 5. neighbours */
+    if (anchor != SG_NONE && (rc = ids_push(&p->new_in, anchor))) return rc;
+    for (uint32_t i = 0; i < p->maxima.n; i++) {
+        sg_node_id_t m = p->maxima.v[i];
+        if (anchor != SG_NONE && sg_reach_query(e->r, m, anchor)) continue;
+        if ((rc = ids_add_unique(&p->new_in, m))) return rc;
+    }
+    for (uint32_t i = 0; i < p->reuse.n; i++)
+        if ((rc = ids_add_unique(&p->new_out, p->reuse.v[i]))) return rc;
+    bool last_on_stream = anchor != SG_NONE && !capped;
+    if (last_on_stream) {
+        for (uint32_t i = e->st.index[anchor] + s0 + 1; i < s1 && last_on_stream; i++)
+            if (e->st.nodes[i] != f && g->nodes[e->st.nodes[i]].type != SG_NODE_MEM_FREE)
+                last_on_stream = false;
+    }
+    if (anchor == SG_NONE && s1 - s0 <= 1) last_on_stream = true;
+    /* F will be last on s: keep s joined through the targets that s (via the
+     * anchor or F itself) used to join. */
+    if (last_on_stream && s != e->origin) {
+        /* F's own joins when it had any (it was the stream's joining node),
+         * else the anchor's */
+        bool f_joins = false;
+        for (uint32_t k = 0; k < fx->n_out; k++)
+            if (g->nodes[g->edges[fx->out[k]].to].stream != s) f_joins = true;
+        for (int who = 0; who < 2; who++) {
+            sg_node_id_t x = who ? anchor : f;
+            if (x == SG_NONE || (who == 1 && f_joins) || (who == 0 && !f_joins)) continue;
+            const sg_node_t *nx = &g->nodes[x];
+            for (uint32_t k = 0; k < nx->n_out; k++) {
+                sg_node_id_t y = g->edges[nx->out[k]].to;
+                if (y == f || g->nodes[y].stream == s) continue;
+                bool bad = false;
+                for (uint32_t i = 0; i < p->maxima.n && !bad; i++)
+                    bad = sg_reach_query(e->r, y, p->maxima.v[i]);
+                if (bad) {
+                    p->decision = D_SKIP;
+                    snprintf(p->why, sizeof p->why,
+                             "%s joins at n%u before a use of %s: the free cannot be placed on "
+                             "%s after every use and still joined",
+                             sg_rw_stream_name(g, s), y, g->root->buffers[b].label,
+                             sg_rw_stream_name(g, s));
+                    return SG_OK;
+                }
+                if ((rc = ids_add_unique(&p->new_out, y))) return rc;
+            }
+        }
+    }
+    /* expected free time after: when both the anchor and the uses are done */
+    p->t_after = anchor != SG_NONE ? e->finish[anchor] : 0;
+    for (uint32_t i = 0; i < p->new_in.n; i++)
+        if (e->finish[p->new_in.v[i]] > p->t_after) p->t_after = e->finish[p->new_in.v[i]];
+    /* in place already? same neighbour sets */
+    bool same = fx->n_in >= p->new_in.n && fx->n_out >= p->new_out.n;
+    for (uint32_t i = 0; i < p->new_in.n && same; i++) same = has_in_from(g, f, p->new_in.v[i]);
+    for (uint32_t i = 0; i < fx->n_in && same; i++)
+        same = ids_has(&p->new_in, g->edges[fx->in[i]].from);
+    for (uint32_t i = 0; i < fx->n_out && same; i++)
+        same = ids_has(&p->new_out, g->edges[fx->out[i]].to);
+    for (uint32_t i = 0; i < p->new_out.n && same; i++)
+        same = sg_graph_find_edge(g, f, p->new_out.v[i]) != SG_NONE;
+    p->decision = same ? D_IN_PLACE : D_MOVED;
+    return SG_OK;
+fail_reuse:
+    ids_free(&reuse_all);
+    return rc;
+fail_cand:
+    ids_free(&cand);
+    return rc;
+}
+
+/* ---- applying ----------------------------------------------------------------------- */
+
+static sg_edge_kind_t bridge_kind(const sg_graph_t *g, const sg_edge_t *in, const sg_edge_t *out,
+                                  uint32_t *event)
+{
+    sg_node_id_t a = in->from, b = out->to;
+    bool cross = g->nodes[a].stream != g->nodes[b].stream;
+    *event = SG_NONE;
+    if (cross && out->kind == SG_EDGE_EVENT) {
+        *event = out->event;
+        return SG_EDGE_EVENT;
+    }
+    if (cross && in->kind == SG_EDGE_EVENT) {
+        *event = in->event;
+        return SG_EDGE_EVENT;
+    }
+    if (!cross && in->kind == SG_EDGE_STREAM && out->kind == SG_EDGE_STREAM) return SG_EDGE_STREAM;
+    return SG_EDGE_CONTROL;
+}
+
+typedef struct {
+    ids_t removed_from, removed_to; /* old edges dropped, as pairs */
+    ids_t added_from, added_to;     /* edges added (dealloc, anchor, bridges) */
+    uint8_t *added_kind;
+    uint32_t n_kind, cap_kind;
+} changes_t;
+
+static int note_added(changes_t *c, sg_node_id_t a, sg_node_id_t b, sg_edge_kind_t k)
+{
+    int rc = ids_push(&c->added_from, a);
+    if (!rc) rc = ids_push(&c->added_to, b);
+    if (rc) return rc;
+    if (c->n_kind == c->cap_kind) {
+        uint32_t nc = c->cap_kind ? c->cap_kind * 2 : 8;
+        uint8_t *p = realloc(c->added_kind, nc);
+        if (!p) return SG_ENOMEM;
+        c->added_kind = p;
+        c->cap_kind = nc;
+    }
+    c->added_kind[c->n_kind++] = (uint8_t)k;
+    return SG_OK;
+}
+
+static void changes_free(changes_t *c)
+{
+    ids_free(&c->removed_from);
+    ids_free(&c->removed_to);
+    ids_free(&c->added_from);
+    ids_free(&c->added_to);
+    free(c->added_kind);
+    memset(c, 0, sizeof *c);
+}
+
+static int apply_one(sg_graph_t *g, const plan_t *p, undo_t *u, changes_t *c)
+{
+    sg_node_id_t f = p->f;
+    int rc = SG_OK;
+    /* Copy F's old edges: the adjacency arrays change under us. */
+    sg_node_t *fx = &g->nodes[f];
+    uint32_t nin = fx->n_in, nout = fx->n_out;
+    sg_edge_t *ins = malloc((nin ? nin : 1) * sizeof *ins);
+    sg_edge_t *outs = malloc((nout ? nout : 1) * sizeof *outs);
+    bool *drop_in = calloc(nin ? nin : 1, 1), *drop_out = calloc(nout ? nout : 1, 1);
+    if (!ins || !outs || !drop_in || !drop_out) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < nin; i++) {
+        ins[i] = g->edges[fx->in[i]];
+        drop_in[i] = !ids_has(&p->new_in, ins[i].from);
+    }
+    for (uint32_t i = 0; i < nout; i++) {
+        outs[i] = g->edges[fx->out[i]];
+        drop_out[i] = !ids_has(&p->new_out, outs[i].to);
+    }
+    /* bridges first, so no path is ever missing */
+    for (uint32_t i = 0; i < nin; i++) {
+        for (uint32_t k = 0; k < nout; k++) {
+            if (!drop_in[i] && !drop_out[k]) continue;
+            sg_node_id_t a = ins[i].from, b = outs[k].to;
+            if (a == b || sg_graph_find_edge(g, a, b) != SG_NONE) continue;
+            uint32_t ev;
+            sg_edge_kind_t kind = bridge_kind(g, &ins[i], &outs[k], &ev);
+            if ((rc = add_edge_logged(g, u, a, b, kind, ev))) goto out;
+            if ((rc = note_added(c, a, b, kind))) goto out;
+        }
+    }
+    for (uint32_t i = 0; i < nin; i++) {
+        if (!drop_in[i]) continue;
+        if ((rc = remove_edge_logged(g, u, ins[i].id))) goto out;
+        if ((rc = ids_push(&c->removed_from, ins[i].from)) ||
+            (rc = ids_push(&c->removed_to, f)))
+            goto out;
+    }
+    for (uint32_t i = 0; i < nout; i++) {
+        if (!drop_out[i]) continue;
+        if ((rc = remove_edge_logged(g, u, outs[i].id))) goto out;
+        if ((rc = ids_push(&c->removed_from, f)) || (rc = ids_push(&c->removed_to, outs[i].to)))
+            goto out;
+    }
+    for (uint32_t i = 0; i < p->new_in.n; i++) {
+        sg_node_id_t a = p->new_in.v[i];
+        if (has_in_from(g, f, a)) continue;
+        sg_edge_kind_t kind = a == p->anchor ? SG_EDGE_STREAM : SG_EDGE_DEALLOC;
+        if ((rc = add_edge_logged(g, u, a, f, kind, SG_NONE))) goto out;
+        if ((rc = note_added(c, a, f, kind))) goto out;
+    }
+    for (uint32_t i = 0; i < p->new_out.n; i++) {
+        sg_node_id_t b = p->new_out.v[i];
+        if (sg_graph_find_edge(g, f, b) != SG_NONE) continue;
+        if ((rc = add_edge_logged(g, u, f, b, SG_EDGE_DEALLOC, SG_NONE))) goto out;
+        if ((rc = note_added(c, f, b, SG_EDGE_DEALLOC))) goto out;
+    }
+    if (p->anchor != SG_NONE && p->anchor != p->old_prev &&
+        g->nodes[f].seq != g->nodes[p->anchor].seq) {
+        if ((rc = undo_push(u, (op_t){.kind = OP_SEQ, .node = f, .seq = g->nodes[f].seq})))
+            goto out;
+        g->nodes[f].seq = g->nodes[p->anchor].seq;
+    }
+out:
+    free(ins);
+    free(outs);
+    free(drop_in);
+    free(drop_out);
+    return rc;
+}
+
+/* ---- reporting ------------------------------------------------------------------------ */
+
+static json_t *ids_json(const ids_t *l)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && i < l->n; i++) json_array_append_new(a, json_integer(l->v[i]));
+    return a;
+}
+
+static json_t *pairs_json(const ids_t *from, const ids_t *to, const uint8_t *kinds)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && i < from->n; i++) {
+        json_t *o = json_pack("{s:I, s:I}", "from", (json_int_t)from->v[i], "to",
+                              (json_int_t)to->v[i]);
+        if (o && kinds) json_object_set_new(o, "kind", json_string(sg_edge_kind_name(kinds[i])));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const changes_t *c,
+                       json_t *arr)
+{
+    sg_graph_t *g = ctx->g;
+    const sg_buffer_t *buf = &g->root->buffers[p->buffer];
+    char a[200], b[200];
+    sg_rw_printf(ctx, "free %s: %s, %llu bytes, %s\n", sg_rw_node_name(g, p->f, a, sizeof a),
+                 buf->label, (unsigned long long)buf->size, decision_names[p->decision]);
+    json_t *o = json_pack("{s:o, s:s, s:I, s:s}", "free", sg_rw_node_json(g, p->f), "buffer",
+                          buf->label, "bytes", (json_int_t)buf->size, "decision",
+                          decision_names[p->decision]);
+    if (p->decision == D_SAME_STREAM || p->decision == D_SKIP) {
+        sg_rw_printf(ctx, "  %s\n", p->why);
+        json_object_set_new(o, "why", json_string(p->why));
+        json_array_append_new(arr, o);
+        return;
+    }
+    sg_rw_printf(ctx, "  last uses:");
+    for (uint32_t i = 0; i < p->maxima.n; i++)
+        sg_rw_printf(ctx, "%s %s at %.3f us", i ? "," : "",
+                     sg_rw_node_name(g, p->maxima.v[i], a, sizeof a),
+                     e->finish[p->maxima.v[i]] / 1000.0);
+    sg_rw_printf(ctx, "\n");
+    if (p->old_prev != SG_NONE)
+        sg_rw_printf(ctx, "  was: after %s, expected at %.3f us\n",
+                     sg_rw_node_name(g, p->old_prev, a, sizeof a), p->t_before / 1000.0);
+    else
+        sg_rw_printf(ctx, "  was: first on %s, expected at %.3f us\n",
+                     sg_rw_stream_name(g, p->stream), p->t_before / 1000.0);
+    if (p->anchor != SG_NONE)
+        sg_rw_printf(ctx, "  now: after %s (first point on %s expected to finish after the "
+                          "other streams' uses, %.3f us), expected at %.3f us\n",
+                     sg_rw_node_name(g, p->anchor, a, sizeof a), sg_rw_stream_name(g, p->stream),
+                     p->t_uses / 1000.0, p->t_after / 1000.0);
+    else
+        sg_rw_printf(ctx, "  now: after its uses only, expected at %.3f us\n", p->t_after / 1000.0);
+    for (uint32_t i = 0; i < c->added_from.n; i++)
+        sg_rw_printf(ctx, "  + %s %s -> %s\n", sg_edge_kind_name(c->added_kind[i]),
+                     sg_rw_node_name(g, c->added_from.v[i], a, sizeof a),
+                     sg_rw_node_name(g, c->added_to.v[i], b, sizeof b));
+    for (uint32_t i = 0; i < c->removed_from.n; i++)
+        sg_rw_printf(ctx, "  - %s -> %s\n", sg_rw_node_name(g, c->removed_from.v[i], a, sizeof a),
+                     sg_rw_node_name(g, c->removed_to.v[i], b, sizeof b));
+    if (p->reuse.n) {
+        sg_rw_printf(ctx, "  reuse kept: after the free:");
+        for (uint32_t i = 0; i < p->reuse.n; i++)
+            sg_rw_printf(ctx, "%s %s", i ? "," : "", sg_rw_node_name(g, p->reuse.v[i], a, sizeof a));
+        sg_rw_printf(ctx, "\n");
+    }
+    double delta = p->t_after - p->t_before;
+    double mib_us = (double)buf->size / 1048576.0 * delta / 1000.0;
+    if (p->decision == D_MOVED)
+        sg_rw_printf(ctx, "  live until %.3f us instead of %.3f us: %+.3f us, %+.3f MiB*us %s\n",
+                     p->t_after / 1000.0, p->t_before / 1000.0, delta / 1000.0, mib_us,
+                     delta > 0 ? "(memory held longer: reuse lost)"
+                     : delta < 0 ? "(released earlier: reuse gained)"
+                                 : "(same)");
+    else
+        sg_rw_printf(ctx, "  already in place: after every use, nothing on %s waits for it\n",
+                     sg_rw_stream_name(g, p->stream));
+    json_object_set_new(o, "last_uses", ids_json(&p->maxima));
+    json_object_set_new(o, "was_after", p->old_prev != SG_NONE ? json_integer(p->old_prev)
+                                                               : json_null());
+    json_object_set_new(o, "now_after", p->anchor != SG_NONE ? json_integer(p->anchor)
+                                                             : json_null());
+    json_object_set_new(o, "uses_done_ns", json_real(p->t_uses));
+    json_object_set_new(o, "free_before_ns", json_real(p->t_before));
+    json_object_set_new(o, "free_after_ns", json_real(p->t_after));
+    json_object_set_new(o, "live_delta_ns", json_real(delta));
+    json_object_set_new(o, "live_delta_byte_ns", json_real((double)buf->size * delta));
+    json_object_set_new(o, "reuse_kept", ids_json(&p->reuse));
+    json_object_set_new(o, "added", pairs_json(&c->added_from, &c->added_to, c->added_kind));
+    json_object_set_new(o, "removed", pairs_json(&c->removed_from, &c->removed_to, NULL));
+    json_array_append_new(arr, o);
+}
+
+/* ---- the pass ------------------------------------------------------------------------ */
+
+static int run_all(sg_pass_ctx_t *ctx, env_t *e, plan_t *plans, uint32_t n, bool careful,
+                   undo_t *u, changes_t *ch, uint32_t *n_cycles)
+{
+    sg_graph_t *g = ctx->g;
+    for (uint32_t i = 0; i < n; i++) {
+        plan_t *p = &plans[i];
+        if (p->decision != D_MOVED) continue;
+        size_t mark = u->n;
+        int rc = apply_one(g, p, u, &ch[i]);
+        if (rc) return rc;
+        if (careful) {
+            sg_node_id_t *order = NULL;
+            uint32_t no = 0;
+            rc = sg_graph_topo_order(g, &order, &no);
+            free(order);
+            if (rc == SG_ECYCLE) {
+                if ((rc = undo_to(g, u, mark))) return rc;
+                changes_free(&ch[i]);
+                p->decision = D_SKIP;
+                snprintf(p->why, sizeof p->why,
+                         "placing it would close a cycle with the frees placed before it");
+                (*n_cycles)++;
+            } else if (rc) {
+                return rc;
+            }
+        }
+    }
+    return SG_OK;
+}
+
+int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
+{
+    sg_graph_t *g = ctx->g;
+    env_t e = {0};
+    e.g = g;
+    plan_t *plans = NULL;
+    changes_t *ch = NULL;
+    undo_t u = {0};
+    uint32_t n = 0;
+    int rc = sg_reach_build(g, 0, &e.r);
+    if (rc) return rc;
+    if ((rc = sg_rw_streams_build(g, e.r, &e.st))) goto out;
+    if ((rc = sg_rw_buffers_build(g, &e.bufs))) goto out;
+    if ((rc = sg_rw_timeline(g, e.r, &e.start, &e.finish))) goto out;
+    e.origin = sg_rw_origin_stream(g);
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i].removed && g->nodes[i].type == SG_NODE_MEM_FREE &&
+            g->nodes[i].u.mem.buffer < g->root->n_buffers)
+            n++;
+    plans = calloc(n ? n : 1, sizeof *plans);
+    ch = calloc(n ? n : 1, sizeof *ch);
+    if (!plans || !ch) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < g->n_nodes && k < n; i++) {
+        if (g->nodes[i].removed || g->nodes[i].type != SG_NODE_MEM_FREE ||
+            g->nodes[i].u.mem.buffer >= g->root->n_buffers)
+            continue;
+        if ((rc = plan_one(&e, i, &plans[k++]))) goto out;
+    }
+    /* Decisions were made on the input's snapshot, all at once; applying
+     * them together is acyclic except on pathological inputs (see the file
+     * comment). Check once; if not, undo and place one at a time. */
+    uint32_t n_cycles = 0;
+    bool careful = false;
+    if ((rc = run_all(ctx, &e, plans, n, false, &u, ch, &n_cycles))) goto out;
+    sg_node_id_t *order = NULL;
+    uint32_t no = 0;
+    rc = sg_graph_topo_order(g, &order, &no);
+    free(order);
+    if (rc == SG_ECYCLE) {
+        careful = true;
+        if ((rc = undo_to(g, &u, 0))) goto out;
+        for (uint32_t i = 0; i < n; i++) changes_free(&ch[i]);
+        if ((rc = run_all(ctx, &e, plans, n, true, &u, ch, &n_cycles))) goto out;
+    } else if (rc) {
+        goto out;
+    }
+    uint32_t count[4] = {0};
+    json_t *arr = json_array();
+    if (!arr) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    double byte_ns = 0;
+    uint32_t dealloc_edges = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const plan_t *p = &plans[i];
+        count[p->decision]++;
+        report_one(ctx, &e, p, &ch[i], arr);
+        if (p->decision == D_MOVED) {
+            byte_ns += (double)g->root->buffers[p->buffer].size * (p->t_after - p->t_before);
+            for (uint32_t j = 0; j < ch[i].n_kind; j++)
+                if (ch[i].added_kind[j] == SG_EDGE_DEALLOC) dealloc_edges++;
+            if ((rc = sg_rw_note_moved(ctx, p->f, p->keep_pred.v, p->keep_pred.n, p->reuse.v,
+                                       p->reuse.n))) {
+                json_decref(arr);
+                goto out;
+            }
+        }
+    }
+    if (careful)
+        sg_rw_printf(ctx,
+                     "note: placing every free at once closed a cycle; placed one at a time "
+                     "instead (%u skipped)\n",
+                     n_cycles);
+    if (n == 0) sg_rw_printf(ctx, "no frees in the graph\n");
+    sg_rw_json_set(ctx, "frees", arr);
+    sg_rw_json_set(ctx, "live_delta_byte_ns", json_real(byte_ns));
+    sg_rw_summary(ctx,
+                  "%u frees: %u moved (%u dealloc edges), %u already in place, %u same-stream, "
+                  "%u skipped; live bytes x time %+.3f MiB*us",
+                  n, count[D_MOVED], dealloc_edges, count[D_IN_PLACE], count[D_SAME_STREAM],
+                  count[D_SKIP], byte_ns / 1048576.0 / 1000.0);
+out:
+    for (uint32_t i = 0; plans && i < n; i++) plan_free(&plans[i]);
+    for (uint32_t i = 0; ch && i < n; i++) changes_free(&ch[i]);
+    free(plans);
+    free(ch);
+    free(u.ops);
+    free(e.start);
+    free(e.finish);
+    sg_rw_buffers_free(&e.bufs);
+    sg_rw_streams_free(&e.st);
+    sg_reach_destroy(e.r);
+    return rc;
+}

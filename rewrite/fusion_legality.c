@@ -1,0 +1,285 @@
+/* fusion_legality.c: the chain finder of fusion_legality.h and the
+ * `fusion-legality` pass, which reports the chains and what ended each
+ * without changing the graph. O(V log V + E). */
+#include "fusion_legality.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrite_internal.h"
+
+static const char *const barrier_names[SG_BARRIER_KIND_COUNT] = {
+    "none",        "stream_start", "stream_end",    "event_out", "event_in",
+    "event_node",  "memory_node",  "host_node",     "opaque_node", "graph_node",
+    "empty_node",  "stream_change", "fan_out",      "fan_in",    "no_edge",
+    "edge_type",   "geometry",     "attributes",    "explicit",
+};
+
+const char *sg_barrier_kind_name(sg_barrier_kind_t k)
+{
+    return (unsigned)k < SG_BARRIER_KIND_COUNT ? barrier_names[k] : "invalid";
+}
+
+static sg_barrier_t barrier(sg_barrier_kind_t k, sg_node_id_t node, sg_edge_id_t edge)
+{
+    return (sg_barrier_t){k, node, edge};
+}
+
+/* A non-kernel neighbour is a barrier by its type. */
+static sg_barrier_kind_t type_barrier(sg_node_type_t t)
+{
+    switch (t) {
+    case SG_NODE_EVENT_RECORD:
+    case SG_NODE_EVENT_WAIT: return SG_BARRIER_EVENT_NODE;
+    case SG_NODE_MEMCPY:
+    case SG_NODE_MEMSET:
+    case SG_NODE_MEM_ALLOC:
+    case SG_NODE_MEM_FREE: return SG_BARRIER_MEMORY_NODE;
+    case SG_NODE_HOST: return SG_BARRIER_HOST_NODE;
+    case SG_NODE_CHILD_GRAPH:
+    case SG_NODE_CONDITIONAL: return SG_BARRIER_GRAPH_NODE;
+    case SG_NODE_EMPTY: return SG_BARRIER_EMPTY_NODE;
+    case SG_NODE_OPAQUE:
+    default: return SG_BARRIER_OPAQUE_NODE;
+    }
+}
+
+static bool same_dims(const uint32_t a[3], const uint32_t b[3])
+{
+    return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+}
+
+/* An edge of kind `kind` (or, with kind < 0, any non-event edge to or from
+ * another stream) on x's out (dir 0) or in (dir 1) side; SG_NONE if none. */
+static sg_edge_id_t find_side_edge(const sg_graph_t *g, const sg_node_t *x, int dir, int kind)
+{
+    uint32_t n = dir ? x->n_in : x->n_out;
+    const sg_edge_id_t *ids = dir ? x->in : x->out;
+    sg_edge_id_t best = SG_NONE;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_edge_t *e = &g->edges[ids[i]];
+        bool hit;
+        if (kind >= 0) {
+            hit = (int)e->kind == kind;
+        } else {
+            const sg_node_t *o = &g->nodes[dir ? e->from : e->to];
+            hit = e->kind != SG_EDGE_EVENT && o->stream != x->stream;
+        }
+        if (hit && (best == SG_NONE || ids[i] < best)) best = ids[i]; /* deterministic */
+    }
+    return best;
+}
+
+/* Why a (earlier) and b (next in a's stream, or SG_NONE) are not one
+ * chain; SG_BARRIER_NONE when they may be. */
+static sg_barrier_t pair_barrier(const sg_graph_t *g, sg_node_id_t a, sg_node_id_t b)
+{
+    const sg_node_t *na = &g->nodes[a];
+    if (na->type != SG_NODE_KERNEL) return barrier(type_barrier(na->type), a, SG_NONE);
+    sg_edge_id_t e = find_side_edge(g, na, 0, SG_EDGE_EVENT);
+    if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_OUT, g->edges[e].to, e);
+    if (b == SG_NONE) {
+        e = find_side_edge(g, na, 0, -1);
+        if (e != SG_NONE) return barrier(SG_BARRIER_STREAM_CHANGE, g->edges[e].to, e);
+        return barrier(SG_BARRIER_STREAM_END, SG_NONE, SG_NONE);
+    }
+    const sg_node_t *nb = &g->nodes[b];
+    if (nb->type != SG_NODE_KERNEL) return barrier(type_barrier(nb->type), b, SG_NONE);
+    e = find_side_edge(g, nb, 1, SG_EDGE_EVENT);
+    if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_IN, g->edges[e].from, e);
+    e = find_side_edge(g, na, 0, -1);
+    if (e != SG_NONE) return barrier(SG_BARRIER_STREAM_CHANGE, g->edges[e].to, e);
+    e = find_side_edge(g, nb, 1, -1);
+    if (e != SG_NONE) return barrier(SG_BARRIER_STREAM_CHANGE, g->edges[e].from, e);
+    if (sg_graph_find_edge(g, a, b) == SG_NONE) return barrier(SG_BARRIER_NO_EDGE, b, SG_NONE);
+    /* Parallel edges a -> b are one dependency; anything else is a fan. */
+    for (uint32_t i = 0; i < na->n_out; i++) {
+        const sg_edge_t *o = &g->edges[na->out[i]];
+        if (o->to != b) return barrier(SG_BARRIER_FAN_OUT, o->to, o->id);
+    }
+    for (uint32_t i = 0; i < nb->n_in; i++) {
+        const sg_edge_t *o = &g->edges[nb->in[i]];
+        if (o->from != a) return barrier(SG_BARRIER_FAN_IN, o->from, o->id);
+    }
+    for (uint32_t i = 0; i < na->n_out; i++) {
+        const sg_edge_t *o = &g->edges[na->out[i]];
+        if (o->cuda_type != 0 || o->from_port != 0 || o->to_port != 0)
+            return barrier(SG_BARRIER_EDGE_TYPE, b, o->id);
+    }
+    const sg_kernel_t *ka = &na->u.kernel, *kb = &nb->u.kernel;
+    if (!same_dims(ka->grid, kb->grid) || !same_dims(ka->block, kb->block) ||
+        !same_dims(ka->cluster, kb->cluster))
+        return barrier(SG_BARRIER_GEOMETRY, b, SG_NONE);
+    if (ka->cooperative || kb->cooperative || ka->has_extra || kb->has_extra ||
+        ka->priority != kb->priority)
+        return barrier(SG_BARRIER_ATTRIBUTES, b, SG_NONE);
+    return barrier(SG_BARRIER_NONE, SG_NONE, SG_NONE);
+}
+
+void sg_fusion_chains_free(sg_fusion_chains_t *c)
+{
+    if (!c) return;
+    free(c->chains);
+    free(c->storage);
+    memset(c, 0, sizeof *c);
+}
+
+int sg_fusion_chains_find(const sg_graph_t *g, sg_fusion_chains_t *out)
+{
+    if (!g || !out) return SG_EINVAL;
+    memset(out, 0, sizeof *out);
+    sg_reach_t *r = NULL;
+    sg_rw_streams_t st = {0};
+    int rc = sg_reach_build(g, 0, &r);
+    if (rc) return rc;
+    if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
+    uint32_t n_kernels = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i].removed && g->nodes[i].type == SG_NODE_KERNEL) n_kernels++;
+    out->storage = malloc((n_kernels ? n_kernels : 1) * sizeof *out->storage);
+    out->chains = malloc((n_kernels ? n_kernels : 1) * sizeof *out->chains);
+    if (!out->storage || !out->chains) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    uint32_t used = 0;
+    for (uint32_t s = 0; s < st.n_streams; s++) {
+        sg_fusion_chain_t *cur = NULL;
+        for (uint32_t i = st.start[s]; i < st.start[s + 1]; i++) {
+            sg_node_id_t v = st.nodes[i];
+            if (g->nodes[v].type != SG_NODE_KERNEL) {
+                cur = NULL;
+                continue;
+            }
+            sg_node_id_t prev = i > st.start[s] ? st.nodes[i - 1] : SG_NONE;
+            sg_barrier_t why = prev == SG_NONE ? barrier(SG_BARRIER_STREAM_START, SG_NONE, SG_NONE)
+                                               : pair_barrier(g, prev, v);
+            if (cur && why.kind == SG_BARRIER_NONE) {
+                out->storage[used++] = v;
+                cur->n_nodes++;
+                continue;
+            }
+            if (cur) cur->tail = why; /* the pair (prev, v) ended cur */
+            if (why.node == v) why.node = prev; /* seen from v, the node across is prev */
+            cur = &out->chains[out->n_chains++];
+            cur->stream = s;
+            cur->n_nodes = 1;
+            cur->nodes = out->storage + used;
+            cur->head = why;
+            cur->tail = barrier(SG_BARRIER_NONE, SG_NONE, SG_NONE);
+            out->storage[used++] = v;
+        }
+    }
+    /* Tails not set by a following kernel: the node after the chain. */
+    for (uint32_t c = 0; c < out->n_chains; c++) {
+        sg_fusion_chain_t *ch = &out->chains[c];
+        if (ch->tail.kind != SG_BARRIER_NONE) continue;
+        sg_node_id_t last = ch->nodes[ch->n_nodes - 1];
+        ch->tail = pair_barrier(g, last, sg_rw_stream_next(g, &st, last));
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->type != SG_NODE_KERNEL || x->stream < st.n_streams) continue;
+        sg_fusion_chain_t *ch = &out->chains[out->n_chains++];
+        ch->stream = SG_STREAM_EXPLICIT;
+        ch->n_nodes = 1;
+        ch->nodes = out->storage + used;
+        ch->head = ch->tail = barrier(SG_BARRIER_EXPLICIT, SG_NONE, SG_NONE);
+        out->storage[used++] = i;
+    }
+    out->n_kernels = used;
+    for (uint32_t c = 0; c < out->n_chains; c++) {
+        if (out->chains[c].n_nodes >= 2) out->n_candidates++;
+        out->tail_counts[out->chains[c].tail.kind]++;
+    }
+out:
+    sg_rw_streams_free(&st);
+    sg_reach_destroy(r);
+    if (rc) {
+        free(out->storage);
+        free(out->chains);
+        memset(out, 0, sizeof *out);
+    }
+    return rc;
+}
+
+/* ---- the pass ---------------------------------------------------------------- */
+
+static void describe_barrier(const sg_graph_t *g, const sg_barrier_t *b, char *buf, size_t n)
+{
+    char node[200] = "";
+    if (b->node != SG_NONE) sg_rw_node_name(g, b->node, node, sizeof node);
+    const sg_edge_t *e = b->edge != SG_NONE ? sg_graph_edge(g, b->edge) : NULL;
+    char edge[160] = "";
+    if (e) {
+        const sg_event_t *ev = sg_graph_event(g, e->event);
+        snprintf(edge, sizeof edge, " via %s edge n%u -> n%u%s%s", sg_edge_kind_name(e->kind),
+                 e->from, e->to, ev ? " on " : "", ev ? ev->label : "");
+    }
+    snprintf(buf, n, "%s%s%s%s", sg_barrier_kind_name(b->kind), node[0] ? " at " : "", node, edge);
+}
+
+static json_t *barrier_json(const sg_barrier_t *b)
+{
+    json_t *o = json_pack("{s:s}", "barrier", sg_barrier_kind_name(b->kind));
+    if (!o) return NULL;
+    json_object_set_new(o, "node", b->node != SG_NONE ? json_integer(b->node) : json_null());
+    json_object_set_new(o, "edge", b->edge != SG_NONE ? json_integer(b->edge) : json_null());
+    return o;
+}
+
+int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
+{
+    const sg_graph_t *g = ctx->g;
+    sg_fusion_chains_t fc;
+    int rc = sg_fusion_chains_find(g, &fc);
+    if (rc) return rc;
+    json_t *arr = json_array();
+    if (!arr) {
+        sg_fusion_chains_free(&fc);
+        return SG_ENOMEM;
+    }
+    uint32_t fused_away = 0;
+    for (uint32_t c = 0; c < fc.n_chains; c++) {
+        const sg_fusion_chain_t *ch = &fc.chains[c];
+        const sg_kernel_t *k0 = &g->nodes[ch->nodes[0]].u.kernel;
+        sg_rw_printf(ctx, "%s %s: %u kernel%s, grid %ux%ux%u block %ux%ux%u\n",
+                     ch->n_nodes >= 2 ? "chain" : "single", sg_rw_stream_name(g, ch->stream),
+                     ch->n_nodes, ch->n_nodes == 1 ? "" : "s", k0->grid[0], k0->grid[1],
+                     k0->grid[2], k0->block[0], k0->block[1], k0->block[2]);
+        json_t *ids = json_array();
+        for (uint32_t i = 0; i < ch->n_nodes; i++) {
+            char name[200];
+            sg_rw_printf(ctx, "  %s\n", sg_rw_node_name(g, ch->nodes[i], name, sizeof name));
+            json_array_append_new(ids, json_integer(ch->nodes[i]));
+        }
+        char hb[400], tb[400];
+        describe_barrier(g, &ch->head, hb, sizeof hb);
+        describe_barrier(g, &ch->tail, tb, sizeof tb);
+        sg_rw_printf(ctx, "  head: %s\n  tail: %s\n", hb, tb);
+        if (ch->n_nodes >= 2) fused_away += ch->n_nodes - 1;
+        json_array_append_new(
+            arr, json_pack("{s:s, s:o, s:o, s:o}", "stream", sg_rw_stream_name(g, ch->stream),
+                           "nodes", ids, "head", barrier_json(&ch->head), "tail",
+                           barrier_json(&ch->tail)));
+    }
+    json_t *counts = json_object();
+    sg_rw_printf(ctx, "chain ends by barrier:");
+    for (int k = 1; k < SG_BARRIER_KIND_COUNT; k++) {
+        if (!fc.tail_counts[k]) continue;
+        sg_rw_printf(ctx, " %s %u", sg_barrier_kind_name(k), fc.tail_counts[k]);
+        json_object_set_new(counts, sg_barrier_kind_name(k), json_integer(fc.tail_counts[k]));
+    }
+    sg_rw_printf(ctx, "%s\n", fc.n_chains ? "" : " (no kernels)");
+    sg_rw_json_set(ctx, "chains", arr);
+    sg_rw_json_set(ctx, "tail_barriers", counts);
+    sg_rw_json_set(ctx, "kernels", json_integer(fc.n_kernels));
+    sg_rw_json_set(ctx, "candidates", json_integer(fc.n_candidates));
+    sg_rw_summary(ctx,
+                  "%u kernels in %u chains, %u fusion candidates (chains of >= 2) covering %u "
+                  "launches that fusion could remove; graph unchanged",
+                  fc.n_kernels, fc.n_chains, fc.n_candidates, fused_away);
+    sg_fusion_chains_free(&fc);
+    return SG_OK;
+}

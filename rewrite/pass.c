@@ -1,0 +1,582 @@
+/* pass.c: the pass manager: registry, reports, the pass log, and the
+ * verifier that checks after every pass that no ordering of its input was
+ * lost (see pass.h for the guarantee and its one declared exception). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrite_internal.h"
+
+/* ---- registry --------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    bool is_default;
+    int (*run)(sg_pass_ctx_t *ctx);
+} pass_def_t;
+
+static const pass_def_t passes[] = {
+    {"control-deps", "make orderings implied by capture explicit as control edges", true,
+     sg_pass_control_deps},
+    {"fusion-legality", "analysis: maximal same-stream kernel chains and the barrier ending each",
+     true, sg_pass_fusion_legality},
+    {"defer-dealloc",
+     "frees of memory last used on another stream: dealloc edges by reachability, placed where "
+     "the use is expected to be done",
+     true, sg_pass_defer_dealloc},
+    {"reduce", "remove edges implied by other paths (keeps event and dealloc edges)", false,
+     sg_pass_reduce},
+};
+#define N_PASSES (sizeof passes / sizeof passes[0])
+
+size_t sg_rewrite_pass_count(void)
+{
+    return N_PASSES;
+}
+
+const char *sg_rewrite_pass_name(size_t i)
+{
+    return i < N_PASSES ? passes[i].name : NULL;
+}
+
+const char *sg_rewrite_pass_summary(size_t i)
+{
+    return i < N_PASSES ? passes[i].summary : NULL;
+}
+
+bool sg_rewrite_pass_is_default(size_t i)
+{
+    return i < N_PASSES && passes[i].is_default;
+}
+
+int sg_rewrite_pass_find(const char *name)
+{
+    for (size_t i = 0; name && i < N_PASSES; i++)
+        if (strcmp(passes[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+void sg_rewrite_options_init(sg_rewrite_options_t *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->verify = true;
+}
+
+/* ---- reports ------------------------------------------------------------------- */
+
+struct sg_report {
+    char *text;
+    size_t len, cap;
+    json_t *root;
+    json_t *passes; /* borrowed from root */
+};
+
+sg_report_t *sg_report_create(void)
+{
+    sg_report_t *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->root = json_pack("{s:s, s:i, s:[]}", "report", "sgcap-rewrite", "version", 1, "passes");
+    r->text = calloc(1, 1);
+    if (!r->root || !r->text) {
+        sg_report_destroy(r);
+        return NULL;
+    }
+    r->cap = 1;
+    r->passes = json_object_get(r->root, "passes");
+    return r;
+}
+
+void sg_report_destroy(sg_report_t *r)
+{
+    if (!r) return;
+    free(r->text);
+    json_decref(r->root);
+    free(r);
+}
+
+const char *sg_report_text(const sg_report_t *r)
+{
+    return r && r->text ? r->text : "";
+}
+
+json_t *sg_report_json(const sg_report_t *r)
+{
+    return r ? r->root : NULL;
+}
+
+int sg_report_json_string(const sg_report_t *r, char **out)
+{
+    if (!r || !out) return SG_EINVAL;
+    char *s = json_dumps(r->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (!s) return SG_ENOMEM;
+    size_t n = strlen(s);
+    char *t = realloc(s, n + 2);
+    if (!t) {
+        free(s);
+        return SG_ENOMEM;
+    }
+    t[n] = '\n';
+    t[n + 1] = '\0';
+    *out = t;
+    return SG_OK;
+}
+
+static int text_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t nc = *cap ? *cap : 256;
+        while (*len + n + 1 > nc) nc *= 2;
+        char *p = realloc(*buf, nc);
+        if (!p) return SG_ENOMEM;
+        *buf = p;
+        *cap = nc;
+    }
+    memcpy(*buf + *len, s, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+    return SG_OK;
+}
+
+/* ---- pass context ------------------------------------------------------------------ */
+
+static void ctx_vprintf(sg_pass_ctx_t *ctx, const char *fmt, va_list ap)
+{
+    char small[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) {
+        va_end(ap2);
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        if (text_append(&ctx->text, &ctx->len, &ctx->cap, small, (size_t)n)) ctx->err = SG_ENOMEM;
+    } else {
+        char *big = malloc((size_t)n + 1);
+        if (!big) {
+            ctx->err = SG_ENOMEM;
+        } else {
+            vsnprintf(big, (size_t)n + 1, fmt, ap2);
+            if (text_append(&ctx->text, &ctx->len, &ctx->cap, big, (size_t)n))
+                ctx->err = SG_ENOMEM;
+            free(big);
+        }
+    }
+    va_end(ap2);
+}
+
+void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ctx_vprintf(ctx, fmt, ap);
+    va_end(ap);
+}
+
+void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->summary, sizeof ctx->summary, fmt, ap);
+    va_end(ap);
+}
+
+void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v)
+{
+    if (!v || json_object_set_new(ctx->json, key, v)) ctx->err = SG_ENOMEM;
+}
+
+static sg_node_id_t *dup_ids(const sg_node_id_t *ids, uint32_t n)
+{
+    sg_node_id_t *p = malloc((n ? n : 1) * sizeof *p);
+    if (p && n) memcpy(p, ids, n * sizeof *p);
+    return p;
+}
+
+int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
+                     uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ)
+{
+    if (ctx->n_moved == ctx->cap_moved) {
+        uint32_t nc = ctx->cap_moved ? ctx->cap_moved * 2 : 8;
+        sg_rw_moved_t *m = realloc(ctx->moved, nc * sizeof *m);
+        if (!m) return SG_ENOMEM;
+        ctx->moved = m;
+        ctx->cap_moved = nc;
+    }
+    sg_rw_moved_t *m = &ctx->moved[ctx->n_moved];
+    m->node = node;
+    m->keep_pred = dup_ids(keep_pred, n_keep_pred);
+    m->keep_succ = dup_ids(keep_succ, n_keep_succ);
+    if (!m->keep_pred || !m->keep_succ) {
+        free(m->keep_pred);
+        free(m->keep_succ);
+        return SG_ENOMEM;
+    }
+    m->n_keep_pred = n_keep_pred;
+    m->n_keep_succ = n_keep_succ;
+    ctx->n_moved++;
+    return SG_OK;
+}
+
+static void ctx_free(sg_pass_ctx_t *ctx)
+{
+    free(ctx->text);
+    json_decref(ctx->json);
+    for (uint32_t i = 0; i < ctx->n_moved; i++) {
+        free(ctx->moved[i].keep_pred);
+        free(ctx->moved[i].keep_succ);
+    }
+    free(ctx->moved);
+}
+
+/* ---- verifier ------------------------------------------------------------------------ */
+
+/* The input's edges, kept to check the output against. */
+typedef struct {
+    uint32_t n_nodes;   /* g->n_nodes before the pass */
+    uint8_t *was_live;  /* by id */
+    uint32_t n_edges;
+    sg_node_id_t (*edges)[2];
+} snapshot_t;
+
+static void snapshot_free(snapshot_t *s)
+{
+    free(s->was_live);
+    free(s->edges);
+    memset(s, 0, sizeof *s);
+}
+
+static int snapshot_take(const sg_graph_t *g, snapshot_t *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n_nodes = g->n_nodes;
+    s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    s->edges = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->edges);
+    if (!s->was_live || !s->edges) {
+        snapshot_free(s);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) s->was_live[i] = !g->nodes[i].removed;
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        if (g->edges[i].removed) continue;
+        s->edges[s->n_edges][0] = g->edges[i].from;
+        s->edges[s->n_edges][1] = g->edges[i].to;
+        s->n_edges++;
+    }
+    return SG_OK;
+}
+
+typedef struct {
+    sg_node_id_t (*p)[2];
+    size_t n, cap;
+} pairs_t;
+
+static int pairs_push(pairs_t *ps, sg_node_id_t a, sg_node_id_t b)
+{
+    if (ps->n == ps->cap) {
+        size_t nc = ps->cap ? ps->cap * 2 : 256;
+        void *q = realloc(ps->p, nc * sizeof *ps->p);
+        if (!q) return SG_ENOMEM;
+        ps->p = q;
+        ps->cap = nc;
+    }
+    ps->p[ps->n][0] = a;
+    ps->p[ps->n][1] = b;
+    ps->n++;
+    return SG_OK;
+}
+
+/* Old-graph adjacency in CSR form, both directions. */
+typedef struct {
+    uint32_t *out_start, *in_start;
+    sg_node_id_t *out, *in;
+} csr_t;
+
+static void csr_free(csr_t *c)
+{
+    free(c->out_start);
+    free(c->in_start);
+    free(c->out);
+    free(c->in);
+}
+
+static int csr_build(const snapshot_t *s, csr_t *c)
+{
+    memset(c, 0, sizeof *c);
+    size_t nn = (size_t)s->n_nodes + 1, ne = s->n_edges ? s->n_edges : 1;
+    c->out_start = calloc(nn, sizeof *c->out_start);
+    c->in_start = calloc(nn, sizeof *c->in_start);
+    c->out = malloc(ne * sizeof *c->out);
+    c->in = malloc(ne * sizeof *c->in);
+    uint32_t *fo = calloc(nn, sizeof *fo), *fi = calloc(nn, sizeof *fi);
+    if (!c->out_start || !c->in_start || !c->out || !c->in || !fo || !fi) {
+        free(fo);
+        free(fi);
+        csr_free(c);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < s->n_edges; i++) {
+        c->out_start[s->edges[i][0] + 1]++;
+        c->in_start[s->edges[i][1] + 1]++;
+    }
+    for (uint32_t i = 0; i < s->n_nodes; i++) {
+        c->out_start[i + 1] += c->out_start[i];
+        c->in_start[i + 1] += c->in_start[i];
+    }
+    for (uint32_t i = 0; i < s->n_edges; i++) {
+        sg_node_id_t a = s->edges[i][0], b = s->edges[i][1];
+        c->out[c->out_start[a] + fo[a]++] = b;
+        c->in[c->in_start[b] + fi[b]++] = a;
+    }
+    free(fo);
+    free(fi);
+    return SG_OK;
+}
+
+/* Non-exempt nodes reached from x through exempt nodes only, along the old
+ * edges (dir 0: successors, 1: predecessors). */
+static int collect_through(const csr_t *c, const uint8_t *exempt, sg_node_id_t x, int dir,
+                           uint8_t *seen, sg_node_id_t **out, uint32_t *n_out)
+{
+    sg_node_id_t *stack = NULL, *res = NULL;
+    uint32_t top = 0, cap = 0, nr = 0, capr = 0;
+    int rc = SG_OK;
+    sg_node_id_t *visited = NULL;
+    uint32_t nv = 0, capv = 0;
+#define PUSH(arr, n, cp, val)                                               \
+    do {                                                                    \
+        if ((n) == (cp)) {                                                  \
+            uint32_t nc_ = (cp) ? (cp) * 2 : 16;                            \
+            sg_node_id_t *q_ = realloc((arr), nc_ * sizeof *q_);            \
+            if (!q_) {                                                      \
+                rc = SG_ENOMEM;                                             \
+                goto done;                                                  \
+            }                                                               \
+            (arr) = q_;                                                     \
+            (cp) = nc_;                                                     \
+        }                                                                   \
+        (arr)[(n)++] = (val);                                               \
+    } while (0)
+    PUSH(stack, top, cap, x);
+    seen[x] = 1;
+    PUSH(visited, nv, capv, x);
+    while (top) {
+        sg_node_id_t y = stack[--top];
+        uint32_t b = dir ? c->in_start[y] : c->out_start[y];
+        uint32_t e = dir ? c->in_start[y + 1] : c->out_start[y + 1];
+        for (uint32_t i = b; i < e; i++) {
+            sg_node_id_t z = dir ? c->in[i] : c->out[i];
+            if (seen[z]) continue;
+            seen[z] = 1;
+            PUSH(visited, nv, capv, z);
+            if (exempt[z])
+                PUSH(stack, top, cap, z);
+            else
+                PUSH(res, nr, capr, z);
+        }
+    }
+#undef PUSH
+done:
+    for (uint32_t i = 0; i < nv; i++) seen[visited[i]] = 0;
+    free(visited);
+    free(stack);
+    if (rc) {
+        free(res);
+        return rc;
+    }
+    *out = res;
+    *n_out = nr;
+    return SG_OK;
+}
+
+/* Check the ordering guarantee; on failure describe the first lost ordering
+ * in ctx's text. Sets *checked to the number of orderings checked. */
+static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool *ok)
+{
+    sg_graph_t *g = ctx->g;
+    *ok = true;
+    *checked = 0;
+    sg_reach_t *r = NULL;
+    int rc = sg_reach_build(g, 0, &r);
+    if (rc == SG_ECYCLE) {
+        *ok = false;
+        sg_rw_printf(ctx, "verify: FAILED: the pass left a cycle\n");
+        return SG_ECYCLE;
+    }
+    if (rc) return rc;
+    uint8_t *exempt = calloc(s->n_nodes ? s->n_nodes : 1, 1);
+    uint8_t *seen = calloc(s->n_nodes ? s->n_nodes : 1, 1);
+    pairs_t ps = {0};
+    csr_t c = {0};
+    uint8_t *ans = NULL;
+    if (!exempt || !seen) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    bool any_exempt = false;
+    for (uint32_t i = 0; i < s->n_nodes; i++) {
+        if (s->was_live[i] && !sg_graph_node(g, i)) exempt[i] = 1, any_exempt = true;
+    }
+    for (uint32_t i = 0; i < ctx->n_moved; i++) {
+        if (ctx->moved[i].node < s->n_nodes) exempt[ctx->moved[i].node] = 1, any_exempt = true;
+    }
+    for (uint32_t i = 0; i < s->n_edges; i++) {
+        sg_node_id_t a = s->edges[i][0], b = s->edges[i][1];
+        if (exempt[a] || exempt[b]) continue;
+        if ((rc = pairs_push(&ps, a, b))) goto out;
+    }
+    for (uint32_t i = 0; i < ctx->n_moved; i++) {
+        const sg_rw_moved_t *m = &ctx->moved[i];
+        for (uint32_t k = 0; k < m->n_keep_pred; k++)
+            if ((rc = pairs_push(&ps, m->keep_pred[k], m->node))) goto out;
+        for (uint32_t k = 0; k < m->n_keep_succ; k++)
+            if ((rc = pairs_push(&ps, m->node, m->keep_succ[k]))) goto out;
+    }
+    if (any_exempt) {
+        /* Every path that ran through exempt nodes must be bridged. */
+        if ((rc = csr_build(s, &c))) goto out;
+        for (uint32_t x = 0; x < s->n_nodes; x++) {
+            if (!exempt[x]) continue;
+            /* only start from an exempt node with a non-exempt predecessor,
+             * so a run of exempt nodes is bridged once */
+            sg_node_id_t *pre = NULL, *suc = NULL;
+            uint32_t np = 0, nsu = 0;
+            if ((rc = collect_through(&c, exempt, x, 1, seen, &pre, &np))) goto out;
+            if ((rc = collect_through(&c, exempt, x, 0, seen, &suc, &nsu))) {
+                free(pre);
+                goto out;
+            }
+            for (uint32_t a = 0; a < np && rc == SG_OK; a++)
+                for (uint32_t b = 0; b < nsu && rc == SG_OK; b++)
+                    rc = pairs_push(&ps, pre[a], suc[b]);
+            free(pre);
+            free(suc);
+            if (rc) goto out;
+        }
+    }
+    ans = malloc(ps.n ? ps.n : 1);
+    if (!ans) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    if ((rc = sg_reach_query_batch(r, (const sg_node_id_t(*)[2])ps.p, ps.n, ans))) goto out;
+    *checked = ps.n;
+    uint32_t shown = 0, lost = 0;
+    for (size_t i = 0; i < ps.n; i++) {
+        if (ans[i]) continue;
+        lost++;
+        if (*ok) sg_rw_printf(ctx, "verify: FAILED: orderings of the input lost:\n");
+        *ok = false;
+        if (shown++ < 10) {
+            char a[200], b[200];
+            sg_rw_printf(ctx, "  %s no longer before %s\n", sg_rw_node_name(g, ps.p[i][0], a, sizeof a),
+                         sg_rw_node_name(g, ps.p[i][1], b, sizeof b));
+        }
+    }
+    if (lost > shown) sg_rw_printf(ctx, "  ... and %u more\n", lost - shown);
+out:
+    free(ans);
+    csr_free(&c);
+    free(ps.p);
+    free(exempt);
+    free(seen);
+    sg_reach_destroy(r);
+    return rc;
+}
+
+/* ---- running ------------------------------------------------------------------------- */
+
+int sg_rewrite_run(sg_graph_t *g, const char *const *names, size_t n, sg_report_t *report)
+{
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    return sg_rewrite_run_opts(g, names, n, &opt, report);
+}
+
+static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_t *opt,
+                   sg_report_t *report)
+{
+    sg_pass_ctx_t ctx = {0};
+    ctx.g = g;
+    ctx.name = p->name;
+    ctx.json = json_pack("{s:s}", "pass", p->name);
+    if (!ctx.json) return SG_ENOMEM;
+    snapshot_t snap = {0};
+    int rc = SG_OK;
+    if (opt->verify && (rc = snapshot_take(g, &snap))) goto out;
+    sg_rw_printf(&ctx, "== %s ==\n", p->name);
+    rc = p->run(&ctx);
+    if (rc == SG_OK) rc = ctx.err;
+    if (rc) {
+        sg_rw_printf(&ctx, "error: %s\n", sg_strerror(rc));
+        goto report_out;
+    }
+    sg_rw_printf(&ctx, "summary: %s\n", ctx.summary);
+    sg_rw_json_set(&ctx, "summary", json_string(ctx.summary));
+    if (opt->verify) {
+        size_t checked = 0;
+        bool ok = true;
+        rc = verify(&ctx, &snap, &checked, &ok);
+        if (rc == SG_OK && !ok) rc = SG_EINVAL;
+        if (rc == SG_OK) {
+            sg_rw_printf(&ctx, "verify: ok, %zu orderings of the input kept\n", checked);
+            if (ctx.n_moved)
+                sg_rw_printf(&ctx,
+                             "  (%u moved nodes: their required orderings and every path through "
+                             "them)\n",
+                             ctx.n_moved);
+        }
+        sg_rw_json_set(&ctx, "verify",
+                       json_pack("{s:b, s:I, s:I}", "ok", rc == SG_OK, "orderings_checked",
+                                 (json_int_t)checked, "moved_nodes", (json_int_t)ctx.n_moved));
+    }
+    if (rc == SG_OK) rc = sg_graph_log_pass(g, p->name, ctx.summary);
+report_out:
+    sg_rw_printf(&ctx, "\n");
+    if (report) {
+        if (text_append(&report->text, &report->len, &report->cap, ctx.text ? ctx.text : "",
+                        ctx.len) ||
+            json_array_append(report->passes, ctx.json))
+            rc = rc ? rc : SG_ENOMEM;
+    }
+out:
+    snapshot_free(&snap);
+    ctx_free(&ctx);
+    return rc;
+}
+
+int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
+                        const sg_rewrite_options_t *opt, sg_report_t *report)
+{
+    if (!g || g->root != g) return SG_EINVAL;
+    sg_rewrite_options_t defaults;
+    if (!opt) {
+        sg_rewrite_options_init(&defaults);
+        opt = &defaults;
+    }
+    const pass_def_t *list[64];
+    size_t count = 0;
+    if (!names || n == 0) {
+        for (size_t i = 0; i < N_PASSES; i++)
+            if (passes[i].is_default) list[count++] = &passes[i];
+    } else {
+        if (n > sizeof list / sizeof list[0]) return SG_ELIMIT;
+        for (size_t i = 0; i < n; i++) {
+            int k = sg_rewrite_pass_find(names[i]);
+            if (k < 0) return SG_EINVAL;
+            list[count++] = &passes[k];
+        }
+    }
+    /* A cyclic input is no DAG to reason about: refuse before any pass. */
+    sg_node_id_t *order = NULL;
+    uint32_t no = 0;
+    int rc = sg_graph_topo_order(g, &order, &no);
+    free(order);
+    if (rc) return rc;
+    for (size_t i = 0; i < count; i++) {
+        rc = run_one(g, list[i], opt, report);
+        if (rc) return rc;
+    }
+    return SG_OK;
+}

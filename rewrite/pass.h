@@ -1,0 +1,82 @@
+/* pass.h: the rewriter's public entry point: run named passes over a graph,
+ * collect what each did and why in a report (text for people, JSON for
+ * machines), log one line per pass in the graph's pass log, and verify after
+ * every pass that no ordering of the input was lost.
+ *
+ * Passes (in default order):
+ *   control-deps     make orderings implied by capture explicit (control edges)
+ *   fusion-legality  analysis: same-stream kernel chains and their barriers
+ *   defer-dealloc    cross-stream frees: dealloc edges, placed by reachability
+ *   reduce           (not default) drop edges implied by other paths
+ * Each pass's algorithm and guarantees are in the comment that opens its
+ * file (rewrite/control_deps.c, ...).
+ *
+ * Ordering guarantee, checked by the verifier when options.verify is set
+ * (the default): for every pair of nodes (a, b) with a path a -> b before a
+ * pass, the path still exists after it. The one deliberate exception is a
+ * node a pass declares as moved (defer-dealloc's frees): its own orderings
+ * may change, but it keeps the ones the pass declares as required (a free
+ * stays after its allocation and every use, and before every allocation
+ * that reuses its memory), and every path that ran through it is kept by a
+ * bridge. The verifier costs O((V+E) * k) with k ~ streams (see reach.h).
+ */
+#ifndef SGCAP_REWRITE_PASS_H
+#define SGCAP_REWRITE_PASS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "graph/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- reports ------------------------------------------------------------- */
+
+typedef struct sg_report sg_report_t;
+
+sg_report_t *sg_report_create(void); /* NULL when out of memory */
+void sg_report_destroy(sg_report_t *r);
+/* Human-readable text of every pass run so far ("" when none). */
+const char *sg_report_text(const sg_report_t *r);
+/* {"report": "sgcap-rewrite", "version": 1, "passes": [{"pass": NAME,
+ *  "summary": LINE, "verify": {...}, ...pass-specific fields}, ...]};
+ * borrowed, valid until the report is destroyed. */
+json_t *sg_report_json(const sg_report_t *r);
+/* The same serialized (indent 2, keys in insertion order, newline ended);
+ * *out is malloc'd. */
+int sg_report_json_string(const sg_report_t *r, char **out);
+
+/* ---- passes -------------------------------------------------------------- */
+
+typedef struct {
+    bool verify; /* check the ordering guarantee after each pass (default true) */
+} sg_rewrite_options_t;
+
+void sg_rewrite_options_init(sg_rewrite_options_t *opt);
+
+/* The registry: index 0 .. sg_rewrite_pass_count()-1. */
+size_t sg_rewrite_pass_count(void);
+const char *sg_rewrite_pass_name(size_t i);
+const char *sg_rewrite_pass_summary(size_t i);
+bool sg_rewrite_pass_is_default(size_t i);
+/* Index of a pass by name, or -1. */
+int sg_rewrite_pass_find(const char *name);
+
+/* Run `passes` (n names; NULL/0 = the default list) in order on the root
+ * graph g. report may be NULL. Returns 0; SG_EINVAL for an unknown pass name
+ * or a body graph (nothing is run); SG_ECYCLE when the input has a cycle or
+ * a pass left one; SG_EINVAL when the verifier finds a lost ordering (the
+ * report names it); another SG_E* code when a pass fails (out of memory).
+ * On any failure g may hold the failing pass's partial work: callers that
+ * need the input intact run on a clone (the CLI writes nothing then). */
+int sg_rewrite_run(sg_graph_t *g, const char *const *passes, size_t n, sg_report_t *report);
+int sg_rewrite_run_opts(sg_graph_t *g, const char *const *passes, size_t n,
+                        const sg_rewrite_options_t *opt, sg_report_t *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SGCAP_REWRITE_PASS_H */

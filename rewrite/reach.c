@@ -1,0 +1,326 @@
+/* reach.c: chain-decomposition reachability oracle (see reach.h for the
+ * method and its cost). */
+#include "reach.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Entries (int32) one clock table may hold: bounds memory at 64 MiB per
+ * table whatever the graph's width. */
+#define REACH_BUDGET (1u << 24)
+
+struct sg_reach {
+    const sg_graph_t *g;
+    unsigned flags;
+    sg_node_id_t *order; /* topological order, live nodes */
+    uint32_t n_order;
+    uint32_t *rank;      /* by node id; UINT32_MAX for removed */
+    uint32_t n_ids;      /* g->n_nodes at build time */
+    uint32_t *chain;     /* by node id */
+    uint32_t *pos;       /* by node id */
+    uint32_t n_chains;
+    uint32_t width;      /* chains per block */
+    uint32_t loaded;     /* loaded block, UINT32_MAX for none */
+    int32_t *R;          /* n_order rows of `width`, indexed by rank */
+    int32_t *F;
+    /* DFS scratch for queries outside the loaded block */
+    uint32_t *stamp;
+    uint32_t stamp_now;
+    sg_node_id_t *stack;
+};
+
+void sg_reach_destroy(sg_reach_t *r)
+{
+    if (!r) return;
+    free(r->order);
+    free(r->rank);
+    free(r->chain);
+    free(r->pos);
+    free(r->R);
+    free(r->F);
+    free(r->stamp);
+    free(r->stack);
+    free(r);
+}
+
+/* Greedy path cover in topological order: a node continues the chain of an
+ * in-neighbour that is still that chain's tail, preferring one on its own
+ * stream (so a stream joined by stream edges is one chain) and then the
+ * latest enqueued. */
+static int build_chains(sg_reach_t *r)
+{
+    const sg_graph_t *g = r->g;
+    uint32_t *tail = malloc((r->n_order ? r->n_order : 1) * sizeof *tail);
+    if (!tail) return SG_ENOMEM;
+    uint32_t n_chains = 0;
+    for (uint32_t i = 0; i < r->n_order; i++) {
+        sg_node_id_t v = r->order[i];
+        const sg_node_t *nv = &g->nodes[v];
+        sg_node_id_t best = SG_NONE;
+        bool best_same = false;
+        for (uint32_t k = 0; k < nv->n_in; k++) {
+            sg_node_id_t u = g->edges[nv->in[k]].from;
+            if (tail[r->chain[u]] != u) continue;
+            bool same = g->nodes[u].stream == nv->stream;
+            if (best == SG_NONE || (same && !best_same) ||
+                (same == best_same && g->nodes[u].seq > g->nodes[best].seq)) {
+                best = u;
+                best_same = same;
+            }
+        }
+        if (best != SG_NONE) {
+            r->chain[v] = r->chain[best];
+            r->pos[v] = r->pos[best] + 1;
+        } else {
+            r->chain[v] = n_chains++;
+            r->pos[v] = 0;
+        }
+        tail[r->chain[v]] = v;
+    }
+    free(tail);
+    r->n_chains = n_chains;
+    return SG_OK;
+}
+
+int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
+{
+    if (!g || !out) return SG_EINVAL;
+    *out = NULL;
+    sg_reach_t *r = calloc(1, sizeof *r);
+    if (!r) return SG_ENOMEM;
+    r->g = g;
+    r->flags = flags;
+    r->loaded = UINT32_MAX;
+    int rc = sg_graph_topo_order(g, &r->order, &r->n_order);
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    r->n_ids = g->n_nodes;
+    size_t ids = r->n_ids ? r->n_ids : 1;
+    r->rank = malloc(ids * sizeof *r->rank);
+    r->chain = calloc(ids, sizeof *r->chain);
+    r->pos = calloc(ids, sizeof *r->pos);
+    r->stamp = calloc(ids, sizeof *r->stamp);
+    r->stack = malloc(ids * sizeof *r->stack);
+    if (!r->rank || !r->chain || !r->pos || !r->stamp || !r->stack) {
+        sg_reach_destroy(r);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < r->n_ids; i++) r->rank[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < r->n_order; i++) r->rank[r->order[i]] = i;
+    if ((rc = build_chains(r))) {
+        sg_reach_destroy(r);
+        return rc;
+    }
+    uint64_t rows = r->n_order ? r->n_order : 1;
+    uint64_t w = r->n_chains ? r->n_chains : 1;
+    if (w * rows > REACH_BUDGET) w = REACH_BUDGET / rows ? REACH_BUDGET / rows : 1;
+    r->width = (uint32_t)w;
+    r->R = malloc((size_t)(w * rows) * sizeof *r->R);
+    if (flags & SG_REACH_FORWARD) r->F = malloc((size_t)(w * rows) * sizeof *r->F);
+    if (!r->R || ((flags & SG_REACH_FORWARD) && !r->F)) {
+        sg_reach_destroy(r);
+        return SG_ENOMEM;
+    }
+    if (r->n_chains <= r->width && r->n_chains > 0) {
+        uint32_t f, c;
+        sg_reach_load_block(r, 0, &f, &c);
+    }
+    *out = r;
+    return SG_OK;
+}
+
+uint32_t sg_reach_block_count(const sg_reach_t *r)
+{
+    return r->n_chains ? (r->n_chains + r->width - 1) / r->width : 0;
+}
+
+int sg_reach_load_block(sg_reach_t *r, uint32_t b, uint32_t *first, uint32_t *count)
+{
+    if (b >= sg_reach_block_count(r)) return SG_EINVAL;
+    uint32_t c0 = b * r->width;
+    uint32_t w = r->width;
+    uint32_t cw = r->n_chains - c0 < w ? r->n_chains - c0 : w;
+    if (first) *first = c0;
+    if (count) *count = cw;
+    if (r->loaded == b) return SG_OK;
+    const sg_graph_t *g = r->g;
+    /* R: rows in topological order, max over in-neighbours. */
+    for (uint32_t i = 0; i < r->n_order; i++) {
+        sg_node_id_t v = r->order[i];
+        int32_t *row = r->R + (size_t)i * w;
+        for (uint32_t c = 0; c < cw; c++) row[c] = -1;
+        const sg_node_t *nv = &g->nodes[v];
+        for (uint32_t k = 0; k < nv->n_in; k++) {
+            const int32_t *p = r->R + (size_t)r->rank[g->edges[nv->in[k]].from] * w;
+            for (uint32_t c = 0; c < cw; c++)
+                if (p[c] > row[c]) row[c] = p[c];
+        }
+        uint32_t cv = r->chain[v];
+        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
+    }
+    if (r->F) {
+        for (uint32_t i = r->n_order; i-- > 0;) {
+            sg_node_id_t v = r->order[i];
+            int32_t *row = r->F + (size_t)i * w;
+            for (uint32_t c = 0; c < cw; c++) row[c] = INT32_MAX;
+            const sg_node_t *nv = &g->nodes[v];
+            for (uint32_t k = 0; k < nv->n_out; k++) {
+                const int32_t *p = r->F + (size_t)r->rank[g->edges[nv->out[k]].to] * w;
+                for (uint32_t c = 0; c < cw; c++)
+                    if (p[c] < row[c]) row[c] = p[c];
+            }
+            uint32_t cv = r->chain[v];
+            if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
+        }
+    }
+    r->loaded = b;
+    return SG_OK;
+}
+
+static bool live(const sg_reach_t *r, sg_node_id_t v)
+{
+    return v < r->n_ids && r->rank[v] != UINT32_MAX;
+}
+
+int32_t sg_reach_last_reaching(const sg_reach_t *r, sg_node_id_t v, uint32_t c)
+{
+    uint32_t c0 = r->loaded * r->width;
+    if (!live(r, v) || r->loaded == UINT32_MAX || c < c0 || c - c0 >= r->width) return -1;
+    return r->R[(size_t)r->rank[v] * r->width + (c - c0)];
+}
+
+int32_t sg_reach_first_reached(const sg_reach_t *r, sg_node_id_t v, uint32_t c)
+{
+    uint32_t c0 = r->loaded * r->width;
+    if (!r->F || !live(r, v) || r->loaded == UINT32_MAX || c < c0 || c - c0 >= r->width)
+        return INT32_MAX;
+    return r->F[(size_t)r->rank[v] * r->width + (c - c0)];
+}
+
+/* Answers that need no clock: identity, rank order, same chain. Returns
+ * 0/1, or -1 when the clock (or a search) is needed. */
+static int quick(const sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
+{
+    if (!live(r, u) || !live(r, v)) return 0;
+    if (u == v) return 1;
+    if (r->rank[u] >= r->rank[v]) return 0;
+    if (r->chain[u] == r->chain[v]) return r->pos[u] <= r->pos[v];
+    return -1;
+}
+
+static bool in_loaded(const sg_reach_t *r, uint32_t c)
+{
+    return r->loaded != UINT32_MAX && c / r->width == r->loaded;
+}
+
+static bool clock_answer(const sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
+{
+    int32_t q = r->R[(size_t)r->rank[v] * r->width + (r->chain[u] - r->loaded * r->width)];
+    return q >= (int32_t)r->pos[u];
+}
+
+/* DFS from u that never enters a node ranked after v (it cannot reach v). */
+static bool bounded_dfs(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
+{
+    const sg_graph_t *g = r->g;
+    if (++r->stamp_now == 0) {
+        memset(r->stamp, 0, r->n_ids * sizeof *r->stamp);
+        r->stamp_now = 1;
+    }
+    uint32_t limit = r->rank[v], top = 0;
+    r->stack[top++] = u;
+    r->stamp[u] = r->stamp_now;
+    while (top) {
+        const sg_node_t *x = &g->nodes[r->stack[--top]];
+        for (uint32_t k = 0; k < x->n_out; k++) {
+            sg_node_id_t y = g->edges[x->out[k]].to;
+            if (y == v) return true;
+            if (r->stamp[y] == r->stamp_now || r->rank[y] > limit) continue;
+            r->stamp[y] = r->stamp_now;
+            r->stack[top++] = y;
+        }
+    }
+    return false;
+}
+
+bool sg_reach_query(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
+{
+    int q = quick(r, u, v);
+    if (q >= 0) return q == 1;
+    if (in_loaded(r, r->chain[u])) return clock_answer(r, u, v);
+    return bounded_dfs(r, u, v);
+}
+
+typedef struct {
+    uint32_t block;
+    uint32_t index;
+} pending_t;
+
+static int cmp_pending(const void *a, const void *b)
+{
+    const pending_t *x = a, *y = b;
+    if (x->block != y->block) return x->block < y->block ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int sg_reach_query_batch(sg_reach_t *r, const sg_node_id_t (*pairs)[2], size_t n, uint8_t *out)
+{
+    if (n == 0) return SG_OK;
+    if (!pairs || !out) return SG_EINVAL;
+    pending_t *p = malloc(n * sizeof *p);
+    if (!p) return SG_ENOMEM;
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) {
+        int q = quick(r, pairs[i][0], pairs[i][1]);
+        if (q >= 0) {
+            out[i] = (uint8_t)q;
+        } else if (in_loaded(r, r->chain[pairs[i][0]])) {
+            out[i] = clock_answer(r, pairs[i][0], pairs[i][1]);
+        } else {
+            p[np].block = r->chain[pairs[i][0]] / r->width;
+            p[np].index = (uint32_t)i;
+            np++;
+        }
+    }
+    qsort(p, np, sizeof *p, cmp_pending);
+    for (size_t i = 0; i < np; i++) {
+        if (p[i].block != r->loaded) {
+            int rc = sg_reach_load_block(r, p[i].block, NULL, NULL);
+            if (rc) {
+                free(p);
+                return rc;
+            }
+        }
+        out[p[i].index] = clock_answer(r, pairs[p[i].index][0], pairs[p[i].index][1]);
+    }
+    free(p);
+    return SG_OK;
+}
+
+const sg_node_id_t *sg_reach_order(const sg_reach_t *r, uint32_t *n)
+{
+    *n = r->n_order;
+    return r->order;
+}
+
+uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v)
+{
+    return v < r->n_ids ? r->rank[v] : UINT32_MAX;
+}
+
+uint32_t sg_reach_chain_count(const sg_reach_t *r)
+{
+    return r->n_chains;
+}
+
+uint32_t sg_reach_chain_of(const sg_reach_t *r, sg_node_id_t v)
+{
+    return live(r, v) ? r->chain[v] : UINT32_MAX;
+}
+
+uint32_t sg_reach_pos(const sg_reach_t *r, sg_node_id_t v)
+{
+    return live(r, v) ? r->pos[v] : UINT32_MAX;
+}

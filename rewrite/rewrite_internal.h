@@ -1,0 +1,130 @@
+/* rewrite_internal.h: what the passes share inside rewrite/: the pass
+ * context (report text, JSON, declarations for the verifier), per-stream
+ * program order, per-buffer users, node names for reports, and the cost
+ * model with its ASAP timeline. Not installed; tests may include it. */
+#ifndef SGCAP_REWRITE_INTERNAL_H
+#define SGCAP_REWRITE_INTERNAL_H
+
+#include <jansson.h>
+#include <stdarg.h>
+
+#include "pass.h"
+#include "reach.h"
+
+/* ---- pass context ---------------------------------------------------------- */
+
+/* A node whose own orderings a pass changed on purpose; it must keep an
+ * ordering from every keep_pred and to every keep_succ (the verifier also
+ * checks that every path through it was bridged). */
+typedef struct {
+    sg_node_id_t node;
+    sg_node_id_t *keep_pred, *keep_succ;
+    uint32_t n_keep_pred, n_keep_succ;
+} sg_rw_moved_t;
+
+typedef struct sg_pass_ctx {
+    sg_graph_t *g;
+    const char *name;
+    char *text; /* this pass's report text */
+    size_t len, cap;
+    json_t *json; /* this pass's JSON object */
+    char summary[512];
+    sg_rw_moved_t *moved;
+    uint32_t n_moved, cap_moved;
+    int err; /* first out-of-memory while reporting */
+} sg_pass_ctx_t;
+
+void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Set key in the pass's JSON object (takes the reference to v). */
+void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
+int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
+                     uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ);
+
+/* The passes. */
+int sg_pass_control_deps(sg_pass_ctx_t *ctx);
+int sg_pass_fusion_legality(sg_pass_ctx_t *ctx);
+int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx);
+int sg_pass_reduce(sg_pass_ctx_t *ctx);
+
+/* ---- names for reports --------------------------------------------------------- */
+
+/* "n12 (kernel k_fill, s0)": id, type, what it is, stream. Returns buf. */
+const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n);
+/* Stream label or "explicit". */
+const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream);
+/* {"id": 12, "type": "kernel", "stream": "s0", "name": "k_fill"} */
+json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id);
+
+/* ---- program order per stream ----------------------------------------------------- */
+
+/* Nodes of each stream in program order: by capture sequence number, ties
+ * by topological rank (a pass that moves a node gives it the sequence
+ * number of the node it now follows). Explicit nodes are in no stream. */
+typedef struct {
+    uint32_t n_streams;
+    uint32_t *start;     /* n_streams + 1 offsets into nodes */
+    sg_node_id_t *nodes;
+    uint32_t *index;     /* by node id: position in its stream, UINT32_MAX if none */
+} sg_rw_streams_t;
+
+int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s);
+void sg_rw_streams_free(sg_rw_streams_t *s);
+/* Neighbour of v in its stream's program order, or SG_NONE. */
+sg_node_id_t sg_rw_stream_prev(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v);
+sg_node_id_t sg_rw_stream_next(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v);
+/* The capture's origin stream: the stream of the first enqueued node
+ * (lowest seq) that has one; SG_NONE when no node has a stream. */
+uint32_t sg_rw_origin_stream(const sg_graph_t *g);
+
+/* ---- memory -------------------------------------------------------------------------- */
+
+static inline bool sg_rw_writes(sg_access_mode_t m)
+{
+    return (m & SG_ACCESS_WRITE) != 0; /* UNKNOWN (7) counts as writing */
+}
+
+/* Absolute [lo, hi) of an access; false when empty or out of range. */
+bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo, uint64_t *hi);
+
+/* For every buffer: the nodes that access it (each once, in id order, not
+ * counting mem_alloc/mem_free nodes, whose role is given by alloc/free), its
+ * mem_alloc node and its mem_free nodes (SG_NONE / empty when outside the
+ * graph). */
+typedef struct {
+    uint32_t n_buffers;
+    uint32_t *user_start; /* n_buffers + 1 offsets into users */
+    sg_node_id_t *users;
+    sg_node_id_t *alloc;  /* by buffer */
+    uint32_t *free_start; /* n_buffers + 1 offsets into frees */
+    sg_node_id_t *frees;
+} sg_rw_buffers_t;
+
+int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b);
+void sg_rw_buffers_free(sg_rw_buffers_t *b);
+
+/* Do buffers a and b cover overlapping addresses? */
+bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b);
+
+/* ---- cost model and timeline ------------------------------------------------------------- */
+
+/* Fixed costs of the roofline estimate, from the H200 measurements in
+ * reference/anchors.md section 3: a graph node costs about 0.93 us to
+ * launch, an event record/wait pair 0.6 us, allocation nodes nothing
+ * measurable at replay. */
+#define SG_COST_LAUNCH_NS 1000.0
+#define SG_COST_EVENT_NS 300.0
+#define SG_COST_HOST_NS 5000.0
+#define SG_COST_DEFAULT_BANDWIDTH_GBS 4000.0 /* H200 HBM3e, effective */
+
+/* Bytes a node touches (reads plus writes; unknown and read-write count
+ * twice). */
+uint64_t sg_rw_node_bytes(const sg_graph_t *g, const sg_node_t *n);
+/* Expected duration: the measured one when the node has it, else launch
+ * cost + bytes / bandwidth (the device's, or the H200 default). */
+double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n);
+/* ASAP schedule over the DAG: start = latest finish of the predecessors,
+ * finish = start + cost. Arrays by node id, malloc'd. */
+int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish);
+
+#endif /* SGCAP_REWRITE_INTERNAL_H */

@@ -1,0 +1,311 @@
+/* cmd_rewrite.c: `sgcap rewrite B -o OUT`: run rewrite passes over a
+ * bundle's graph and write the result as a new bundle, with the input's
+ * code and snapshot files and the passes' reports. Nothing is written when
+ * the input is bad or a pass fails. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bundle_open.h"
+#include "cli.h"
+#include "rewrite/pass.h"
+
+static const char usage[] =
+    "usage: sgcap rewrite BUNDLE -o OUT [--passes LIST] [--report FILE] [--json FILE]\n"
+    "                     [--no-verify] [--force]\n"
+    "\n"
+    "Run rewrite passes over the graph of BUNDLE and write the result as the new\n"
+    "bundle OUT. BUNDLE is never changed; OUT appears complete or not at all, and\n"
+    "nothing is written when BUNDLE is unreadable or a pass fails.\n"
+    "\n"
+    "passes (LIST is comma-separated, run in the order given; default:\n"
+    "control-deps,fusion-legality,defer-dealloc):\n"
+    "  control-deps     make the orderings capture implies explicit as control\n"
+    "                   edges: event record node -> wait node, stream order at\n"
+    "                   record/wait/host/opaque points, free -> allocation that\n"
+    "                   reuses its memory, cross-stream orderings that ran through\n"
+    "                   a free only\n"
+    "  fusion-legality  analysis only: the maximal same-stream kernel chains that\n"
+    "                   could be fused and the barrier ending each (event edge,\n"
+    "                   memory/host/opaque node, stream change, geometry, fan-in/out)\n"
+    "  defer-dealloc    a free of memory last used on another stream gets dealloc\n"
+    "                   edges from the last use on every stream and hangs on its own\n"
+    "                   stream where those uses are expected to be done, with nothing\n"
+    "                   waiting on it (times: measured durations, else a roofline\n"
+    "                   estimate)\n"
+    "  reduce           remove edges implied by other paths; never event or\n"
+    "                   dealloc edges (not in the default list)\n"
+    "After each pass sgcap checks that every ordering of its input is kept (a\n"
+    "moved free keeps every ordering it needs and every path through it is\n"
+    "bridged); a pass that fails the check stops the run.\n"
+    "\n"
+    "OUT holds the rewritten graph.json (each pass adds a line to its pass log),\n"
+    "the code/ and data/ files BUNDLE's graph names, and two reports of what each\n"
+    "pass did and why: report.txt (text) and report.json (JSON).\n"
+    "\n"
+    "options:\n"
+    "  -o OUT           the output bundle (required), a new directory\n"
+    "  --passes LIST    the passes to run, in order\n"
+    "  --report FILE    also write the text report to FILE ('-' for stdout)\n"
+    "  --json FILE      also write the JSON report to FILE ('-' for stdout)\n"
+    "  --no-verify      skip the ordering check after each pass\n"
+    "  --force          replace OUT when it exists\n"
+    "  -h, --help       show this help\n"
+    "\n"
+    "Without --report/--json to stdout, one summary line per pass is printed.\n"
+    "\n"
+    "exit codes: 0 ok, 1 a pass failed (nothing written), 2 bad usage, an\n"
+    "unreadable/malformed bundle, or OUT cannot be written\n";
+
+/* Write text to path atomically ("-" = stdout). */
+static int write_text(const char *path, const char *text)
+{
+    if (strcmp(path, "-") == 0) {
+        fputs(text, stdout);
+        return fflush(stdout) == 0 ? 0 : -1;
+    }
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp) return -1;
+    snprintf(tmp, n, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    int rc = -1;
+    if (f) {
+        bool ok = fputs(text, f) >= 0;
+        ok = fclose(f) == 0 && ok;
+        if (ok && rename(tmp, path) == 0) rc = 0;
+    }
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+typedef struct {
+    sg_bundle_blob_t *b;
+    char **paths; /* owned src paths */
+    size_t n, cap;
+} blobs_t;
+
+static int blob_carry(blobs_t *bl, const char *bundle, const char *rel)
+{
+    if (!rel) return 0;
+    for (size_t i = 0; i < bl->n; i++)
+        if (strcmp(bl->b[i].relpath, rel) == 0) return 0; /* named twice */
+    if (bl->n == bl->cap) {
+        size_t nc = bl->cap ? bl->cap * 2 : 16;
+        sg_bundle_blob_t *b = realloc(bl->b, nc * sizeof *b);
+        if (!b) return -1;
+        bl->b = b;
+        char **p = realloc(bl->paths, nc * sizeof *p);
+        if (!p) return -1;
+        bl->paths = p;
+        bl->cap = nc;
+    }
+    size_t n = strlen(bundle) + strlen(rel) + 2;
+    char *src = malloc(n);
+    if (!src) return -1;
+    snprintf(src, n, "%s/%s", bundle, rel);
+    bl->paths[bl->n] = src;
+    bl->b[bl->n] = (sg_bundle_blob_t){.relpath = rel, .src_path = src};
+    bl->n++;
+    return 0;
+}
+
+static int blob_data(blobs_t *bl, const char *rel, const char *text)
+{
+    if (bl->n == bl->cap) {
+        size_t nc = bl->cap ? bl->cap * 2 : 16;
+        sg_bundle_blob_t *b = realloc(bl->b, nc * sizeof *b);
+        if (!b) return -1;
+        bl->b = b;
+        char **p = realloc(bl->paths, nc * sizeof *p);
+        if (!p) return -1;
+        bl->paths = p;
+        bl->cap = nc;
+    }
+    bl->paths[bl->n] = NULL;
+    bl->b[bl->n] = (sg_bundle_blob_t){.relpath = rel, .data = text, .size = strlen(text)};
+    bl->n++;
+    return 0;
+}
+
+static void blobs_free(blobs_t *bl)
+{
+    for (size_t i = 0; i < bl->n; i++) free(bl->paths[i]);
+    free(bl->paths);
+    free(bl->b);
+}
+
+/* Split "a,b,c" into names (pointers into a copy kept in *store). */
+static int split_passes(const char *list, char **store, const char ***names, size_t *n)
+{
+    *store = strdup(list);
+    size_t cap = 1;
+    for (const char *p = list; *p; p++) cap += *p == ',';
+    *names = malloc(cap * sizeof **names);
+    if (!*store || !*names) return -1;
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(*store, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save))
+        (*names)[(*n)++] = tok;
+    return 0;
+}
+
+static int run(int argc, char **argv)
+{
+    const char *path = NULL, *out = NULL, *passes = NULL, *report_path = NULL, *json_path = NULL;
+    bool force = false;
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = strcmp(a, "-o") == 0          ? &out
+                            : strcmp(a, "--passes") == 0  ? &passes
+                            : strcmp(a, "--report") == 0  ? &report_path
+                            : strcmp(a, "--json") == 0    ? &json_path
+                                                          : NULL;
+        if (slot) {
+            if (++i >= argc || !argv[i][0]) {
+                sg_cli_error("rewrite", "%s needs a value", a);
+                return SG_EXIT_USAGE;
+            }
+            *slot = argv[i];
+        } else if (strcmp(a, "--no-verify") == 0) {
+            opt.verify = false;
+        } else if (strcmp(a, "--force") == 0) {
+            force = true;
+        } else if (a[0] == '-' && a[1]) {
+            sg_cli_error("rewrite", "unknown option '%s' (see sgcap rewrite --help)", a);
+            return SG_EXIT_USAGE;
+        } else if (!path) {
+            path = a;
+        } else {
+            sg_cli_error("rewrite", "one bundle at a time ('%s' is extra)", a);
+            return SG_EXIT_USAGE;
+        }
+    }
+    if (!path || !out) {
+        sg_cli_error("rewrite", "%s (see sgcap rewrite --help)",
+                     !path ? "no bundle given" : "no output bundle given (-o OUT)");
+        return SG_EXIT_USAGE;
+    }
+    if (report_path && json_path && strcmp(report_path, "-") == 0 && strcmp(json_path, "-") == 0) {
+        sg_cli_error("rewrite", "--report and --json cannot both go to stdout");
+        return SG_EXIT_USAGE;
+    }
+    char *store = NULL;
+    const char **names = NULL;
+    size_t n_names = 0;
+    if (passes) {
+        if (split_passes(passes, &store, &names, &n_names)) {
+            sg_cli_error("rewrite", "out of memory");
+            return SG_EXIT_USAGE;
+        }
+        for (size_t i = 0; i < n_names; i++) {
+            if (sg_rewrite_pass_find(names[i]) >= 0) continue;
+            char known[256] = "";
+            for (size_t k = 0; k < sg_rewrite_pass_count(); k++) {
+                strncat(known, k ? ", " : "", sizeof known - strlen(known) - 1);
+                strncat(known, sg_rewrite_pass_name(k), sizeof known - strlen(known) - 1);
+            }
+            sg_cli_error("rewrite", "unknown pass '%s' (passes: %s)", names[i], known);
+            free(store);
+            free(names);
+            return SG_EXIT_USAGE;
+        }
+        if (n_names == 0) {
+            sg_cli_error("rewrite", "--passes names no pass");
+            free(store);
+            free(names);
+            return SG_EXIT_USAGE;
+        }
+    }
+    int exit_code = SG_EXIT_OK;
+    sg_report_t *report = NULL;
+    char *json_text = NULL;
+    blobs_t bl = {0};
+    sg_graph_t *g = sg_cli_open_bundle("rewrite", path);
+    if (!g) {
+        exit_code = SG_EXIT_USAGE;
+        goto done;
+    }
+    report = sg_report_create();
+    if (!report) {
+        sg_cli_error("rewrite", "out of memory");
+        exit_code = SG_EXIT_USAGE;
+        goto done;
+    }
+    sg_cli_progress("sgcap rewrite: %u nodes, %u edges", sg_graph_node_count(g),
+                    sg_graph_edge_count(g));
+    int rc = sg_rewrite_run_opts(g, names, n_names, &opt, report);
+    if (rc) {
+        /* the failing pass's section says why; show it */
+        fputs(sg_report_text(report), stderr);
+        sg_cli_error("rewrite", "%s: a pass failed: %s; nothing written", path, sg_strerror(rc));
+        exit_code = SG_EXIT_FINDING;
+        goto done;
+    }
+    if (sg_report_json_string(report, &json_text)) {
+        sg_cli_error("rewrite", "out of memory");
+        exit_code = SG_EXIT_USAGE;
+        goto done;
+    }
+    /* carry the files the graph names */
+    for (uint32_t i = 0; i < g->n_images; i++)
+        if (blob_carry(&bl, path, g->images[i].file)) goto oom;
+    for (uint32_t i = 0; i < g->n_buffers; i++)
+        if (blob_carry(&bl, path, g->buffers[i].before_file) ||
+            blob_carry(&bl, path, g->buffers[i].after_file))
+            goto oom;
+    if (blob_data(&bl, "report.txt", sg_report_text(report)) ||
+        blob_data(&bl, "report.json", json_text))
+        goto oom;
+    sg_diag_t diag = {0};
+    rc = sg_bundle_write(g, out, bl.b, bl.n, force ? SG_BUNDLE_OVERWRITE : 0, &diag);
+    if (rc) {
+        char buf[1024];
+        sg_cli_error("rewrite", "cannot write %s: %s%s", out, sg_diag_format(&diag, buf, sizeof buf),
+                     rc == SG_EEXIST && !force ? " (use --force to replace it)" : "");
+        exit_code = SG_EXIT_USAGE;
+        goto done;
+    }
+    if (report_path && write_text(report_path, sg_report_text(report))) {
+        sg_cli_error("rewrite", "cannot write the report to %s: %s", report_path, strerror(errno));
+        exit_code = SG_EXIT_USAGE;
+    }
+    if (json_path && write_text(json_path, json_text)) {
+        sg_cli_error("rewrite", "cannot write the JSON report to %s: %s", json_path,
+                     strerror(errno));
+        exit_code = SG_EXIT_USAGE;
+    }
+    bool stdout_used = (report_path && strcmp(report_path, "-") == 0) ||
+                       (json_path && strcmp(json_path, "-") == 0);
+    if (!stdout_used) {
+        json_t *arr = json_object_get(sg_report_json(report), "passes");
+        for (size_t i = 0; i < json_array_size(arr); i++) {
+            json_t *p = json_array_get(arr, i);
+            printf("%s: %s\n", json_string_value(json_object_get(p, "pass")),
+                   json_string_value(json_object_get(p, "summary")));
+        }
+        printf("wrote %s\n", out);
+    }
+    goto done;
+oom:
+    sg_cli_error("rewrite", "out of memory");
+    exit_code = SG_EXIT_USAGE;
+done:
+    blobs_free(&bl);
+    free(json_text);
+    sg_report_destroy(report);
+    sg_graph_destroy(g);
+    free(store);
+    free(names);
+    return exit_code;
+}
+
+const sg_command_t sg_command_rewrite = {"rewrite",
+                                         "run rewrite passes (control deps, fusion legality, "
+                                         "deferred frees) into a new bundle with reports",
+                                         usage, run};
