@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# replay_gpu.sh: the tests of `sgcap replay`, run from a build tree that may
+# have been carried to another path (nothing here depends on where the tree
+# was configured). ctest runs one step per test (tests/gpu/replay.cmake);
+# by hand, run them all:
+#
+#   tests/gpu/replay_gpu.sh BUILD_DIR            # every step, GPU needed
+#   tests/gpu/replay_gpu.sh BUILD_DIR cli        # the steps that need no GPU
+#   tests/gpu/replay_gpu.sh BUILD_DIR make validate ...
+#
+# Steps: cli (no GPU) | make (writes the bundles: run it first) | validate |
+# corrupt | relocate | alloc | bench | vs | profile | host | fakecc.
+# Bundles and outputs go to $SGCAP_REPLAY_OUT (default BUILD_DIR/replay-gpu).
+# Each command runs under a timeout ($SGCAP_REPLAY_TIMEOUT s, default 120).
+# Prints "PASS step" / "FAIL step: why" and exits 1 if any step failed.
+set -u
+if [ $# -lt 1 ] || [ ! -d "$1" ]; then
+  echo "usage: $0 BUILD_DIR [STEP...]" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+steps=("$@")
+if [ ${#steps[@]} -eq 0 ]; then
+  steps=(cli make validate corrupt relocate alloc bench vs profile host fakecc)
+fi
+sgcap=$build/bin/sgcap
+mk=$build/bin/replay_make_bundle
+out=${SGCAP_REPLAY_OUT:-$build/replay-gpu}
+limit=${SGCAP_REPLAY_TIMEOUT:-120}
+mkdir -p "$out"
+failed=0
+log=""
+
+# run EXPECTED_RC CMD...: runs CMD with the timeout, keeps its output in
+# $log (and shows it), and checks its exit code.
+run() {
+  local want=$1
+  shift
+  echo "+ $*"
+  log=$(timeout "$limit" "$@" 2>&1)
+  local rc=$?
+  printf '%s\n' "$log"
+  if [ "$rc" -ne "$want" ]; then
+    echo "  (exit code $rc, expected $want)"
+    return 1
+  fi
+  return 0
+}
+
+# expect TEXT: the last run's output contains TEXT (a grep -E pattern)
+expect() {
+  if ! printf '%s\n' "$log" | grep -Eq -- "$1"; then
+    echo "  (output lacks: $1)"
+    return 1
+  fi
+}
+
+need() {
+  for f in "$@"; do
+    if [ ! -e "$f" ]; then
+      echo "  ($f is missing: build it, or run the make step first)"
+      return 1
+    fi
+  done
+}
+
+step_cli() {
+  need "$sgcap" || return 1
+  run 2 "$sgcap" replay "$out/no-such.sgraph" || return 1
+  expect "no-such" || return 1
+  run 2 "$sgcap" replay --bench zero "$out/x.sgraph" || return 1
+  run 0 "$sgcap" replay --help || return 1
+  expect "usage: sgcap replay" || return 1
+  # a host node: in-process only, decided before any GPU is touched
+  local b=$out/cli_host.sgraph
+  rm -rf "$b" && mkdir -p "$b"
+  cat >"$b/graph.json" <<'JSON'
+{"format": "sgcap-bundle", "version": 1,
+ "streams": [{"id": 0}],
+ "nodes": [{"id": 0, "type": "empty", "stream": 0, "seq": 0},
+           {"id": 1, "type": "host", "stream": 0, "seq": 1, "host": {"fn": "0x401000"}}],
+ "edges": [{"id": 0, "from": 0, "to": 1, "kind": "stream"}]}
+JSON
+  run 1 "$sgcap" replay "$b" || return 1
+  expect "in-process only" || return 1
+  expect "n1 .*host callback 0x401000" || return 1
+}
+
+step_make() {
+  need "$mk" || return 1
+  run 0 "$mk" "$out/fj.sgraph" --bench 200 || return 1
+  run 0 "$mk" "$out/fj_corrupt.sgraph" --corrupt || return 1
+  run 0 "$mk" "$out/fj_alloc.sgraph" --alloc || return 1
+  run 0 "$mk" "$out/fj_host.sgraph" --host-node || return 1
+  run 0 "$mk" "$out/fj_cc80.sgraph" --fake-cc 8.0 || return 1
+}
+
+step_validate() {
+  need "$out/fj.sgraph" || return 1
+  run 0 "$sgcap" replay "$out/fj.sgraph" --validate --timings || return 1
+  expect "8 buffers compared: 8 match, 0 MISMATCH" || return 1
+  # same-VA is the default; say so loudly if the addresses were not had,
+  # but the validation above is what must hold
+  if ! printf '%s\n' "$log" | grep -q "8 buffers at their recorded addresses, 0 relocated"; then
+    echo "  NOTE: the recorded addresses were not all available; memory was relocated"
+  fi
+}
+
+step_corrupt() {
+  need "$out/fj_corrupt.sgraph" || return 1
+  run 1 "$sgcap" replay "$out/fj_corrupt.sgraph" --validate || return 1
+  expect "b5 .*MISMATCH: 1 of [0-9]+ bytes differ" || return 1
+  expect "7 match, 1 MISMATCH" || return 1
+  # one flipped bit is far beyond any small ULP tolerance
+  run 1 "$sgcap" replay "$out/fj_corrupt.sgraph" --validate --tolerance ulp=4 || return 1
+  expect "MISMATCH: 1 of [0-9]+ float32 elements beyond 4 ULP" || return 1
+}
+
+step_relocate() {
+  need "$out/fj.sgraph" || return 1
+  run 0 "$sgcap" replay "$out/fj.sgraph" --validate --relocate -v || return 1
+  expect "0 buffers at their recorded addresses, 8 relocated" || return 1
+  # 5 kernels of 2-3 pointers, the two k_poly structs' bias pointer, 3 node addresses
+  expect "relocation: [1-9][0-9]* kernel parameter words, 3 node addresses" || return 1
+  expect "param 2 @24" || return 1 # k_poly's Coeffs.bias: struct at 16, pointer at +8
+  expect "heuristic" || return 1
+  expect "8 buffers compared: 8 match, 0 MISMATCH" || return 1
+}
+
+step_alloc() {
+  need "$out/fj_alloc.sgraph" || return 1
+  run 0 "$sgcap" replay "$out/fj_alloc.sgraph" --validate -v || return 1
+  expect "1 allocated by the graph" || return 1
+  expect "8 buffers compared: 8 match, 0 MISMATCH" || return 1
+  expect "b8 .*not compared: no after-snapshot" || return 1
+  run 0 "$sgcap" replay "$out/fj_alloc.sgraph" --validate --relocate || return 1
+  expect "8 match, 0 MISMATCH" || return 1
+}
+
+step_bench() {
+  need "$out/fj.sgraph" || return 1
+  run 0 "$sgcap" replay "$out/fj.sgraph" --bench 1000 || return 1
+  expect "bench: .*median [0-9.]+ us per launch \(1000 launches" || return 1
+}
+
+step_vs() {
+  need "$out/fj.sgraph" "$out/fj_alloc.sgraph" || return 1
+  run 0 "$sgcap" replay "$out/fj.sgraph" --vs "$out/fj_alloc.sgraph" --bench 500 || return 1
+  expect "bench: ratio .* = [0-9.]+" || return 1
+}
+
+step_profile() {
+  need "$out/fj.sgraph" || return 1
+  rm -rf "$out/fj_prof.sgraph" && cp -r "$out/fj.sgraph" "$out/fj_prof.sgraph" || return 1
+  run 0 "$sgcap" replay "$out/fj_prof.sgraph" --profile --trace "$out/fj.trace.json" || return 1
+  expect "every record matched to a node" || return 1
+  expect "node durations stored in" || return 1
+  # the durations are in the bundle, and it still reads and replays
+  grep -q '"duration_ns"' "$out/fj_prof.sgraph/graph.json" || {
+    echo "  (graph.json has no duration_ns)"
+    return 1
+  }
+  run 0 "$sgcap" replay "$out/fj_prof.sgraph" --validate || return 1
+  run 0 python3 "$here/replay/check_trace.py" "$out/fj.trace.json" --tracks 3 --overlap s1 s2 ||
+    return 1
+}
+
+step_host() {
+  need "$out/fj_host.sgraph" || return 1
+  run 1 "$sgcap" replay "$out/fj_host.sgraph" --validate || return 1
+  expect "in-process only" || return 1
+  expect "host callback 0x401234" || return 1
+}
+
+step_fakecc() {
+  need "$out/fj_cc80.sgraph" || return 1
+  run 2 "$sgcap" replay "$out/fj_cc80.sgraph" --validate || return 1
+  expect "sm_80" || return 1
+  expect "--force" || return 1
+  run 0 "$sgcap" replay "$out/fj_cc80.sgraph" --validate --force || return 1
+  expect "8 match, 0 MISMATCH" || return 1
+}
+
+for s in "${steps[@]}"; do
+  if ! declare -f "step_$s" >/dev/null; then
+    echo "FAIL $s: no such step"
+    failed=1
+    continue
+  fi
+  echo "=== replay.$s"
+  if "step_$s"; then
+    echo "PASS replay.$s"
+  else
+    echo "FAIL replay.$s"
+    failed=1
+  fi
+done
+exit $failed
