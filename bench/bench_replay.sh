@@ -33,8 +33,8 @@ launch_pair() { # NAME PRODUCER-ARGS...
   local b=$out/$name.sgraph o r
   : >"$out/$name.orig" && : >"$out/$name.replay"
   for i in $(seq "$rounds"); do
-    o=$(timeout 300 "$mk" "$b" "$@" --bench "$launches" | awk '/^original:/ {print $(NF-7)}')
-    r=$(timeout 300 "$sgcap" replay "$b" --bench "$launches" | awk '/^bench:/ {print $(NF-7)}')
+    o=$(timeout 300 "$mk" "$b" "$@" --bench "$launches" | awk '/^original:/ && match($0, /median [0-9.]+ us/) {print substr($0, RSTART + 7, RLENGTH - 10)}')
+    r=$(timeout 300 "$sgcap" replay "$b" --bench "$launches" | awk '/^bench:/ && match($0, /median [0-9.]+ us/) {print substr($0, RSTART + 7, RLENGTH - 10)}')
     echo "$o" >>"$out/$name.orig"
     echo "$r" >>"$out/$name.replay"
     printf '  %-10s round %d: original %10s us   replay %10s us\n' "$name" "$i" "$o" "$r"
