@@ -75,7 +75,7 @@ int sg_assemble_event(sg_graph_t *g, uint64_t handle, bool external, uint32_t *i
 }
 
 typedef struct {
-    uint32_t index;  /* in nodes[] */
+    uint32_t index; /* in nodes[] */
     uint64_t seq;
     bool tagged;
 } order_t;

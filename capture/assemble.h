@@ -25,13 +25,13 @@ extern "C" {
 #endif
 
 typedef struct {
-    uint64_t handle;        /* CUgraphNode */
+    uint64_t handle; /* CUgraphNode */
     sg_node_type_t type;
-    uint32_t cuda_type;     /* CUgraphNodeType */
+    uint32_t cuda_type; /* CUgraphNodeType */
 } sg_asm_node_t;
 
 typedef struct {
-    uint64_t from, to;      /* CUgraphNode handles */
+    uint64_t from, to;                /* CUgraphNode handles */
     uint8_t from_port, to_port, type; /* CUgraphEdgeData */
 } sg_asm_edge_t;
 

@@ -24,7 +24,7 @@ typedef struct sess_stream {
     struct session *sess;
     uint32_t label;
     uint32_t n, cap;
-    sg_dep_t *set; /* annotated current dependency set */
+    sg_dep_t *set;     /* annotated current dependency set */
     UT_hash_handle hh; /* in book->streams, by key */
 } sess_stream_t;
 
@@ -52,7 +52,8 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap) return SG_OK;
     uint64_t c = *cap ? (uint64_t)*cap * 2 : 4;
-    while (c < need) c *= 2;
+    while (c < need)
+        c *= 2;
     if (c > UINT32_MAX) return SG_ELIMIT;
     void *q = realloc(*p, (size_t)c * elem);
     if (!q) return SG_ENOMEM;
@@ -148,8 +149,8 @@ static void evict_one(sg_book_t *b)
 
 static void enforce_limits(sg_book_t *b)
 {
-    while (b->records && (b->st.records_live > b->lim.max_records ||
-                          b->st.tags_live > b->lim.max_tags))
+    while (b->records &&
+           (b->st.records_live > b->lim.max_records || b->st.tags_live > b->lim.max_tags))
         evict_one(b);
 }
 
@@ -463,7 +464,8 @@ int sg_book_record(sg_book_t *b, uint64_t key, uint64_t event)
         }
     }
     if (grow((void **)&e->nodes, &e->cap, st->n, sizeof *e->nodes)) return SG_ENOMEM;
-    for (uint32_t i = 0; i < st->n; i++) e->nodes[i] = st->set[i].node;
+    for (uint32_t i = 0; i < st->n; i++)
+        e->nodes[i] = st->set[i].node;
     e->n = st->n;
     return SG_OK;
 }
@@ -482,8 +484,8 @@ static sg_dep_t classify_wait(const void *ctx, uint64_t node)
     return classify_control(NULL, node);
 }
 
-int sg_book_wait(sg_book_t *b, const sg_book_stream_info_t *s, uint64_t event,
-                 uint64_t capture_id, const uint64_t *d, size_t n)
+int sg_book_wait(sg_book_t *b, const sg_book_stream_info_t *s, uint64_t event, uint64_t capture_id,
+                 const uint64_t *d, size_t n)
 {
     sess_stream_t *st = stream_find(b, s->key);
     if (st && st->sess->capture_id != capture_id) {

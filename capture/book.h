@@ -55,12 +55,12 @@ typedef struct {
 } sg_dep_t;
 
 typedef struct sg_tag {
-    uint64_t node;    /* CUgraphNode: the key */
-    uint32_t stream;  /* stream label index in the record */
-    uint32_t api;     /* caller's id of the API that made it */
-    uint64_t seq;     /* order of enqueue within the capture */
+    uint64_t node;   /* CUgraphNode: the key */
+    uint32_t stream; /* stream label index in the record */
+    uint32_t api;    /* caller's id of the API that made it */
+    uint64_t seq;    /* order of enqueue within the capture */
     uint32_t n_preds;
-    sg_dep_t *preds;  /* the annotated set it was enqueued after */
+    sg_dep_t *preds; /* the annotated set it was enqueued after */
     UT_hash_handle hh;
 } sg_tag_t;
 
@@ -82,19 +82,19 @@ typedef struct sg_capture_record {
     uint32_t n_streams, cap_streams;
     sg_book_stream_info_t *streams; /* index = label number */
     uint32_t n_events, cap_events;
-    uint64_t *events;               /* event handle per label number */
-    sg_tag_t *tags;                 /* uthash by node */
+    uint64_t *events; /* event handle per label number */
+    sg_tag_t *tags;   /* uthash by node */
     uint64_t n_tags;
     uint64_t next_seq;
-    bool overflow;                  /* tagging stopped at the tag bound */
-    uint32_t unexplained;           /* sets that held nodes no call explained */
-    uint64_t lru;                   /* last use tick */
+    bool overflow;        /* tagging stopped at the tag bound */
+    uint32_t unexplained; /* sets that held nodes no call explained */
+    uint64_t lru;         /* last use tick */
     UT_hash_handle hh;
 } sg_capture_record_t;
 
 typedef struct {
-    uint32_t max_records;  /* graphs kept between end of capture and destroy */
-    uint64_t max_tags;     /* tags in records and open sessions together */
+    uint32_t max_records; /* graphs kept between end of capture and destroy */
+    uint64_t max_tags;    /* tags in records and open sessions together */
 } sg_book_limits_t;
 
 typedef struct sg_book sg_book_t;
@@ -144,8 +144,8 @@ int sg_book_record(sg_book_t *b, uint64_t key, uint64_t event);
  * joins it (next label). Nodes new in the set that the event's latest record
  * holds are annotated `event`, others `control`. No-op when no session has
  * that capture id. */
-int sg_book_wait(sg_book_t *b, const sg_book_stream_info_t *s, uint64_t event,
-                 uint64_t capture_id, const uint64_t *d, size_t n);
+int sg_book_wait(sg_book_t *b, const sg_book_stream_info_t *s, uint64_t event, uint64_t capture_id,
+                 const uint64_t *d, size_t n);
 
 /* cuStreamUpdateCaptureDependencies: the stream's set is now D. */
 int sg_book_update(sg_book_t *b, uint64_t key, const uint64_t *d, size_t n);

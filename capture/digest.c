@@ -66,8 +66,8 @@ static void digest_node(XXH64_state_t *h, const sg_graph_t *g, const sg_node_t *
     }
     case SG_NODE_MEMCPY: {
         const sg_memcpy_t *c = &n->u.memcpy;
-        uint64_t v[8] = {c->dst, c->src, c->dst_pitch, c->src_pitch,
-                         c->width, c->height, c->depth, (uint64_t)c->kind};
+        uint64_t v[8] = {c->dst,   c->src,    c->dst_pitch, c->src_pitch,
+                         c->width, c->height, c->depth,     (uint64_t)c->kind};
         put(h, v, sizeof v);
         break;
     }
@@ -150,7 +150,8 @@ uint64_t sg_graph_digest(const sg_graph_t *g)
         uint64_t v[4] = {(uint64_t)b->kind, b->address, b->size, b->alloc_node};
         put(h, v, sizeof v);
     }
-    for (uint32_t i = 0; i < r->n_events; i++) put_u32(h, r->events[i].external);
+    for (uint32_t i = 0; i < r->n_events; i++)
+        put_u32(h, r->events[i].external);
     digest_graph(h, g, 0);
     uint64_t d = XXH64_digest(h);
     XXH64_freeState(h);

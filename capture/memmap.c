@@ -43,7 +43,8 @@ static int reserve(sg_memmap_t *m, size_t need)
 {
     if (need <= m->cap) return SG_OK;
     size_t cap = m->cap ? m->cap * 2 : 64;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     sg_memrange_t *p = realloc(m->r, cap * sizeof *p);
     if (!p) return SG_ENOMEM;
     m->r = p;
@@ -141,10 +142,10 @@ int sg_memmap_add(sg_memmap_t *m, uint64_t start, uint64_t size, sg_buffer_kind_
     if (merge_adjacent && group != 0) {
         sg_memrange_t *prev = i > 0 ? &m->r[i - 1] : NULL;
         sg_memrange_t *next = i < m->n ? &m->r[i] : NULL;
-        bool with_prev = prev && prev->group == group && prev->kind == kind &&
-                         end_of(prev) == start;
-        bool with_next = next && next->group == group && next->kind == kind &&
-                         next->start == start + size;
+        bool with_prev =
+            prev && prev->group == group && prev->kind == kind && end_of(prev) == start;
+        bool with_next =
+            next && next->group == group && next->kind == kind && next->start == start + size;
         if (with_prev) {
             prev->size += size;
             m->bytes += size;

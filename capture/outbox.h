@@ -33,11 +33,11 @@ typedef struct {
 
 typedef struct {
     uint32_t max_bundles;
-    uint32_t written;          /* bundles written */
-    uint64_t offered;          /* graphs offered */
-    uint64_t duplicates;       /* ... that matched a written bundle */
-    uint64_t over_limit;       /* ... not written because of the bound */
-    uint64_t failed;           /* ... whose write failed */
+    uint32_t written;    /* bundles written */
+    uint64_t offered;    /* graphs offered */
+    uint64_t duplicates; /* ... that matched a written bundle */
+    uint64_t over_limit; /* ... not written because of the bound */
+    uint64_t failed;     /* ... whose write failed */
     bool limit_reported;
     sg_outbox_entry_t *entries; /* written bundles, in order */
     uint32_t n_entries, cap_entries;

@@ -14,7 +14,8 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap) return SG_OK;
     uint64_t c = *cap ? (uint64_t)*cap * 2 : 8;
-    while (c < need) c *= 2;
+    while (c < need)
+        c *= 2;
     if (c > UINT32_MAX) return SG_ELIMIT;
     void *q = realloc(*p, (size_t)c * elem);
     if (!q) return SG_ENOMEM;
@@ -30,10 +31,12 @@ typedef struct {
 void sg_topo_graph_free(sg_topo_graph_t *g)
 {
     if (!g) return;
-    for (uint32_t i = 0; i < g->n_streams; i++) free(g->streams[i].types);
+    for (uint32_t i = 0; i < g->n_streams; i++)
+        free(g->streams[i].types);
     free(g->streams);
     free(g->edges);
-    for (uint32_t i = 0; i < g->n_problems; i++) free(g->problems[i]);
+    for (uint32_t i = 0; i < g->n_problems; i++)
+        free(g->problems[i]);
     free(g->problems);
     memset(g, 0, sizeof *g);
 }
@@ -41,7 +44,8 @@ void sg_topo_graph_free(sg_topo_graph_t *g)
 void sg_topo_free(sg_topo_t *t)
 {
     if (!t) return;
-    for (uint32_t i = 0; i < t->n; i++) sg_topo_graph_free(&t->graphs[i]);
+    for (uint32_t i = 0; i < t->n; i++)
+        sg_topo_graph_free(&t->graphs[i]);
     free(t->graphs);
     memset(t, 0, sizeof *t);
 }
@@ -89,7 +93,8 @@ static const char *parse_ref(const char *p, uint32_t *s, uint32_t *i)
 
 static const char *skip_ws(const char *p)
 {
-    while (*p == ' ' || *p == '\t') p++;
+    while (*p == ' ' || *p == '\t')
+        p++;
     return p;
 }
 
@@ -117,7 +122,8 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
     char buf[8192];
     while (pos < len) {
         size_t e = pos;
-        while (e < len && text[e] != '\n') e++;
+        while (e < len && text[e] != '\n')
+            e++;
         lineno++;
         size_t l = e - pos;
         if (l >= sizeof buf) {
@@ -127,7 +133,8 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
         memcpy(buf, text + pos, l);
         buf[l] = '\0';
         pos = e + 1;
-        while (l > 0 && (buf[l - 1] == '\r' || buf[l - 1] == ' ')) buf[--l] = '\0';
+        while (l > 0 && (buf[l - 1] == '\r' || buf[l - 1] == ' '))
+            buf[--l] = '\0';
         const char *p = skip_ws(buf);
         if (!header) {
             if (*p == '\0') continue;
@@ -178,7 +185,8 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
             p = skip_ws(end);
             while (*p) {
                 const char *w = p;
-                while (*p && *p != ' ' && *p != '\t') p++;
+                while (*p && *p != ' ' && *p != '\t')
+                    p++;
                 char word[32];
                 size_t wl = (size_t)(p - w);
                 if (wl >= sizeof word) wl = sizeof word - 1;
@@ -214,16 +222,15 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
             p = parse_ref(skip_ws(end), &ed.src_stream, &ed.src_node);
             if (p) {
                 p = skip_ws(p);
-                p = strncmp(p, "->", 2) == 0 ? parse_ref(skip_ws(p + 2), &ed.dst_stream,
-                                                         &ed.dst_node)
-                                             : NULL;
+                p = strncmp(p, "->", 2) == 0
+                        ? parse_ref(skip_ws(p + 2), &ed.dst_stream, &ed.dst_node)
+                        : NULL;
             }
             if (!p || *skip_ws(p) != '\0') {
                 rc = fail(err, errlen, lineno, "expected 'event eK sA:i -> sB:j'");
                 goto out;
             }
-            if ((rc = grow((void **)&cur->edges, &cap_edges, cur->n_edges + 1,
-                           sizeof *cur->edges)))
+            if ((rc = grow((void **)&cur->edges, &cap_edges, cur->n_edges + 1, sizeof *cur->edges)))
                 goto out;
             cur->edges[cur->n_edges++] = ed;
         } else {
@@ -267,7 +274,8 @@ int sg_topo_from_graph(const sg_graph_t *g, sg_topo_graph_t *out)
     out->index = root->sequence;
     place_t *where = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *where);
     if (!where) return SG_ENOMEM;
-    for (uint32_t i = 0; i < g->n_nodes; i++) where[i].stream = where[i].index = SG_NONE;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        where[i].stream = where[i].index = SG_NONE;
     out->n_streams = root->n_streams;
     if (out->n_streams) {
         out->streams = calloc(out->n_streams, sizeof *out->streams);
@@ -324,8 +332,7 @@ int sg_topo_from_graph(const sg_graph_t *g, sg_topo_graph_t *out)
             continue;
         }
         if (e->kind == SG_EDGE_EVENT) {
-            if ((rc = grow((void **)&out->edges, &cap_edges, out->n_edges + 1,
-                           sizeof *out->edges)))
+            if ((rc = grow((void **)&out->edges, &cap_edges, out->n_edges + 1, sizeof *out->edges)))
                 goto fail;
             sg_topo_edge_t te = {e->event, a.stream, a.index, b.stream, b.index};
             out->edges[out->n_edges++] = te;
@@ -399,8 +406,7 @@ static sg_topo_edge_t *sorted_edges(const sg_topo_graph_t *g)
     return e;
 }
 
-int sg_topo_compare(const sg_topo_graph_t *want, const sg_topo_graph_t *got, char *report,
-                    size_t n)
+int sg_topo_compare(const sg_topo_graph_t *want, const sg_topo_graph_t *got, char *report, size_t n)
 {
     sink_t s = {report, n, 0};
     if (report && n) report[0] = '\0';
@@ -439,8 +445,8 @@ int sg_topo_compare(const sg_topo_graph_t *want, const sg_topo_graph_t *got, cha
             continue;
         }
         const sg_topo_edge_t *e = c < 0 ? &ea[i++] : &eb[j++];
-        say(&s, "%s event edge e%u s%u:%u -> s%u:%u\n", c < 0 ? "missing" : "unexpected",
-            e->event, e->src_stream, e->src_node, e->dst_stream, e->dst_node);
+        say(&s, "%s event edge e%u s%u:%u -> s%u:%u\n", c < 0 ? "missing" : "unexpected", e->event,
+            e->src_stream, e->src_node, e->dst_stream, e->dst_node);
         diff++;
     }
     free(ea);
@@ -469,6 +475,7 @@ int sg_topo_print(const sg_topo_graph_t *g, char *buf, size_t n)
         say(&s, "event e%u s%u:%u -> s%u:%u\n", e[k].event, e[k].src_stream, e[k].src_node,
             e[k].dst_stream, e[k].dst_node);
     free(e);
-    for (uint32_t k = 0; k < g->n_problems; k++) say(&s, "# problem: %s\n", g->problems[k]);
+    for (uint32_t k = 0; k < g->n_problems; k++)
+        say(&s, "# problem: %s\n", g->problems[k]);
     return s.used + 1 >= n ? SG_ELIMIT : SG_OK;
 }

@@ -117,16 +117,18 @@ static void test_memmap_random(void **state)
         switch (r % 3) {
         case 0: {
             uint64_t id;
-            assert_int_equal(sg_memmap_add(&m, base + p * 4096ull, len * 4096ull,
-                                           SG_BUFFER_DEVICE, 0, false, &id),
+            assert_int_equal(sg_memmap_add(&m, base + p * 4096ull, len * 4096ull, SG_BUFFER_DEVICE,
+                                           0, false, &id),
                              SG_OK);
-            for (uint32_t i = 0; i < len; i++) shadow[p + i] = id;
+            for (uint32_t i = 0; i < len; i++)
+                shadow[p + i] = id;
             break;
         }
         case 1:
             sg_memmap_remove_span(&m, base + p * 4096ull + 17, len * 4096ull - 17);
             /* page granularity in the shadow: drop pages fully or partly hit */
-            for (uint32_t i = 0; i < len; i++) shadow[p + i] = 0;
+            for (uint32_t i = 0; i < len; i++)
+                shadow[p + i] = 0;
             break;
         default: {
             const sg_memrange_t *x = sg_memmap_find(&m, base + p * 4096ull + 100);
@@ -226,12 +228,12 @@ static void fk_wait(fake_t *f, int s, int e)
     st->in = true;
     for (size_t i = 0; i < f->e[e].n; i++) {
         bool have = false;
-        for (size_t j = 0; j < st->n; j++) have |= st->deps[j] == f->e[e].deps[i];
+        for (size_t j = 0; j < st->n; j++)
+            have |= st->deps[j] == f->e[e].deps[i];
         if (!have) st->deps[st->n++] = f->e[e].deps[i];
     }
     sg_book_stream_info_t i = sinfo(s);
-    assert_int_equal(sg_book_wait(f->book, &i, ehandle(e), f->capture_id, st->deps, st->n),
-                     SG_OK);
+    assert_int_equal(sg_book_wait(f->book, &i, ehandle(e), f->capture_id, st->deps, st->n), SG_OK);
 }
 
 static void fk_end(fake_t *f, int s)
@@ -246,8 +248,8 @@ static sg_graph_t *fk_model(fake_t *f, sg_asm_report_t *rep)
     sg_graph_t *g = sg_graph_create();
     assert_non_null(g);
     sg_node_id_t ids[256];
-    assert_int_equal(
-        sg_assemble(g, rec, f->nodes, f->n_nodes, f->edges, f->n_edges, ids, rep), SG_OK);
+    assert_int_equal(sg_assemble(g, rec, f->nodes, f->n_nodes, f->edges, f->n_edges, ids, rep),
+                     SG_OK);
     return g;
 }
 
@@ -538,9 +540,9 @@ static void test_book_update_and_capture_to_graph(void **state)
 
     /* Assembling: the pre-existing nodes are explicit, their edges control. */
     sg_asm_node_t nodes[] = {{0x500, SG_NODE_EMPTY, 5}, {0x501, SG_NODE_EMPTY, 5},
-                             {1, SG_NODE_KERNEL, 0},   {2, SG_NODE_KERNEL, 0},
-                             {3, SG_NODE_KERNEL, 0},   {0x600, SG_NODE_HOST, 3},
-                             {4, SG_NODE_KERNEL, 0},   {5, SG_NODE_KERNEL, 0}};
+                             {1, SG_NODE_KERNEL, 0},    {2, SG_NODE_KERNEL, 0},
+                             {3, SG_NODE_KERNEL, 0},    {0x600, SG_NODE_HOST, 3},
+                             {4, SG_NODE_KERNEL, 0},    {5, SG_NODE_KERNEL, 0}};
     sg_asm_edge_t edges[] = {{0x500, 1, 0, 0, 0}, {0x501, 1, 0, 0, 0}, {1, 2, 0, 0, 0},
                              {1, 3, 0, 0, 0},     {2, 4, 0, 0, 0},     {3, 4, 0, 0, 0},
                              {0x600, 4, 0, 0, 0}, {4, 5, 0, 0, 0},     {3, 0x600, 0, 0, 0}};
@@ -562,12 +564,10 @@ static void test_book_update_and_capture_to_graph(void **state)
     assert_int_equal(sg_graph_node(g, ids[7])->stream, 2);
     sg_edge_t *e01 = sg_graph_edge(g, sg_graph_find_edge(g, ids[0], ids[2]));
     assert_int_equal(e01->kind, SG_EDGE_CONTROL);
-    assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[2], ids[3]))->kind,
-                     SG_EDGE_EVENT);
+    assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[2], ids[3]))->kind, SG_EDGE_EVENT);
     assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[3], ids[6]))->kind,
                      SG_EDGE_CONTROL);
-    assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[4], ids[6]))->kind,
-                     SG_EDGE_STREAM);
+    assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[4], ids[6]))->kind, SG_EDGE_STREAM);
     assert_int_equal(sg_graph_edge(g, sg_graph_find_edge(g, ids[6], ids[7]))->kind,
                      SG_EDGE_CONTROL); /* BeginCaptureToGraph dependency */
     sg_graph_destroy(g);
@@ -693,7 +693,7 @@ static void test_digest(void **state)
     b->pid = 99;
     b->sequence = 5;
     b->capture_id = 77;
-    assert_int_equal(sg_graph_digest(a), sg_graph_digest(b)); /* handles, provenance ignored */
+    assert_int_equal(sg_graph_digest(a), sg_graph_digest(b));     /* handles, provenance ignored */
     assert_int_not_equal(sg_graph_digest(a), sg_graph_digest(c)); /* parameter bytes count */
     sg_graph_edge(b, 0)->kind = SG_EDGE_CONTROL;
     sg_graph_edge(b, 0)->event = SG_NONE;
@@ -772,8 +772,7 @@ static void test_outbox(void **state)
                      SG_OK);
     assert_string_equal(path, "/tmp/o/fork_join.4242.3.sgraph");
     assert_true(sg_bundle_relpath_ok("fork_join.4242.3.sgraph"));
-    assert_int_equal(sg_outbox_bundle_path(path, 10, "/tmp/o", "fork_join", 4242, 3),
-                     SG_ELIMIT);
+    assert_int_equal(sg_outbox_bundle_path(path, 10, "/tmp/o", "fork_join", 4242, 3), SG_ELIMIT);
 }
 
 /* ---- expected topology ------------------------------------------------------------------- */
@@ -816,8 +815,7 @@ static void test_topo_parse(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err[0] = '\0';
-        assert_int_equal(sg_topo_parse(bad[i], strlen(bad[i]), &t, err, sizeof err),
-                         SG_EFORMAT);
+        assert_int_equal(sg_topo_parse(bad[i], strlen(bad[i]), &t, err, sizeof err), SG_EFORMAT);
         assert_true(strncmp(err, "line ", 5) == 0);
     }
 }
@@ -827,7 +825,7 @@ static void test_topo_parse(void **state)
 static void test_topo_golden_bundles(void **state)
 {
     (void)state;
-    const char *samples[] = {"fork_join", "ping_pong",     "pipeline3", "pipeline4",
+    const char *samples[] = {"fork_join", "ping_pong",     "pipeline3",   "pipeline4",
                              "diamond",   "event_reuse",   "two_waiters", "async_alloc",
                              "chains",    "chain_barrier", "stencil"};
     for (size_t i = 0; i < sizeof samples / sizeof *samples; i++) {

@@ -1,0 +1,884 @@
+/* shim.c: capture/ inside libsgcap.so: the observer that turns intercepted
+ * calls into capture bookkeeping (book.h), the device memory map
+ * (memmap.h), graph models and bundles, plus the exit summary.
+ *
+ * How a node gets its stream: after every successful enqueue on a stream
+ * that is in a capture we track, cuStreamGetCaptureInfo (13.0 form, with
+ * edge data) gives the stream's dependency set, which is then exactly the
+ * new node(s); the book tags them with the stream and remembers the set they
+ * were enqueued after (the edges and why each exists). Event records and
+ * waits only update the book. At instantiate (and exec update) the real
+ * graph is read back and assembled with that record (build.c), and a bundle
+ * is written unless it is a duplicate or over SGCAP_MAX_BUNDLES.
+ *
+ * Anything that fails here is logged and dropped; the program always gets
+ * the real result of its call. */
+#include "shim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "graph/bundle.h"
+
+sg_shim_t sg_shim;
+static atomic_int attached;
+
+/* ---- small helpers --------------------------------------------------------------- */
+
+static uint64_t env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return def;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (*end != '\0' || s[0] == '-' || v < min || v > max) {
+        sg_shim_log("%s=%.40s not understood: using %" PRIu64, name, s, def);
+        return def;
+    }
+    return v;
+}
+
+static void read_program_name(char *out, size_t n)
+{
+    char buf[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t m = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (m <= 0) {
+        m = readlink("/proc/self/exe", buf, sizeof buf - 1);
+        if (m < 0) m = 0;
+    }
+    buf[m] = '\0';
+    sg_outbox_program_name(buf, out, n);
+}
+
+static __thread uint64_t tls_per_thread_key;
+
+uint64_t sg_shim_stream_key(CUstream s)
+{
+    if (s != CU_STREAM_PER_THREAD) return (uint64_t)(uintptr_t)s;
+    if (tls_per_thread_key) return tls_per_thread_key;
+    unsigned long long id = 0;
+    __typeof__(&cuStreamGetId) get = SG_REAL(cuStreamGetId);
+    if (get && get(s, &id) == CUDA_SUCCESS)
+        tls_per_thread_key = (1ull << 63) | id;
+    else
+        tls_per_thread_key = (1ull << 62) | (uint64_t)gettid();
+    return tls_per_thread_key;
+}
+
+static void stream_info(CUstream s, sg_book_stream_info_t *i)
+{
+    memset(i, 0, sizeof *i);
+    i->key = sg_shim_stream_key(s);
+    i->handle = (uint64_t)(uintptr_t)s;
+    i->per_thread = s == CU_STREAM_PER_THREAD;
+    unsigned long long id = 0;
+    unsigned int flags = 0;
+    int prio = 0;
+    __typeof__(&cuStreamGetId) get_id = SG_REAL(cuStreamGetId);
+    __typeof__(&cuStreamGetFlags) get_flags = SG_REAL(cuStreamGetFlags);
+    __typeof__(&cuStreamGetPriority) get_prio = SG_REAL(cuStreamGetPriority);
+    if (get_id && get_id(s, &id) == CUDA_SUCCESS) i->cuda_id = id;
+    if (get_flags && get_flags(s, &flags) == CUDA_SUCCESS) i->flags = flags;
+    if (get_prio && get_prio(s, &prio) == CUDA_SUCCESS) i->priority = prio;
+}
+
+/* The stream's capture status, id, graph and dependency set (copied into
+ * deps, at most cap; *n is the true count). */
+static CUresult capture_info(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *graph,
+                             uint64_t *deps, size_t cap, size_t *n)
+{
+    static __typeof__(&cuStreamGetCaptureInfo_v3) fn;
+    if (!fn) fn = SG_REAL(cuStreamGetCaptureInfo_v3);
+    *st = CU_STREAM_CAPTURE_STATUS_NONE;
+    *n = 0;
+    if (!fn) return CUDA_ERROR_NOT_FOUND;
+    const CUgraphNode *d = NULL;
+    const CUgraphEdgeData *ed = NULL; /* non-NULL: no LOSSY_QUERY with programmatic edges */
+    size_t count = 0;
+    CUgraph g = NULL;
+    CUresult r = fn(s, st, id, &g, &d, &ed, &count);
+    if (r != CUDA_SUCCESS) return r;
+    if (graph) *graph = g;
+    for (size_t i = 0; i < count && i < cap; i++)
+        deps[i] = (uint64_t)(uintptr_t)d[i];
+    *n = count;
+    return r;
+}
+
+#define DEPS_CAP 4096
+
+static bool stream_tracked(uint64_t key)
+{
+    pthread_mutex_lock(&sg_shim.hot);
+    bool in = sg_book_capture_of(sg_shim.book, key) != 0;
+    pthread_mutex_unlock(&sg_shim.hot);
+    return in;
+}
+
+static void sessions_refresh(void)
+{
+    sg_book_stats_t st;
+    sg_book_stats(sg_shim.book, &st);
+    atomic_store(&sg_shim.sessions, (int)st.sessions_live);
+}
+
+static void note_cuda(void)
+{
+    if (!atomic_load_explicit(&sg_shim.cuda_seen, memory_order_relaxed))
+        atomic_store(&sg_shim.cuda_seen, 1);
+}
+
+/* ---- enqueue: the node(s) the call made get their stream --------------------------- */
+
+static void enqueue_after(const sg_call_t *c)
+{
+    if (c->result != CUDA_SUCCESS || !c->has_stream) return;
+    if (atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) == 0) return;
+    uint64_t key = sg_shim_stream_key(c->stream);
+    if (!stream_tracked(key)) return;
+    CUstreamCaptureStatus st;
+    cuuint64_t id = 0;
+    uint64_t deps[64];
+    uint64_t *d = deps;
+    size_t n = 0;
+    if (capture_info(c->stream, &st, &id, NULL, deps, 64, &n) != CUDA_SUCCESS ||
+        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return;
+    if (n > 64) { /* a wide join: ask again with room for all */
+        size_t cap = n < DEPS_CAP ? n : DEPS_CAP;
+        d = malloc(cap * sizeof *d);
+        if (!d) return;
+        if (capture_info(c->stream, &st, &id, NULL, d, cap, &n) != CUDA_SUCCESS) {
+            free(d);
+            return;
+        }
+        if (n > cap) n = cap;
+    }
+    pthread_mutex_lock(&sg_shim.hot);
+    int rc = sg_book_enqueue(sg_shim.book, key, (uint32_t)c->fn, d, n);
+    pthread_mutex_unlock(&sg_shim.hot);
+    if (rc < 0)
+        sg_shim_log("capture: bookkeeping failed after %s (%s)", sg_inject_fn_name(c->fn),
+                    sg_strerror(rc));
+    if (d != deps) free(d);
+}
+
+static void on_launch(sg_phase_t phase, sg_call_t *c, void *user)
+{
+    (void)user;
+    note_cuda();
+    if (phase == SG_PHASE_AFTER) enqueue_after(c);
+}
+
+/* ---- capture begin / end / update ----------------------------------------------------- */
+
+static const char *mode_name(CUstreamCaptureMode m)
+{
+    switch (m) {
+    case CU_STREAM_CAPTURE_MODE_GLOBAL:
+        return "global";
+    case CU_STREAM_CAPTURE_MODE_THREAD_LOCAL:
+        return "thread_local";
+    case CU_STREAM_CAPTURE_MODE_RELAXED:
+        return "relaxed";
+    default:
+        return "unknown";
+    }
+}
+
+static void capture_begin(sg_call_t *c)
+{
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+    CUgraph target = NULL;
+    if (c->proto == SG_FN_cuStreamBeginCapture_v2) {
+        mode = SG_CALL_ARGS(c, cuStreamBeginCapture_v2)->mode;
+    } else if (c->proto == SG_FN_cuStreamBeginCaptureToGraph) {
+        mode = SG_CALL_ARGS(c, cuStreamBeginCaptureToGraph)->mode;
+        target = SG_CALL_ARGS(c, cuStreamBeginCaptureToGraph)->hGraph;
+    }
+    CUstreamCaptureStatus st;
+    cuuint64_t id = 0;
+    CUgraph g = NULL;
+    uint64_t deps[256];
+    size_t n = 0;
+    if (capture_info(c->stream, &st, &id, &g, deps, 256, &n) != CUDA_SUCCESS ||
+        st != CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+        sg_shim_log("capture: %s succeeded but the stream reports no active capture: not "
+                    "tracked",
+                    sg_inject_fn_name(c->fn));
+        return;
+    }
+    if (n > 256) {
+        sg_shim_log("capture: %zu initial dependencies, keeping 256 (the rest become control "
+                    "edges unexplained)",
+                    n);
+        n = 256;
+    }
+    sg_book_stream_info_t info;
+    stream_info(c->stream, &info);
+    pthread_mutex_lock(&sg_shim.hot);
+    int rc = sg_book_begin(sg_shim.book, id, &info, (uint64_t)(uintptr_t)(target ? target : g),
+                           mode_name(mode), deps, n);
+    sessions_refresh();
+    pthread_mutex_unlock(&sg_shim.hot);
+    if (rc == SG_EEXIST)
+        sg_shim_log("capture: stream %p began a capture while we still tracked an older one on "
+                    "it; the older one is dropped",
+                    (void *)c->stream);
+    else if (rc)
+        sg_shim_log("capture: cannot track capture %" PRIu64 ": %s", (uint64_t)id, sg_strerror(rc));
+}
+
+static void capture_end(sg_call_t *c)
+{
+    uint64_t key = sg_shim_stream_key(c->stream);
+    CUgraph g = NULL;
+    bool ok = c->result == CUDA_SUCCESS;
+    if (ok) {
+        CUgraph *pg = SG_CALL_ARGS(c, cuStreamEndCapture)->phGraph;
+        g = pg ? *pg : NULL;
+    } else {
+        /* A failed end leaves the capture open in some cases (wrong
+         * thread): keep it then. */
+        CUstreamCaptureStatus st;
+        cuuint64_t id;
+        uint64_t d[1];
+        size_t n;
+        if (capture_info(c->stream, &st, &id, NULL, d, 1, &n) == CUDA_SUCCESS &&
+            st == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+            return;
+    }
+    pthread_mutex_lock(&sg_shim.hot);
+    sg_book_end(sg_shim.book, key, (uint64_t)(uintptr_t)g, ok && g);
+    sessions_refresh();
+    pthread_mutex_unlock(&sg_shim.hot);
+}
+
+static void capture_update(sg_call_t *c)
+{
+    uint64_t key = sg_shim_stream_key(c->stream);
+    if (!stream_tracked(key)) return;
+    CUstreamCaptureStatus st;
+    cuuint64_t id;
+    uint64_t deps[256];
+    size_t n = 0;
+    if (capture_info(c->stream, &st, &id, NULL, deps, 256, &n) != CUDA_SUCCESS ||
+        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return;
+    if (n > 256) n = 256;
+    pthread_mutex_lock(&sg_shim.hot);
+    sg_book_update(sg_shim.book, key, deps, n);
+    pthread_mutex_unlock(&sg_shim.hot);
+}
+
+static void on_capture(sg_phase_t phase, sg_call_t *c, void *user)
+{
+    (void)user;
+    note_cuda();
+    if (phase != SG_PHASE_AFTER) return;
+    switch (c->proto) {
+    case SG_FN_cuStreamBeginCapture:
+    case SG_FN_cuStreamBeginCapture_v2:
+    case SG_FN_cuStreamBeginCaptureToGraph:
+        if (c->result == CUDA_SUCCESS) capture_begin(c);
+        break;
+    case SG_FN_cuStreamEndCapture:
+        capture_end(c);
+        break;
+    case SG_FN_cuStreamUpdateCaptureDependencies:
+    case SG_FN_cuStreamUpdateCaptureDependencies_v2:
+        if (c->result == CUDA_SUCCESS) capture_update(c);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- events and waits -------------------------------------------------------------------- */
+
+static void on_event(sg_phase_t phase, sg_call_t *c, void *user)
+{
+    (void)user;
+    if (phase != SG_PHASE_AFTER || c->result != CUDA_SUCCESS) return;
+    CUevent ev;
+    if (c->proto == SG_FN_cuEventRecordWithFlags) {
+        sg_args_cuEventRecordWithFlags_t *a = SG_CALL_ARGS(c, cuEventRecordWithFlags);
+        if (a->flags & CU_EVENT_RECORD_EXTERNAL) { /* a real event_record node */
+            enqueue_after(c);
+            return;
+        }
+        ev = a->hEvent;
+    } else {
+        ev = SG_CALL_ARGS(c, cuEventRecord)->hEvent;
+    }
+    if (atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) == 0) return;
+    uint64_t key = sg_shim_stream_key(c->stream);
+    pthread_mutex_lock(&sg_shim.hot);
+    sg_book_record(sg_shim.book, key, (uint64_t)(uintptr_t)ev);
+    pthread_mutex_unlock(&sg_shim.hot);
+}
+
+static void on_wait(sg_phase_t phase, sg_call_t *c, void *user)
+{
+    (void)user;
+    if (phase != SG_PHASE_AFTER || c->result != CUDA_SUCCESS) return;
+    sg_args_cuStreamWaitEvent_t *a = SG_CALL_ARGS(c, cuStreamWaitEvent);
+    if (a->Flags & CU_EVENT_WAIT_EXTERNAL) { /* a real event_wait node */
+        enqueue_after(c);
+        return;
+    }
+    if (atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) == 0) return;
+    CUstreamCaptureStatus st;
+    cuuint64_t id = 0;
+    uint64_t deps[256];
+    size_t n = 0;
+    if (capture_info(c->stream, &st, &id, NULL, deps, 256, &n) != CUDA_SUCCESS ||
+        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return;
+    if (n > 256) n = 256;
+    sg_book_stream_info_t info;
+    uint64_t key = sg_shim_stream_key(c->stream);
+    if (stream_tracked(key)) {
+        memset(&info, 0, sizeof info);
+        info.key = key;
+        info.handle = (uint64_t)(uintptr_t)c->stream;
+    } else {
+        stream_info(c->stream, &info); /* joining: learn what it is */
+    }
+    pthread_mutex_lock(&sg_shim.hot);
+    int rc = sg_book_wait(sg_shim.book, &info, (uint64_t)(uintptr_t)a->hEvent, id, deps, n);
+    pthread_mutex_unlock(&sg_shim.hot);
+    if (rc) sg_shim_log("capture: bookkeeping of a wait failed (%s)", sg_strerror(rc));
+}
+
+/* ---- memory map -------------------------------------------------------------------------------
+ */
+
+static void mem_add(uint64_t start, uint64_t size, sg_buffer_kind_t kind, bool vmm)
+{
+    if (!start || !size) return;
+    pthread_mutex_lock(&sg_shim.hot);
+    uint64_t group = 0;
+    if (vmm) {
+        const sg_memrange_t *r = sg_memmap_find(&sg_shim.reservations, start);
+        group = r ? r->start : 0;
+    }
+    int rc = sg_memmap_add(&sg_shim.mem, start, size, kind, group, vmm, NULL);
+    pthread_mutex_unlock(&sg_shim.hot);
+    if (rc)
+        sg_shim_log("memory map: cannot record [0x%" PRIx64 ", +%" PRIu64 "): %s", start, size,
+                    sg_strerror(rc));
+}
+
+static void mem_remove(uint64_t start)
+{
+    pthread_mutex_lock(&sg_shim.hot);
+    sg_memmap_remove_at(&sg_shim.mem, start);
+    pthread_mutex_unlock(&sg_shim.hot);
+}
+
+bool sg_shim_stream_in_capture(CUstream s)
+{
+    return atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) != 0 &&
+           stream_tracked(sg_shim_stream_key(s));
+}
+
+static bool in_capture(const sg_call_t *c)
+{
+    return c->has_stream && sg_shim_stream_in_capture(c->stream);
+}
+
+static void on_alloc(sg_phase_t phase, sg_call_t *c, void *user)
+{
+    (void)user;
+    if (phase != SG_PHASE_AFTER) return;
+    note_cuda();
+    if (c->result != CUDA_SUCCESS) return;
+    switch (c->proto) {
+    case SG_FN_cuMemAlloc: {
+        sg_args_cuMemAlloc_t *a = SG_CALL_ARGS(c, cuMemAlloc);
+        if (a->dptr) mem_add(*a->dptr, a->bytesize, SG_BUFFER_DEVICE, false);
+        break;
+    }
+    case SG_FN_cuMemAlloc_v2: {
+        sg_args_cuMemAlloc_v2_t *a = SG_CALL_ARGS(c, cuMemAlloc_v2);
+        if (a->dptr) mem_add(*a->dptr, a->bytesize, SG_BUFFER_DEVICE, false);
+        break;
+    }
+    case SG_FN_cuMemAllocPitch: {
+        sg_args_cuMemAllocPitch_t *a = SG_CALL_ARGS(c, cuMemAllocPitch);
+        if (a->dptr && a->pPitch)
+            mem_add(*a->dptr, (uint64_t)*a->pPitch * a->Height, SG_BUFFER_DEVICE, false);
+        break;
+    }
+    case SG_FN_cuMemAllocPitch_v2: {
+        sg_args_cuMemAllocPitch_v2_t *a = SG_CALL_ARGS(c, cuMemAllocPitch_v2);
+        if (a->dptr && a->pPitch)
+            mem_add(*a->dptr, (uint64_t)*a->pPitch * a->Height, SG_BUFFER_DEVICE, false);
+        break;
+    }
+    case SG_FN_cuMemAllocManaged: {
+        sg_args_cuMemAllocManaged_t *a = SG_CALL_ARGS(c, cuMemAllocManaged);
+        if (a->dptr) mem_add(*a->dptr, a->bytesize, SG_BUFFER_MANAGED, false);
+        break;
+    }
+    case SG_FN_cuMemAllocHost: {
+        sg_args_cuMemAllocHost_t *a = SG_CALL_ARGS(c, cuMemAllocHost);
+        if (a->pp) mem_add((uint64_t)(uintptr_t)*a->pp, a->bytesize, SG_BUFFER_HOST_PINNED, false);
+        break;
+    }
+    case SG_FN_cuMemAllocHost_v2: {
+        sg_args_cuMemAllocHost_v2_t *a = SG_CALL_ARGS(c, cuMemAllocHost_v2);
+        if (a->pp) mem_add((uint64_t)(uintptr_t)*a->pp, a->bytesize, SG_BUFFER_HOST_PINNED, false);
+        break;
+    }
+    case SG_FN_cuMemHostAlloc: {
+        sg_args_cuMemHostAlloc_t *a = SG_CALL_ARGS(c, cuMemHostAlloc);
+        if (a->pp) mem_add((uint64_t)(uintptr_t)*a->pp, a->bytesize, SG_BUFFER_HOST_PINNED, false);
+        break;
+    }
+    case SG_FN_cuMemHostRegister:
+    case SG_FN_cuMemHostRegister_v2: {
+        sg_args_cuMemHostRegister_t *a = SG_CALL_ARGS(c, cuMemHostRegister);
+        mem_add((uint64_t)(uintptr_t)a->p, a->bytesize, SG_BUFFER_HOST_PINNED, false);
+        /* Without unified addressing of this memory the device sees it
+         * elsewhere: record that address too. */
+        CUdeviceptr dp = 0;
+        __typeof__(&cuMemHostGetDevicePointer_v2) get = SG_REAL(cuMemHostGetDevicePointer_v2);
+        if (get && get(&dp, a->p, 0) == CUDA_SUCCESS && dp != (CUdeviceptr)(uintptr_t)a->p)
+            mem_add(dp, a->bytesize, SG_BUFFER_HOST_PINNED, false);
+        break;
+    }
+    case SG_FN_cuMemAllocAsync:
+    case SG_FN_cuMemAllocFromPoolAsync: {
+        /* In a capture it is a mem_alloc node whose address belongs to the
+         * graph (build.c records it); outside, a stream-ordered allocation. */
+        if (in_capture(c)) {
+            enqueue_after(c);
+            break;
+        }
+        CUdeviceptr *p;
+        size_t size;
+        if (c->proto == SG_FN_cuMemAllocAsync) {
+            p = SG_CALL_ARGS(c, cuMemAllocAsync)->dptr;
+            size = SG_CALL_ARGS(c, cuMemAllocAsync)->bytesize;
+        } else {
+            p = SG_CALL_ARGS(c, cuMemAllocFromPoolAsync)->dptr;
+            size = SG_CALL_ARGS(c, cuMemAllocFromPoolAsync)->bytesize;
+        }
+        if (p) mem_add(*p, size, SG_BUFFER_ASYNC, false);
+        break;
+    }
+    case SG_FN_cuMemAddressReserve: {
+        sg_args_cuMemAddressReserve_t *a = SG_CALL_ARGS(c, cuMemAddressReserve);
+        if (a->ptr && *a->ptr && a->size) {
+            pthread_mutex_lock(&sg_shim.hot);
+            sg_memmap_add(&sg_shim.reservations, *a->ptr, a->size, SG_BUFFER_UNKNOWN, 0, false,
+                          NULL);
+            pthread_mutex_unlock(&sg_shim.hot);
+        }
+        break;
+    }
+    case SG_FN_cuMemMap: {
+        sg_args_cuMemMap_t *a = SG_CALL_ARGS(c, cuMemMap);
+        mem_add(a->ptr, a->size, SG_BUFFER_DEVICE, true);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void on_free(sg_phase_t phase, sg_call_t *c, void *user)
+{
+    (void)user;
+    if (phase != SG_PHASE_AFTER || c->result != CUDA_SUCCESS) return;
+    switch (c->proto) {
+    case SG_FN_cuMemFree:
+        mem_remove(SG_CALL_ARGS(c, cuMemFree)->dptr);
+        break;
+    case SG_FN_cuMemFree_v2:
+        mem_remove(SG_CALL_ARGS(c, cuMemFree_v2)->dptr);
+        break;
+    case SG_FN_cuMemFreeHost:
+        mem_remove((uint64_t)(uintptr_t)SG_CALL_ARGS(c, cuMemFreeHost)->p);
+        break;
+    case SG_FN_cuMemHostUnregister:
+        mem_remove((uint64_t)(uintptr_t)SG_CALL_ARGS(c, cuMemHostUnregister)->p);
+        break;
+    case SG_FN_cuMemFreeAsync:
+        if (in_capture(c))
+            enqueue_after(c); /* a mem_free node */
+        else
+            mem_remove(SG_CALL_ARGS(c, cuMemFreeAsync)->dptr);
+        break;
+    case SG_FN_cuMemUnmap: {
+        sg_args_cuMemUnmap_t *a = SG_CALL_ARGS(c, cuMemUnmap);
+        pthread_mutex_lock(&sg_shim.hot);
+        sg_memmap_remove_span(&sg_shim.mem, a->ptr, a->size);
+        pthread_mutex_unlock(&sg_shim.hot);
+        break;
+    }
+    case SG_FN_cuMemAddressFree: {
+        sg_args_cuMemAddressFree_t *a = SG_CALL_ARGS(c, cuMemAddressFree);
+        pthread_mutex_lock(&sg_shim.hot);
+        sg_memmap_remove_span(&sg_shim.reservations, a->ptr, a->size);
+        sg_memmap_remove_span(&sg_shim.mem, a->ptr, a->size);
+        pthread_mutex_unlock(&sg_shim.hot);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ---- graphs: instantiate, update, launch, destroy ------------------------------------------ */
+
+static bool ensure_dir(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) return false;
+        *p = '/';
+    }
+    return mkdir(path, 0755) == 0 || errno == EEXIST;
+}
+
+static void fill_provenance(sg_graph_t *g)
+{
+    free(g->program);
+    g->program = strdup(sg_shim.cfg.program);
+    g->pid = sg_shim.cfg.pid;
+}
+
+/* A graph was instantiated (or an exec updated from it): model, bundle. */
+static void graph_instantiated(CUgraphExec exec, CUgraph graph, const char *api)
+{
+    char why[256] = "";
+    sg_graph_t *g = sg_shim_build(graph, why, sizeof why);
+    pthread_mutex_lock(&sg_shim.out);
+    if (!g) {
+        if (sg_shim.builds_failed++ < 16)
+            sg_shim_log("capture: graph %p (%s) not recorded: %s", (void *)graph, api, why);
+        pthread_mutex_unlock(&sg_shim.out);
+        return;
+    }
+    g->sequence = sg_shim.next_sequence++;
+    fill_provenance(g);
+    sg_shim.graphs++;
+    if (g->capture_id) sg_shim.graphs_captured++;
+    sg_shim.nodes += sg_graph_node_count(g);
+    sg_shim.streams += g->n_streams;
+    sg_shim.events += g->n_events;
+    if (g->crosscheck_done && !g->crosscheck_ok) {
+        if (sg_shim.crosscheck_bad++ < 16)
+            sg_shim_log("capture: graph %u cross-check: %s", g->sequence,
+                        g->crosscheck_note ? g->crosscheck_note : "differs");
+    }
+    uint64_t digest = sg_graph_digest(g);
+    uint32_t existing = 0;
+    bool report = false;
+    char path[4096 + 160];
+    switch (sg_outbox_decide(&sg_shim.outbox, digest, &existing, &report)) {
+    case SG_OUTBOX_WRITE: {
+        bool ok = false;
+        if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
+                                  sg_shim.cfg.pid, g->sequence) != SG_OK) {
+            sg_shim_log("capture: bundle path too long under %s", sg_shim.cfg.dir);
+        } else if (!ensure_dir(sg_shim.cfg.dir)) {
+            sg_shim_log("capture: cannot create %s (%s): graph %u not written", sg_shim.cfg.dir,
+                        strerror(errno), g->sequence);
+        } else {
+            void *blobs = NULL;
+            size_t n_blobs = 0;
+            sg_code_blobs(g, &blobs, &n_blobs);
+            sg_diag_t diag;
+            memset(&diag, 0, sizeof diag);
+            int rc = sg_bundle_write(g, path, blobs, n_blobs, 0, &diag);
+            free(blobs);
+            if (rc == SG_OK) {
+                ok = true;
+            } else {
+                char msg[900];
+                sg_shim_log("capture: writing %s failed: %s", path,
+                            sg_diag_format(&diag, msg, sizeof msg));
+            }
+        }
+        sg_outbox_done(&sg_shim.outbox, digest, g->sequence, ok);
+        if (ok) sg_snap_bind(exec, path, g);
+        break;
+    }
+    case SG_OUTBOX_DUPLICATE:
+        if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
+                                  sg_shim.cfg.pid, existing) == SG_OK)
+            sg_snap_bind(exec, path, NULL);
+        break;
+    case SG_OUTBOX_OVER_LIMIT:
+        if (report)
+            sg_shim_log("capture: SGCAP_MAX_BUNDLES=%u reached: further graphs are counted, not "
+                        "written",
+                        sg_shim.outbox.max_bundles);
+        sg_snap_forget(exec);
+        break;
+    }
+    pthread_mutex_unlock(&sg_shim.out);
+    sg_graph_destroy(g);
+}
+
+static void cond_node_added(sg_call_t *c)
+{
+    sg_args_cuGraphAddNode_v2_t *a = SG_CALL_ARGS(c, cuGraphAddNode_v2);
+    if (!a->nodeParams || !a->phGraphNode || a->nodeParams->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return;
+    const CUDA_CONDITIONAL_NODE_PARAMS *p = &a->nodeParams->conditional;
+    sg_cond_info_t *ci = calloc(1, sizeof *ci);
+    if (!ci) return;
+    ci->node = (uint64_t)(uintptr_t)*a->phGraphNode;
+    ci->graph = (uint64_t)(uintptr_t)a->hGraph;
+    ci->type = (uint32_t)p->type;
+    ci->handle = (uint64_t)p->handle;
+    ci->n_bodies = p->phGraph_out ? p->size : 0;
+    if (ci->n_bodies > 1024) ci->n_bodies = 1024;
+    if (ci->n_bodies) {
+        ci->bodies = malloc(ci->n_bodies * sizeof *ci->bodies);
+        if (!ci->bodies) {
+            free(ci);
+            return;
+        }
+        for (uint32_t i = 0; i < ci->n_bodies; i++)
+            ci->bodies[i] = (uint64_t)(uintptr_t)p->phGraph_out[i];
+    }
+    pthread_mutex_lock(&sg_shim.hot);
+    sg_cond_info_t *old = NULL;
+    HASH_FIND(hh, sg_shim.conds, &ci->node, sizeof ci->node, old);
+    if (old) {
+        HASH_DEL(sg_shim.conds, old);
+        free(old->bodies);
+        free(old);
+    }
+    HASH_ADD(hh, sg_shim.conds, node, sizeof ci->node, ci);
+    pthread_mutex_unlock(&sg_shim.hot);
+}
+
+static void cond_handle_created(sg_call_t *c)
+{
+    sg_args_cuGraphConditionalHandleCreate_t *a = SG_CALL_ARGS(c, cuGraphConditionalHandleCreate);
+    if (!a->pHandle_out) return;
+    sg_cond_handle_t *h = calloc(1, sizeof *h);
+    if (!h) return;
+    h->handle = (uint64_t)*a->pHandle_out;
+    h->graph = (uint64_t)(uintptr_t)a->hGraph;
+    h->default_value = a->defaultLaunchValue;
+    h->flags = a->flags;
+    pthread_mutex_lock(&sg_shim.hot);
+    sg_cond_handle_t *old = NULL;
+    HASH_FIND(hh, sg_shim.cond_handles, &h->handle, sizeof h->handle, old);
+    if (old) {
+        HASH_DEL(sg_shim.cond_handles, old);
+        free(old);
+    }
+    HASH_ADD(hh, sg_shim.cond_handles, handle, sizeof h->handle, h);
+    pthread_mutex_unlock(&sg_shim.hot);
+}
+
+static void graph_destroyed(CUgraph graph)
+{
+    uint64_t g = (uint64_t)(uintptr_t)graph;
+    pthread_mutex_lock(&sg_shim.hot);
+    sg_book_forget(sg_shim.book, g);
+    sg_cond_info_t *ci, *tmp;
+    HASH_ITER(hh, sg_shim.conds, ci, tmp)
+    {
+        if (ci->graph != g) continue;
+        HASH_DEL(sg_shim.conds, ci);
+        free(ci->bodies);
+        free(ci);
+    }
+    sg_cond_handle_t *h, *htmp;
+    HASH_ITER(hh, sg_shim.cond_handles, h, htmp)
+    {
+        if (h->graph != g) continue;
+        HASH_DEL(sg_shim.cond_handles, h);
+        free(h);
+    }
+    pthread_mutex_unlock(&sg_shim.hot);
+}
+
+static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
+{
+    (void)user;
+    note_cuda();
+    if (c->proto == SG_FN_cuGraphLaunch) {
+        sg_snap_on_launch(phase, c);
+        if (phase == SG_PHASE_AFTER) enqueue_after(c); /* launched into a capture: a child graph */
+        return;
+    }
+    if (phase == SG_PHASE_BEFORE) {
+        if (c->proto == SG_FN_cuGraphDestroy)
+            graph_destroyed(SG_CALL_ARGS(c, cuGraphDestroy)->hGraph);
+        else if (c->proto == SG_FN_cuGraphExecDestroy)
+            sg_snap_forget(SG_CALL_ARGS(c, cuGraphExecDestroy)->hGraphExec);
+        return;
+    }
+    if (c->result != CUDA_SUCCESS) return;
+    switch (c->proto) {
+    case SG_FN_cuGraphInstantiate: {
+        sg_args_cuGraphInstantiate_t *a = SG_CALL_ARGS(c, cuGraphInstantiate);
+        if (a->phGraphExec) graph_instantiated(*a->phGraphExec, a->hGraph, "cuGraphInstantiate");
+        break;
+    }
+    case SG_FN_cuGraphInstantiate_v2: {
+        sg_args_cuGraphInstantiate_v2_t *a = SG_CALL_ARGS(c, cuGraphInstantiate_v2);
+        if (a->phGraphExec) graph_instantiated(*a->phGraphExec, a->hGraph, "cuGraphInstantiate_v2");
+        break;
+    }
+    case SG_FN_cuGraphInstantiateWithFlags: {
+        sg_args_cuGraphInstantiateWithFlags_t *a = SG_CALL_ARGS(c, cuGraphInstantiateWithFlags);
+        if (a->phGraphExec)
+            graph_instantiated(*a->phGraphExec, a->hGraph, "cuGraphInstantiateWithFlags");
+        break;
+    }
+    case SG_FN_cuGraphInstantiateWithParams: {
+        sg_args_cuGraphInstantiateWithParams_t *a = SG_CALL_ARGS(c, cuGraphInstantiateWithParams);
+        if (a->phGraphExec)
+            graph_instantiated(*a->phGraphExec, a->hGraph, "cuGraphInstantiateWithParams");
+        break;
+    }
+    case SG_FN_cuGraphExecUpdate:
+        graph_instantiated(SG_CALL_ARGS(c, cuGraphExecUpdate)->hGraphExec,
+                           SG_CALL_ARGS(c, cuGraphExecUpdate)->hGraph, "cuGraphExecUpdate");
+        break;
+    case SG_FN_cuGraphExecUpdate_v2:
+        graph_instantiated(SG_CALL_ARGS(c, cuGraphExecUpdate_v2)->hGraphExec,
+                           SG_CALL_ARGS(c, cuGraphExecUpdate_v2)->hGraph, "cuGraphExecUpdate");
+        break;
+    case SG_FN_cuGraphAddNode_v2:
+        cond_node_added(c);
+        break;
+    case SG_FN_cuGraphConditionalHandleCreate:
+        cond_handle_created(c);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- attach, fork, summary ------------------------------------------------------------------ */
+
+/* hot and out are never held together and code is innermost, so taking
+ * them in this order cannot deadlock against a thread of the program. */
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&sg_shim.hot);
+    pthread_mutex_lock(&sg_shim.out);
+    sg_code_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+    sg_code_atfork_parent();
+    pthread_mutex_unlock(&sg_shim.out);
+    pthread_mutex_unlock(&sg_shim.hot);
+}
+
+static void atfork_child(void)
+{
+    sg_code_atfork_child();
+    pthread_mutex_unlock(&sg_shim.out);
+    pthread_mutex_unlock(&sg_shim.hot);
+    /* Captures, execs and the driver do not survive fork. */
+    sg_book_drop_sessions(sg_shim.book);
+    atomic_store(&sg_shim.sessions, 0);
+    tls_per_thread_key = 0;
+    sg_shim.cfg.pid = (int64_t)getpid();
+    atomic_store(&sg_shim.cuda_seen, 0);
+    sg_snap_atfork_child();
+}
+
+static const sg_observer_t observer = {
+    .name = "capture",
+    .wants_eager = 0,
+    .on =
+        {
+            [SG_FAMILY_CAPTURE] = on_capture,
+            [SG_FAMILY_EVENT] = on_event,
+            [SG_FAMILY_WAIT] = on_wait,
+            [SG_FAMILY_LAUNCH] = on_launch,
+            [SG_FAMILY_COPY] = on_launch,
+            [SG_FAMILY_MEMSET] = on_launch,
+            [SG_FAMILY_ALLOC] = on_alloc,
+            [SG_FAMILY_FREE] = on_free,
+            [SG_FAMILY_GRAPH] = on_graph,
+            [SG_FAMILY_MODULE] = sg_code_on_module,
+            [SG_FAMILY_NVRTC] = sg_code_on_nvrtc,
+        },
+    .user = NULL,
+};
+
+int sg_capture_attach(void)
+{
+    if (atomic_exchange(&attached, 1)) return 0;
+    sg_shim_config_t *cfg = &sg_shim.cfg;
+    const sg_inject_config_t *ic = sg_inject_config();
+    snprintf(cfg->dir, sizeof cfg->dir, "%s", ic->dir);
+    bool valid = true;
+    cfg->max_bundles = sg_outbox_parse_max(getenv("SGCAP_MAX_BUNDLES"), &valid);
+    if (!valid)
+        sg_shim_log("SGCAP_MAX_BUNDLES=%.40s not understood: using %u", getenv("SGCAP_MAX_BUNDLES"),
+                    cfg->max_bundles);
+    const char *snap = getenv("SGCAP_SNAPSHOT");
+    cfg->snapshot = snap && *snap && strcmp(snap, "0") != 0;
+    cfg->snapshot_launch = (uint32_t)env_u64("SGCAP_SNAPSHOT_LAUNCH", 1, 1, UINT32_MAX);
+    cfg->snapshot_max_bytes = env_u64("SGCAP_SNAPSHOT_MAX_BYTES", 1ull << 30, 0, UINT64_MAX);
+    cfg->code_max_bytes = env_u64("SGCAP_CODE_MAX_BYTES", 512ull << 20, 0, UINT64_MAX);
+    cfg->pid = (int64_t)getpid();
+    read_program_name(cfg->program, sizeof cfg->program);
+
+    pthread_mutex_init(&sg_shim.hot, NULL);
+    pthread_mutex_init(&sg_shim.out, NULL);
+    sg_book_limits_t lim = {1024, 4u << 20};
+    sg_shim.book = sg_book_create(&lim);
+    if (!sg_shim.book) return SG_ENOMEM;
+    sg_memmap_init(&sg_shim.mem);
+    sg_memmap_init(&sg_shim.reservations);
+    sg_outbox_init(&sg_shim.outbox, cfg->max_bundles);
+    int rc = sg_code_attach();
+    if (rc) return rc;
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    if (sg_inject_add_observer(&observer) != 0) return SG_ELIMIT;
+    return 0;
+}
+
+/* The summary goes out at exit from every process that used CUDA. */
+__attribute__((destructor)) static void sg_shim_summary(void)
+{
+    if (!atomic_load(&attached) || !atomic_load(&sg_shim.cuda_seen)) return;
+    bool locked = pthread_mutex_trylock(&sg_shim.out) == 0;
+    char code[256];
+    sg_code_summary(code, sizeof code);
+    const sg_outbox_t *o = &sg_shim.outbox;
+    sg_shim_log("summary: %" PRIu64 " graphs (%" PRIu64 " from stream capture), %" PRIu64
+                " nodes, %" PRIu64 " streams, %" PRIu64 " events; %u bundles written to %s "
+                "(%" PRIu64 " duplicates, %" PRIu64 " over SGCAP_MAX_BUNDLES=%u, %" PRIu64
+                " failed)%s%s",
+                sg_shim.graphs, sg_shim.graphs_captured, sg_shim.nodes, sg_shim.streams,
+                sg_shim.events, o->written, sg_shim.cfg.dir, o->duplicates, o->over_limit,
+                o->max_bundles, o->failed, code[0] ? "; " : "", code);
+    if (sg_shim.builds_failed || sg_shim.crosscheck_bad)
+        sg_shim_log("summary: %" PRIu64 " graphs could not be recorded, %" PRIu64
+                    " disagree with CUDA's own node/edge lists (see the lines above)",
+                    sg_shim.builds_failed, sg_shim.crosscheck_bad);
+    if (locked) pthread_mutex_unlock(&sg_shim.out);
+}
