@@ -16,7 +16,7 @@
 #define SG_CU_FUNCS(X)                                                                         \
     X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)      \
     X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)           \
-    X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuGetErrorName) X(cuGetErrorString)               \
+    X(cuCtxSetCurrent) X(cuGetErrorName) X(cuGetErrorString)               \
     X(cuMemGetAllocationGranularity) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemCreate) \
     X(cuMemRelease) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) X(cuMemHostRegister)           \
     X(cuMemHostUnregister) X(cuMemHostGetDevicePointer) X(cuMemcpyHtoD) X(cuMemcpyDtoH)        \

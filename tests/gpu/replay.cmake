@@ -17,13 +17,36 @@
 #                         per stream, fork branches overlap
 #   gpu.replay.host       a host node: in-process only, exit 1
 #   gpu.replay.fakecc     another compute capability: exit 2; --force runs
-#   cpu.replay.cli        the same CLI checks that need no GPU (label cpu)
+#   cpu.replay.cli        the CLI checks that need no GPU (label cpu)
+#   cpu.replay.fake       the whole replay (placement, relocation, restore,
+#                         build, validate, bench, --vs) against a pretend
+#                         libcuda.so.1 that runs the kernels on the CPU
+#                         (replay/fake_cuda.c, emulate.h, fake_bundle.c)
 if(NOT TARGET sgcap OR NOT TARGET sgcap_replay)
   return()
 endif()
 set(sgcap_replay_script ${CMAKE_CURRENT_LIST_DIR}/replay_gpu.sh)
 add_test(NAME cpu.replay.cli COMMAND bash ${sgcap_replay_script} ${PROJECT_BINARY_DIR} cli)
 set_tests_properties(cpu.replay.cli PROPERTIES LABELS "cpu" TIMEOUT 120
+                     ENVIRONMENT "SGCAP_REPLAY_OUT=${PROJECT_BINARY_DIR}/replay-cpu")
+
+# The pretend driver and its bundle writer: plain C, no GPU, no nvcc.
+add_library(replay_fake_cuda SHARED ${CMAKE_CURRENT_LIST_DIR}/replay/fake_cuda.c)
+set_target_properties(replay_fake_cuda PROPERTIES OUTPUT_NAME cuda PREFIX lib SUFFIX .so.1
+                      LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/replay-fake
+                      C_VISIBILITY_PRESET hidden)
+target_compile_options(replay_fake_cuda PRIVATE ${SGCAP_WARNINGS})
+target_include_directories(replay_fake_cuda PRIVATE ${CUDAToolkit_INCLUDE_DIRS}
+                           ${CMAKE_CURRENT_LIST_DIR}/replay)
+target_link_libraries(replay_fake_cuda PRIVATE m)
+add_executable(replay_fake_bundle ${CMAKE_CURRENT_LIST_DIR}/replay/fake_bundle.c)
+sgcap_target_defaults(replay_fake_bundle)
+target_include_directories(replay_fake_bundle PRIVATE ${CMAKE_CURRENT_LIST_DIR}/replay
+                           ${PROJECT_SOURCE_DIR})
+target_link_libraries(replay_fake_bundle PRIVATE sgcap_graph m)
+add_dependencies(replay_fake_bundle replay_fake_cuda)
+add_test(NAME cpu.replay.fake COMMAND bash ${sgcap_replay_script} ${PROJECT_BINARY_DIR} fake)
+set_tests_properties(cpu.replay.fake PROPERTIES LABELS "cpu" TIMEOUT 300
                      ENVIRONMENT "SGCAP_REPLAY_OUT=${PROJECT_BINARY_DIR}/replay-cpu")
 
 set(sgcap_replay_nvcc "${CUDAToolkit_NVCC_EXECUTABLE}")

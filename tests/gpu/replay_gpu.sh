@@ -8,8 +8,10 @@
 #   tests/gpu/replay_gpu.sh BUILD_DIR cli        # the steps that need no GPU
 #   tests/gpu/replay_gpu.sh BUILD_DIR make validate ...
 #
-# Steps: cli (no GPU) | make (writes the bundles: run it first) | validate |
-# corrupt | relocate | alloc | bench | vs | profile | host | fakecc.
+# Steps: cli, fake (no GPU: fake runs replay against a pretend libcuda that
+# executes the kernels on the CPU) | make (writes the GPU bundles: run it
+# first) | validate | corrupt | relocate | alloc | bench | vs | profile |
+# host | fakecc.
 # Bundles and outputs go to $SGCAP_REPLAY_OUT (default BUILD_DIR/replay-gpu).
 # Each command runs under a timeout ($SGCAP_REPLAY_TIMEOUT s, default 120).
 # Prints "PASS step" / "FAIL step: why" and exits 1 if any step failed.
@@ -23,7 +25,7 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 steps=("$@")
 if [ ${#steps[@]} -eq 0 ]; then
-  steps=(cli make validate corrupt relocate alloc bench vs profile host fakecc)
+  steps=(cli fake make validate corrupt relocate alloc bench vs profile host fakecc)
 fi
 sgcap=$build/bin/sgcap
 mk=$build/bin/replay_make_bundle
@@ -86,6 +88,32 @@ JSON
   run 1 "$sgcap" replay "$b" || return 1
   expect "in-process only" || return 1
   expect "n1 .*host callback 0x401000" || return 1
+}
+
+step_fake() {
+  local fb=$build/bin/replay_fake_bundle lib=$build/tests/replay-fake
+  need "$sgcap" "$fb" "$lib/libcuda.so.1" || return 1
+  local fake=(env "LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$sgcap" replay)
+  run 0 "$fb" "$out/fake.sgraph" || return 1
+  run 0 "$fb" "$out/fake_alloc.sgraph" --alloc || return 1
+  run 0 "$fb" "$out/fake_corrupt.sgraph" --corrupt || return 1
+  run 0 "${fake[@]}" "$out/fake.sgraph" --validate --timings || return 1
+  expect "8 buffers at their recorded addresses, 0 relocated" || return 1
+  expect "8 buffers compared: 8 match, 0 MISMATCH" || return 1
+  run 0 "${fake[@]}" "$out/fake.sgraph" --validate --relocate -v || return 1
+  expect "0 buffers at their recorded addresses, 8 relocated" || return 1
+  expect "param 2 @24" || return 1
+  expect "8 buffers compared: 8 match, 0 MISMATCH" || return 1
+  run 0 "${fake[@]}" "$out/fake_alloc.sgraph" --validate -v || return 1
+  expect "1 allocated by the graph" || return 1
+  expect "mem_free" || return 1
+  expect "8 buffers compared: 8 match, 0 MISMATCH" || return 1
+  run 1 "${fake[@]}" "$out/fake_corrupt.sgraph" --validate || return 1
+  expect "b5 .*MISMATCH: 1 of 16384 bytes differ, first at byte 5461" || return 1
+  run 0 "${fake[@]}" "$out/fake.sgraph" --bench 50 || return 1
+  expect "median [0-9.]+ us per launch \(50 launches" || return 1
+  run 0 "${fake[@]}" "$out/fake.sgraph" --vs "$out/fake_alloc.sgraph" --bench 20 || return 1
+  expect "bench: ratio" || return 1
 }
 
 step_make() {
