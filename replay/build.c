@@ -33,7 +33,8 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap) return SG_OK;
     uint32_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
+    while (c < need)
+        c *= 2;
     void *a = realloc(*arr, (size_t)c * elem);
     if (!a) return SG_ENOMEM;
     *arr = a;
@@ -62,7 +63,8 @@ static int add_built(build_t *b, CUgraphNode cu, const sg_graph_t *owner, const 
     r->t.cuda_nodes++;
     /* CUPTI ids are read now: a cloned child graph's own nodes may not
      * outlive this call's caller. */
-    if (r->opt.profile && sg_cupti.cuptiGetGraphNodeId) sg_cupti.cuptiGetGraphNodeId(cu, &x->cupti_id);
+    if (r->opt.profile && sg_cupti.cuptiGetGraphNodeId)
+        sg_cupti.cuptiGetGraphNodeId(cu, &x->cupti_id);
     return SG_OK;
 }
 
@@ -95,7 +97,8 @@ static int real_layout(build_t *b, CUfunction f, uint32_t limit, uint32_t **offs
         size_t off = 0, size = 0;
         CUresult cr = sg_cu.cuFuncGetParamInfo(f, i, &off, &size);
         if (cr == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
-        if (cr != CUDA_SUCCESS) return sg_replay__cu_fail(b->err, b->errlen, cr, "cuFuncGetParamInfo");
+        if (cr != CUDA_SUCCESS)
+            return sg_replay__cu_fail(b->err, b->errlen, cr, "cuFuncGetParamInfo");
         if (i == cap) {
             cap = cap ? 2 * cap : 8;
             uint32_t *o = realloc(*offs, cap * sizeof *o);
@@ -123,8 +126,8 @@ static int kernel_args(build_t *b, const sg_node_t *n, const char *path, kernel_
     if (rc) return rc;
     if (k->shared_bytes > 48u * 1024u)
         SG_CU_TRY(sg_cu.cuFuncSetAttribute(a->func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                             (int)k->shared_bytes),
-                    "cuFuncSetAttribute(max dynamic shared memory)");
+                                           (int)k->shared_bytes),
+                  "cuFuncSetAttribute(max dynamic shared memory)");
     uint32_t count = 0;
     rc = real_layout(b, a->func, k->params_size + 1, &a->offsets, &a->sizes, &count);
     if (rc) return rc == SG_ENOMEM ? sg_replay__fail(b->err, b->errlen, rc, "out of memory") : rc;
@@ -169,7 +172,8 @@ static int kernel_args(build_t *b, const sg_node_t *n, const char *path, kernel_
     if (view.n_params) {
         a->argv = calloc(view.n_params, sizeof *a->argv);
         if (!a->argv) return sg_replay__fail(b->err, b->errlen, SG_ENOMEM, "out of memory");
-        for (uint32_t i = 0; i < view.n_params; i++) a->argv[i] = a->bytes + view.param_offsets[i];
+        for (uint32_t i = 0; i < view.n_params; i++)
+            a->argv[i] = a->bytes + view.param_offsets[i];
         p->kernel.kernelParams = a->argv;
     } else if (k->params_size) {
         /* no layout anywhere: hand the driver the packed buffer */
@@ -194,8 +198,9 @@ static int kernel_attributes(build_t *b, CUgraphNode cu, const sg_kernel_t *k)
         v.clusterDim.x = k->cluster[0] ? k->cluster[0] : 1;
         v.clusterDim.y = k->cluster[1] ? k->cluster[1] : 1;
         v.clusterDim.z = k->cluster[2] ? k->cluster[2] : 1;
-        SG_CU_TRY(sg_cu.cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v),
-                  "cuGraphKernelNodeSetAttribute(cluster)");
+        SG_CU_TRY(
+            sg_cu.cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v),
+            "cuGraphKernelNodeSetAttribute(cluster)");
     }
     if (k->priority) {
         memset(&v, 0, sizeof v);
@@ -372,9 +377,12 @@ static int collect_deps(const sg_graph_t *g, const sg_node_t *n, CUgraphNode *ma
 static CUgraphConditionalNodeType cond_type(sg_cond_type_t t)
 {
     switch (t) {
-    case SG_COND_WHILE: return CU_GRAPH_COND_TYPE_WHILE;
-    case SG_COND_SWITCH: return CU_GRAPH_COND_TYPE_SWITCH;
-    default: return CU_GRAPH_COND_TYPE_IF;
+    case SG_COND_WHILE:
+        return CU_GRAPH_COND_TYPE_WHILE;
+    case SG_COND_SWITCH:
+        return CU_GRAPH_COND_TYPE_SWITCH;
+    default:
+        return CU_GRAPH_COND_TYPE_IF;
     }
 }
 
@@ -473,8 +481,8 @@ static int build_node(build_t *b, const sg_graph_t *g, CUgraph cg, const sg_node
         return rc;
     }
     CUgraphNode cu = NULL;
-    CUresult cr = sg_cu.cuGraphAddNode(&cu, cg, d->n ? d->deps : NULL, any_data ? d->data : NULL,
-                                       d->n, &p);
+    CUresult cr =
+        sg_cu.cuGraphAddNode(&cu, cg, d->n ? d->deps : NULL, any_data ? d->data : NULL, d->n, &p);
     kernel_args_free(&ka);
     if (cr != CUDA_SUCCESS) {
         char what[160];
@@ -530,9 +538,8 @@ static int build_graph(build_t *b, const sg_graph_t *g, CUgraph cg, const char *
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *n = sg_graph_node(g, i);
         if (!n || n->type != SG_NODE_CONDITIONAL) continue;
-        CUresult cr = sg_cu.cuGraphConditionalHandleCreate(&handles[i], cg, r->ctx,
-                                                           n->u.cond.default_value,
-                                                           CU_GRAPH_COND_ASSIGN_DEFAULT);
+        CUresult cr = sg_cu.cuGraphConditionalHandleCreate(
+            &handles[i], cg, r->ctx, n->u.cond.default_value, CU_GRAPH_COND_ASSIGN_DEFAULT);
         if (cr != CUDA_SUCCESS) {
             rc = sg_replay__cu_fail(err, errlen, cr, "cuGraphConditionalHandleCreate");
             goto out;
@@ -568,7 +575,8 @@ int sg_replay__build(sg_replay_t *r, char *err, size_t errlen)
     build_t b = {r, err, errlen};
     r->events = calloc(r->g->n_events + 1, sizeof *r->events);
     r->buf_freed = calloc(r->g->n_buffers + 1, sizeof *r->buf_freed);
-    if (!r->events || !r->buf_freed) return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
+    if (!r->events || !r->buf_freed)
+        return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
     SG_CU_TRY(sg_cu.cuGraphCreate(&r->graph, 0), "cuGraphCreate");
     int rc = build_graph(&b, r->g, r->graph, "", SG_STREAM_EXPLICIT);
     if (rc) return rc;

@@ -42,7 +42,8 @@ static int split_options(const char *s, char *buf, char **argv)
     int argc = 0;
     char *w = buf;
     while (s && *s) {
-        while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+        while (*s == ' ' || *s == '\t' || *s == '\n')
+            s++;
         if (!*s) break;
         if (argc == SG_NVRTC_MAX_OPTIONS) return -1;
         argv[argc++] = w;
@@ -211,8 +212,8 @@ static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
     }
     if (cr != CUDA_SUCCESS) {
         char what[128];
-        snprintf(what, sizeof what, "loading code image %u (%s, %s)", id,
-                 image_kind_name(im->kind), im->hash);
+        snprintf(what, sizeof what, "loading code image %u (%s, %s)", id, image_kind_name(im->kind),
+                 im->hash);
         return sg_replay__cu_fail(err, errlen, cr, what);
     }
     return SG_OK;

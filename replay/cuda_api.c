@@ -42,10 +42,10 @@ double sg_replay__now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* dlopen the first of `names` that loads: from the search path, then beside
- * this binary (its ../lib, where the build copies CUPTI, and its own
- * folder), then the toolkit's usual folders, because the GPU machine may not
- * have them on its search path. `tried` gets the list, for the message. */
+/* dlopen the first of `names` that loads: beside this binary (its ../lib,
+ * where the build copies CUPTI), then from the search path, this binary's
+ * own folder and the toolkit's usual folders, because the GPU machine may
+ * not have them on its search path. `tried` gets the list, for the message. */
 static void *open_first(const char *const *names, char *tried, size_t triedlen)
 {
     char self[PATH_MAX] = "";
@@ -57,15 +57,18 @@ static void *open_first(const char *const *names, char *tried, size_t triedlen)
     }
     char lib_dir[PATH_MAX + 8];
     snprintf(lib_dir, sizeof lib_dir, "%s/../lib", self);
-    const char *dirs[] = {NULL, self[0] ? lib_dir : NULL, self[0] ? self : NULL,
+    /* "" = the search path. The copy in ../lib comes first: it is the
+     * library these headers describe (CUPTI's record layouts are versioned
+     * with it), while the search path may hold another version. */
+    const char *dirs[] = {self[0] ? lib_dir : NULL, "", self[0] ? self : NULL,
                           "/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64"};
     size_t used = 0;
     if (tried && triedlen) tried[0] = '\0';
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
-        if (d > 0 && !dirs[d]) continue;
+        if (!dirs[d]) continue;
         for (const char *const *n = names; *n; n++) {
             char path[2 * PATH_MAX];
-            if (dirs[d])
+            if (dirs[d][0])
                 snprintf(path, sizeof path, "%s/%s", dirs[d], *n);
             else
                 snprintf(path, sizeof path, "%s", *n);
@@ -96,7 +99,8 @@ int sg_replay__load_cuda(char *err, size_t errlen)
                                 dlerror());
         return sg_replay__fail(err, errlen, state, "%s", first_err);
     }
-    __typeof__(&cuGetProcAddress) get = (__typeof__(&cuGetProcAddress))dlsym(h, "cuGetProcAddress_v2");
+    __typeof__(&cuGetProcAddress) get =
+        (__typeof__(&cuGetProcAddress))dlsym(h, "cuGetProcAddress_v2");
     if (!get) {
         state = sg_replay__fail(first_err, sizeof first_err, SG_ECUDA,
                                 "the CUDA driver has no cuGetProcAddress_v2: it is older than "
@@ -105,16 +109,16 @@ int sg_replay__load_cuda(char *err, size_t errlen)
         return sg_replay__fail(err, errlen, state, "%s", first_err);
     }
     CUdriverProcAddressQueryResult status;
-#define SG_RESOLVE(name)                                                                       \
-    if (get(#name, (void **)&sg_cu.name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != \
-            CUDA_SUCCESS ||                                                                    \
-        !sg_cu.name) {                                                                         \
-        state = sg_replay__fail(first_err, sizeof first_err, SG_ECUDA,                         \
-                                "the CUDA driver lacks %s for CUDA %d.%d (query status %d): "  \
-                                "the driver is too old",                                       \
-                                #name, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10,          \
-                                (int)status);                                                  \
-        return sg_replay__fail(err, errlen, state, "%s", first_err);                           \
+#define SG_RESOLVE(name)                                                                           \
+    if (get(#name, (void **)&sg_cu.name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) !=    \
+            CUDA_SUCCESS ||                                                                        \
+        !sg_cu.name) {                                                                             \
+        state =                                                                                    \
+            sg_replay__fail(first_err, sizeof first_err, SG_ECUDA,                                 \
+                            "the CUDA driver lacks %s for CUDA %d.%d (query status %d): "          \
+                            "the driver is too old",                                               \
+                            #name, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10, (int)status);    \
+        return sg_replay__fail(err, errlen, state, "%s", first_err);                               \
     }
     SG_CU_FUNCS(SG_RESOLVE)
 #undef SG_RESOLVE
@@ -134,16 +138,16 @@ int sg_replay__load_cupti(char *err, size_t errlen)
     char tried[700];
     void *h = open_first(names, tried, sizeof tried);
     if (!h) {
-        state = sg_replay__fail(first_err, sizeof first_err, SG_EUNSUPPORTED,
-                                "cannot load CUPTI (tried %s): --profile and --trace need it",
-                                tried);
+        state =
+            sg_replay__fail(first_err, sizeof first_err, SG_EUNSUPPORTED,
+                            "cannot load CUPTI (tried %s): --profile and --trace need it", tried);
         return sg_replay__fail(err, errlen, state, "%s", first_err);
     }
-#define SG_DLSYM_ONE(name)                                                                 \
-    if (!(*(void **)&sg_cupti.name = dlsym(h, #name))) {                                   \
-        state = sg_replay__fail(first_err, sizeof first_err, SG_EUNSUPPORTED,              \
-                                "CUPTI has no %s: it is too old for this sgcap", #name);   \
-        return sg_replay__fail(err, errlen, state, "%s", first_err);                       \
+#define SG_DLSYM_ONE(name)                                                                         \
+    if (!(*(void **)&sg_cupti.name = dlsym(h, #name))) {                                           \
+        state = sg_replay__fail(first_err, sizeof first_err, SG_EUNSUPPORTED,                      \
+                                "CUPTI has no %s: it is too old for this sgcap", #name);           \
+        return sg_replay__fail(err, errlen, state, "%s", first_err);                               \
     }
     SG_CUPTI_FUNCS(SG_DLSYM_ONE)
 #undef SG_DLSYM_ONE
@@ -169,11 +173,11 @@ int sg_replay__load_nvrtc(char *err, size_t errlen)
                                 tried);
         return sg_replay__fail(err, errlen, state, "%s", first_err);
     }
-#define SG_DLSYM_ONE(name)                                                                 \
-    if (!(*(void **)&sg_nvrtc.name = dlsym(h, #name))) {                                   \
-        state = sg_replay__fail(first_err, sizeof first_err, SG_EUNSUPPORTED,              \
-                                "NVRTC has no %s: it is too old for this sgcap", #name);   \
-        return sg_replay__fail(err, errlen, state, "%s", first_err);                       \
+#define SG_DLSYM_ONE(name)                                                                         \
+    if (!(*(void **)&sg_nvrtc.name = dlsym(h, #name))) {                                           \
+        state = sg_replay__fail(first_err, sizeof first_err, SG_EUNSUPPORTED,                      \
+                                "NVRTC has no %s: it is too old for this sgcap", #name);           \
+        return sg_replay__fail(err, errlen, state, "%s", first_err);                               \
     }
     SG_NVRTC_FUNCS(SG_DLSYM_ONE)
 #undef SG_DLSYM_ONE

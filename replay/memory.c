@@ -53,8 +53,7 @@ static int place_device(sg_replay_t *r, uint32_t i, const CUmemAllocationProp *p
     s->created = true;
     SG_CU_TRY(sg_cu.cuMemMap(s->va, reg->size, 0, s->handle, 0), "cuMemMap");
     s->mapped = true;
-    CUmemAccessDesc acc = {.location = prop->location,
-                           .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUmemAccessDesc acc = {.location = prop->location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     SG_CU_TRY(sg_cu.cuMemSetAccess(s->va, reg->size, &acc, 1), "cuMemSetAccess");
     /* Fresh physical memory holds whatever it held: zero it so buffers
      * without a before-snapshot start the same way on every replay. */
@@ -73,8 +72,8 @@ static int place_host(sg_replay_t *r, uint32_t i, char *err, size_t errlen)
     if (p == MAP_FAILED)
         p = mmap(NULL, reg->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-        return sg_replay__fail(err, errlen, SG_ENOMEM, "cannot map %" PRIu64 " bytes of host memory",
-                               reg->size);
+        return sg_replay__fail(err, errlen, SG_ENOMEM,
+                               "cannot map %" PRIu64 " bytes of host memory", reg->size);
     s->host = p;
     SG_CU_TRY(sg_cu.cuMemHostRegister(p, reg->size,
                                       CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE),
@@ -110,8 +109,9 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
                                 : place_device(r, i, &prop, gran, err, errlen);
         if (rc) return rc;
         if (r->rs[i].va != r->regions[i].base && !r->opt.relocate)
-            logf_(r, "memory: the recorded range 0x%" PRIx64 "+0x%" PRIx64 " (%u buffers) is taken "
-                     "here; placed at 0x%llx, pointers into it are relocated\n",
+            logf_(r,
+                  "memory: the recorded range 0x%" PRIx64 "+0x%" PRIx64 " (%u buffers) is taken "
+                  "here; placed at 0x%llx, pointers into it are relocated\n",
                   r->regions[i].base, r->regions[i].size, r->regions[i].n_buffers,
                   (unsigned long long)r->rs[i].va);
     }

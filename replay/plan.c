@@ -20,7 +20,8 @@ static void pathf(char *dst, size_t n, const char *fmt, ...)
 }
 
 static int add_issue(sg_plan_issue_t **arr, uint32_t *n, uint32_t *cap, const char *node,
-                     sg_node_type_t type, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+                     sg_node_type_t type, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 static int add_issue(sg_plan_issue_t **arr, uint32_t *n, uint32_t *cap, const char *node,
                      sg_node_type_t type, const char *fmt, ...)
@@ -42,9 +43,9 @@ static int add_issue(sg_plan_issue_t **arr, uint32_t *n, uint32_t *cap, const ch
     return SG_OK;
 }
 
-#define BLOCK(...) \
+#define BLOCK(...)                                                                                 \
     add_issue(&p->blockers, &p->n_blockers, &p->cap_blockers, path, n->type, __VA_ARGS__)
-#define WARN(...) \
+#define WARN(...)                                                                                  \
     add_issue(&p->warnings, &p->n_warnings, &p->cap_warnings, path, n->type, __VA_ARGS__)
 
 bool sg_replay_kernel_needs_process(const char *mangled)
@@ -57,8 +58,8 @@ bool sg_replay_kernel_needs_process(const char *mangled)
 
 static const char *buffer_kind_name(sg_buffer_kind_t k)
 {
-    static const char *const names[] = {"device", "graph_alloc", "async", "managed",
-                                        "host_pinned", "unknown"};
+    static const char *const names[] = {"device",  "graph_alloc", "async",
+                                        "managed", "host_pinned", "unknown"};
     return (unsigned)k < SG_BUFFER_KIND_COUNT ? names[k] : "invalid";
 }
 
@@ -102,12 +103,11 @@ static int plan_kernel(sg_replay_plan_t *p, const sg_graph_t *root, const sg_nod
     const sg_image_t *im = sg_graph_image(root, k->image);
     if (!im) return BLOCK("%s names code image %u, which does not exist", name, k->image);
     if (!im->file)
-        return BLOCK("code image %u (%s) of %s was not saved in the bundle%s%s", k->image,
-                     im->hash, name, im->note ? ": " : "", im->note ? im->note : "");
+        return BLOCK("code image %u (%s) of %s was not saved in the bundle%s%s", k->image, im->hash,
+                     name, im->note ? ": " : "", im->note ? im->note : "");
     if (k->has_extra && k->params_size == 0)
         return BLOCK("%s was launched with `extra` and its argument buffer was not recorded", name);
-    if (!k->grid[0] || !k->grid[1] || !k->grid[2] || !k->block[0] || !k->block[1] ||
-        !k->block[2])
+    if (!k->grid[0] || !k->grid[1] || !k->grid[2] || !k->block[0] || !k->block[1] || !k->block[2])
         return BLOCK("the launch geometry of %s was not recorded", name);
     if (k->params_size > 0 && k->n_params == 0)
         rc = WARN("%s has no parameter layout: it is read from the loaded kernel", name);

@@ -122,10 +122,10 @@ static int cupti_fail(char *err, size_t errlen, CUptiResult rc, const char *what
     return sg_replay__fail(err, errlen, SG_ECUDA, "%s: %s", what, s ? s : "CUPTI error");
 }
 
-#define CUPTI_TRY(call, what)                                    \
-    do {                                                         \
-        CUptiResult cr_ = (call);                                \
-        if (cr_ != CUPTI_SUCCESS) return cupti_fail(err, errlen, cr_, what); \
+#define CUPTI_TRY(call, what)                                                                      \
+    do {                                                                                           \
+        CUptiResult cr_ = (call);                                                                  \
+        if (cr_ != CUPTI_SUCCESS) return cupti_fail(err, errlen, cr_, what);                       \
     } while (0)
 
 int sg_replay__profile_prepare(char *err, size_t errlen)
@@ -206,7 +206,8 @@ int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace
          * the launch tag above is the right one */
         sg_cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) sg_cupti.cuptiActivityDisable(kinds[i]);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        sg_cupti.cuptiActivityDisable(kinds[i]);
     if (rc) return rc;
 
     pthread_mutex_lock(&P.lock);

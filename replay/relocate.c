@@ -151,7 +151,8 @@ int sg_reloc_map_add_handle(sg_reloc_map_t *m, uint64_t old_value, uint64_t new_
 static int cmp_range(const void *pa, const void *pb)
 {
     const sg_reloc_range_t *a = pa, *b = pb;
-    if (a->old_base != b->old_base) return (a->old_base > b->old_base) - (a->old_base < b->old_base);
+    if (a->old_base != b->old_base)
+        return (a->old_base > b->old_base) - (a->old_base < b->old_base);
     /* same start: the larger first, so the walk down in translate meets
      * the inner (smaller) one first */
     return (a->size < b->size) - (a->size > b->size);
@@ -303,8 +304,8 @@ int sg_reloc_address(sg_reloc_map_t *m, uint64_t *addr, sg_reloc_site_t site, co
     bool past;
     if (!sg_reloc_translate(m, *addr, &nv, &buf, &past) || past) return SG_ENOENT;
     if (nv == *addr) return 0;
-    sg_reloc_entry_t e = {.site = site, .param = SG_NONE, .old_value = *addr, .new_value = nv,
-                          .buffer = buf};
+    sg_reloc_entry_t e = {
+        .site = site, .param = SG_NONE, .old_value = *addr, .new_value = nv, .buffer = buf};
     copy_node(e.node, node);
     *addr = nv;
     if (report_add(rep, &e)) return SG_ENOMEM;
@@ -313,8 +314,8 @@ int sg_reloc_address(sg_reloc_map_t *m, uint64_t *addr, sg_reloc_site_t site, co
 
 const char *sg_reloc_site_name(sg_reloc_site_t s)
 {
-    static const char *const names[] = {"param", "handle", "memcpy src", "memcpy dst",
-                                        "memset dst", "mem_free"};
+    static const char *const names[] = {"param",      "handle",     "memcpy src",
+                                        "memcpy dst", "memset dst", "mem_free"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
@@ -324,21 +325,27 @@ void sg_reloc_report_print(const sg_reloc_report_t *r, const sg_graph_t *g, bool
     uint32_t params = 0, handles = 0, others = 0, past = 0;
     for (uint32_t i = 0; i < r->n; i++) {
         const sg_reloc_entry_t *e = &r->entries[i];
-        if (e->site == SG_RELOC_PARAM) params++;
-        else if (e->site == SG_RELOC_HANDLE) handles++;
-        else others++;
+        if (e->site == SG_RELOC_PARAM)
+            params++;
+        else if (e->site == SG_RELOC_HANDLE)
+            handles++;
+        else
+            others++;
         if (e->one_past_end) past++;
     }
-    fprintf(f, "relocation: %u kernel parameter words, %u node addresses, %u conditional handles "
-               "rewritten\n",
+    fprintf(f,
+            "relocation: %u kernel parameter words, %u node addresses, %u conditional handles "
+            "rewritten\n",
             params, others, handles);
     if (r->scanned_without_layout)
-        fprintf(f, "relocation: %u kernels had no parameter layout: every aligned word of their "
-                   "argument buffer was scanned\n",
+        fprintf(f,
+                "relocation: %u kernels had no parameter layout: every aligned word of their "
+                "argument buffer was scanned\n",
                 r->scanned_without_layout);
     if (past)
-        fprintf(f, "relocation: %u words pointed one past the end of a buffer and were moved "
-                   "with it\n",
+        fprintf(f,
+                "relocation: %u words pointed one past the end of a buffer and were moved "
+                "with it\n",
                 past);
     uint32_t shown = full ? r->n : (r->n < 20 ? r->n : 20);
     for (uint32_t i = 0; i < shown; i++) {

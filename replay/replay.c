@@ -51,10 +51,12 @@ int sg_replay_device_check(const sg_graph_t *g, int device, bool force, FILE *lo
     char name[256] = "";
     int major = 0, minor = 0, driver = 0;
     SG_CU_TRY(sg_cu.cuDeviceGetName(name, sizeof name, G.dev), "cuDeviceGetName");
-    SG_CU_TRY(sg_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, G.dev),
-              "cuDeviceGetAttribute");
-    SG_CU_TRY(sg_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, G.dev),
-              "cuDeviceGetAttribute");
+    SG_CU_TRY(
+        sg_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, G.dev),
+        "cuDeviceGetAttribute");
+    SG_CU_TRY(
+        sg_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, G.dev),
+        "cuDeviceGetAttribute");
     SG_CU_TRY(sg_cu.cuDriverGetVersion(&driver), "cuDriverGetVersion");
     const sg_device_t *d = &g->device;
     if (log)
@@ -107,7 +109,8 @@ static int open_steps(sg_replay_t *r, char *err, size_t errlen)
     if (rc) return rc;
     /* An allocation the graph never frees would make the second launch
      * fail; let the driver free it before each relaunch. */
-    unsigned long long flags = r->unfreed_alloc ? CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH : 0;
+    unsigned long long flags =
+        r->unfreed_alloc ? CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH : 0;
     t0 = sg_replay__now_ms();
     SG_CU_TRY(sg_cu.cuGraphInstantiateWithFlags(&r->exec, r->graph, flags), "cuGraphInstantiate");
     r->t.instantiate_ms = sg_replay__now_ms() - t0;
@@ -161,11 +164,14 @@ void sg_replay_close(sg_replay_t *r)
     }
     if (r->exec) sg_cu.cuGraphExecDestroy(r->exec);
     if (r->graph) sg_cu.cuGraphDestroy(r->graph);
-    for (uint32_t i = 0; i < r->n_children; i++) sg_cu.cuGraphDestroy(r->children[i]);
+    for (uint32_t i = 0; i < r->n_children; i++)
+        sg_cu.cuGraphDestroy(r->children[i]);
     for (uint32_t i = 0; r->events && i < r->g->n_events; i++)
         if (r->events[i]) sg_cu.cuEventDestroy(r->events[i]);
-    for (uint32_t i = 0; i < r->n_own_events; i++) sg_cu.cuEventDestroy(r->own_events[i]);
-    for (uint32_t i = 0; i < r->n_bench_events; i++) sg_cu.cuEventDestroy(r->bench_events[i]);
+    for (uint32_t i = 0; i < r->n_own_events; i++)
+        sg_cu.cuEventDestroy(r->own_events[i]);
+    for (uint32_t i = 0; i < r->n_bench_events; i++)
+        sg_cu.cuEventDestroy(r->bench_events[i]);
     for (uint32_t i = 0; r->libs && i < r->g->n_images; i++)
         if (r->libs[i]) sg_cu.cuLibraryUnload(r->libs[i]);
     sg_replay__release_memory(r);
@@ -283,8 +289,8 @@ int sg_replay_validate(sg_replay_t *r, const sg_compare_options_t *o, sg_buffer_
         x->buffer = i;
         x->status = SG_CHECK_SKIPPED;
         if (!b->after_file) {
-            snprintf(x->note, sizeof x->note, "no after-snapshot%s%s",
-                     b->snapshot_note ? ": " : "", b->snapshot_note ? b->snapshot_note : "");
+            snprintf(x->note, sizeof x->note, "no after-snapshot%s%s", b->snapshot_note ? ": " : "",
+                     b->snapshot_note ? b->snapshot_note : "");
             continue;
         }
         if (r->buf_place[i] == SG_PLACE_GRAPH && (r->buf_freed[i] || !r->buf_addr[i])) {
@@ -344,7 +350,8 @@ static int bench_events(sg_replay_t *r, char *err, size_t errlen)
 
 static int launches(sg_replay_t *r, uint32_t n, char *err, size_t errlen)
 {
-    for (uint32_t i = 0; i < n; i++) SG_CU_TRY(sg_cu.cuGraphLaunch(r->exec, r->stream), "cuGraphLaunch");
+    for (uint32_t i = 0; i < n; i++)
+        SG_CU_TRY(sg_cu.cuGraphLaunch(r->exec, r->stream), "cuGraphLaunch");
     if (n) r->launched = true;
     SG_CU_TRY(sg_cu.cuStreamSynchronize(r->stream), "warm-up launches");
     return SG_OK;
@@ -371,9 +378,8 @@ static int timed_chunk(sg_replay_t *r, uint32_t n, double *out_us, char *err, si
 
 /* Both replays (b may be NULL) run n timed launches, in alternating chunks
  * so that clocks, temperature and whatever else drifts is shared. */
-static int bench_impl(sg_replay_t *a, sg_replay_t *b, uint32_t n, uint32_t warmup,
-                      double *median_a, double *median_b, double *samples_a, char *err,
-                      size_t errlen)
+static int bench_impl(sg_replay_t *a, sg_replay_t *b, uint32_t n, uint32_t warmup, double *median_a,
+                      double *median_b, double *samples_a, char *err, size_t errlen)
 {
     sg_replay_t *rs[2] = {a, b};
     double *samples[2] = {NULL, NULL};

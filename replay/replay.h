@@ -110,8 +110,8 @@ bool sg_reloc_translate(sg_reloc_map_t *m, uint64_t addr, uint64_t *out, uint32_
                         bool *one_past_end);
 
 typedef enum {
-    SG_RELOC_PARAM = 0,  /* a kernel parameter word */
-    SG_RELOC_HANDLE,     /* a kernel parameter word equal to a conditional handle */
+    SG_RELOC_PARAM = 0, /* a kernel parameter word */
+    SG_RELOC_HANDLE,    /* a kernel parameter word equal to a conditional handle */
     SG_RELOC_MEMCPY_SRC,
     SG_RELOC_MEMCPY_DST,
     SG_RELOC_MEMSET_DST,
@@ -119,12 +119,12 @@ typedef enum {
 } sg_reloc_site_t;
 
 typedef struct {
-    char node[64];        /* node path */
+    char node[64]; /* node path */
     sg_reloc_site_t site;
-    uint32_t param;       /* parameter index (SG_NONE when the layout was unknown) */
-    uint32_t offset;      /* byte offset in the argument buffer */
+    uint32_t param;  /* parameter index (SG_NONE when the layout was unknown) */
+    uint32_t offset; /* byte offset in the argument buffer */
     uint64_t old_value, new_value;
-    uint32_t buffer;      /* SG_NONE for a handle */
+    uint32_t buffer; /* SG_NONE for a handle */
     bool one_past_end;
 } sg_reloc_entry_t;
 
@@ -159,8 +159,8 @@ const char *sg_reloc_site_name(sg_reloc_site_t s);
 #define SG_ULP_INF UINT64_MAX /* NaN against a number, or an infinity against anything else */
 
 typedef struct {
-    bool float32;  /* compare as float32 elements with a ULP tolerance */
-    uint32_t ulp;  /* tolerance, float32 only */
+    bool float32; /* compare as float32 elements with a ULP tolerance */
+    uint32_t ulp; /* tolerance, float32 only */
 } sg_compare_options_t;
 
 typedef struct {
@@ -191,10 +191,10 @@ void sg_compare_buffers(const void *got, const void *want, size_t n, const sg_co
 /* ---- trace (CPU) ------------------------------------------------------------------ */
 
 typedef struct {
-    char node[64];       /* node path */
-    char name[96];       /* short kernel name or node type */
+    char node[64]; /* node path */
+    char name[96]; /* short kernel name or node type */
     sg_node_type_t type;
-    uint32_t stream;     /* stream index or SG_STREAM_EXPLICIT */
+    uint32_t stream; /* stream index or SG_STREAM_EXPLICIT */
     uint64_t start_ns, end_ns;
 } sg_trace_event_t;
 
@@ -207,12 +207,12 @@ int sg_trace_write(const sg_graph_t *g, const sg_trace_event_t *ev, uint32_t n, 
 /* ---- the GPU half ------------------------------------------------------------------ */
 
 typedef struct {
-    int device;              /* ordinal */
-    bool relocate;           /* place memory anywhere and relocate (tests the fallback) */
-    bool profile;            /* get CUPTI ready before the graph is built */
-    uint64_t max_image_bytes;/* bound on a code image; 0 = 1 GiB */
-    FILE *log;               /* warnings and reports; NULL = none */
-    bool verbose;            /* full relocation report */
+    int device;               /* ordinal */
+    bool relocate;            /* place memory anywhere and relocate (tests the fallback) */
+    bool profile;             /* get CUPTI ready before the graph is built */
+    uint64_t max_image_bytes; /* bound on a code image; 0 = 1 GiB */
+    FILE *log;                /* warnings and reports; NULL = none */
+    bool verbose;             /* full relocation report */
 } sg_replay_options_t;
 
 typedef struct {
@@ -222,7 +222,7 @@ typedef struct {
     double materialize_ms; /* CUgraph built */
     double instantiate_ms;
     double upload_ms;
-    uint32_t cuda_nodes;   /* nodes created, every level */
+    uint32_t cuda_nodes; /* nodes created, every level */
 } sg_replay_timings_t;
 
 typedef struct sg_replay sg_replay_t;
@@ -248,8 +248,7 @@ void sg_replay_close(sg_replay_t *r);
 const sg_replay_timings_t *sg_replay_timings(const sg_replay_t *r);
 const sg_reloc_report_t *sg_replay_relocations(const sg_replay_t *r);
 /* Buffers placed at their recorded address / elsewhere / by the graph. */
-void sg_replay_placement(const sg_replay_t *r, uint32_t *same, uint32_t *moved,
-                         uint32_t *by_graph);
+void sg_replay_placement(const sg_replay_t *r, uint32_t *same, uint32_t *moved, uint32_t *by_graph);
 
 /* Write the "before" snapshots into the buffers (others are zeroed when
  * placed). Bundle errors on a missing or bad snapshot. */

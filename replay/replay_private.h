@@ -13,31 +13,84 @@
 /* Driver entry points, resolved with cuGetProcAddress for the CUDA version
  * these headers describe, so each name gets the ABI its prototype here has
  * (cuMemcpyHtoD is cuMemcpyHtoD_v2, and so on). */
-#define SG_CU_FUNCS(X)                                                                         \
-    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)      \
-    X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)           \
-    X(cuCtxSetCurrent) X(cuGetErrorName) X(cuGetErrorString)               \
-    X(cuMemGetAllocationGranularity) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemCreate) \
-    X(cuMemRelease) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess) X(cuMemHostRegister)           \
-    X(cuMemHostUnregister) X(cuMemHostGetDevicePointer) X(cuMemcpyHtoD) X(cuMemcpyDtoH)        \
-    X(cuMemsetD8) X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel)                \
-    X(cuKernelGetFunction) X(cuFuncGetParamInfo) X(cuFuncSetAttribute) X(cuGraphCreate)         \
-    X(cuGraphDestroy) X(cuGraphAddNode) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy)   \
-    X(cuGraphLaunch) X(cuGraphUpload) X(cuGraphConditionalHandleCreate)                        \
-    X(cuGraphKernelNodeSetAttribute) X(cuStreamCreate) X(cuStreamDestroy)                      \
-    X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                 \
-    X(cuEventSynchronize) X(cuEventElapsedTime) X(cuMemFreeAsync)
+// clang-format off
+#define SG_CU_FUNCS(X) \
+    X(cuInit) \
+    X(cuDriverGetVersion) \
+    X(cuDeviceGetCount) \
+    X(cuDeviceGet) \
+    X(cuDeviceGetName) \
+    X(cuDeviceGetAttribute) \
+    X(cuDevicePrimaryCtxRetain) \
+    X(cuDevicePrimaryCtxRelease) \
+    X(cuCtxSetCurrent) \
+    X(cuGetErrorName) \
+    X(cuGetErrorString) \
+    X(cuMemGetAllocationGranularity) \
+    X(cuMemAddressReserve) \
+    X(cuMemAddressFree) \
+    X(cuMemCreate) \
+    X(cuMemRelease) \
+    X(cuMemMap) \
+    X(cuMemUnmap) \
+    X(cuMemSetAccess) \
+    X(cuMemHostRegister) \
+    X(cuMemHostUnregister) \
+    X(cuMemHostGetDevicePointer) \
+    X(cuMemcpyHtoD) \
+    X(cuMemcpyDtoH) \
+    X(cuMemsetD8) \
+    X(cuLibraryLoadData) \
+    X(cuLibraryUnload) \
+    X(cuLibraryGetKernel) \
+    X(cuKernelGetFunction) \
+    X(cuFuncGetParamInfo) \
+    X(cuFuncSetAttribute) \
+    X(cuGraphCreate) \
+    X(cuGraphDestroy) \
+    X(cuGraphAddNode) \
+    X(cuGraphInstantiateWithFlags) \
+    X(cuGraphExecDestroy) \
+    X(cuGraphLaunch) \
+    X(cuGraphUpload) \
+    X(cuGraphConditionalHandleCreate) \
+    X(cuGraphKernelNodeSetAttribute) \
+    X(cuStreamCreate) \
+    X(cuStreamDestroy) \
+    X(cuStreamSynchronize) \
+    X(cuEventCreate) \
+    X(cuEventDestroy) \
+    X(cuEventRecord) \
+    X(cuEventSynchronize) \
+    X(cuEventElapsedTime) \
+    X(cuMemFreeAsync)
 
-#define SG_CUPTI_FUNCS(X)                                                                     \
-    X(cuptiActivityRegisterCallbacks) X(cuptiActivityEnable) X(cuptiActivityDisable)          \
-    X(cuptiActivityFlushAll) X(cuptiActivityGetNextRecord) X(cuptiActivityGetNumDroppedRecords) \
-    X(cuptiGetGraphNodeId) X(cuptiSubscribe) X(cuptiUnsubscribe) X(cuptiEnableCallback)       \
+#define SG_CUPTI_FUNCS(X) \
+    X(cuptiActivityRegisterCallbacks) \
+    X(cuptiActivityEnable) \
+    X(cuptiActivityDisable) \
+    X(cuptiActivityFlushAll) \
+    X(cuptiActivityGetNextRecord) \
+    X(cuptiActivityGetNumDroppedRecords) \
+    X(cuptiGetGraphNodeId) \
+    X(cuptiSubscribe) \
+    X(cuptiUnsubscribe) \
+    X(cuptiEnableCallback) \
     X(cuptiGetResultString)
 
-#define SG_NVRTC_FUNCS(X)                                                                   \
-    X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize)                  \
-    X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetPTXSize)          \
-    X(nvrtcGetPTX) X(nvrtcDestroyProgram) X(nvrtcGetErrorString)
+#define SG_NVRTC_FUNCS(X) \
+    X(nvrtcCreateProgram) \
+    X(nvrtcCompileProgram) \
+    X(nvrtcGetProgramLogSize) \
+    X(nvrtcGetProgramLog) \
+    X(nvrtcGetCUBINSize) \
+    X(nvrtcGetCUBIN) \
+    X(nvrtcGetPTXSize) \
+    X(nvrtcGetPTX) \
+    X(nvrtcDestroyProgram) \
+    X(nvrtcGetErrorString)
+
+// clang-format on
 
 #define SG_DECLARE_FN(name) __typeof__(&name) name;
 typedef struct {
@@ -66,10 +119,10 @@ int sg_replay__fail(char *err, size_t errlen, int code, const char *fmt, ...)
 /* "what: CUDA_ERROR_NAME (description)" and SG_ECUDA. */
 int sg_replay__cu_fail(char *err, size_t errlen, CUresult rc, const char *what);
 
-#define SG_CU_TRY(call, what)                                                       \
-    do {                                                                            \
-        CUresult sg_cu_rc_ = (call);                                                \
-        if (sg_cu_rc_ != CUDA_SUCCESS) return sg_replay__cu_fail(err, errlen, sg_cu_rc_, what); \
+#define SG_CU_TRY(call, what)                                                                      \
+    do {                                                                                           \
+        CUresult sg_cu_rc_ = (call);                                                               \
+        if (sg_cu_rc_ != CUDA_SUCCESS) return sg_replay__cu_fail(err, errlen, sg_cu_rc_, what);    \
     } while (0)
 
 /* ---- the replay object ---------------------------------------------------------- */
@@ -82,12 +135,12 @@ typedef enum {
 } sg_place_t;
 
 typedef struct {
-    CUdeviceptr va;          /* where the region lives now */
-    CUdeviceptr extra_va;    /* a reservation held only to push va elsewhere (--relocate) */
+    CUdeviceptr va;       /* where the region lives now */
+    CUdeviceptr extra_va; /* a reservation held only to push va elsewhere (--relocate) */
     uint64_t extra_size;
     CUmemGenericAllocationHandle handle;
     bool reserved, created, mapped;
-    void *host;              /* host regions: the mapping, and whether it is registered */
+    void *host; /* host regions: the mapping, and whether it is registered */
     bool host_registered;
 } sg_region_state_t;
 
@@ -124,7 +177,7 @@ struct sg_replay {
     /* graph */
     CUgraph graph;
     CUgraphExec exec;
-    CUevent *events; /* per event table entry, created on first use */
+    CUevent *events;     /* per event table entry, created on first use */
     CUevent *own_events; /* for record/wait nodes that name no event */
     uint32_t n_own_events, cap_own_events;
     CUgraph *children; /* child-graph bodies, kept until close */

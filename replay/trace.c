@@ -60,9 +60,8 @@ int sg_trace_write(const sg_graph_t *g, const sg_trace_event_t *ev, uint32_t n, 
         uint64_t end = e->end_ns > e->start_ns ? e->end_ns : e->start_ns;
         json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:f}", "name", e->name, "cat",
                               sg_node_type_name(e->type), "ph", "X", "pid", 1, "tid",
-                              (int)tid_of(g, e->stream), "ts",
-                              (double)(e->start_ns - t0) / 1000.0, "dur",
-                              (double)(end - e->start_ns) / 1000.0);
+                              (int)tid_of(g, e->stream), "ts", (double)(e->start_ns - t0) / 1000.0,
+                              "dur", (double)(end - e->start_ns) / 1000.0);
         if (!o) continue;
         json_object_set_new(o, "args",
                             json_pack("{s:s, s:s, s:s}", "node", e->node, "type",

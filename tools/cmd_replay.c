@@ -99,18 +99,24 @@ static int parse_args(int argc, char **argv, args_t *a)
                 sg_cli_error(CMD, "%s wants a number%s", o, lo ? " of at least 1" : "");
                 return -1;
             }
-            if (!strcmp(o, "--bench")) a->bench = n;
-            else if (!strcmp(o, "--warmup")) a->warmup = n;
-            else if (!strcmp(o, "--device")) a->device = (int)n;
-            else a->profile_launches = n;
+            if (!strcmp(o, "--bench"))
+                a->bench = n;
+            else if (!strcmp(o, "--warmup"))
+                a->warmup = n;
+            else if (!strcmp(o, "--device"))
+                a->device = (int)n;
+            else
+                a->profile_launches = n;
             i++;
         } else if (!strcmp(o, "--vs") || !strcmp(o, "--trace")) {
             if (!v) {
                 sg_cli_error(CMD, "%s wants a %s", o, strcmp(o, "--vs") ? "file name" : "bundle");
                 return -1;
             }
-            if (!strcmp(o, "--vs")) a->vs = v;
-            else a->trace = v;
+            if (!strcmp(o, "--vs"))
+                a->vs = v;
+            else
+                a->trace = v;
             i++;
         } else if (!strcmp(o, "--profile")) {
             a->profile = true;
@@ -180,8 +186,8 @@ static void print_plan(const char *path, const sg_graph_t *g, const sg_replay_pl
         fprintf(stderr, "warning: ... %u more (-v shows all)\n", p->n_warnings - shown);
 }
 
-static bool plan_or_report(const char *path, const sg_graph_t *g, sg_replay_plan_t *p,
-                           bool verbose, int *exit_code)
+static bool plan_or_report(const char *path, const sg_graph_t *g, sg_replay_plan_t *p, bool verbose,
+                           int *exit_code)
 {
     int rc = sg_replay_plan(g, p);
     if (rc) {
@@ -276,15 +282,16 @@ static int rewrite_bundle(const char *path, sg_graph_t *g)
     char **paths = calloc(cap, sizeof *paths);
     int rc = SG_ENOMEM;
     if (!blobs || !paths) goto out;
-    /* the files carry over as they are: images raw, snapshots still zstd */
-#define CARRY(rel)                                                              \
-    do {                                                                        \
-        if (!(rel)) break;                                                      \
-        if (asprintf(&paths[n], "%s/%s", path, (rel)) < 0) goto out;            \
-        blobs[n] = (sg_bundle_blob_t){.relpath = (rel), .src_path = paths[n]};  \
-        n++;                                                                    \
+        /* the files carry over as they are: images raw, snapshots still zstd */
+#define CARRY(rel)                                                                                 \
+    do {                                                                                           \
+        if (!(rel)) break;                                                                         \
+        if (asprintf(&paths[n], "%s/%s", path, (rel)) < 0) goto out;                               \
+        blobs[n] = (sg_bundle_blob_t){.relpath = (rel), .src_path = paths[n]};                     \
+        n++;                                                                                       \
     } while (0)
-    for (uint32_t i = 0; i < g->n_images; i++) CARRY(g->images[i].file);
+    for (uint32_t i = 0; i < g->n_images; i++)
+        CARRY(g->images[i].file);
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         CARRY(g->buffers[i].before_file);
         CARRY(g->buffers[i].after_file);
@@ -299,7 +306,8 @@ static int rewrite_bundle(const char *path, sg_graph_t *g)
     }
 out:
     if (rc == SG_ENOMEM) sg_cli_error(CMD, "rewriting %s: out of memory", path);
-    for (uint32_t i = 0; paths && i < n; i++) free(paths[i]);
+    for (uint32_t i = 0; paths && i < n; i++)
+        free(paths[i]);
     free(paths);
     free(blobs);
     return rc;
@@ -326,14 +334,14 @@ static int do_profile(const args_t *a, sg_replay_t *r, sg_graph_t *g)
     uint64_t t0 = UINT64_MAX;
     for (uint32_t i = 0; i < n_ev; i++)
         if (ev[i].start_ns < t0) t0 = ev[i].start_ns;
-    printf("profile: %u node executions in the last of %u launches%s\n", n_ev,
-           a->profile_launches, unmatched ? "" : ", every record matched to a node");
+    printf("profile: %u node executions in the last of %u launches%s\n", n_ev, a->profile_launches,
+           unmatched ? "" : ", every record matched to a node");
     if (unmatched)
         printf("profile: warning: %u activity records matched no node of the bundle\n", unmatched);
     uint32_t shown = a->verbose || n_ev <= 40 ? n_ev : 40;
     for (uint32_t i = 0; i < shown; i++) {
-        const sg_stream_t *s = ev[i].stream != SG_STREAM_EXPLICIT ? sg_graph_stream(g, ev[i].stream)
-                                                                  : NULL;
+        const sg_stream_t *s =
+            ev[i].stream != SG_STREAM_EXPLICIT ? sg_graph_stream(g, ev[i].stream) : NULL;
         printf("  %-8s %-12s %-32s start %10.3f us  %10.3f us\n", s ? s->label : "explicit",
                ev[i].node, ev[i].name, (ev[i].start_ns - t0) / 1000.0,
                (ev[i].end_ns - ev[i].start_ns) / 1000.0);
@@ -387,8 +395,11 @@ static int start(const args_t *a, const char *path, const sg_graph_t *g, bool pr
                  sg_replay_t **out)
 {
     char err[1024];
-    sg_replay_options_t opt = {.device = a->device, .relocate = a->relocate, .profile = profile,
-                               .log = stderr, .verbose = a->verbose};
+    sg_replay_options_t opt = {.device = a->device,
+                               .relocate = a->relocate,
+                               .profile = profile,
+                               .log = stderr,
+                               .verbose = a->verbose};
     int rc = sg_replay_open(path, g, &opt, out, err, sizeof err);
     if (rc) {
         sg_cli_error(CMD, "%s: %s%s", path,

@@ -64,7 +64,8 @@ static sg_node_id_t add_kernel(sg_graph_t *g, uint32_t stream, uint64_t seq, con
     assert_int_equal(sg_node_set_kernel_name(g, id, name), SG_OK);
     sg_kernel_t *k = &sg_graph_node(g, id)->u.kernel;
     k->image = image;
-    for (int i = 0; i < 3; i++) k->grid[i] = k->block[i] = 1;
+    for (int i = 0; i < 3; i++)
+        k->grid[i] = k->block[i] = 1;
     uint8_t bytes[8];
     put64(bytes, 0, ptr);
     uint32_t off = 0, sz = 8;
@@ -147,9 +148,10 @@ static void test_compare_ulp(void **state)
 {
     (void)state;
     float want[8], got[8];
-    for (int i = 0; i < 8; i++) want[i] = got[i] = (float)i * 0.5f + 1.0f;
-    got[2] = nextafterf(want[2], 100.0f);                               /* 1 ULP */
-    got[5] = nextafterf(nextafterf(nextafterf(want[5], 0), 0), 0);      /* 3 ULP */
+    for (int i = 0; i < 8; i++)
+        want[i] = got[i] = (float)i * 0.5f + 1.0f;
+    got[2] = nextafterf(want[2], 100.0f);                          /* 1 ULP */
+    got[5] = nextafterf(nextafterf(nextafterf(want[5], 0), 0), 0); /* 3 ULP */
     sg_compare_options_t tol2 = {.float32 = true, .ulp = 2};
     sg_compare_result_t r;
     sg_compare_buffers(got, want, sizeof got, &tol2, &r);
@@ -218,13 +220,13 @@ static void test_regions(void **state)
     const uint64_t G2M = 0x200000;
     sg_graph_t *g = sg_graph_create();
     uint32_t b;
-    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000000200, 0x1000, &b);          /* b0 */
-    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000100000, 0x200000, &b);        /* b1: 2 granules */
-    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0001000000, 16, &b);              /* b2 apart */
-    sg_graph_add_buffer(g, SG_BUFFER_HOST_PINNED, 0x5010, 100, &b);                /* b3 host */
-    sg_graph_add_buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x7f0002000000, 4096, &b);       /* b4 no region */
-    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0003000000, 0, &b);               /* b5 empty */
-    sg_graph_add_buffer(g, SG_BUFFER_MANAGED, 0x7f0000400000, 0x10, &b);           /* b6 touches */
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000000200, 0x1000, &b);    /* b0 */
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000100000, 0x200000, &b);  /* b1: 2 granules */
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0001000000, 16, &b);        /* b2 apart */
+    sg_graph_add_buffer(g, SG_BUFFER_HOST_PINNED, 0x5010, 100, &b);          /* b3 host */
+    sg_graph_add_buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x7f0002000000, 4096, &b); /* b4 no region */
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0003000000, 0, &b);         /* b5 empty */
+    sg_graph_add_buffer(g, SG_BUFFER_MANAGED, 0x7f0000400000, 0x10, &b);     /* b6 touches */
     sg_region_t *r = NULL;
     uint32_t n = 0;
     assert_int_equal(sg_replay_plan_regions(g, G2M, 4096, &r, &n), SG_OK);
@@ -272,7 +274,7 @@ static void test_reloc_params(void **state)
     make_map(&m);
     uint8_t bytes[64];
     memset(bytes, 0, sizeof bytes);
-    put64(bytes, 0, A_OLD + 0x10);  /* p0 pointer into A: moves */
+    put64(bytes, 0, A_OLD + 0x10);    /* p0 pointer into A: moves */
     uint32_t small = (uint32_t)A_OLD; /* p1: 4 bytes that look like A's low half */
     memcpy(bytes + 8, &small, 4);
     put64(bytes, 16, B_OLD + 8);    /* p2 pointer into B: B did not move */
@@ -284,7 +286,7 @@ static void test_reloc_params(void **state)
     put64(bytes, 48, A_OLD + 0x100); /* p5 one past A's end */
     /* p6 12 bytes at 52: an address at unaligned 52 is not a pointer slot;
      * the aligned word at 56 is inside it and is scanned */
-    put64(bytes, 56, 0x1234);       /* nothing there */
+    put64(bytes, 56, 0x1234); /* nothing there */
     uint32_t offs[] = {0, 8, 16, 24, 32, 48, 56}, sizes[] = {8, 4, 8, 8, 16, 8, 8};
     sg_kernel_t k;
     memset(&k, 0, sizeof k);
@@ -320,8 +322,11 @@ static void test_reloc_params(void **state)
     uint8_t ub[16] = {0};
     put64(ub, 4, A_OLD);
     uint32_t uoff = 4, usz = 8;
-    sg_kernel_t ku = {.n_params = 1, .param_offsets = &uoff, .param_sizes = &usz,
-                      .param_bytes = ub, .params_size = 12};
+    sg_kernel_t ku = {.n_params = 1,
+                      .param_offsets = &uoff,
+                      .param_sizes = &usz,
+                      .param_bytes = ub,
+                      .params_size = 12};
     assert_int_equal(sg_reloc_kernel_params(&m, &ku, ub, "n4", &rep), 0);
     assert_true(get64(ub, 4) == A_OLD);
 
@@ -341,8 +346,11 @@ static void test_reloc_params(void **state)
     uint8_t hb[8];
     put64(hb, 0, 0xabc0);
     uint32_t hoff = 0, hsz = 8;
-    sg_kernel_t kh = {.n_params = 1, .param_offsets = &hoff, .param_sizes = &hsz,
-                      .param_bytes = hb, .params_size = 8};
+    sg_kernel_t kh = {.n_params = 1,
+                      .param_offsets = &hoff,
+                      .param_sizes = &hsz,
+                      .param_bytes = hb,
+                      .params_size = 8};
     assert_int_equal(sg_reloc_kernel_params(&m, &kh, hb, "n6", &rep2), 1);
     assert_true(get64(hb, 0) == 0xdef0);
     assert_int_equal(rep2.entries[1].site, SG_RELOC_HANDLE);
@@ -429,11 +437,11 @@ static void test_plan_replayable(void **state)
     img = add_image(g, true);
     sg_node_id_t k = add_kernel(g, s0, 0, "_Z3fooPf", img, 0x10000);
     sg_node_id_t c = add_node(g, SG_NODE_MEMCPY, s1, 1);
-    sg_graph_node(g, c)->u.memcpy = (sg_memcpy_t){.dst = 0x20000, .src = 0x10010, .width = 64,
-                                                  .height = 1, .depth = 1};
+    sg_graph_node(g, c)->u.memcpy =
+        (sg_memcpy_t){.dst = 0x20000, .src = 0x10010, .width = 64, .height = 1, .depth = 1};
     sg_node_id_t s = add_node(g, SG_NODE_MEMSET, s1, 2);
-    sg_graph_node(g, s)->u.memset = (sg_memset_t){.dst = 0x20000, .value = 7, .element_size = 4,
-                                                  .width = 16, .height = 1};
+    sg_graph_node(g, s)->u.memset =
+        (sg_memset_t){.dst = 0x20000, .value = 7, .element_size = 4, .width = 16, .height = 1};
     sg_node_id_t rec = add_node(g, SG_NODE_EVENT_RECORD, s0, 3);
     sg_graph_node(g, rec)->u.event = ev;
     sg_node_id_t wait = add_node(g, SG_NODE_EVENT_WAIT, s1, 4);
@@ -483,9 +491,9 @@ static void test_plan_in_process_only(void **state)
     sg_node_set_opaque_note(g, o, "batch mem op");
     sg_node_id_t k1 = add_kernel(g, s0, 2, "_Z3fooPf", SG_NONE, 0x10000); /* n2 */
     sg_node_id_t k2 = add_kernel(g, s0, 3, "_Z3barPf", nofile, 0x10000);  /* n3 */
-    sg_node_id_t k3 = add_kernel(g, s0, 4, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", img,
-                                 0x10000); /* n4 */
-    sg_node_id_t c = add_node(g, SG_NODE_MEMCPY, s0, 5); /* n5 */
+    sg_node_id_t k3 =
+        add_kernel(g, s0, 4, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", img, 0x10000); /* n4 */
+    sg_node_id_t c = add_node(g, SG_NODE_MEMCPY, s0, 5);                               /* n5 */
     sg_graph_node(g, c)->u.memcpy = (sg_memcpy_t){.dst = 0x10000, .src = 0x7ffd0000, .width = 8};
     sg_node_id_t ms = add_node(g, SG_NODE_MEMSET, s0, 6); /* n6 */
     sg_graph_node(g, ms)->u.memset = (sg_memset_t){.dst = 0x10000, .element_size = 3, .width = 1};
@@ -600,7 +608,8 @@ static void test_trace_shape(void **state)
         assert_non_null(ph);
         if (!strcmp(ph, "M") && !strcmp(name, "thread_name")) {
             threads++;
-            const char *label = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+            const char *label =
+                json_string_value(json_object_get(json_object_get(e, "args"), "name"));
             if (!strcmp(label, "side")) {
                 saw_side = true;
                 assert_int_equal(json_integer_value(json_object_get(e, "tid")), 2);

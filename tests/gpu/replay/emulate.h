@@ -46,27 +46,31 @@ static void emu_axpb(const uint8_t *a)
     float *y = (float *)emu_ptr(a, 0);
     const float *x = (const float *)emu_ptr(a, 8);
     float m = emu_f32(a, 16), add = emu_f32(a, 20);
-    for (uint64_t i = 0, n = emu_u64(a, 24); i < n; i++) y[i] = fmaf(x[i], m, add);
+    for (uint64_t i = 0, n = emu_u64(a, 24); i < n; i++)
+        y[i] = fmaf(x[i], m, add);
 }
 
 static void emu_square(const uint8_t *a)
 {
     float *y = (float *)emu_ptr(a, 0);
-    for (uint64_t i = 0, n = emu_u64(a, 8); i < n; i++) y[i] = y[i] * y[i];
+    for (uint64_t i = 0, n = emu_u64(a, 8); i < n; i++)
+        y[i] = y[i] * y[i];
 }
 
 static void emu_combine(const uint8_t *a)
 {
     float *out = (float *)emu_ptr(a, 0);
     const float *b = (const float *)emu_ptr(a, 8), *c = (const float *)emu_ptr(a, 16);
-    for (uint64_t i = 0, n = emu_u64(a, 24); i < n; i++) out[i] = fmaf(b[i], 0.75f, c[i]);
+    for (uint64_t i = 0, n = emu_u64(a, 24); i < n; i++)
+        out[i] = fmaf(b[i], 0.75f, c[i]);
 }
 
 static void emu_accum(const uint8_t *a)
 {
     float *acc = (float *)emu_ptr(a, 0);
     const float *v = (const float *)emu_ptr(a, 8);
-    for (uint64_t i = 0, n = emu_u64(a, 16); i < n; i++) acc[i] = acc[i] + v[i];
+    for (uint64_t i = 0, n = emu_u64(a, 16); i < n; i++)
+        acc[i] = acc[i] + v[i];
 }
 
 static void emu_copy(const uint8_t *a)
@@ -90,7 +94,8 @@ static void emu_poly(const uint8_t *a)
     for (uint64_t i = 0; i < n; i++) {
         float v = x[i];
         for (int it = 0; it < iters; it++)
-            for (int r = 0; r < 3; r++) v = fmaf(v, ca, cb);
+            for (int r = 0; r < 3; r++)
+                v = fmaf(v, ca, cb);
         y[i] = v + bias[i & 255];
     }
 }

@@ -23,14 +23,14 @@
 #endif
 
 #define N 4096u
-#define CHECK(x)                                                                             \
-    do {                                                                                     \
-        int rc_ = (x);                                                                       \
-        if (rc_) {                                                                           \
-            fprintf(stderr, "fake_bundle: %s:%d: %s: %s\n", __FILE__, __LINE__, #x,            \
-                    sg_strerror(rc_));                                                       \
-            exit(1);                                                                         \
-        }                                                                                    \
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        int rc_ = (x);                                                                             \
+        if (rc_) {                                                                                 \
+            fprintf(stderr, "fake_bundle: %s:%d: %s: %s\n", __FILE__, __LINE__, #x,                \
+                    sg_strerror(rc_));                                                             \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 typedef struct {
@@ -44,9 +44,12 @@ static sg_node_id_t node(rec_t *r, uint32_t s, sg_node_type_t t, sg_node_id_t fr
 {
     sg_node_id_t id;
     CHECK(sg_graph_add_node(r->g, t, s, r->seq++, &id));
-    if (r->last[s] != SG_NONE) CHECK(sg_graph_add_edge(r->g, r->last[s], id, SG_EDGE_STREAM, SG_NONE, NULL));
-    if (from_event != SG_NONE) CHECK(sg_graph_add_edge(r->g, from_event, id, SG_EDGE_EVENT, event, NULL));
-    if (from_event2 != SG_NONE) CHECK(sg_graph_add_edge(r->g, from_event2, id, SG_EDGE_EVENT, event2, NULL));
+    if (r->last[s] != SG_NONE)
+        CHECK(sg_graph_add_edge(r->g, r->last[s], id, SG_EDGE_STREAM, SG_NONE, NULL));
+    if (from_event != SG_NONE)
+        CHECK(sg_graph_add_edge(r->g, from_event, id, SG_EDGE_EVENT, event, NULL));
+    if (from_event2 != SG_NONE)
+        CHECK(sg_graph_add_edge(r->g, from_event2, id, SG_EDGE_EVENT, event2, NULL));
     r->last[s] = id;
     return id;
 }
@@ -80,9 +83,12 @@ int main(int argc, char **argv)
     const char *out = NULL;
     bool alloc = false, corrupt = false;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--alloc")) alloc = true;
-        else if (!strcmp(argv[i], "--corrupt")) corrupt = true;
-        else out = argv[i];
+        if (!strcmp(argv[i], "--alloc"))
+            alloc = true;
+        else if (!strcmp(argv[i], "--corrupt"))
+            corrupt = true;
+        else
+            out = argv[i];
     }
     if (!out) {
         fprintf(stderr, "usage: fake_bundle OUT.sgraph [--alloc] [--corrupt]\n");
@@ -115,16 +121,20 @@ int main(int argc, char **argv)
         buf[X][i] = (float)((int32_t)(s >> 33) % 2000000) / 1000000.0f;
         buf[ACC][i] = buf[X][i] * 0.5f - 0.25f;
     }
-    for (int i = 0; i < 256; i++) buf[BIAS][i] = (float)i / 256.0f - 0.5f;
-    for (int i = A; i <= OUT; i++) memset(buf[i], 0xab, bytes[i]);
+    for (int i = 0; i < 256; i++)
+        buf[BIAS][i] = (float)i / 256.0f - 0.5f;
+    for (int i = A; i <= OUT; i++)
+        memset(buf[i], 0xab, bytes[i]);
     uint8_t *before[NB], *after[NB];
     for (int i = 0; i < NB; i++) {
         before[i] = malloc(bytes[i]);
         memcpy(before[i], buf[i], bytes[i]);
     }
 
-    for (int i = 0; i < 3; i++) CHECK(sg_graph_add_stream(g, NULL, 0x100 + i, &id));
-    for (int i = 0; i < 3; i++) CHECK(sg_graph_add_event(g, NULL, 0x200 + i, &id));
+    for (int i = 0; i < 3; i++)
+        CHECK(sg_graph_add_stream(g, NULL, 0x100 + i, &id));
+    for (int i = 0; i < 3; i++)
+        CHECK(sg_graph_add_event(g, NULL, 0x200 + i, &id));
     static const uint8_t fatbin[] = "sgcap fake fatbin: fake_cuda.c runs emulate.h";
     CHECK(sg_graph_add_image(g, SG_IMAGE_FATBIN, "00000000fa4eb175", sizeof fatbin, &id));
     g->images[0].file = strdup("code/00000000fa4eb175.fatbin");
@@ -207,8 +217,10 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "data/b%d.after.zst", i);
         g->buffers[i].after_file = strdup(path);
         g->buffers[i].snapshot_bytes = bytes[i];
-        blobs[1 + 2 * i] = (sg_bundle_blob_t){g->buffers[i].before_file, before[i], bytes[i], NULL, true};
-        blobs[2 + 2 * i] = (sg_bundle_blob_t){g->buffers[i].after_file, after[i], bytes[i], NULL, true};
+        blobs[1 + 2 * i] =
+            (sg_bundle_blob_t){g->buffers[i].before_file, before[i], bytes[i], NULL, true};
+        blobs[2 + 2 * i] =
+            (sg_bundle_blob_t){g->buffers[i].after_file, after[i], bytes[i], NULL, true};
     }
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);

@@ -75,9 +75,15 @@ static CUresult f_cuDeviceGetName(char *name, int len, CUdevice d)
 static CUresult f_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
     switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
-    default: *v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *v = 9;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *v = 0;
+        break;
+    default:
+        *v = 1;
+        break;
     }
     return CUDA_SUCCESS;
 }
@@ -126,12 +132,13 @@ static CUresult f_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alig
         if (p != MAP_FAILED) munmap(p, size);
         /* anywhere, aligned as asked: reserve more, trim both ends */
         size_t a = align ? align : GRANULE;
-        uint8_t *q = mmap(NULL, size + a, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                          -1, 0);
+        uint8_t *q =
+            mmap(NULL, size + a, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (q == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
         uint8_t *start = (uint8_t *)(((uintptr_t)q + a - 1) & ~(uintptr_t)(a - 1));
         if (start > q) munmap(q, (size_t)(start - q));
-        if (start + size < q + size + a) munmap(start + size, (size_t)(q + size + a - (start + size)));
+        if (start + size < q + size + a)
+            munmap(start + size, (size_t)(q + size + a - (start + size)));
         p = start;
     }
     *ptr = (CUdeviceptr)(uintptr_t)p;
@@ -204,7 +211,8 @@ static CUresult f_cuMemFreeAsync(CUdeviceptr p, CUstream s)
 /* ---- code ----------------------------------------------------------------------------- */
 
 static CUresult f_cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv,
-                                    unsigned int nj, CUlibraryOption *lo, void **lv, unsigned int nl)
+                                    unsigned int nj, CUlibraryOption *lo, void **lv,
+                                    unsigned int nl)
 {
     *lib = (CUlibrary)(uintptr_t)0x2000;
     return CUDA_SUCCESS;
@@ -247,7 +255,8 @@ static CUresult f_cuGraphCreate(CUgraph *g, unsigned int flags)
 }
 static CUresult f_cuGraphDestroy(CUgraph g)
 {
-    for (size_t i = 0; i < g->n; i++) free(g->nodes[i].allocation);
+    for (size_t i = 0; i < g->n; i++)
+        free(g->nodes[i].allocation);
     free(g->nodes);
     free(g);
     return CUDA_SUCCESS;
@@ -334,11 +343,11 @@ static CUresult f_cuGraphLaunch(CUgraphExec e, CUstream s)
             const CUDA_MEMCPY3D *m = &f->memcpy;
             for (size_t z = 0; z < m->Depth; z++)
                 for (size_t y = 0; y < m->Height; y++)
-                    memmove((void *)(uintptr_t)(m->dstDevice +
-                                                (z * m->dstHeight + y) * m->dstPitch),
-                            (const void *)(uintptr_t)(m->srcDevice +
-                                                      (z * m->srcHeight + y) * m->srcPitch),
-                            m->WidthInBytes);
+                    memmove(
+                        (void *)(uintptr_t)(m->dstDevice + (z * m->dstHeight + y) * m->dstPitch),
+                        (const void *)(uintptr_t)(m->srcDevice +
+                                                  (z * m->srcHeight + y) * m->srcPitch),
+                        m->WidthInBytes);
         }
     }
     return CUDA_SUCCESS;
@@ -402,29 +411,67 @@ static CUresult f_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 
 /* ---- the one export ---------------------------------------------------------------------- */
 
+// clang-format off
 #define FAKE(name) {#name, (void *)f_##name},
 static const struct {
     const char *name;
     void *fn;
 } table[] = {
-    FAKE(cuInit) FAKE(cuDriverGetVersion) FAKE(cuDeviceGetCount) FAKE(cuDeviceGet)
-    FAKE(cuDeviceGetName) FAKE(cuDeviceGetAttribute) FAKE(cuDevicePrimaryCtxRetain)
-    FAKE(cuDevicePrimaryCtxRelease) FAKE(cuCtxSetCurrent) FAKE(cuGetErrorName)
-    FAKE(cuGetErrorString) FAKE(cuMemGetAllocationGranularity) FAKE(cuMemAddressReserve)
-    FAKE(cuMemAddressFree) FAKE(cuMemCreate) FAKE(cuMemRelease) FAKE(cuMemMap) FAKE(cuMemUnmap)
-    FAKE(cuMemSetAccess) FAKE(cuMemHostRegister) FAKE(cuMemHostUnregister)
-    FAKE(cuMemHostGetDevicePointer) FAKE(cuMemcpyHtoD) FAKE(cuMemcpyDtoH) FAKE(cuMemsetD8)
-    FAKE(cuMemFreeAsync) FAKE(cuLibraryLoadData) FAKE(cuLibraryUnload) FAKE(cuLibraryGetKernel)
-    FAKE(cuKernelGetFunction) FAKE(cuFuncGetParamInfo) FAKE(cuFuncSetAttribute)
-    FAKE(cuGraphCreate) FAKE(cuGraphDestroy) FAKE(cuGraphAddNode)
-    FAKE(cuGraphInstantiateWithFlags) FAKE(cuGraphExecDestroy) FAKE(cuGraphLaunch)
-    FAKE(cuGraphUpload) FAKE(cuGraphConditionalHandleCreate) FAKE(cuGraphKernelNodeSetAttribute)
-    FAKE(cuStreamCreate) FAKE(cuStreamDestroy) FAKE(cuStreamSynchronize) FAKE(cuEventCreate)
-    FAKE(cuEventDestroy) FAKE(cuEventRecord) FAKE(cuEventSynchronize) FAKE(cuEventElapsedTime)};
+    FAKE(cuInit)
+    FAKE(cuDriverGetVersion)
+    FAKE(cuDeviceGetCount)
+    FAKE(cuDeviceGet)
+    FAKE(cuDeviceGetName)
+    FAKE(cuDeviceGetAttribute)
+    FAKE(cuDevicePrimaryCtxRetain)
+    FAKE(cuDevicePrimaryCtxRelease)
+    FAKE(cuCtxSetCurrent)
+    FAKE(cuGetErrorName)
+    FAKE(cuGetErrorString)
+    FAKE(cuMemGetAllocationGranularity)
+    FAKE(cuMemAddressReserve)
+    FAKE(cuMemAddressFree)
+    FAKE(cuMemCreate)
+    FAKE(cuMemRelease)
+    FAKE(cuMemMap)
+    FAKE(cuMemUnmap)
+    FAKE(cuMemSetAccess)
+    FAKE(cuMemHostRegister)
+    FAKE(cuMemHostUnregister)
+    FAKE(cuMemHostGetDevicePointer)
+    FAKE(cuMemcpyHtoD)
+    FAKE(cuMemcpyDtoH)
+    FAKE(cuMemsetD8)
+    FAKE(cuMemFreeAsync)
+    FAKE(cuLibraryLoadData)
+    FAKE(cuLibraryUnload)
+    FAKE(cuLibraryGetKernel)
+    FAKE(cuKernelGetFunction)
+    FAKE(cuFuncGetParamInfo)
+    FAKE(cuFuncSetAttribute)
+    FAKE(cuGraphCreate)
+    FAKE(cuGraphDestroy)
+    FAKE(cuGraphAddNode)
+    FAKE(cuGraphInstantiateWithFlags)
+    FAKE(cuGraphExecDestroy)
+    FAKE(cuGraphLaunch)
+    FAKE(cuGraphUpload)
+    FAKE(cuGraphConditionalHandleCreate)
+    FAKE(cuGraphKernelNodeSetAttribute)
+    FAKE(cuStreamCreate)
+    FAKE(cuStreamDestroy)
+    FAKE(cuStreamSynchronize)
+    FAKE(cuEventCreate)
+    FAKE(cuEventDestroy)
+    FAKE(cuEventRecord)
+    FAKE(cuEventSynchronize)
+    FAKE(cuEventElapsedTime)
+};
+// clang-format on
 
-__attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(
-    const char *symbol, void **pfn, int version, cuuint64_t flags,
-    CUdriverProcAddressQueryResult *status)
+__attribute__((visibility("default"))) CUresult
+cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                    CUdriverProcAddressQueryResult *status)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (strcmp(table[i].name, symbol) != 0) continue;

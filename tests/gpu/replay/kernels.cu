@@ -56,7 +56,8 @@ extern "C" __global__ void k_inc(float *y, unsigned long long n)
     if (i < n) y[i] = __fadd_rn(y[i], 1.0f);
 }
 
-namespace sgt {
+namespace sgt
+{
 /* Long-running on few blocks: the two fork branches run it side by side,
  * which the profiled trace must show. */
 template <int R>
@@ -67,7 +68,8 @@ __global__ void k_poly(float *y, const float *x, Coeffs c, unsigned long long n,
         float v = x[i];
         for (int it = 0; it < iters; it++)
 #pragma unroll
-            for (int r = 0; r < R; r++) v = __fmaf_rn(v, c.a, c.b);
+            for (int r = 0; r < R; r++)
+                v = __fmaf_rn(v, c.a, c.b);
         y[i] = __fadd_rn(v, c.bias[i & 255]);
     }
 }
