@@ -16,9 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "capture/code_report.h"
 #include "capture/elf.h"
 #include "capture/fatbin.h"
+#include "graph/bundle.h"
 
 #ifndef SGCAP_FATBIN_DIR
 #error "SGCAP_FATBIN_DIR must be defined by tests/fatbin/fatbin.cmake"
@@ -974,6 +977,210 @@ static void test_elf_corrupt(void **state)
     free(c.p);
 }
 
+/* ---- the per-kernel code report over a bundle ------------------------------------------- */
+
+static uint32_t add_image(sg_graph_t *g, sg_image_kind_t kind, const blob_t *b, const char *ext,
+                          sg_bundle_blob_t *blob, char *relpath, size_t rn)
+{
+    char hash[17];
+    sg_code_hash(b->p, b->n, hash);
+    uint32_t id;
+    assert_int_equal(sg_graph_add_image(g, kind, hash, b->n, &id), SG_OK);
+    snprintf(relpath, rn, "code/%s.%s", hash, ext);
+    sg_graph_image(g, id)->file = strdup(relpath);
+    blob->relpath = relpath;
+    blob->data = b->p;
+    blob->size = b->n;
+    blob->src_path = NULL;
+    blob->compress = false;
+    return id;
+}
+
+static void add_kernel(sg_graph_t *g, const char *name, uint32_t image)
+{
+    sg_node_id_t id;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, SG_STREAM_EXPLICIT, 0, &id), SG_OK);
+    assert_int_equal(sg_node_set_kernel_name(g, id, name), SG_OK);
+    sg_graph_node(g, id)->u.kernel.image = image;
+}
+
+static const sg_code_report_row_t *find_row(const sg_code_report_t *r, const char *kernel,
+                                            uint32_t image)
+{
+    for (uint32_t i = 0; i < r->n_rows; i++)
+        if (strcmp(r->rows[i].kernel, kernel) == 0 && r->rows[i].image == image)
+            return &r->rows[i];
+    fail_msg("no report row for %s in image %u", kernel, image);
+    return NULL;
+}
+
+static void test_code_report(void **state)
+{
+    (void)state;
+    blob_t fat = load("arch90.fatbin"), sass = load("sass_only.fatbin"),
+           cubin = load("rdc90.cubin"), ptx = load("arch90.ptx"), multi = load("multi.fatbin"),
+           junk = {(uint8_t *)"not code at all", 15};
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    g->device.cc_major = 9;
+    g->device.cc_minor = 0;
+    sg_bundle_blob_t blobs[6];
+    char rel[6][64];
+    uint32_t i_fat = add_image(g, SG_IMAGE_FATBIN, &fat, "fatbin", &blobs[0], rel[0], 64);
+    uint32_t i_sass = add_image(g, SG_IMAGE_FATBIN, &sass, "fatbin", &blobs[1], rel[1], 64);
+    uint32_t i_cubin = add_image(g, SG_IMAGE_CUBIN, &cubin, "cubin", &blobs[2], rel[2], 64);
+    uint32_t i_ptx = add_image(g, SG_IMAGE_PTX, &ptx, "ptx", &blobs[3], rel[3], 64);
+    uint32_t i_multi = add_image(g, SG_IMAGE_FATBIN, &multi, "fatbin", &blobs[4], rel[4], 64);
+    uint32_t i_junk = add_image(g, SG_IMAGE_FATBIN, &junk, "fatbin", &blobs[5], rel[5], 64);
+    uint32_t i_nvrtc;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_NVRTC, "0123456789abcdef", 10, &i_nvrtc),
+                     SG_OK);
+    uint32_t i_meta;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_FATBIN, "fedcba9876543210", 10, &i_meta),
+                     SG_OK);
+
+    add_kernel(g, K_ADD, i_fat);
+    add_kernel(g, K_ADD, i_fat); /* same kernel twice: one row, two nodes */
+    add_kernel(g, K_SCALE, i_sass);
+    add_kernel(g, K_ADD, i_cubin);
+    add_kernel(g, K_SCALE, i_ptx);
+    add_kernel(g, "not_in_there", i_ptx);
+    add_kernel(g, K_ADD, i_multi);
+    add_kernel(g, K_ADD, i_junk);
+    add_kernel(g, "jit_kernel", i_nvrtc);
+    add_kernel(g, K_ADD, i_meta);
+    add_kernel(g, "orphan", SG_NONE);
+    /* A kernel inside a child graph counts too. */
+    sg_node_id_t child;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_CHILD_GRAPH, SG_STREAM_EXPLICIT, 0, &child),
+                     SG_OK);
+    sg_graph_t *body;
+    assert_int_equal(sg_node_make_child_body(g, child, &body), SG_OK);
+    add_kernel(body, K_ADD, i_fat);
+
+    char dir[] = "/tmp/sgcap_test_fatbin_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/k.sgraph", dir);
+    sg_diag_t diag;
+    int rc = sg_bundle_write(g, path, blobs, 6, 0, &diag);
+    if (rc) {
+        char m[600];
+        fail_msg("bundle write: %s", sg_diag_format(&diag, m, sizeof m));
+    }
+
+    sg_code_report_t r;
+    assert_int_equal(sg_code_report(g, path, NULL, &r), SG_OK);
+    assert_int_equal(r.device_arch, 90);
+    assert_int_equal(r.n_rows, 10);
+    /* First-appearance order. */
+    assert_string_equal(r.rows[0].kernel, K_ADD);
+    assert_int_equal(r.rows[0].image, i_fat);
+    assert_string_equal(r.rows[9].kernel, "orphan");
+
+    const sg_code_report_row_t *x = find_row(&r, K_ADD, i_fat);
+    assert_int_equal(x->n_nodes, 3);
+    assert_false(x->first_in_body);
+    assert_true(x->ptx_available);
+    assert_int_equal(x->reason, SG_PTX_OK);
+    assert_int_equal(x->ptx_target, 90);
+    assert_int_equal(x->image_format, SG_CODE_FORMAT_FATBIN);
+    assert_true(x->archs_from_bytes);
+    assert_int_equal(x->sass.n, 1);
+    assert_int_equal(x->sass.arch[0], 90);
+    assert_int_equal(x->ptx.n, 1);
+    assert_int_equal(x->ptx.arch[0], 90);
+    assert_string_equal(x->image_file, rel[0]);
+
+    x = find_row(&r, K_SCALE, i_sass);
+    assert_false(x->ptx_available);
+    assert_int_equal(x->reason, SG_PTX_SASS_ONLY);
+    assert_int_equal(x->ptx.n, 0);
+
+    x = find_row(&r, K_ADD, i_cubin);
+    assert_int_equal(x->reason, SG_PTX_SASS_ONLY);
+    assert_int_equal(x->image_format, SG_CODE_FORMAT_CUBIN);
+    assert_int_equal(x->sass.arch[0], 90);
+
+    x = find_row(&r, K_SCALE, i_ptx);
+    assert_true(x->ptx_available);
+    assert_int_equal(x->image_format, SG_CODE_FORMAT_PTX);
+    x = find_row(&r, "not_in_there", i_ptx);
+    assert_int_equal(x->reason, SG_PTX_NOT_IN_PTX);
+
+    x = find_row(&r, K_ADD, i_multi);
+    assert_true(x->ptx_available);
+    assert_int_equal(x->ptx_target, 90);
+    assert_int_equal(x->sass.n, 3); /* sm_75, sm_90a, sm_100 */
+    assert_int_equal(x->sass.arch[1], 90);
+    assert_int_equal(x->sass.suffix[1], 'a');
+    assert_int_equal(x->ptx.n, 4); /* 80, 90, 90a, 100 */
+    char archs[64];
+    assert_string_equal(sg_arch_list_format(&x->sass, archs, sizeof archs),
+                        "sm_75, sm_90a, sm_100");
+    assert_string_equal(sg_arch_list_format(&x->ptx, archs, sizeof archs),
+                        "sm_80, sm_90, sm_90a, sm_100");
+    assert_string_equal(sg_arch_list_format(&find_row(&r, K_SCALE, i_sass)->ptx, archs, 64), "-");
+
+    x = find_row(&r, K_ADD, i_junk);
+    assert_int_equal(x->reason, SG_PTX_UNREADABLE);
+    x = find_row(&r, "jit_kernel", i_nvrtc);
+    assert_int_equal(x->reason, SG_PTX_FROM_SOURCE);
+    x = find_row(&r, K_ADD, i_meta);
+    assert_int_equal(x->reason, SG_PTX_NO_IMAGE);
+    x = find_row(&r, "orphan", SG_NONE);
+    assert_int_equal(x->reason, SG_PTX_NO_IMAGE);
+    assert_int_equal(x->image_hash[0], 0);
+    assert_int_equal(r.n_ptx_available, 3);
+    for (uint32_t i = 0; i < r.n_rows; i++) assert_true(strlen(r.rows[i].detail) > 0);
+    sg_code_report_free(&r);
+
+    /* An older device: the sm_90 PTX no longer fits. */
+    sg_code_report_options_t opt = {.device_arch = 75};
+    assert_int_equal(sg_code_report(g, path, &opt, &r), SG_OK);
+    assert_int_equal(find_row(&r, K_ADD, i_fat)->reason, SG_PTX_ONLY_HIGHER);
+    assert_int_equal(find_row(&r, K_SCALE, i_ptx)->reason, SG_PTX_ONLY_HIGHER);
+    sg_code_report_free(&r);
+
+    /* A size cap below the image: unreadable, with the file named. */
+    opt = (sg_code_report_options_t){.max_image_bytes = 100};
+    assert_int_equal(sg_code_report(g, path, &opt, &r), SG_OK);
+    x = find_row(&r, K_ADD, i_fat);
+    assert_int_equal(x->reason, SG_PTX_UNREADABLE);
+    assert_non_null(strstr(x->detail, rel[0]));
+    sg_code_report_free(&r);
+
+    /* An image file that went missing: "not captured". */
+    char victim[512];
+    snprintf(victim, sizeof victim, "%s/%s", path, rel[1]);
+    assert_int_equal(unlink(victim), 0);
+    assert_int_equal(sg_code_report(g, path, NULL, &r), SG_OK);
+    assert_int_equal(find_row(&r, K_SCALE, i_sass)->reason, SG_PTX_NO_IMAGE);
+    sg_code_report_free(&r);
+
+    /* No bundle: metadata only, never "available". */
+    assert_int_equal(sg_code_report(g, NULL, NULL, &r), SG_OK);
+    for (uint32_t i = 0; i < r.n_rows; i++) assert_false(r.rows[i].ptx_available);
+    sg_code_report_free(&r);
+
+    /* Device arch from the graph, 90 when unknown. */
+    assert_int_equal(sg_code_report_default_arch(g), 90);
+    g->device.cc_major = 12;
+    assert_int_equal(sg_code_report_default_arch(g), 120);
+    g->device.cc_major = 0;
+    assert_int_equal(sg_code_report_default_arch(g), 90);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    sg_graph_destroy(g);
+    free(fat.p);
+    free(sass.p);
+    free(cubin.p);
+    free(ptx.p);
+    free(multi.p);
+}
+
 int main(void)
 {
     if (!exists("cm_none.fatbin")) {
@@ -998,6 +1205,7 @@ int main(void)
         cmocka_unit_test(test_truncations),
         cmocka_unit_test(test_corrupt_headers),
         cmocka_unit_test(test_elf_corrupt),
+        cmocka_unit_test(test_code_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
