@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/bundle.h"
 #include "graph/views.h"
 #include "replay_private.h"
 
@@ -87,16 +88,22 @@ static void kernel_args_free(kernel_args_t *a)
     free(a->sizes);
 }
 
-/* The loaded kernel's own parameter layout (cuFuncGetParamInfo). */
-static int real_layout(build_t *b, CUfunction f, uint32_t limit, uint32_t **offs, uint32_t **sizes,
-                       uint32_t *count)
+/* The loaded kernel's own parameter layout (cuFuncGetParamInfo). *known is
+ * false when the driver cannot say (then the bundle's layout is trusted). */
+static int real_layout(build_t *b, CUfunction f, uint32_t **offs, uint32_t **sizes, uint32_t *count,
+                       bool *known)
 {
     *count = 0;
+    *known = true;
     uint32_t cap = 0;
-    for (uint32_t i = 0; i <= limit; i++) {
+    for (uint32_t i = 0; i < SG_BUNDLE_MAX_PARAM_BYTES; i++) {
         size_t off = 0, size = 0;
         CUresult cr = sg_cu.cuFuncGetParamInfo(f, i, &off, &size);
         if (cr == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
+        if (cr != CUDA_SUCCESS && i == 0) {
+            *known = false;
+            return SG_OK;
+        }
         if (cr != CUDA_SUCCESS)
             return sg_replay__cu_fail(b->err, b->errlen, cr, "cuFuncGetParamInfo");
         if (i == cap) {
@@ -129,10 +136,13 @@ static int kernel_args(build_t *b, const sg_node_t *n, const char *path, kernel_
                                            (int)k->shared_bytes),
                   "cuFuncSetAttribute(max dynamic shared memory)");
     uint32_t count = 0;
-    rc = real_layout(b, a->func, k->params_size + 1, &a->offsets, &a->sizes, &count);
+    bool known = true;
+    rc = real_layout(b, a->func, &a->offsets, &a->sizes, &count, &known);
     if (rc) return rc == SG_ENOMEM ? sg_replay__fail(b->err, b->errlen, rc, "out of memory") : rc;
     sg_kernel_t view = *k;
-    if (k->n_params) {
+    if (!known) {
+        /* nothing to check against: the bundle's layout, or none */
+    } else if (k->n_params) {
         bool same = count == k->n_params;
         for (uint32_t i = 0; same && i < count; i++)
             same = a->offsets[i] == k->param_offsets[i] && a->sizes[i] == k->param_sizes[i];
