@@ -367,26 +367,36 @@ static int reuse_pair(checker_t *c, uint32_t first, uint32_t second)
         bad = p;
         bad[nbad++] = u;
     }
+    /* One finding per pair of allocations: the offending user enqueued
+     * last among the maximal ones (the one most likely still running). The
+     * fix is the first buffer's free before the reallocation (which orders
+     * every user that precedes the free), else the user itself. */
     int rc = SG_OK;
-    for (uint32_t i = 0; i < nbad && rc == SG_OK && !full(c); i++) {
+    sg_node_id_t pick = SG_NONE;
+    for (uint32_t i = 0; i < nbad; i++) {
         bool dominated = false;
         for (uint32_t j = 0; j < nbad && !dominated; j++)
             dominated = j != i && sg_reach_query(c->r, bad[i], bad[j]);
-        if (dominated) continue;
+        if (!dominated && (pick == SG_NONE || enqueued_before(g, pick, bad[i]))) pick = bad[i];
+    }
+    if (pick != SG_NONE && !full(c)) {
+        sg_node_id_t fix = bf->free_start[first + 1] > bf->free_start[first]
+                               ? bf->frees[bf->free_start[first]]
+                               : pick;
         sg_hazard_t h = {.kind = SG_HAZARD_REUSE};
-        h.nodes[0] = bad[i];
+        h.nodes[0] = pick;
         h.nodes[1] = a2;
-        h.streams[0] = g->nodes[bad[i]].stream;
+        h.streams[0] = g->nodes[pick].stream;
         h.streams[1] = g->nodes[a2].stream;
         h.buffers[0] = first;
         h.buffers[1] = second;
         const sg_buffer_t *x = &g->root->buffers[first], *y = &g->root->buffers[second];
-        const sg_access_t *acc = access_of(g, bad[i], first);
+        const sg_access_t *acc = access_of(g, pick, first);
         h.modes[0] = acc ? acc->mode : 0;
         uint64_t xe = x->address + x->size, ye = y->address + y->size;
         h.lo = x->address > y->address ? x->address : y->address;
         h.hi = xe < ye ? xe : ye;
-        h.missing_from = bad[i];
+        h.missing_from = fix;
         h.missing_to = a2;
         rc = emit(c, &h);
     }
@@ -556,10 +566,10 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
     case SG_HAZARD_REUSE:
         snprintf(buf, n,
                  "reuse of [0x%" PRIx64 ", 0x%" PRIx64 "): %s allocates memory of %s while %s "
-                 "may still use %s (no free of %s is ordered before the reallocation); missing "
+                 "may still use it (no free of %s is ordered before the reallocation); missing "
                  "edge %s -> %s",
                  h->lo, h->hi, b, buf_label(g, h->buffers[0]), a, buf_label(g, h->buffers[0]),
-                 buf_label(g, h->buffers[0]), f, t);
+                 f, t);
         break;
     case SG_HAZARD_UNJOINED:
         snprintf(buf, n,

@@ -11,14 +11,16 @@
  *                   ordered after its mem_alloc (missing alloc -> node) or
  *                   not before one of its mem_free nodes (missing node ->
  *                   free).
- *   reuse           two graph allocations overlap in address and the first
- *                   (the one whose alloc comes first) may still be in use
- *                   when the second is allocated: a free of the first is not
- *                   ordered before the second's alloc (missing free ->
- *                   alloc), or it has no free at all in the graph (missing
- *                   last use -> alloc). A use not ordered before a free that
- *                   does precede the reallocation is a use_after_free, not
- *                   reported twice.
+ *   reuse           two graph allocations overlap in address, no free of
+ *                   the first (the one whose alloc is ordered or enqueued
+ *                   first) is ordered before the second's alloc, and a user
+ *                   of the first is not ordered before that alloc. One
+ *                   finding per pair: nodes = the offending user enqueued
+ *                   last among the latest ones, and the second's alloc;
+ *                   missing edge = the first's free -> the alloc (or the
+ *                   user -> the alloc when the first is never freed). When
+ *                   a free does precede the reallocation, a use not ordered
+ *                   before that free is a use_after_free instead.
  *   unjoined        a stream other than the capture's origin (the stream of
  *                   the first enqueued node) whose last node has no path to
  *                   the origin stream's last node: forked and never joined.
@@ -59,9 +61,9 @@ typedef enum {
 typedef struct {
     sg_hazard_kind_t kind;
     sg_node_id_t nodes[2];    /* race: both accessors (lower id first); use_after_free:
-                                 user, alloc/free; reuse: last user or free of the
-                                 first buffer, alloc of the second; unjoined: the
-                                 stream's last node, the origin's last node */
+                                 user, alloc/free; reuse: a user of the first buffer,
+                                 the alloc of the second; unjoined: the stream's last
+                                 node, the origin's last node */
     uint32_t streams[2];      /* of nodes[] (SG_STREAM_EXPLICIT possible) */
     uint32_t buffers[2];      /* buffer of each side, SG_NONE for unjoined */
     sg_access_mode_t modes[2];/* race and use_after_free (user side); 0 otherwise */

@@ -25,7 +25,10 @@
  *      added explicitly, a barrier can be cut off from its stream. Then:
  *      control prev -> X for a barrier and a record point, X -> next for a
  *      barrier and a wait point, when there is no path. Plain kernels whose
- *      order the program removed on purpose are left alone.
+ *      order the program removed on purpose are left alone, and so are
+ *      frees (neither barriers nor neighbours here): what a free must
+ *      follow and precede is memory, which R3/R4 and defer-dealloc handle;
+ *      a free hung off its stream by defer-dealloc must stay a leaf.
  *   R3 free before reuse. CUDA gives a graph allocation an address range
  *      that overlaps an earlier one only when the earlier one's free is
  *      ordered before the new allocation; that ordering is usually a long
@@ -169,7 +172,7 @@ static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, can
 {
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->stream >= st->n_streams) continue;
+        if (x->removed || x->stream >= st->n_streams || x->type == SG_NODE_MEM_FREE) continue;
         bool barrier = is_barrier(x);
         bool record_point = !barrier && has_event_edge(g, x, 0);
         bool wait_point = !barrier && has_event_edge(g, x, 1);
@@ -179,6 +182,10 @@ static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, can
                                    : record_point              ? "record point"
                                                                : "wait point";
         sg_node_id_t prev = sg_rw_stream_prev(g, st, i), next = sg_rw_stream_next(g, st, i);
+        while (prev != SG_NONE && g->nodes[prev].type == SG_NODE_MEM_FREE)
+            prev = sg_rw_stream_prev(g, st, prev);
+        while (next != SG_NONE && g->nodes[next].type == SG_NODE_MEM_FREE)
+            next = sg_rw_stream_next(g, st, next);
         if (prev != SG_NONE && (barrier || record_point)) {
             cand_t *c = cand_push(cs, prev, i, RULE_STREAM_ORDER, true);
             if (!c) return SG_ENOMEM;
@@ -310,50 +317,35 @@ static int cmp_cand(const void *pa, const void *pb)
     return a->rule < b->rule ? -1 : a->rule > b->rule;
 }
 
-int sg_pass_control_deps(sg_pass_ctx_t *ctx)
+typedef struct {
+    uint32_t added[RULE_COUNT], total, skipped;
+    json_t *arr;
+} tally_t;
+
+/* Add the candidates that still apply: for R1/R2 when the pairs are not
+ * ordered (decided on the snapshot r, rechecked on the live graph), for
+ * R3/R4 when no direct edge exists. */
+static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, cands_t *cs, tally_t *t, uint32_t *n_added)
 {
     sg_graph_t *g = ctx->g;
-    sg_reach_t *r = NULL;
-    sg_rw_streams_t st = {0};
-    sg_rw_buffers_t bufs = {0};
-    cands_t cs = {0};
-    uint8_t *ans = NULL;
-    sg_node_id_t(*pairs)[2] = NULL;
-    int rc = sg_reach_build(g, 0, &r);
-    if (rc) return rc;
-    if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
-    if ((rc = sg_rw_buffers_build(g, &bufs))) goto out;
-    if ((rc = rule_record_wait(g, &cs))) goto out;
-    if ((rc = rule_stream_order(g, &st, &cs))) goto out;
-    reuse_arg_t ra = {g, &bufs, r, &cs, 0};
-    if ((rc = overlapping_buffers(g, reuse_pair, &ra))) goto out;
-    if ((rc = rule_event_at_free(g, &cs))) goto out;
-
-    /* Decide on the snapshot (adding edges only adds paths, so a "no path"
-     * answer can only become stale toward a redundant edge, never a wrong
-     * one), then add. Duplicates (same pair from two rules) collapse to the
-     * first rule. */
-    qsort(cs.c, cs.n, sizeof *cs.c, cmp_cand);
-    ans = malloc(cs.n ? cs.n : 1);
-    pairs = malloc((cs.n ? cs.n : 1) * sizeof *pairs);
+    *n_added = 0;
+    if (cs->n == 0) return SG_OK;
+    qsort(cs->c, cs->n, sizeof *cs->c, cmp_cand);
+    uint8_t *ans = malloc(cs->n);
+    sg_node_id_t(*pairs)[2] = malloc(cs->n * sizeof *pairs);
+    int rc = SG_OK;
     if (!ans || !pairs) {
         rc = SG_ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < cs.n; i++) {
-        pairs[i][0] = cs.c[i].from;
-        pairs[i][1] = cs.c[i].to;
+    for (size_t i = 0; i < cs->n; i++) {
+        pairs[i][0] = cs->c[i].from;
+        pairs[i][1] = cs->c[i].to;
     }
-    if ((rc = sg_reach_query_batch(r, (const sg_node_id_t(*)[2])pairs, cs.n, ans))) goto out;
-    uint32_t added[RULE_COUNT] = {0}, total = 0, skipped = 0;
-    json_t *arr = json_array();
-    if (!arr) {
-        rc = SG_ENOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < cs.n; i++) {
-        const cand_t *c = &cs.c[i];
-        if (i > 0 && cs.c[i - 1].from == c->from && cs.c[i - 1].to == c->to) continue;
+    if ((rc = sg_reach_query_batch(r, (const sg_node_id_t(*)[2])pairs, cs->n, ans))) goto out;
+    for (size_t i = 0; i < cs->n; i++) {
+        const cand_t *c = &cs->c[i];
+        if (i > 0 && cs->c[i - 1].from == c->from && cs->c[i - 1].to == c->to) continue;
         if (c->needs_no_path ? ans[i] != 0 : sg_graph_find_edge(g, c->from, c->to) != SG_NONE)
             continue;
         if (c->needs_no_path) {
@@ -368,44 +360,86 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
                 sg_rw_printf(ctx, "skip %s -> %s [%s]: the graph orders them the other way\n",
                              sg_rw_node_name(g, c->from, a, sizeof a),
                              sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule]);
-                skipped++;
+                t->skipped++;
                 continue;
             }
         }
-        if ((rc = sg_graph_add_edge(g, c->from, c->to, SG_EDGE_CONTROL, SG_NONE, NULL))) {
-            json_decref(arr);
-            goto out;
-        }
-        added[c->rule]++;
-        total++;
+        if ((rc = sg_graph_add_edge(g, c->from, c->to, SG_EDGE_CONTROL, SG_NONE, NULL))) goto out;
+        t->added[c->rule]++;
+        t->total++;
+        (*n_added)++;
         char a[200], b[200];
         sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n", sg_rw_node_name(g, c->from, a, sizeof a),
                      sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule], c->why);
-        json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:s}", "rule", rule_names[c->rule],
-                                             "from", sg_rw_node_json(g, c->from), "to",
-                                             sg_rw_node_json(g, c->to), "why", c->why));
+        json_array_append_new(t->arr, json_pack("{s:s, s:o, s:o, s:s}", "rule", rule_names[c->rule],
+                                                "from", sg_rw_node_json(g, c->from), "to",
+                                                sg_rw_node_json(g, c->to), "why", c->why));
     }
+out:
+    cs->n = 0;
+    free(ans);
+    free(pairs);
+    return rc;
+}
+
+int sg_pass_control_deps(sg_pass_ctx_t *ctx)
+{
+    sg_graph_t *g = ctx->g;
+    sg_reach_t *r = NULL;
+    sg_rw_streams_t st = {0};
+    sg_rw_buffers_t bufs = {0};
+    cands_t cs = {0};
+    tally_t t = {{0}, 0, 0, json_array()};
+    uint32_t n_added = 0;
+    reuse_arg_t ra = {0};
+    if (!t.arr) return SG_ENOMEM;
+    int rc = sg_reach_build(g, 0, &r);
+    if (rc) goto out;
+    /* The rules feed each other, so they run in an order that reaches a
+     * fixpoint in one pass (which makes the pass idempotent):
+     * R1/R2 add orderings, which can create the paths R3 looks for and give
+     * a free the new neighbours R4 bridges around; R3 and R4 only shortcut
+     * existing paths (reachability stays), but give frees new neighbours,
+     * so R4 repeats until it adds nothing. */
+    if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
+    if ((rc = rule_record_wait(g, &cs))) goto out;
+    if ((rc = rule_stream_order(g, &st, &cs))) goto out;
+    if ((rc = apply(ctx, r, &cs, &t, &n_added))) goto out;
+    if (n_added) {
+        sg_reach_destroy(r);
+        r = NULL;
+        if ((rc = sg_reach_build(g, 0, &r))) goto out;
+    }
+    if ((rc = sg_rw_buffers_build(g, &bufs))) goto out;
+    ra = (reuse_arg_t){g, &bufs, r, &cs, 0};
+    if ((rc = overlapping_buffers(g, reuse_pair, &ra))) goto out;
+    if ((rc = apply(ctx, r, &cs, &t, &n_added))) goto out;
+    do {
+        if ((rc = rule_event_at_free(g, &cs))) goto out;
+        if ((rc = apply(ctx, r, &cs, &t, &n_added))) goto out;
+    } while (n_added);
+
     if (ra.unordered)
         sg_rw_printf(ctx,
                      "note: %u pair(s) of graph allocations overlap with neither free ordered "
                      "before the other's allocation (a reuse hazard: run sgcap check)\n",
                      ra.unordered);
-    if (total == 0) sg_rw_printf(ctx, "no change: every implied ordering is already explicit\n");
-    sg_rw_json_set(ctx, "edges_added", arr);
+    if (t.total == 0) sg_rw_printf(ctx, "no change: every implied ordering is already explicit\n");
+    sg_rw_json_set(ctx, "edges_added", t.arr);
+    t.arr = NULL;
     json_t *counts = json_object();
     for (int k = 0; k < RULE_COUNT; k++)
-        json_object_set_new(counts, rule_names[k], json_integer(added[k]));
+        json_object_set_new(counts, rule_names[k], json_integer(t.added[k]));
     sg_rw_json_set(ctx, "by_rule", counts);
     sg_rw_json_set(ctx, "unordered_reuse_pairs", json_integer(ra.unordered));
-    sg_rw_json_set(ctx, "skipped_contradicting", json_integer(skipped));
+    sg_rw_json_set(ctx, "skipped_contradicting", json_integer(t.skipped));
     sg_rw_summary(ctx,
                   "%u control edges added (record-before-wait %u, stream-order %u, "
                   "free-before-reuse %u, event-at-free %u)",
-                  total, added[RULE_RECORD_WAIT], added[RULE_STREAM_ORDER],
-                  added[RULE_FREE_REUSE], added[RULE_EVENT_AT_FREE]);
+                  t.total, t.added[RULE_RECORD_WAIT], t.added[RULE_STREAM_ORDER],
+                  t.added[RULE_FREE_REUSE], t.added[RULE_EVENT_AT_FREE]);
 out:
-    free(ans);
-    free(pairs);
+    json_decref(t.arr);
     free(cs.c);
     sg_rw_buffers_free(&bufs);
     sg_rw_streams_free(&st);

@@ -20,10 +20,13 @@
  *      accessors of other buffers overlapping b that F reaches (minimal
  *      elements only).
  *   4. The anchor P: on s's program order (without frees), from the last
- *      position holding a user or the alloc, the first node whose expected
- *      finish is >= T; never a node that a member of Q reaches (that would
- *      be a cycle: the search stops before it); the last such node when no
- *      node finishes late enough.
+ *      position holding a user or the alloc, the first node that finishes
+ *      at or after T, or whose successor on s cannot start before T anyway
+ *      (it waits for the use through its own dependencies): the point where
+ *      s is expected to be past the last use, so a stream-ordered replay
+ *      would not stall there. Never a node that a member of Q reaches (that
+ *      would be a cycle: the search stops before it); the last such node
+ *      when none qualifies.
  *   5. F's new predecessors: P (a `stream` edge) and every node of M that
  *      does not reach P (`dealloc` edges): F runs after every use on every
  *      stream. F's new successors: Q (`dealloc` edges: reuse of the memory
@@ -33,9 +36,13 @@
  *      it. Every old edge of F not kept is removed and every path that ran
  *      through F is bridged (pred -> succ; `event` when the removed edge
  *      carried an event across streams, `stream` within one, else
- *      `control`). F takes P's sequence number, so it follows P in program
- *      order.
- *   When F already has exactly those neighbours, it is left in place.
+ *      `control`); kept neighbours get the kinds above (a moved free has
+ *      no event edge left). F takes P's sequence number, so it follows P
+ *      in program order.
+ *   A free that is already settled is left in place: ordered after every
+ *   use and the alloc, with an in-edge from its own stream, and nothing but
+ *   memory reuse (or, when it is its stream's last node, the join) waiting
+ *   for it. The pass changes only frees that are unsafe or that block.
  *
  * Guarantees: after the pass every free is ordered after its allocation
  * and every use, and before every reuse of its memory (by reachability, not
@@ -166,6 +173,9 @@ static int remove_edge_logged(sg_graph_t *g, undo_t *u, sg_edge_id_t id)
 
 typedef enum { D_SAME_STREAM, D_SKIP, D_IN_PLACE, D_MOVED } decision_t;
 
+/* Why the anchor is where it is. */
+typedef enum { ANCHOR_DONE, ANCHOR_CAPPED, ANCHOR_LAST } anchor_reason_t;
+
 static const char *const decision_names[] = {"same_stream", "skipped", "in_place", "moved"};
 
 typedef struct {
@@ -175,6 +185,7 @@ typedef struct {
     char why[240];
     sg_node_id_t old_prev; /* F's predecessor in its stream's program order */
     sg_node_id_t anchor;   /* P, or SG_NONE */
+    anchor_reason_t anchor_reason;
     ids_t maxima;          /* M */
     ids_t keep_pred;       /* users + alloc: all must precede F */
     ids_t reuse;           /* Q */
@@ -242,14 +253,6 @@ static int minimal(env_t *e, const ids_t *cand, ids_t *out)
         }
     }
     return SG_OK;
-}
-
-static bool has_in_from(const sg_graph_t *g, sg_node_id_t f, sg_node_id_t from)
-{
-    const sg_node_t *x = &g->nodes[f];
-    for (uint32_t i = 0; i < x->n_in; i++)
-        if (g->edges[x->in[i]].from == from) return true;
-    return false;
 }
 
 static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
@@ -331,7 +334,33 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
         }
     }
     if ((rc = minimal(e, &reuse_all, &p->reuse))) goto fail_reuse;
+    /* Settled already: after every use and the alloc, hung on its stream,
+     * and nothing but memory reuse (or, as the stream's last node, its
+     * join) waits for it. Such a free is left alone, whatever the estimate
+     * would pick: the pass changes only frees that are unsafe or block. */
+    bool settled = true, hung = false, f_last = true;
+    uint32_t s0 = e->st.start[s], s1 = e->st.start[s + 1];
+    for (uint32_t i = s0 + e->st.index[f] + 1; i < s1 && f_last; i++)
+        if (g->nodes[e->st.nodes[i]].type != SG_NODE_MEM_FREE) f_last = false;
+    for (uint32_t i = 0; i < p->keep_pred.n && settled; i++)
+        settled = sg_reach_query(e->r, p->keep_pred.v[i], f);
+    for (uint32_t i = 0; i < fx->n_out && settled; i++) {
+        sg_node_id_t y = g->edges[fx->out[i]].to;
+        settled = ids_has(&reuse_all, y) ||
+                  (f_last && s != e->origin && g->nodes[y].stream != s);
+    }
+    uint32_t others = 0;
+    for (uint32_t i = s0; i < s1; i++)
+        if (g->nodes[e->st.nodes[i]].type != SG_NODE_MEM_FREE) others++;
+    for (uint32_t i = 0; i < fx->n_in && !hung; i++)
+        hung = g->nodes[g->edges[fx->in[i]].from].stream == s;
     ids_free(&reuse_all);
+    if (settled && (hung || others == 0)) {
+        p->decision = D_IN_PLACE;
+        p->anchor = p->old_prev;
+        p->t_after = p->t_before;
+        return SG_OK;
+    }
     for (uint32_t i = 0; i < p->reuse.n; i++) {
         for (uint32_t k = 0; k < p->maxima.n; k++) {
             if (sg_reach_query(e->r, p->reuse.v[i], p->maxima.v[k])) {
@@ -345,14 +374,13 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
         }
     }
     /* 4. the anchor on s */
-    uint32_t s0 = e->st.start[s], s1 = e->st.start[s + 1];
     int64_t lo = -1;
     for (uint32_t i = s0; i < s1; i++) {
         sg_node_id_t v = e->st.nodes[i];
         if (ids_has(&p->keep_pred, v)) lo = (int64_t)(i - s0);
     }
     sg_node_id_t anchor = SG_NONE;
-    bool capped = false;
+    bool capped = false, reached = false;
     for (uint32_t i = s0 + (lo < 0 ? 0 : (uint32_t)lo); i < s1; i++) {
         sg_node_id_t v = e->st.nodes[i];
         if (v == f || g->nodes[v].type == SG_NODE_MEM_FREE) continue;
@@ -364,8 +392,20 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
             break;
         }
         anchor = v;
-        if (e->finish[v] >= p->t_uses) break;
+        /* Reached: the stream is past the last use when v finishes, or its
+         * next node cannot start before then anyway (it waits for the use
+         * through its own dependencies), so hanging the free here costs the
+         * stream nothing. */
+        sg_node_id_t nx = SG_NONE;
+        for (uint32_t j = i + 1; j < s1 && nx == SG_NONE; j++)
+            if (e->st.nodes[j] != f && g->nodes[e->st.nodes[j]].type != SG_NODE_MEM_FREE)
+                nx = e->st.nodes[j];
+        if (e->finish[v] >= p->t_uses || (nx != SG_NONE && e->start[nx] >= p->t_uses)) {
+            reached = nx != SG_NONE || e->finish[v] >= p->t_uses;
+            break;
+        }
     }
+    p->anchor_reason = reached ? ANCHOR_DONE : capped ? ANCHOR_CAPPED : ANCHOR_LAST;
     if (lo >= 0 && anchor == SG_NONE) {
         p->decision = D_SKIP;
         snprintf(p->why, sizeof p->why,
@@ -426,16 +466,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     p->t_after = anchor != SG_NONE ? e->finish[anchor] : 0;
     for (uint32_t i = 0; i < p->new_in.n; i++)
         if (e->finish[p->new_in.v[i]] > p->t_after) p->t_after = e->finish[p->new_in.v[i]];
-    /* in place already? same neighbour sets */
-    bool same = fx->n_in >= p->new_in.n && fx->n_out >= p->new_out.n;
-    for (uint32_t i = 0; i < p->new_in.n && same; i++) same = has_in_from(g, f, p->new_in.v[i]);
-    for (uint32_t i = 0; i < fx->n_in && same; i++)
-        same = ids_has(&p->new_in, g->edges[fx->in[i]].from);
-    for (uint32_t i = 0; i < fx->n_out && same; i++)
-        same = ids_has(&p->new_out, g->edges[fx->out[i]].to);
-    for (uint32_t i = 0; i < p->new_out.n && same; i++)
-        same = sg_graph_find_edge(g, f, p->new_out.v[i]) != SG_NONE;
-    p->decision = same ? D_IN_PLACE : D_MOVED;
+    p->decision = D_MOVED;
     return SG_OK;
 fail_reuse:
     ids_free(&reuse_all);
@@ -512,6 +543,10 @@ static int apply_one(sg_graph_t *g, const plan_t *p, undo_t *u, changes_t *c)
         rc = SG_ENOMEM;
         goto out;
     }
+    /* An old edge whose endpoint stays a neighbour is kept when it already
+     * has the kind the pass gives such an edge (stream from the anchor,
+     * dealloc otherwise), else it is replaced: a moved free carries no event
+     * edge, so no rule about record/wait points applies to it later. */
     for (uint32_t i = 0; i < nin; i++) {
         ins[i] = g->edges[fx->in[i]];
         drop_in[i] = !ids_has(&p->new_in, ins[i].from);
@@ -533,28 +568,37 @@ static int apply_one(sg_graph_t *g, const plan_t *p, undo_t *u, changes_t *c)
         }
     }
     for (uint32_t i = 0; i < nin; i++) {
-        if (!drop_in[i]) continue;
+        sg_edge_kind_t want = ins[i].from == p->anchor ? SG_EDGE_STREAM : SG_EDGE_DEALLOC;
+        if (!drop_in[i] && ins[i].kind == want) continue;
         if ((rc = remove_edge_logged(g, u, ins[i].id))) goto out;
         if ((rc = ids_push(&c->removed_from, ins[i].from)) ||
             (rc = ids_push(&c->removed_to, f)))
             goto out;
     }
     for (uint32_t i = 0; i < nout; i++) {
-        if (!drop_out[i]) continue;
+        if (!drop_out[i] && outs[i].kind == SG_EDGE_DEALLOC) continue;
         if ((rc = remove_edge_logged(g, u, outs[i].id))) goto out;
         if ((rc = ids_push(&c->removed_from, f)) || (rc = ids_push(&c->removed_to, outs[i].to)))
             goto out;
     }
     for (uint32_t i = 0; i < p->new_in.n; i++) {
         sg_node_id_t a = p->new_in.v[i];
-        if (has_in_from(g, f, a)) continue;
         sg_edge_kind_t kind = a == p->anchor ? SG_EDGE_STREAM : SG_EDGE_DEALLOC;
+        bool have = false;
+        const sg_node_t *nf = &g->nodes[f];
+        for (uint32_t k = 0; k < nf->n_in && !have; k++)
+            have = g->edges[nf->in[k]].from == a && g->edges[nf->in[k]].kind == kind;
+        if (have) continue;
         if ((rc = add_edge_logged(g, u, a, f, kind, SG_NONE))) goto out;
         if ((rc = note_added(c, a, f, kind))) goto out;
     }
     for (uint32_t i = 0; i < p->new_out.n; i++) {
         sg_node_id_t b = p->new_out.v[i];
-        if (sg_graph_find_edge(g, f, b) != SG_NONE) continue;
+        bool have = false;
+        const sg_node_t *nf = &g->nodes[f];
+        for (uint32_t k = 0; k < nf->n_out && !have; k++)
+            have = g->edges[nf->out[k]].to == b && g->edges[nf->out[k]].kind == SG_EDGE_DEALLOC;
+        if (have) continue;
         if ((rc = add_edge_logged(g, u, f, b, SG_EDGE_DEALLOC, SG_NONE))) goto out;
         if ((rc = note_added(c, f, b, SG_EDGE_DEALLOC))) goto out;
     }
@@ -616,19 +660,37 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                      sg_rw_node_name(g, p->maxima.v[i], a, sizeof a),
                      e->finish[p->maxima.v[i]] / 1000.0);
     sg_rw_printf(ctx, "\n");
-    if (p->old_prev != SG_NONE)
-        sg_rw_printf(ctx, "  was: after %s, expected at %.3f us\n",
-                     sg_rw_node_name(g, p->old_prev, a, sizeof a), p->t_before / 1000.0);
+    char why_here[200];
+    const char *sn = sg_rw_stream_name(g, p->stream);
+    if (p->anchor_reason == ANCHOR_DONE)
+        snprintf(why_here, sizeof why_here,
+                 "the first node on %s expected to finish after the other streams' last use", sn);
+    else if (p->anchor_reason == ANCHOR_CAPPED)
+        snprintf(why_here, sizeof why_here, "the last node on %s before a reuse of the memory", sn);
     else
-        sg_rw_printf(ctx, "  was: first on %s, expected at %.3f us\n",
-                     sg_rw_stream_name(g, p->stream), p->t_before / 1000.0);
-    if (p->anchor != SG_NONE)
-        sg_rw_printf(ctx, "  now: after %s (first point on %s expected to finish after the "
-                          "other streams' uses, %.3f us), expected at %.3f us\n",
-                     sg_rw_node_name(g, p->anchor, a, sizeof a), sg_rw_stream_name(g, p->stream),
-                     p->t_uses / 1000.0, p->t_after / 1000.0);
-    else
-        sg_rw_printf(ctx, "  now: after its uses only, expected at %.3f us\n", p->t_after / 1000.0);
+        snprintf(why_here, sizeof why_here,
+                 "the last node on %s (none finishes after the other streams' last use)", sn);
+    if (p->decision == D_IN_PLACE) {
+        sg_rw_printf(ctx,
+                     "  in place: after %s and every last use, expected at %.3f us; nothing on "
+                     "%s waits for it\n",
+                     p->anchor != SG_NONE ? sg_rw_node_name(g, p->anchor, a, sizeof a) : "nothing",
+                     p->t_after / 1000.0, sg_rw_stream_name(g, p->stream));
+    } else {
+        if (p->old_prev != SG_NONE)
+            sg_rw_printf(ctx, "  was: after %s, expected at %.3f us\n",
+                         sg_rw_node_name(g, p->old_prev, a, sizeof a), p->t_before / 1000.0);
+        else
+            sg_rw_printf(ctx, "  was: first on %s, expected at %.3f us\n",
+                         sg_rw_stream_name(g, p->stream), p->t_before / 1000.0);
+        if (p->anchor != SG_NONE)
+            sg_rw_printf(ctx, "  now: after %s, %s (%.3f us); expected at %.3f us\n",
+                         sg_rw_node_name(g, p->anchor, a, sizeof a), why_here,
+                         p->t_uses / 1000.0, p->t_after / 1000.0);
+        else
+            sg_rw_printf(ctx, "  now: after its uses only, expected at %.3f us\n",
+                         p->t_after / 1000.0);
+    }
     for (uint32_t i = 0; i < c->added_from.n; i++)
         sg_rw_printf(ctx, "  + %s %s -> %s\n", sg_edge_kind_name(c->added_kind[i]),
                      sg_rw_node_name(g, c->added_from.v[i], a, sizeof a),
@@ -650,9 +712,6 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                      delta > 0 ? "(memory held longer: reuse lost)"
                      : delta < 0 ? "(released earlier: reuse gained)"
                                  : "(same)");
-    else
-        sg_rw_printf(ctx, "  already in place: after every use, nothing on %s waits for it\n",
-                     sg_rw_stream_name(g, p->stream));
     json_object_set_new(o, "last_uses", ids_json(&p->maxima));
     json_object_set_new(o, "was_after", p->old_prev != SG_NONE ? json_integer(p->old_prev)
                                                                : json_null());

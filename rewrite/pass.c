@@ -546,6 +546,19 @@ out:
     return rc;
 }
 
+int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *ctx),
+                     const sg_rewrite_options_t *opt, sg_report_t *report)
+{
+    if (!g || g->root != g || !name || !run) return SG_EINVAL;
+    sg_rewrite_options_t defaults;
+    if (!opt) {
+        sg_rewrite_options_init(&defaults);
+        opt = &defaults;
+    }
+    pass_def_t def = {name, "", false, run};
+    return run_one(g, &def, opt, report);
+}
+
 int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
                         const sg_rewrite_options_t *opt, sg_report_t *report)
 {

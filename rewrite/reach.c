@@ -116,6 +116,7 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     uint64_t rows = r->n_order ? r->n_order : 1;
     uint64_t w = r->n_chains ? r->n_chains : 1;
     if (w * rows > REACH_BUDGET) w = REACH_BUDGET / rows ? REACH_BUDGET / rows : 1;
+    if ((flags & SG_REACH_NARROW) && w > 2) w = 2;
     r->width = (uint32_t)w;
     r->R = malloc((size_t)(w * rows) * sizeof *r->R);
     if (flags & SG_REACH_FORWARD) r->F = malloc((size_t)(w * rows) * sizeof *r->F);

@@ -37,6 +37,8 @@ typedef struct sg_reach sg_reach_t;
 
 enum {
     SG_REACH_FORWARD = 1u << 0, /* also keep F[v][c] = first position on c reached from v */
+    SG_REACH_NARROW = 1u << 1,  /* tests: clock blocks of 2 chains, to exercise the block
+                                   and search paths on small graphs */
 };
 
 /* Snapshot g (its root-level nodes and edges). SG_ECYCLE if g has a cycle. */

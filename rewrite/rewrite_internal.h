@@ -41,6 +41,12 @@ void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
 int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
                      uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ);
 
+/* Run one pass function through the manager (report, pass log, verifier):
+ * how tests exercise the verifier, and how a pass not in the registry yet
+ * can be run. */
+int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *ctx),
+                     const sg_rewrite_options_t *opt, sg_report_t *report);
+
 /* The passes. */
 int sg_pass_control_deps(sg_pass_ctx_t *ctx);
 int sg_pass_fusion_legality(sg_pass_ctx_t *ctx);

@@ -1,0 +1,1211 @@
+/* test_rewrite.c: unit tests of rewrite/: the reachability oracle against
+ * brute force, each pass on graphs built here (control-deps rule by rule,
+ * fusion-legality barriers, defer-dealloc on the async_alloc pattern, a free
+ * before a side-stream use, same-stream frees, interleaved use over four
+ * streams, reuse and earlier release, reduce), the pass manager (registry,
+ * reports, pass log, the verifier catching bad passes), and a property test
+ * on random DAGs with random stream labels: after every pass every pair of
+ * nodes ordered before is still ordered, and every pass is idempotent. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "graph/views.h"
+#include "rewrite/check.h"
+#include "rewrite/fusion_legality.h"
+#include "rewrite/pass.h"
+#include "rewrite/reach.h"
+#include "rewrite/rewrite_internal.h"
+
+/* ---- building graphs ------------------------------------------------------------ */
+
+static sg_node_id_t node(sg_graph_t *g, sg_node_type_t t, uint32_t s, uint64_t seq)
+{
+    sg_node_id_t id = SG_NONE;
+    assert_int_equal(sg_graph_add_node(g, t, s, seq, &id), SG_OK);
+    return id;
+}
+
+static sg_node_id_t kern(sg_graph_t *g, uint32_t s, uint64_t seq, uint32_t grid)
+{
+    sg_node_id_t id = node(g, SG_NODE_KERNEL, s, seq);
+    char name[32];
+    snprintf(name, sizeof name, "k%llu", (unsigned long long)seq);
+    assert_int_equal(sg_node_set_kernel_name(g, id, name), SG_OK);
+    sg_kernel_t *k = &sg_graph_node(g, id)->u.kernel;
+    k->grid[0] = grid;
+    k->grid[1] = k->grid[2] = 1;
+    k->block[0] = 256;
+    k->block[1] = k->block[2] = 1;
+    return id;
+}
+
+static sg_edge_id_t edge(sg_graph_t *g, sg_node_id_t a, sg_node_id_t b, sg_edge_kind_t k,
+                         uint32_t ev)
+{
+    sg_edge_id_t id = SG_NONE;
+    assert_int_equal(sg_graph_add_edge(g, a, b, k, ev, &id), SG_OK);
+    return id;
+}
+
+static void acc(sg_graph_t *g, sg_node_id_t n, uint32_t b, sg_access_mode_t m)
+{
+    assert_int_equal(sg_node_add_access(g, n, b, 0, sg_graph_buffer(g, b)->size, m), SG_OK);
+}
+
+static sg_graph_t *new_graph(uint32_t streams, uint32_t events)
+{
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    for (uint32_t i = 0; i < streams; i++) assert_int_equal(sg_graph_add_stream(g, NULL, 0, NULL), SG_OK);
+    for (uint32_t i = 0; i < events; i++) assert_int_equal(sg_graph_add_event(g, NULL, 0, NULL), SG_OK);
+    return g;
+}
+
+static uint32_t buffer(sg_graph_t *g, sg_buffer_kind_t kind, uint64_t addr, uint64_t size)
+{
+    uint32_t id;
+    assert_int_equal(sg_graph_add_buffer(g, kind, addr, size, &id), SG_OK);
+    return id;
+}
+
+/* mem_alloc/mem_free node for buffer b */
+static sg_node_id_t memnode(sg_graph_t *g, sg_node_type_t t, uint32_t s, uint64_t seq, uint32_t b)
+{
+    sg_node_id_t id = node(g, t, s, seq);
+    sg_node_t *x = sg_graph_node(g, id);
+    x->u.mem.buffer = b;
+    x->u.mem.address = sg_graph_buffer(g, b)->address;
+    if (t == SG_NODE_MEM_ALLOC) {
+        x->u.mem.bytes = sg_graph_buffer(g, b)->size;
+        sg_graph_buffer(g, b)->alloc_node = id;
+    }
+    return id;
+}
+
+static uint32_t count_edges(const sg_graph_t *g, sg_node_id_t a, sg_node_id_t b, int kind)
+{
+    uint32_t n = 0, c = 0;
+    const sg_edge_id_t *out = sg_graph_out_edges(g, a, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_edge_t *e = sg_graph_edge(g, out[i]);
+        if (e->to == b && (kind < 0 || (int)e->kind == kind)) c++;
+    }
+    return c;
+}
+
+static int run(sg_graph_t *g, const char *pass, sg_report_t *rep)
+{
+    const char *p[1] = {pass};
+    return sg_rewrite_run(g, pass ? p : NULL, pass ? 1 : 0, rep);
+}
+
+static char *dump(const sg_graph_t *g)
+{
+    char *s = NULL;
+    assert_int_equal(sg_dump_string(g, &s), SG_OK);
+    char *p = strstr(s, "\npass log");
+    if (p) p[1] = '\0';
+    return s;
+}
+
+/* ---- brute-force reachability ------------------------------------------------------ */
+
+typedef struct {
+    uint32_t n, words;
+    uint64_t *bits; /* n rows */
+} closure_t;
+
+static bool cl_get(const closure_t *c, uint32_t a, uint32_t b)
+{
+    return (c->bits[(size_t)a * c->words + b / 64] >> (b % 64)) & 1;
+}
+
+static closure_t closure(const sg_graph_t *g)
+{
+    closure_t c = {g->n_nodes, (g->n_nodes + 63) / 64, NULL};
+    c.bits = calloc((size_t)c.n * c.words + 1, sizeof *c.bits);
+    sg_node_id_t *order;
+    uint32_t n;
+    assert_int_equal(sg_graph_topo_order(g, &order, &n), SG_OK);
+    for (uint32_t i = n; i-- > 0;) {
+        sg_node_id_t v = order[i];
+        uint64_t *row = c.bits + (size_t)v * c.words;
+        row[v / 64] |= 1ull << (v % 64);
+        const sg_node_t *x = sg_graph_node(g, v);
+        for (uint32_t k = 0; k < x->n_out; k++) {
+            const uint64_t *o = c.bits + (size_t)g->edges[x->out[k]].to * c.words;
+            for (uint32_t w = 0; w < c.words; w++) row[w] |= o[w];
+        }
+    }
+    free(order);
+    return c;
+}
+
+/* ---- random graphs -------------------------------------------------------------------- */
+
+static uint64_t rng;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+/* A random DAG with random stream labels. mode 0: captured-like (stream
+ * chains, events as edges or external nodes, allocations freed on a random
+ * stream, occasional gaps and extra control edges); mode 1: arbitrary edges
+ * between earlier and later nodes, any node type, any stream or explicit. */
+static sg_graph_t *random_graph(uint32_t n_nodes, int mode)
+{
+    uint32_t ns = 1 + rnd(5), ne = 1 + rnd(3), nb = 1 + rnd(6);
+    sg_graph_t *g = new_graph(ns, ne);
+    g->events[0].external = true;
+    uint32_t bufs[8];
+    for (uint32_t i = 0; i < nb; i++) {
+        /* graph allocations share a pool so some overlap (reuse) */
+        bool ga = rnd(2);
+        uint64_t addr = ga ? 0x10000 + (uint64_t)rnd(3) * 0x1000 : 0x100000 + (uint64_t)i * 0x10000;
+        bufs[i] = buffer(g, ga ? SG_BUFFER_GRAPH_ALLOC : SG_BUFFER_DEVICE, addr, 0x1000 + rnd(2) * 0x800);
+    }
+    g->device.mem_bandwidth_gbs = 1000;
+    sg_node_id_t last[8];
+    sg_node_id_t bound[4];
+    for (uint32_t i = 0; i < 8; i++) last[i] = SG_NONE;
+    for (uint32_t i = 0; i < 4; i++) bound[i] = SG_NONE;
+    int alloc_state[8] = {0}; /* 0 none, 1 allocated, 2 freed */
+    uint32_t waited[8] = {0};  /* bitmask of events the stream waited on */
+    for (uint32_t i = 0; i < n_nodes; i++) {
+        uint32_t s = rnd(ns);
+        if (mode == 1 && rnd(8) == 0) s = SG_STREAM_EXPLICIT;
+        sg_node_type_t t = SG_NODE_KERNEL;
+        uint32_t r = rnd(20);
+        uint32_t b = rnd(nb);
+        bool graph_alloc = g->buffers[bufs[b]].kind == SG_BUFFER_GRAPH_ALLOC;
+        if (r == 0) t = SG_NODE_HOST;
+        else if (r == 1) t = SG_NODE_EVENT_RECORD;
+        else if (r == 2) t = SG_NODE_EVENT_WAIT;
+        else if (r == 3) t = SG_NODE_MEMCPY;
+        else if (r == 4) t = SG_NODE_EMPTY;
+        else if (r == 5 && graph_alloc && (mode == 1 || alloc_state[b] == 0)) t = SG_NODE_MEM_ALLOC;
+        else if (r <= 7 && graph_alloc && (mode == 1 || alloc_state[b] == 1)) t = SG_NODE_MEM_FREE;
+        else if (r == 8) t = SG_NODE_OPAQUE;
+        sg_node_id_t v;
+        if (t == SG_NODE_MEM_ALLOC || t == SG_NODE_MEM_FREE) {
+            if (g->buffers[bufs[b]].alloc_node != SG_NONE && t == SG_NODE_MEM_ALLOC) t = SG_NODE_KERNEL;
+        }
+        if (t == SG_NODE_MEM_ALLOC || t == SG_NODE_MEM_FREE) {
+            v = memnode(g, t, s, i, bufs[b]);
+            alloc_state[b] = t == SG_NODE_MEM_ALLOC ? 1 : 2;
+        } else if (t == SG_NODE_KERNEL) {
+            v = kern(g, s, i, 1 + rnd(2));
+            if (rnd(3) == 0) sg_graph_node(g, v)->duration_ns = 500.0 * (1 + rnd(8));
+        } else {
+            v = node(g, t, s, i);
+            if (t == SG_NODE_EVENT_RECORD || t == SG_NODE_EVENT_WAIT) sg_graph_node(g, v)->u.event = 0;
+        }
+        if (t == SG_NODE_KERNEL || t == SG_NODE_MEMCPY) {
+            uint32_t na = rnd(3);
+            for (uint32_t k = 0; k < na; k++) {
+                uint32_t bb = bufs[rnd(nb)];
+                sg_access_mode_t modes[4] = {SG_ACCESS_READ, SG_ACCESS_WRITE, SG_ACCESS_READWRITE,
+                                             SG_ACCESS_UNKNOWN};
+                uint64_t size = g->buffers[bb].size;
+                uint64_t off = rnd(2) ? 0 : size / 2;
+                assert_int_equal(sg_node_add_access(g, v, bb, off, size - off, modes[rnd(4)]),
+                                 SG_OK);
+            }
+        }
+        if (mode == 0) {
+            if (s < ns) {
+                if (last[s] != SG_NONE && rnd(12) != 0) edge(g, last[s], v, SG_EDGE_STREAM, SG_NONE);
+                for (uint32_t e = 0; e < ne; e++) {
+                    if ((waited[s] >> e & 1) && bound[e] != SG_NONE && bound[e] != last[s] &&
+                        count_edges(g, bound[e], v, -1) == 0)
+                        edge(g, bound[e], v, SG_EDGE_EVENT, e);
+                }
+                waited[s] = 0;
+                last[s] = v;
+                if (rnd(4) == 0) bound[rnd(ne)] = v; /* record after v */
+                if (rnd(4) == 0) waited[rnd(ns)] |= 1u << rnd(ne);
+            }
+            if (i > 0 && rnd(10) == 0) {
+                sg_node_id_t a = rnd(i);
+                if (count_edges(g, a, v, -1) == 0) edge(g, a, v, SG_EDGE_CONTROL, SG_NONE);
+            }
+        } else {
+            uint32_t k = i ? rnd(4) : 0;
+            for (uint32_t j = 0; j < k; j++) {
+                sg_node_id_t a = rnd(i);
+                sg_edge_kind_t kind = (sg_edge_kind_t)rnd(SG_EDGE_KIND_COUNT);
+                edge(g, a, v, kind, kind == SG_EDGE_EVENT ? rnd(ne) : SG_NONE);
+            }
+        }
+    }
+    if (mode == 0) {
+        /* join every stream into s0 at the end, most of the time */
+        sg_node_id_t j = kern(g, 0, n_nodes, 1);
+        for (uint32_t s = 0; s < ns; s++)
+            if (last[s] != SG_NONE && rnd(8) != 0) edge(g, last[s], j, s ? SG_EDGE_EVENT : SG_EDGE_STREAM, s ? 0 : SG_NONE);
+    }
+    return g;
+}
+
+/* ---- reach oracle ------------------------------------------------------------------------ */
+
+static void test_reach_matches_brute_force(void **state)
+{
+    (void)state;
+    rng = 0x9e3779b97f4a7c15ull;
+    for (int round = 0; round < 200; round++) {
+        sg_graph_t *g = random_graph(5 + rnd(80), round % 2);
+        closure_t c = closure(g);
+        for (unsigned flags = 0; flags < 4; flags++) {
+            sg_reach_t *r = NULL;
+            assert_int_equal(sg_reach_build(g, flags, &r), SG_OK);
+            uint32_t n = g->n_nodes;
+            for (uint32_t a = 0; a < n; a++)
+                for (uint32_t b = 0; b < n; b++)
+                    assert_int_equal(sg_reach_query(r, a, b), cl_get(&c, a, b));
+            /* batch */
+            sg_node_id_t(*pairs)[2] = malloc((size_t)n * n * sizeof *pairs);
+            uint8_t *out = malloc((size_t)n * n);
+            for (uint32_t a = 0; a < n; a++)
+                for (uint32_t b = 0; b < n; b++) {
+                    pairs[a * n + b][0] = b; /* shuffled order of sources */
+                    pairs[a * n + b][1] = a;
+                }
+            assert_int_equal(sg_reach_query_batch(r, (const sg_node_id_t(*)[2])pairs, (size_t)n * n, out), SG_OK);
+            for (uint32_t i = 0; i < n * n; i++)
+                assert_int_equal(out[i], cl_get(&c, pairs[i][0], pairs[i][1]));
+            free(pairs);
+            free(out);
+            /* clocks, block by block */
+            if (flags & SG_REACH_FORWARD) {
+                for (uint32_t blk = 0; blk < sg_reach_block_count(r); blk++) {
+                    uint32_t c0, cw;
+                    assert_int_equal(sg_reach_load_block(r, blk, &c0, &cw), SG_OK);
+                    for (uint32_t ch = c0; ch < c0 + cw; ch++) {
+                        for (uint32_t v = 0; v < n; v++) {
+                            int32_t last = -1, first = INT32_MAX;
+                            for (uint32_t u = 0; u < n; u++) {
+                                if (sg_reach_chain_of(r, u) != ch) continue;
+                                int32_t p = (int32_t)sg_reach_pos(r, u);
+                                if (cl_get(&c, u, v) && p > last) last = p;
+                                if (cl_get(&c, v, u) && p < first) first = p;
+                            }
+                            assert_int_equal(sg_reach_last_reaching(r, v, ch), last);
+                            assert_int_equal(sg_reach_first_reached(r, v, ch), first);
+                        }
+                    }
+                }
+            }
+            /* every chain is a path: consecutive positions joined by an edge */
+            for (uint32_t u = 0; u < n; u++)
+                for (uint32_t v = 0; v < n; v++)
+                    if (sg_reach_chain_of(r, u) == sg_reach_chain_of(r, v) &&
+                        sg_reach_pos(r, v) == sg_reach_pos(r, u) + 1)
+                        assert_true(count_edges(g, u, v, -1) > 0);
+            sg_reach_destroy(r);
+        }
+        free(c.bits);
+        sg_graph_destroy(g);
+    }
+}
+
+static void test_reach_cycle_and_holes(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(1, 0);
+    sg_node_id_t a = kern(g, 0, 0, 1), b = kern(g, 0, 1, 1), c = kern(g, 0, 2, 1);
+    edge(g, a, b, SG_EDGE_STREAM, SG_NONE);
+    edge(g, b, c, SG_EDGE_STREAM, SG_NONE);
+    assert_int_equal(sg_graph_remove_node(g, b), SG_OK);
+    sg_reach_t *r = NULL;
+    assert_int_equal(sg_reach_build(g, 0, &r), SG_OK);
+    assert_false(sg_reach_query(r, a, c));
+    assert_false(sg_reach_query(r, a, b)); /* removed */
+    assert_int_equal(sg_reach_rank(r, b), UINT32_MAX);
+    sg_reach_destroy(r);
+    edge(g, c, a, SG_EDGE_CONTROL, SG_NONE);
+    edge(g, a, c, SG_EDGE_CONTROL, SG_NONE);
+    assert_int_equal(sg_reach_build(g, 0, &r), SG_ECYCLE);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, NULL, rep), SG_ECYCLE);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+/* ---- control-deps ----------------------------------------------------------------------- */
+
+static void test_control_deps_record_before_wait(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(3, 1);
+    g->events[0].external = true;
+    /* s0: k0, R1(e0), k2, R3(e0) ; s1: k1, W4(e0) after R1 ; s2: W6 after R3 */
+    sg_node_id_t k0 = kern(g, 0, 0, 1);
+    sg_node_id_t r1 = node(g, SG_NODE_EVENT_RECORD, 0, 1);
+    sg_node_id_t k1 = kern(g, 1, 2, 1);
+    sg_node_id_t w4 = node(g, SG_NODE_EVENT_WAIT, 1, 3);
+    sg_node_id_t k2 = kern(g, 0, 4, 1);
+    sg_node_id_t r3 = node(g, SG_NODE_EVENT_RECORD, 0, 5);
+    sg_node_id_t w6 = node(g, SG_NODE_EVENT_WAIT, 2, 6);
+    sg_node_id_t k3 = kern(g, 2, 7, 1);
+    for (sg_node_id_t x = r1; x <= w6; x++)
+        if (sg_graph_node(g, x)->type != SG_NODE_KERNEL) sg_graph_node(g, x)->u.event = 0;
+    edge(g, k0, r1, SG_EDGE_STREAM, SG_NONE);
+    edge(g, r1, k2, SG_EDGE_STREAM, SG_NONE);
+    edge(g, k2, r3, SG_EDGE_STREAM, SG_NONE);
+    edge(g, k1, w4, SG_EDGE_STREAM, SG_NONE);
+    edge(g, w6, k3, SG_EDGE_STREAM, SG_NONE);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "control-deps", rep), SG_OK);
+    assert_int_equal(count_edges(g, r1, w4, SG_EDGE_CONTROL), 1);
+    assert_int_equal(count_edges(g, r3, w6, SG_EDGE_CONTROL), 1); /* the latest record */
+    assert_int_equal(count_edges(g, r1, w6, -1), 0);
+    assert_non_null(strstr(sg_report_text(rep), "[record-before-wait]"));
+    json_t *p0 = json_array_get(json_object_get(sg_report_json(rep), "passes"), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(p0, "by_rule"),
+                                                        "record-before-wait")),
+                     2);
+    assert_true(json_is_true(json_object_get(json_object_get(p0, "verify"), "ok")));
+    assert_int_equal(g->n_pass_log, 1);
+    assert_string_equal(g->pass_log[0].pass, "control-deps");
+    /* idempotent */
+    char *d1 = dump(g);
+    sg_report_t *rep2 = sg_report_create();
+    assert_int_equal(run(g, "control-deps", rep2), SG_OK);
+    char *d2 = dump(g);
+    assert_string_equal(d1, d2);
+    assert_non_null(strstr(sg_report_text(rep2), "no change"));
+    free(d1);
+    free(d2);
+    sg_report_destroy(rep);
+    sg_report_destroy(rep2);
+    sg_graph_destroy(g);
+}
+
+static void test_control_deps_stream_order(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 1);
+    /* s0: k0, host h1, k2 with only k0 -> k2 (dependencies replaced around
+     * the host node); s0: k3 records e0 for s1's k5 but has no edge from k2;
+     * plain kernels k6, k7 on s1 with no edge between them stay apart. */
+    sg_node_id_t k0 = kern(g, 0, 0, 1);
+    sg_node_id_t h1 = node(g, SG_NODE_HOST, 0, 1);
+    sg_node_id_t k2 = kern(g, 0, 2, 1);
+    sg_node_id_t k3 = kern(g, 0, 3, 1);
+    sg_node_id_t k5 = kern(g, 1, 5, 1);
+    sg_node_id_t k6 = kern(g, 1, 6, 1);
+    sg_node_id_t k7 = kern(g, 1, 7, 1);
+    edge(g, k0, k2, SG_EDGE_STREAM, SG_NONE);
+    edge(g, k3, k5, SG_EDGE_EVENT, 0);
+    edge(g, k5, k6, SG_EDGE_STREAM, SG_NONE);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "control-deps", rep), SG_OK);
+    assert_int_equal(count_edges(g, k0, h1, SG_EDGE_CONTROL), 1);
+    assert_int_equal(count_edges(g, h1, k2, SG_EDGE_CONTROL), 1);
+    assert_int_equal(count_edges(g, k2, k3, SG_EDGE_CONTROL), 1); /* record point */
+    assert_int_equal(count_edges(g, k6, k7, -1), 0);               /* plain kernels */
+    assert_int_equal(count_edges(g, k5, k6, SG_EDGE_CONTROL), 0);  /* already there */
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+static void test_control_deps_free_reuse_and_event_at_free(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 1);
+    uint32_t b1 = buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x1000, 0x1000);
+    uint32_t b2 = buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x1800, 0x1000); /* overlaps b1 */
+    sg_node_id_t a1 = memnode(g, SG_NODE_MEM_ALLOC, 0, 0, b1);
+    sg_node_id_t u1 = kern(g, 0, 1, 1);
+    acc(g, u1, b1, SG_ACCESS_WRITE);
+    sg_node_id_t f1 = memnode(g, SG_NODE_MEM_FREE, 0, 2, b1);
+    sg_node_id_t x = kern(g, 1, 3, 1); /* s1 waits for the record after f1 */
+    sg_node_id_t k = kern(g, 0, 4, 1);
+    sg_node_id_t a2 = memnode(g, SG_NODE_MEM_ALLOC, 0, 5, b2);
+    sg_node_id_t u2 = kern(g, 0, 6, 1);
+    acc(g, u2, b2, SG_ACCESS_WRITE);
+    edge(g, a1, u1, SG_EDGE_STREAM, SG_NONE);
+    edge(g, u1, f1, SG_EDGE_STREAM, SG_NONE);
+    edge(g, f1, x, SG_EDGE_EVENT, 0);
+    edge(g, f1, k, SG_EDGE_STREAM, SG_NONE);
+    edge(g, k, a2, SG_EDGE_STREAM, SG_NONE);
+    edge(g, a2, u2, SG_EDGE_STREAM, SG_NONE);
+    edge(g, x, u2, SG_EDGE_EVENT, 0);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "control-deps", rep), SG_OK);
+    assert_int_equal(count_edges(g, f1, a2, SG_EDGE_CONTROL), 1);  /* free before reuse */
+    assert_int_equal(count_edges(g, u1, x, SG_EDGE_CONTROL), 1);   /* event leaves the free */
+    assert_int_equal(count_edges(g, u1, k, SG_EDGE_CONTROL), 0);   /* stream order: not an event */
+    assert_non_null(strstr(sg_report_text(rep), "[free-before-reuse]"));
+    assert_non_null(strstr(sg_report_text(rep), "[event-at-free]"));
+    char *d1 = dump(g);
+    assert_int_equal(run(g, "control-deps", NULL), SG_OK);
+    char *d2 = dump(g);
+    assert_string_equal(d1, d2);
+    free(d1);
+    free(d2);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+static void test_control_deps_contradiction(void **state)
+{
+    (void)state;
+    /* a wait node enqueued after its record, but the graph orders the wait
+     * first: no edge may be added (it would close a cycle) */
+    sg_graph_t *g = new_graph(2, 1);
+    sg_node_id_t r = node(g, SG_NODE_EVENT_RECORD, 0, 5);
+    sg_node_id_t w = node(g, SG_NODE_EVENT_WAIT, 1, 6);
+    sg_graph_node(g, r)->u.event = sg_graph_node(g, w)->u.event = 0;
+    edge(g, w, r, SG_EDGE_CONTROL, SG_NONE);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "control-deps", rep), SG_OK);
+    assert_int_equal(count_edges(g, r, w, -1), 0);
+    assert_non_null(strstr(sg_report_text(rep), "orders them the other way"));
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+/* ---- fusion legality -------------------------------------------------------------------- */
+
+static void test_fusion_chains(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 1);
+    uint64_t q = 0;
+    /* s0: k0 k1 k2 (chain) | k3 grid 2 (geometry) | k4 records e0 -> s1 | k5
+     * memcpy m6 | k7 k8, k8 has a wait from s1 | k9 -> k10 and k9 -> k11
+     * (fan-out) | k11 | explicit kernel */
+    sg_node_id_t k0 = kern(g, 0, q++, 1), k1 = kern(g, 0, q++, 1), k2 = kern(g, 0, q++, 1);
+    sg_node_id_t k3 = kern(g, 0, q++, 2);
+    sg_node_id_t k4 = kern(g, 0, q++, 2);
+    sg_node_id_t s1a = kern(g, 1, q++, 1);
+    sg_node_id_t k5 = kern(g, 0, q++, 2);
+    sg_node_id_t m6 = node(g, SG_NODE_MEMCPY, 0, q++);
+    sg_node_id_t k7 = kern(g, 0, q++, 1), k8 = kern(g, 0, q++, 1);
+    sg_node_id_t k9 = kern(g, 0, q++, 1), k10 = kern(g, 0, q++, 1), k11 = kern(g, 0, q++, 1);
+    sg_node_id_t kx = kern(g, SG_STREAM_EXPLICIT, q++, 1);
+    sg_node_id_t chain[] = {k0, k1, k2, k3, k4, k5, m6, k7, k8, k9, k10, k11};
+    for (size_t i = 0; i + 1 < sizeof chain / sizeof *chain; i++)
+        edge(g, chain[i], chain[i + 1], SG_EDGE_STREAM, SG_NONE);
+    sg_edge_t *ev = sg_graph_edge(g, edge(g, k4, s1a, SG_EDGE_EVENT, 0));
+    sg_edge_id_t evid = ev->id;
+    sg_edge_id_t win = edge(g, s1a, k8, SG_EDGE_EVENT, 0);
+    sg_edge_id_t fan = edge(g, k9, k11, SG_EDGE_STREAM, SG_NONE);
+    sg_fusion_chains_t fc;
+    assert_int_equal(sg_fusion_chains_find(g, &fc), SG_OK);
+    /* chains in order: [k0 k1 k2] [k3 k4] [k5] [k7] [k8 k9] [k10] [k11] | s1 [s1a] | [kx]
+     * (the wait before k8 cuts k7 from k8; nothing cuts k8 from k9) */
+    assert_int_equal(fc.n_kernels, 13);
+    assert_int_equal(fc.n_chains, 9);
+    assert_int_equal(fc.n_candidates, 3);
+    const sg_fusion_chain_t *c = fc.chains;
+    assert_int_equal(c[0].n_nodes, 3);
+    assert_int_equal(c[0].nodes[0], k0);
+    assert_int_equal(c[0].nodes[2], k2);
+    assert_int_equal(c[0].head.kind, SG_BARRIER_STREAM_START);
+    assert_int_equal(c[0].tail.kind, SG_BARRIER_GEOMETRY);
+    assert_int_equal(c[0].tail.node, k3);
+    assert_int_equal(c[1].n_nodes, 2); /* k3 k4: same grid 2 */
+    assert_int_equal(c[1].head.kind, SG_BARRIER_GEOMETRY);
+    assert_int_equal(c[1].head.node, k2);
+    assert_int_equal(c[1].tail.kind, SG_BARRIER_EVENT_OUT);
+    assert_int_equal(c[1].tail.edge, evid);
+    assert_int_equal(c[2].nodes[0], k5);
+    assert_int_equal(c[2].head.kind, SG_BARRIER_EVENT_OUT);
+    assert_int_equal(c[2].tail.kind, SG_BARRIER_MEMORY_NODE);
+    assert_int_equal(c[2].tail.node, m6);
+    assert_int_equal(c[3].nodes[0], k7);
+    assert_int_equal(c[3].head.kind, SG_BARRIER_MEMORY_NODE);
+    assert_int_equal(c[3].tail.kind, SG_BARRIER_EVENT_IN);
+    assert_int_equal(c[3].tail.edge, win);
+    assert_int_equal(c[4].n_nodes, 2);
+    assert_int_equal(c[4].nodes[0], k8);
+    assert_int_equal(c[4].nodes[1], k9);
+    assert_int_equal(c[4].head.kind, SG_BARRIER_EVENT_IN);
+    assert_int_equal(c[4].tail.kind, SG_BARRIER_FAN_OUT);
+    assert_int_equal(c[4].tail.edge, fan);
+    assert_int_equal(c[5].nodes[0], k10);
+    assert_int_equal(c[5].tail.kind, SG_BARRIER_FAN_IN);
+    assert_int_equal(c[6].nodes[0], k11);
+    assert_int_equal(c[6].tail.kind, SG_BARRIER_STREAM_END);
+    assert_int_equal(c[7].stream, 1);
+    assert_int_equal(c[7].tail.kind, SG_BARRIER_EVENT_OUT);
+    assert_int_equal(c[8].stream, SG_STREAM_EXPLICIT);
+    assert_int_equal(c[8].nodes[0], kx);
+    assert_int_equal(c[8].head.kind, SG_BARRIER_EXPLICIT);
+    /* a candidate chain merges into one node without a cycle */
+    assert_int_equal(sg_graph_merge_chain(g, c[0].nodes, c[0].n_nodes), SG_OK);
+    sg_node_id_t *order;
+    uint32_t n;
+    assert_int_equal(sg_graph_topo_order(g, &order, &n), SG_OK);
+    free(order);
+    sg_fusion_chains_free(&fc);
+    /* the pass reports and leaves the graph unchanged */
+    char *d1 = dump(g);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "fusion-legality", rep), SG_OK);
+    char *d2 = dump(g);
+    assert_string_equal(d1, d2);
+    assert_non_null(strstr(sg_report_text(rep), "tail: fan_out"));
+    json_t *p0 = json_array_get(json_object_get(sg_report_json(rep), "passes"), 0);
+    assert_int_equal(json_array_size(json_object_get(p0, "chains")), 9); /* k0 now stands alone */
+    free(d1);
+    free(d2);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+static void test_fusion_attributes_and_edge_type(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(1, 0);
+    sg_node_id_t a = kern(g, 0, 0, 1), b = kern(g, 0, 1, 1), c = kern(g, 0, 2, 1), d = kern(g, 0, 3, 1);
+    sg_graph_node(g, b)->u.kernel.cooperative = true;
+    edge(g, a, b, SG_EDGE_STREAM, SG_NONE);
+    edge(g, b, c, SG_EDGE_STREAM, SG_NONE);
+    sg_edge_id_t e = edge(g, c, d, SG_EDGE_STREAM, SG_NONE);
+    sg_graph_edge(g, e)->cuda_type = 1; /* programmatic */
+    sg_fusion_chains_t fc;
+    assert_int_equal(sg_fusion_chains_find(g, &fc), SG_OK);
+    assert_int_equal(fc.n_chains, 4);
+    assert_int_equal(fc.chains[0].tail.kind, SG_BARRIER_ATTRIBUTES);
+    assert_int_equal(fc.chains[1].tail.kind, SG_BARRIER_ATTRIBUTES);
+    assert_int_equal(fc.chains[2].tail.kind, SG_BARRIER_EDGE_TYPE);
+    assert_string_equal(sg_barrier_kind_name(SG_BARRIER_EDGE_TYPE), "edge_type");
+    sg_fusion_chains_free(&fc);
+    sg_graph_destroy(g);
+}
+
+/* ---- defer-dealloc ---------------------------------------------------------------------- */
+
+/* async_alloc: alloc + fill on s0, use on s1, other work on s0, s0 waits
+ * for s1 (join_at_free) or not (the free-before-use bug), free on s0, then
+ * a last kernel on s0 that s1 joins. */
+typedef struct {
+    sg_graph_t *g;
+    sg_node_id_t alloc, fill, use, other, free, sum;
+    uint32_t tmp;
+} async_t;
+
+static async_t async_alloc(bool joined_before_free, double use_ns, double other_ns)
+{
+    async_t a;
+    sg_graph_t *g = a.g = new_graph(2, 2);
+    uint32_t x = buffer(g, SG_BUFFER_DEVICE, 0x100000, 1 << 20);
+    a.tmp = buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x200000, 1 << 20);
+    a.alloc = memnode(g, SG_NODE_MEM_ALLOC, 0, 0, a.tmp);
+    a.fill = kern(g, 0, 1, 4);
+    acc(g, a.fill, x, SG_ACCESS_READ);
+    acc(g, a.fill, a.tmp, SG_ACCESS_WRITE);
+    a.use = kern(g, 1, 2, 4);
+    acc(g, a.use, a.tmp, SG_ACCESS_READ);
+    a.other = kern(g, 0, 3, 4);
+    acc(g, a.other, x, SG_ACCESS_READ);
+    a.free = memnode(g, SG_NODE_MEM_FREE, 0, 4, a.tmp);
+    a.sum = kern(g, 0, 5, 4);
+    sg_graph_node(g, a.fill)->duration_ns = 1000;
+    sg_graph_node(g, a.use)->duration_ns = use_ns;
+    sg_graph_node(g, a.other)->duration_ns = other_ns;
+    sg_graph_node(g, a.sum)->duration_ns = 1000;
+    edge(g, a.alloc, a.fill, SG_EDGE_STREAM, SG_NONE);
+    edge(g, a.fill, a.use, SG_EDGE_EVENT, 0);
+    edge(g, a.fill, a.other, SG_EDGE_STREAM, SG_NONE);
+    edge(g, a.other, a.free, SG_EDGE_STREAM, SG_NONE);
+    edge(g, a.free, a.sum, SG_EDGE_STREAM, SG_NONE);
+    edge(g, a.use, joined_before_free ? a.free : a.sum, SG_EDGE_EVENT, 1);
+    return a;
+}
+
+static size_t hazards(const sg_graph_t *g)
+{
+    sg_check_result_t res;
+    assert_int_equal(sg_check_run(g, NULL, &res), SG_OK);
+    size_t n = res.n;
+    sg_check_result_free(&res);
+    return n;
+}
+
+static json_t *first_free(sg_report_t *rep, size_t pass)
+{
+    json_t *p = json_array_get(json_object_get(sg_report_json(rep), "passes"), pass);
+    return json_array_get(json_object_get(p, "frees"), 0);
+}
+
+static void test_defer_async_alloc_in_place(void **state)
+{
+    (void)state;
+    /* the sample: the free is the last node, after the join */
+    async_t a = async_alloc(true, 3000, 1000);
+    assert_int_equal(sg_graph_remove_node(a.g, a.sum), SG_OK);
+    char *d1 = dump(a.g);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(a.g, "defer-dealloc", rep), SG_OK);
+    char *d2 = dump(a.g);
+    assert_string_equal(d1, d2);
+    assert_string_equal(json_string_value(json_object_get(first_free(rep, 0), "decision")), "in_place");
+    assert_int_equal(hazards(a.g), 0);
+    free(d1);
+    free(d2);
+    sg_report_destroy(rep);
+    sg_graph_destroy(a.g);
+}
+
+/* The same with work after the free: the free leaves the stream's chain
+ * (nothing waits for it), every ordering through it is bridged. */
+static void test_defer_async_alloc_detached(void **state)
+{
+    (void)state;
+    async_t a = async_alloc(true, 3000, 1000);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(a.g, "defer-dealloc", rep), SG_OK);
+    assert_string_equal(json_string_value(json_object_get(first_free(rep, 0), "decision")), "moved");
+    assert_int_equal(count_edges(a.g, a.use, a.free, SG_EDGE_DEALLOC), 1); /* was the join's event edge */
+    assert_int_equal(count_edges(a.g, a.use, a.free, SG_EDGE_EVENT), 0);
+    assert_int_equal(count_edges(a.g, a.other, a.free, SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(a.g, a.free, a.sum, -1), 0);
+    assert_int_equal(count_edges(a.g, a.other, a.sum, SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(a.g, a.use, a.sum, SG_EDGE_EVENT), 1); /* the join, bridged */
+    assert_int_equal(hazards(a.g), 0);
+    sg_report_destroy(rep);
+    sg_graph_destroy(a.g);
+}
+
+static void test_defer_free_before_use(void **state)
+{
+    (void)state;
+    async_t a = async_alloc(false, 3000, 1000);
+    assert_int_equal(hazards(a.g), 1); /* use_after_free */
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(a.g, "defer-dealloc", rep), SG_OK);
+    assert_int_equal(count_edges(a.g, a.use, a.free, SG_EDGE_DEALLOC), 1);
+    assert_int_equal(count_edges(a.g, a.free, a.sum, -1), 0);       /* nothing waits on it */
+    assert_int_equal(count_edges(a.g, a.other, a.sum, SG_EDGE_STREAM), 1); /* bridged */
+    assert_int_equal(count_edges(a.g, a.other, a.free, SG_EDGE_STREAM), 1);
+    assert_int_equal(hazards(a.g), 0);
+    json_t *f = first_free(rep, 0);
+    assert_string_equal(json_string_value(json_object_get(f, "decision")), "moved");
+    assert_int_equal(json_integer_value(json_object_get(f, "now_after")), a.other);
+    assert_true(json_real_value(json_object_get(f, "live_delta_ns")) > 0); /* held until the use */
+    /* idempotent */
+    char *d1 = dump(a.g);
+    sg_report_t *rep2 = sg_report_create();
+    assert_int_equal(run(a.g, "defer-dealloc", rep2), SG_OK);
+    char *d2 = dump(a.g);
+    assert_string_equal(d1, d2);
+    assert_string_equal(json_string_value(json_object_get(first_free(rep2, 0), "decision")), "in_place");
+    free(d1);
+    free(d2);
+    sg_report_destroy(rep);
+    sg_report_destroy(rep2);
+    sg_graph_destroy(a.g);
+}
+
+static void test_defer_same_stream_no_change(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 1);
+    uint32_t b = buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x1000, 0x1000);
+    uint32_t x = buffer(g, SG_BUFFER_DEVICE, 0x10000, 0x1000);
+    sg_node_id_t al = memnode(g, SG_NODE_MEM_ALLOC, 0, 0, b);
+    sg_node_id_t k1 = kern(g, 0, 1, 1);
+    acc(g, k1, b, SG_ACCESS_WRITE);
+    sg_node_id_t s1 = kern(g, 1, 2, 1); /* other stream, other memory */
+    acc(g, s1, x, SG_ACCESS_WRITE);
+    sg_node_id_t k2 = kern(g, 0, 3, 1);
+    acc(g, k2, b, SG_ACCESS_READ);
+    sg_node_id_t fr = memnode(g, SG_NODE_MEM_FREE, 0, 4, b);
+    sg_node_id_t k3 = kern(g, 0, 5, 1);
+    edge(g, al, k1, SG_EDGE_STREAM, SG_NONE);
+    edge(g, k1, s1, SG_EDGE_EVENT, 0);
+    edge(g, k1, k2, SG_EDGE_STREAM, SG_NONE);
+    edge(g, k2, fr, SG_EDGE_STREAM, SG_NONE);
+    edge(g, fr, k3, SG_EDGE_STREAM, SG_NONE);
+    edge(g, s1, k3, SG_EDGE_EVENT, 0);
+    char *d1 = dump(g);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "defer-dealloc", rep), SG_OK);
+    char *d2 = dump(g);
+    assert_string_equal(d1, d2);
+    assert_string_equal(json_string_value(json_object_get(first_free(rep, 0), "decision")),
+                        "same_stream");
+    free(d1);
+    free(d2);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+/* b allocated on s0, used on s1, s2, s3 twice each, interleaved with s0
+ * work; the free on s0 comes before any join (the record_stream problem on
+ * four streams); s1..s3 join s0's last kernel. The uses end at different
+ * times; the free must end up after all of them, hung at the s0 node that
+ * finishes after the latest. */
+static void test_defer_interleaved_four_streams(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(4, 2);
+    uint32_t b = buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x1000, 0x100000);
+    uint64_t q = 0;
+    sg_node_id_t al = memnode(g, SG_NODE_MEM_ALLOC, 0, q++, b);
+    sg_node_id_t fill = kern(g, 0, q++, 1);
+    acc(g, fill, b, SG_ACCESS_WRITE);
+    sg_graph_node(g, fill)->duration_ns = 1000;
+    edge(g, al, fill, SG_EDGE_STREAM, SG_NONE);
+    sg_node_id_t uses[4][2], s0w[6];
+    double dur[4] = {0, 2000, 9000, 5000}; /* s2's uses run longest */
+    for (int s = 1; s <= 3; s++) {
+        for (int k = 0; k < 2; k++) {
+            uses[s][k] = kern(g, s, q++, 1);
+            acc(g, uses[s][k], b, SG_ACCESS_READ);
+            sg_graph_node(g, uses[s][k])->duration_ns = dur[s];
+            edge(g, k ? uses[s][0] : fill, uses[s][k], k ? SG_EDGE_STREAM : SG_EDGE_EVENT,
+                 k ? SG_NONE : 0);
+        }
+    }
+    sg_node_id_t prev = fill;
+    for (int i = 0; i < 6; i++) {
+        s0w[i] = kern(g, 0, q++, 1);
+        sg_graph_node(g, s0w[i])->duration_ns = 4000;
+        edge(g, prev, s0w[i], SG_EDGE_STREAM, SG_NONE);
+        prev = s0w[i];
+        if (i == 0) {
+            /* the free right after the first s0 kernel */
+            sg_node_id_t fr = memnode(g, SG_NODE_MEM_FREE, 0, q++, b);
+            edge(g, prev, fr, SG_EDGE_STREAM, SG_NONE);
+            prev = fr;
+        }
+    }
+    sg_node_id_t fr = SG_NONE;
+    for (sg_node_id_t v = 0; v < g->n_nodes; v++)
+        if (g->nodes[v].type == SG_NODE_MEM_FREE) fr = v;
+    for (int s = 1; s <= 3; s++) edge(g, uses[s][1], s0w[5], SG_EDGE_EVENT, 1);
+    assert_int_equal(hazards(g), 6); /* every side-stream use is unordered with the free */
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "defer-dealloc", rep), SG_OK);
+    for (int s = 1; s <= 3; s++) {
+        assert_int_equal(count_edges(g, uses[s][1], fr, SG_EDGE_DEALLOC), 1);
+        assert_int_equal(count_edges(g, uses[s][0], fr, -1), 0); /* only the last use */
+    }
+    /* timeline: fill ends 1 us; s2 ends at 1+9+9 = 19 us; s0 kernels end at
+     * 5, 9, 13, 17, 21, 25 us: the first s0 node done by 19 us is s0w[4] */
+    assert_int_equal(count_edges(g, s0w[4], fr, SG_EDGE_STREAM), 1);
+    assert_int_equal(sg_graph_node(g, fr)->seq, sg_graph_node(g, s0w[4])->seq);
+    uint32_t nout = 0;
+    sg_graph_out_edges(g, fr, &nout);
+    assert_int_equal(nout, 0); /* nothing waits for the free */
+    assert_int_equal(count_edges(g, s0w[0], s0w[1], SG_EDGE_STREAM), 1); /* bridged */
+    assert_int_equal(hazards(g), 0);
+    json_t *f = first_free(rep, 0);
+    assert_int_equal(json_array_size(json_object_get(f, "last_uses")), 3); /* fill precedes them */
+    assert_true(fabs(json_real_value(json_object_get(f, "uses_done_ns")) - 19000.0) < 1e-6);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+/* A free followed on s0 by an allocation that reuses its memory: the reuse
+ * stays after the free (and so waits for the side-stream use), and the
+ * anchor cannot go past the reallocation. */
+static void test_defer_keeps_reuse(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 2);
+    uint32_t b1 = buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x1000, 0x1000);
+    uint32_t b2 = buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x1000, 0x1000);
+    sg_node_id_t a1 = memnode(g, SG_NODE_MEM_ALLOC, 0, 0, b1);
+    sg_node_id_t w1 = kern(g, 0, 1, 1);
+    acc(g, w1, b1, SG_ACCESS_WRITE);
+    sg_node_id_t u = kern(g, 1, 2, 1);
+    acc(g, u, b1, SG_ACCESS_READ);
+    sg_graph_node(g, u)->duration_ns = 50000; /* long */
+    sg_node_id_t f1 = memnode(g, SG_NODE_MEM_FREE, 0, 3, b1);
+    sg_node_id_t k = kern(g, 0, 4, 1);
+    sg_node_id_t a2 = memnode(g, SG_NODE_MEM_ALLOC, 0, 5, b2);
+    sg_node_id_t w2 = kern(g, 0, 6, 1);
+    acc(g, w2, b2, SG_ACCESS_WRITE);
+    sg_node_id_t f2 = memnode(g, SG_NODE_MEM_FREE, 0, 7, b2);
+    sg_node_id_t j = kern(g, 0, 8, 1);
+    edge(g, a1, w1, SG_EDGE_STREAM, SG_NONE);
+    edge(g, w1, u, SG_EDGE_EVENT, 0);
+    edge(g, w1, f1, SG_EDGE_STREAM, SG_NONE);
+    edge(g, f1, k, SG_EDGE_STREAM, SG_NONE);
+    edge(g, k, a2, SG_EDGE_STREAM, SG_NONE);
+    edge(g, a2, w2, SG_EDGE_STREAM, SG_NONE);
+    edge(g, w2, f2, SG_EDGE_STREAM, SG_NONE);
+    edge(g, f2, j, SG_EDGE_STREAM, SG_NONE);
+    edge(g, u, j, SG_EDGE_EVENT, 1);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "defer-dealloc", rep), SG_OK);
+    assert_int_equal(count_edges(g, u, f1, SG_EDGE_DEALLOC), 1);
+    assert_true(sg_graph_reaches(g, f1, a2)); /* reuse kept */
+    assert_false(sg_graph_reaches(g, a2, f1));
+    assert_int_equal(count_edges(g, k, f1, SG_EDGE_STREAM), 1); /* capped before the reuse */
+    assert_int_equal(hazards(g), 0);
+    json_t *f = first_free(rep, 0);
+    assert_int_equal(json_array_size(json_object_get(f, "reuse_kept")), 1);
+    assert_non_null(strstr(sg_report_text(rep), "before a reuse of the memory"));
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+/* The program joined the side stream and freed much later, then ran more
+ * work after the free: the free leaves the chain and is hung where the use
+ * is expected done, earlier than where the program freed it, so the memory
+ * is released earlier. */
+static void test_defer_releases_earlier(void **state)
+{
+    (void)state;
+    async_t a = async_alloc(true, 3000, 1000);
+    /* five more kernels on s0 between the join and the free */
+    sg_graph_t *g = a.g;
+    sg_graph_remove_edge(g, sg_graph_find_edge(g, a.other, a.free));
+    sg_graph_remove_edge(g, sg_graph_find_edge(g, a.use, a.free));
+    sg_node_id_t prev = a.other;
+    sg_node_id_t ks[5];
+    for (int i = 0; i < 5; i++) {
+        ks[i] = kern(g, 0, 3, 4); /* same seq as `other`: enqueued around it */
+        sg_graph_node(g, ks[i])->seq = 3;
+        sg_graph_node(g, ks[i])->duration_ns = 1000;
+        edge(g, prev, ks[i], SG_EDGE_STREAM, SG_NONE);
+        prev = ks[i];
+    }
+    edge(g, a.use, ks[0], SG_EDGE_EVENT, 1);
+    edge(g, prev, a.free, SG_EDGE_STREAM, SG_NONE);
+    edge(g, a.use, a.free, SG_EDGE_EVENT, 1);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "defer-dealloc", rep), SG_OK);
+    json_t *f = first_free(rep, 0);
+    assert_string_equal(json_string_value(json_object_get(f, "decision")), "moved");
+    assert_true(json_real_value(json_object_get(f, "live_delta_ns")) < 0);
+    assert_non_null(strstr(sg_report_text(rep), "released earlier"));
+    assert_int_equal(hazards(g), 0);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+static void test_defer_skips_use_after_free(void **state)
+{
+    (void)state;
+    async_t a = async_alloc(true, 3000, 1000);
+    /* a use after the free, on s1 */
+    sg_node_id_t late = kern(a.g, 1, 9, 4);
+    acc(a.g, late, a.tmp, SG_ACCESS_READ);
+    edge(a.g, a.free, late, SG_EDGE_EVENT, 0);
+    char *d1 = dump(a.g);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(a.g, "defer-dealloc", rep), SG_OK);
+    char *d2 = dump(a.g);
+    assert_string_equal(d1, d2);
+    assert_string_equal(json_string_value(json_object_get(first_free(rep, 0), "decision")), "skipped");
+    assert_non_null(strstr(sg_report_text(rep), "use after free"));
+    free(d1);
+    free(d2);
+    sg_report_destroy(rep);
+    sg_graph_destroy(a.g);
+}
+
+/* ---- reduce ----------------------------------------------------------------------------- */
+
+static void test_reduce(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 1);
+    sg_node_id_t a = kern(g, 0, 0, 1), b = kern(g, 1, 1, 1), c = kern(g, 0, 2, 1), d = kern(g, 0, 3, 1);
+    edge(g, a, b, SG_EDGE_EVENT, 0);
+    edge(g, b, c, SG_EDGE_EVENT, 0);
+    edge(g, a, c, SG_EDGE_STREAM, SG_NONE);  /* implied by a -> b -> c */
+    edge(g, c, d, SG_EDGE_STREAM, SG_NONE);
+    edge(g, c, d, SG_EDGE_CONTROL, SG_NONE); /* duplicate, weaker */
+    edge(g, a, d, SG_EDGE_EVENT, 0);         /* implied, but an event edge: kept */
+    edge(g, b, d, SG_EDGE_DEALLOC, SG_NONE); /* implied, dealloc: kept */
+    closure_t before = closure(g);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(run(g, "reduce", rep), SG_OK);
+    assert_int_equal(count_edges(g, a, c, -1), 0);
+    assert_int_equal(count_edges(g, c, d, SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(g, c, d, SG_EDGE_CONTROL), 0);
+    assert_int_equal(count_edges(g, a, d, SG_EDGE_EVENT), 1);
+    assert_int_equal(count_edges(g, b, d, SG_EDGE_DEALLOC), 1);
+    closure_t after = closure(g);
+    assert_memory_equal(before.bits, after.bits, (size_t)before.n * before.words * 8);
+    free(before.bits);
+    free(after.bits);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+/* ---- pass manager ----------------------------------------------------------------------- */
+
+static int bad_drop_edge(sg_pass_ctx_t *ctx)
+{
+    sg_graph_t *g = ctx->g;
+    for (uint32_t i = 0; i < g->n_edges; i++)
+        if (!g->edges[i].removed) return sg_graph_remove_edge(g, i);
+    return SG_OK;
+}
+
+static int bad_cycle(sg_pass_ctx_t *ctx)
+{
+    sg_graph_t *g = ctx->g;
+    for (uint32_t i = 0; i < g->n_edges; i++)
+        if (!g->edges[i].removed)
+            return sg_graph_add_edge(g, g->edges[i].to, g->edges[i].from, SG_EDGE_CONTROL, SG_NONE,
+                                     NULL);
+    return SG_OK;
+}
+
+/* moves the free of the async graph but forgets the use -> free ordering */
+static sg_node_id_t moved_free;
+static int bad_move(sg_pass_ctx_t *ctx)
+{
+    sg_graph_t *g = ctx->g;
+    sg_node_t *f = sg_graph_node(g, moved_free);
+    while (f->n_in) sg_graph_remove_edge(g, f->in[0]);
+    sg_node_id_t keep[1] = {0};
+    return sg_rw_note_moved(ctx, moved_free, keep, 1, NULL, 0);
+}
+
+static int good_move(sg_pass_ctx_t *ctx)
+{
+    /* the same, but bridges and keeps the alloc before the free */
+    sg_graph_t *g = ctx->g;
+    sg_node_t *f = sg_graph_node(g, moved_free);
+    sg_node_id_t preds[8], succs[8];
+    uint32_t np = 0, ns = 0;
+    for (uint32_t i = 0; i < f->n_in; i++) preds[np++] = g->edges[f->in[i]].from;
+    for (uint32_t i = 0; i < f->n_out; i++) succs[ns++] = g->edges[f->out[i]].to;
+    for (uint32_t i = 0; i < np; i++)
+        for (uint32_t k = 0; k < ns; k++) sg_graph_add_edge(g, preds[i], succs[k], SG_EDGE_CONTROL, SG_NONE, NULL);
+    f = sg_graph_node(g, moved_free);
+    while (f->n_in) sg_graph_remove_edge(g, f->in[0]);
+    while (f->n_out) sg_graph_remove_edge(g, f->out[0]);
+    sg_graph_add_edge(g, 0, moved_free, SG_EDGE_DEALLOC, SG_NONE, NULL);
+    sg_node_id_t keep[1] = {0};
+    return sg_rw_note_moved(ctx, moved_free, keep, 1, NULL, 0);
+}
+
+static void test_pass_manager(void **state)
+{
+    (void)state;
+    assert_int_equal(sg_rewrite_pass_count(), 4);
+    assert_int_equal(sg_rewrite_pass_find("defer-dealloc"), 2);
+    assert_int_equal(sg_rewrite_pass_find("nope"), -1);
+    assert_false(sg_rewrite_pass_is_default(3));
+    async_t a = async_alloc(false, 3000, 1000);
+    sg_graph_t *g = a.g;
+    const char *bad[2] = {"control-deps", "nope"};
+    char *d0 = dump(g);
+    assert_int_equal(sg_rewrite_run(g, bad, 2, NULL), SG_EINVAL);
+    char *d1 = dump(g);
+    assert_string_equal(d0, d1); /* nothing run */
+    assert_int_equal(g->n_pass_log, 0);
+    free(d1);
+    /* the verifier catches a pass that drops an ordering */
+    sg_report_t *rep = sg_report_create();
+    sg_graph_t *c = sg_graph_clone(g);
+    assert_int_equal(sg_rw_run_custom(c, "bad-drop", bad_drop_edge, NULL, rep), SG_EINVAL);
+    assert_non_null(strstr(sg_report_text(rep), "verify: FAILED"));
+    sg_graph_destroy(c);
+    sg_report_destroy(rep);
+    /* ... unless verification is off */
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    opt.verify = false;
+    c = sg_graph_clone(g);
+    assert_int_equal(sg_rw_run_custom(c, "bad-drop", bad_drop_edge, &opt, NULL), SG_OK);
+    sg_graph_destroy(c);
+    /* a cycle */
+    rep = sg_report_create();
+    c = sg_graph_clone(g);
+    assert_int_equal(sg_rw_run_custom(c, "bad-cycle", bad_cycle, NULL, rep), SG_ECYCLE);
+    sg_graph_destroy(c);
+    sg_report_destroy(rep);
+    /* a moved node that loses a path through it, then one that bridges */
+    moved_free = a.free;
+    rep = sg_report_create();
+    c = sg_graph_clone(g);
+    assert_int_equal(sg_rw_run_custom(c, "bad-move", bad_move, NULL, rep), SG_EINVAL);
+    sg_graph_destroy(c);
+    sg_report_destroy(rep);
+    rep = sg_report_create();
+    c = sg_graph_clone(g);
+    assert_int_equal(sg_rw_run_custom(c, "good-move", good_move, NULL, rep), SG_OK);
+    assert_non_null(strstr(sg_report_text(rep), "1 moved nodes"));
+    sg_graph_destroy(c);
+    sg_report_destroy(rep);
+    /* the default pipeline: report text, JSON, pass log */
+    rep = sg_report_create();
+    assert_int_equal(sg_rewrite_run(g, NULL, 0, rep), SG_OK);
+    assert_int_equal(g->n_pass_log, 3);
+    assert_string_equal(g->pass_log[2].pass, "defer-dealloc");
+    const char *t = sg_report_text(rep);
+    assert_non_null(strstr(t, "== control-deps =="));
+    assert_non_null(strstr(t, "== fusion-legality =="));
+    assert_non_null(strstr(t, "== defer-dealloc =="));
+    char *js = NULL;
+    assert_int_equal(sg_report_json_string(rep, &js), SG_OK);
+    json_error_t err;
+    json_t *back = json_loads(js, 0, &err);
+    assert_non_null(back);
+    assert_string_equal(json_string_value(json_object_get(back, "report")), "sgcap-rewrite");
+    json_t *passes = json_object_get(back, "passes");
+    assert_int_equal(json_array_size(passes), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *p = json_array_get(passes, i);
+        assert_non_null(json_string_value(json_object_get(p, "summary")));
+        assert_true(json_is_true(json_object_get(json_object_get(p, "verify"), "ok")));
+    }
+    json_decref(back);
+    free(js);
+    free(d0);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+/* ---- property: random DAGs ---------------------------------------------------------------- */
+
+static const char *const configs[][4] = {
+    {"control-deps", NULL},
+    {"fusion-legality", NULL},
+    {"defer-dealloc", NULL},
+    {"reduce", NULL},
+    {"control-deps", "fusion-legality", "defer-dealloc", NULL},
+    {"control-deps", "defer-dealloc", "reduce", NULL},
+    {"defer-dealloc", "control-deps", "defer-dealloc", NULL},
+};
+
+static void property_round(uint32_t size, int mode, size_t cfg, uint32_t *moved_total,
+                           uint32_t *idem_checked)
+{
+    sg_graph_t *g = random_graph(size, mode);
+    bool clean_input = hazards(g) == 0;
+    closure_t before = closure(g);
+    sg_rw_buffers_t bufs;
+    assert_int_equal(sg_rw_buffers_build(g, &bufs), SG_OK);
+    size_t n = 0;
+    while (n < 4 && configs[cfg][n]) n++;
+    sg_report_t *rep = sg_report_create();
+    int rc = sg_rewrite_run(g, configs[cfg], n, rep);
+    if (rc != SG_OK) fprintf(stderr, "%s", sg_report_text(rep));
+    assert_int_equal(rc, SG_OK);
+    /* moved frees, from the JSON report */
+    uint8_t *moved = calloc(g->n_nodes + 1, 1);
+    json_t *passes = json_object_get(sg_report_json(rep), "passes");
+    for (size_t i = 0; i < json_array_size(passes); i++) {
+        json_t *fr = json_object_get(json_array_get(passes, i), "frees");
+        for (size_t k = 0; k < json_array_size(fr); k++) {
+            json_t *f = json_array_get(fr, k);
+            if (strcmp(json_string_value(json_object_get(f, "decision")), "moved") != 0) continue;
+            sg_node_id_t id = (sg_node_id_t)json_integer_value(
+                json_object_get(json_object_get(f, "free"), "id"));
+            moved[id] = 1;
+            (*moved_total)++;
+        }
+    }
+    closure_t after = closure(g); /* also asserts acyclic */
+    for (uint32_t a = 0; a < before.n; a++) {
+        for (uint32_t b = 0; b < before.n; b++) {
+            if (!cl_get(&before, a, b) || moved[a] || moved[b]) continue;
+            if (!cl_get(&after, a, b))
+                fail_msg("config %zu size %u mode %d: n%u -> n%u lost\n%s", cfg, size, mode, a, b,
+                         sg_report_text(rep));
+        }
+    }
+    /* a moved free: after its alloc and every use, before every reuse it had */
+    for (uint32_t f = 0; f < before.n; f++) {
+        if (!moved[f]) continue;
+        uint32_t bf = g->nodes[f].u.mem.buffer;
+        for (uint32_t i = bufs.user_start[bf]; i < bufs.user_start[bf + 1]; i++)
+            assert_true(cl_get(&after, bufs.users[i], f));
+        if (bufs.alloc[bf] != SG_NONE) assert_true(cl_get(&after, bufs.alloc[bf], f));
+        for (uint32_t ob = 0; ob < bufs.n_buffers; ob++) {
+            if (ob == bf || bufs.alloc[ob] == SG_NONE || !sg_rw_buffers_overlap(g, bf, ob)) continue;
+            if (cl_get(&before, f, bufs.alloc[ob])) assert_true(cl_get(&after, f, bufs.alloc[ob]));
+        }
+    }
+    /* Idempotent: every pass on its own, always; a pipeline run again on
+     * its output, when its input was hazard-free (on a racy input,
+     * defer-dealloc's fixes order things that a second control-deps then
+     * rightly makes explicit). */
+    char *d1 = dump(g);
+    assert_int_equal(sg_rewrite_run(g, configs[cfg], n, NULL), SG_OK);
+    char *d2 = dump(g);
+    if (n > 1 && !clean_input) {
+        free(d2);
+        d2 = strdup(d1);
+    } else {
+        (*idem_checked)++;
+    }
+    if (strcmp(d1, d2) != 0) {
+        /* leave both dumps where a developer can diff them */
+        FILE *f1 = fopen("test_rewrite.idem.1.txt", "w"), *f2 = fopen("test_rewrite.idem.2.txt", "w");
+        if (f1) fputs(d1, f1), fclose(f1);
+        if (f2) fputs(d2, f2), fclose(f2);
+        fail_msg("config %zu size %u mode %d not idempotent (dumps in test_rewrite.idem.*.txt)\n%s",
+                 cfg, size, mode, sg_report_text(rep));
+    }
+    free(d1);
+    free(d2);
+    free(moved);
+    free(before.bits);
+    free(after.bits);
+    sg_rw_buffers_free(&bufs);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
+static void test_property_random_dags(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {4, 12, 40, 120};
+    uint32_t moved = 0, idem = 0;
+    rng = 0x2545f4914f6cdd1dull;
+    for (size_t cfg = 0; cfg < sizeof configs / sizeof configs[0]; cfg++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int round = 0; round < 60; round++)
+                property_round(sizes[s], round % 2, cfg, &moved, &idem);
+    /* the test does exercise moves and idempotence */
+    print_message("random DAGs: %u frees moved, %u idempotence checks\n", moved, idem);
+    assert_true(moved > 50);
+    assert_true(idem > 4 * 4 * 60);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reach_matches_brute_force),
+        cmocka_unit_test(test_reach_cycle_and_holes),
+        cmocka_unit_test(test_control_deps_record_before_wait),
+        cmocka_unit_test(test_control_deps_stream_order),
+        cmocka_unit_test(test_control_deps_free_reuse_and_event_at_free),
+        cmocka_unit_test(test_control_deps_contradiction),
+        cmocka_unit_test(test_fusion_chains),
+        cmocka_unit_test(test_fusion_attributes_and_edge_type),
+        cmocka_unit_test(test_defer_async_alloc_in_place),
+        cmocka_unit_test(test_defer_async_alloc_detached),
+        cmocka_unit_test(test_defer_free_before_use),
+        cmocka_unit_test(test_defer_same_stream_no_change),
+        cmocka_unit_test(test_defer_interleaved_four_streams),
+        cmocka_unit_test(test_defer_keeps_reuse),
+        cmocka_unit_test(test_defer_releases_earlier),
+        cmocka_unit_test(test_defer_skips_use_after_free),
+        cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_pass_manager),
+        cmocka_unit_test(test_property_random_dags),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
