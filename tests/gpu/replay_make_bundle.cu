@@ -113,33 +113,53 @@ static void add_access(Rec *r, sg_node_id_t n, const Buf &b, sg_access_mode_t m)
     MK(sg_node_add_access(r->g, n, b.id, 0, b.bytes, m));
 }
 
-/* Launch f on stream s and record it: name, geometry, argument bytes packed
+/* What a launch records about its kernel, resolved before capture begins:
+ * with lazy loading, cuKernelGetFunction may load code, which a global-mode
+ * capture would refuse (and be invalidated by). */
+struct KInfo {
+    CUkernel k;
+    CUfunction f;
+    const char *name;
+    std::vector<uint32_t> offs, sizes;
+    uint32_t total;
+};
+static std::vector<KInfo> g_kinfo;
+
+static const KInfo &kinfo(CUkernel k)
+{
+    for (const KInfo &x : g_kinfo)
+        if (x.k == k) return x;
+    KInfo x;
+    x.k = k;
+    x.total = 0;
+    CK(cuKernelGetFunction(&x.f, k));
+    CK(cuKernelGetName(&x.name, k));
+    for (size_t i = 0;; i++) {
+        size_t off, size;
+        if (cuFuncGetParamInfo(x.f, i, &off, &size) != CUDA_SUCCESS) break;
+        x.offs.push_back((uint32_t)off);
+        x.sizes.push_back((uint32_t)size);
+        x.total = std::max(x.total, (uint32_t)(off + size));
+    }
+    g_kinfo.push_back(x);
+    return g_kinfo.back();
+}
+
+/* Launch k on stream s and record it: name, geometry, argument bytes packed
  * at the offsets cuFuncGetParamInfo gives, which is what the capture shim
  * records. */
 static sg_node_id_t rec_launch(Rec *r, int s, CUkernel k, unsigned grid, unsigned block,
                                void **args)
 {
-    CUfunction f;
-    CK(cuKernelGetFunction(&f, k));
-    CK(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, r->streams[s], args, NULL));
-    const char *name = NULL;
-    CK(cuKernelGetName(&name, k));
-    std::vector<uint32_t> offs, sizes;
-    uint32_t total = 0;
-    for (size_t i = 0;; i++) {
-        size_t off, size;
-        if (cuFuncGetParamInfo(f, i, &off, &size) != CUDA_SUCCESS) break;
-        offs.push_back((uint32_t)off);
-        sizes.push_back((uint32_t)size);
-        total = std::max(total, (uint32_t)(off + size));
-    }
-    std::vector<uint8_t> bytes(total ? total : 1, 0);
-    for (size_t i = 0; i < offs.size(); i++)
-        memcpy(bytes.data() + offs[i], args[i], sizes[i]);
+    const KInfo &ki = kinfo(k);
+    CK(cuLaunchKernel(ki.f, grid, 1, 1, block, 1, 1, 0, r->streams[s], args, NULL));
+    std::vector<uint8_t> bytes(ki.total ? ki.total : 1, 0);
+    for (size_t i = 0; i < ki.offs.size(); i++)
+        memcpy(bytes.data() + ki.offs[i], args[i], ki.sizes[i]);
     sg_node_id_t id = rec_node(r, s, SG_NODE_KERNEL);
-    MK(sg_node_set_kernel_name(r->g, id, name));
-    MK(sg_node_set_kernel_params(r->g, id, (uint32_t)offs.size(), offs.data(), sizes.data(),
-                                 bytes.data(), total));
+    MK(sg_node_set_kernel_name(r->g, id, ki.name));
+    MK(sg_node_set_kernel_params(r->g, id, (uint32_t)ki.offs.size(), ki.offs.data(),
+                                 ki.sizes.data(), bytes.data(), ki.total));
     sg_kernel_t *kk = &sg_graph_node(r->g, id)->u.kernel;
     kk->image = 0;
     kk->grid[0] = grid;
@@ -287,6 +307,8 @@ static void fork_join(Rec *r, CUlibrary lib, const Opts &o, std::vector<Buf> &bu
     CK(cuLibraryGetKernel(&k_accum, lib, "k_accum"));
     CK(cuLibraryGetKernel(&k_copy, lib, "k_copy"));
     k_poly = kernel_named(lib, "k_poly");
+    for (CUkernel k : {k_axpb, k_square, k_combine, k_accum, k_copy, k_poly})
+        kinfo(k);
 
     /* inputs: x and acc random, bias fixed, the rest a byte pattern that
      * only a correct restore reproduces */
@@ -403,6 +425,7 @@ static void synthetic(Rec *r, CUlibrary lib, const Opts &o, std::vector<Buf> &bu
     unsigned w = o.width;
     CUkernel k_inc;
     CK(cuLibraryGetKernel(&k_inc, lib, "k_inc"));
+    kinfo(k_inc);
     unsigned long long n = 256;
     std::vector<Buf> per(w + 1);
     for (unsigned i = 0; i <= w; i++) {
