@@ -408,6 +408,7 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
         }
         rec->n_tags++;
         b->st.tags_live++;
+        if (b->st.tags_live > b->st.tags_peak) b->st.tags_peak = b->st.tags_live;
         b->st.nodes_tagged++;
         tagged++;
     }

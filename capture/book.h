@@ -104,6 +104,7 @@ typedef struct {
     uint64_t nodes_tagged;
     uint64_t records_evicted;
     uint64_t tags_live; /* in records and sessions now */
+    uint64_t tags_peak; /* the most ever held at once */
     uint32_t sessions_live, records_live;
 } sg_book_stats_t;
 

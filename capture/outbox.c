@@ -16,8 +16,35 @@ void sg_outbox_init(sg_outbox_t *o, uint32_t max_bundles)
 void sg_outbox_free(sg_outbox_t *o)
 {
     free(o->entries);
+    free(o->seen);
     o->entries = NULL;
-    o->n_entries = o->cap_entries = 0;
+    o->seen = NULL;
+    o->n_entries = o->cap_entries = o->n_seen = 0;
+}
+
+#define SEEN_SLOTS (2u * SG_OUTBOX_SEEN_MAX)
+
+/* Insert into the seen set; true when the digest is new (or the set is
+ * full and cannot tell). */
+static bool seen_insert(sg_outbox_t *o, uint64_t digest)
+{
+    uint64_t key = digest ? digest : 1; /* 0 marks an empty slot */
+    if (!o->seen) {
+        o->seen = calloc(SEEN_SLOTS, sizeof *o->seen);
+        if (!o->seen) return true;
+    }
+    uint32_t i = (uint32_t)(key ^ (key >> 29)) & (SEEN_SLOTS - 1);
+    while (o->seen[i]) {
+        if (o->seen[i] == key) return false;
+        i = (i + 1) & (SEEN_SLOTS - 1);
+    }
+    if (o->n_seen >= SG_OUTBOX_SEEN_MAX) {
+        o->seen_full = true;
+        return true;
+    }
+    o->seen[i] = key;
+    o->n_seen++;
+    return true;
 }
 
 sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t *existing,
@@ -25,6 +52,8 @@ sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t 
 {
     if (report_limit) *report_limit = false;
     o->offered++;
+    bool fresh = seen_insert(o, digest);
+    if (fresh) o->distinct++;
     /* Linear: at most max_bundles entries, and a write follows anyway. */
     for (uint32_t i = 0; i < o->n_entries; i++)
         if (o->entries[i].digest == digest) {
@@ -33,7 +62,7 @@ sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t 
             return SG_OUTBOX_DUPLICATE;
         }
     if (o->written >= o->max_bundles) {
-        o->over_limit++;
+        if (fresh) o->over_limit++;
         if (!o->limit_reported && report_limit) *report_limit = true;
         o->limit_reported = true;
         return SG_OUTBOX_OVER_LIMIT;

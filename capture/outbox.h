@@ -31,16 +31,22 @@ typedef struct {
     uint32_t sequence; /* graph sequence of the bundle written for it */
 } sg_outbox_entry_t;
 
+#define SG_OUTBOX_SEEN_MAX 65536u /* distinct digests remembered for counting */
+
 typedef struct {
     uint32_t max_bundles;
     uint32_t written;    /* bundles written */
     uint64_t offered;    /* graphs offered */
+    uint64_t distinct;   /* ... with a digest not offered before */
     uint64_t duplicates; /* ... that matched a written bundle */
-    uint64_t over_limit; /* ... not written because of the bound */
+    uint64_t over_limit; /* distinct graphs not written because of the bound */
     uint64_t failed;     /* ... whose write failed */
     bool limit_reported;
+    bool seen_full;             /* over SG_OUTBOX_SEEN_MAX distinct: `distinct` is a floor */
     sg_outbox_entry_t *entries; /* written bundles, in order */
     uint32_t n_entries, cap_entries;
+    uint64_t *seen; /* open-addressing set of digests offered (0 = empty slot) */
+    uint32_t n_seen;
 } sg_outbox_t;
 
 /* max 0 means SG_OUTBOX_DEFAULT_MAX. */
@@ -49,7 +55,10 @@ void sg_outbox_free(sg_outbox_t *o);
 
 /* Decide for a graph with this digest. For a duplicate *existing gets the
  * earlier bundle's sequence. *report_limit (may be NULL) is set true the
- * first time the bound refuses a graph. Counts the graph as offered. */
+ * first time the bound refuses a graph. Counts the graph as offered, and as
+ * distinct when its digest is new (remembered up to SG_OUTBOX_SEEN_MAX
+ * digests, 1 MiB; a repeat of a graph refused by the bound is not counted
+ * over the limit again). */
 sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t *existing,
                                       bool *report_limit);
 /* The bundle for a WRITE decision was written (or not). Returns 0 or

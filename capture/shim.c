@@ -869,13 +869,24 @@ __attribute__((destructor)) static void sg_shim_summary(void)
     char code[256];
     sg_code_summary(code, sizeof code);
     const sg_outbox_t *o = &sg_shim.outbox;
-    sg_shim_log("summary: %" PRIu64 " graphs (%" PRIu64 " from stream capture), %" PRIu64
-                " nodes, %" PRIu64 " streams, %" PRIu64 " events; %u bundles written to %s "
-                "(%" PRIu64 " duplicates, %" PRIu64 " over SGCAP_MAX_BUNDLES=%u, %" PRIu64
-                " failed)%s%s",
-                sg_shim.graphs, sg_shim.graphs_captured, sg_shim.nodes, sg_shim.streams,
-                sg_shim.events, o->written, sg_shim.cfg.dir, o->duplicates, o->over_limit,
-                o->max_bundles, o->failed, code[0] ? "; " : "", code);
+    sg_shim_log("summary: %" PRIu64 " graphs (%" PRIu64 "%s distinct, %" PRIu64
+                " from stream capture), %" PRIu64 " nodes, %" PRIu64 " streams, %" PRIu64
+                " events; %u bundles written to %s (%" PRIu64 " duplicates of them, %" PRIu64
+                " distinct graphs over SGCAP_MAX_BUNDLES=%u, %" PRIu64 " failed)",
+                sg_shim.graphs, o->distinct, o->seen_full ? "+" : "", sg_shim.graphs_captured,
+                sg_shim.nodes, sg_shim.streams, sg_shim.events, o->written, sg_shim.cfg.dir,
+                o->duplicates, o->over_limit, o->max_bundles, o->failed);
+    if (code[0]) sg_shim_log("summary: %s", code);
+    sg_book_stats_t bs;
+    if (pthread_mutex_trylock(&sg_shim.hot) == 0) {
+        sg_book_stats(sg_shim.book, &bs);
+        sg_shim_log("summary: bookkeeping: %" PRIu64 " captures, %" PRIu64
+                    " nodes tagged, peak %" PRIu64 " tags held (now %" PRIu64
+                    " in %u graphs, %" PRIu64 " evicted), %zu live allocations mapped",
+                    bs.captures_begun, bs.nodes_tagged, bs.tags_peak, bs.tags_live, bs.records_live,
+                    bs.records_evicted, sg_shim.mem.n);
+        pthread_mutex_unlock(&sg_shim.hot);
+    }
     if (sg_shim.builds_failed || sg_shim.crosscheck_bad)
         sg_shim_log("summary: %" PRIu64 " graphs could not be recorded, %" PRIu64
                     " disagree with CUDA's own node/edge lists (see the lines above)",

@@ -729,17 +729,28 @@ static void test_outbox(void **state)
     assert_true(report);
     assert_int_equal(sg_outbox_decide(&o, 0xd, &seq, &report), SG_OUTBOX_OVER_LIMIT);
     assert_false(report); /* reported once */
+    assert_int_equal(sg_outbox_decide(&o, 0xd, &seq, &report), SG_OUTBOX_OVER_LIMIT);
     assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_DUPLICATE);
     assert_int_equal(seq, 3);
     assert_int_equal(o.written, 2);
-    assert_int_equal(o.offered, 7);
+    assert_int_equal(o.offered, 8);
+    assert_int_equal(o.distinct, 4);
     assert_int_equal(o.duplicates, 2);
-    assert_int_equal(o.over_limit, 2);
+    assert_int_equal(o.over_limit, 2); /* 0xc and 0xd, each once */
     assert_int_equal(o.failed, 1);
     sg_outbox_free(&o);
 
     sg_outbox_init(&o, 0); /* SGCAP_MAX_BUNDLES=0: count only */
     assert_int_equal(sg_outbox_decide(&o, 1, NULL, &report), SG_OUTBOX_OVER_LIMIT);
+    sg_outbox_free(&o);
+
+    /* The distinct-count set is bounded: past it, counting goes on. */
+    sg_outbox_init(&o, 1);
+    for (uint64_t d = 1; d <= SG_OUTBOX_SEEN_MAX + 10; d++)
+        sg_outbox_decide(&o, d * 0x9E3779B97F4A7C15ull, NULL, NULL);
+    assert_true(o.seen_full);
+    assert_int_equal(o.n_seen, SG_OUTBOX_SEEN_MAX);
+    assert_int_equal(o.distinct, SG_OUTBOX_SEEN_MAX + 10);
     sg_outbox_free(&o);
 
     bool valid;

@@ -1,0 +1,26 @@
+# tests/capture/capture.cmake: the capture shim end to end on the CPU: a fake
+# libcuda.so.1 with stream-capture and graph semantics (fake_graph_cuda.c), a
+# driver-API probe linked with it (capture_probe.c), and capture_cpu.sh, which
+# runs the probe's scenarios under `sgcap run` and checks the bundles with
+# topo_compare, inspect and dot (label cpu).
+if(NOT TARGET sgcap_shim OR NOT TARGET sgcap)
+  return()
+endif()
+set(SGCAP_CAPTURE_TEST_DIR ${CMAKE_BINARY_DIR}/tests/capture)
+
+add_library(capture_fake_cuda SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_graph_cuda.c)
+set_target_properties(capture_fake_cuda PROPERTIES OUTPUT_NAME cuda SOVERSION 1
+  LIBRARY_OUTPUT_DIRECTORY ${SGCAP_CAPTURE_TEST_DIR}/fake C_VISIBILITY_PRESET hidden)
+target_include_directories(capture_fake_cuda PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_link_options(capture_fake_cuda PRIVATE -Wl,-Bsymbolic-functions)
+
+add_executable(capture_probe ${CMAKE_CURRENT_LIST_DIR}/capture_probe.c)
+set_target_properties(capture_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${SGCAP_CAPTURE_TEST_DIR})
+target_include_directories(capture_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(capture_probe PRIVATE capture_fake_cuda)
+
+add_test(NAME capture.cpu_end_to_end
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/capture_cpu.sh $<TARGET_FILE:sgcap>
+                 $<TARGET_FILE:capture_probe> ${SGCAP_CAPTURE_TEST_DIR}/fake
+                 $<TARGET_FILE:topo_compare> ${SGCAP_CAPTURE_TEST_DIR}/work)
+set_tests_properties(capture.cpu_end_to_end PROPERTIES LABELS "cpu;capture" TIMEOUT 300)

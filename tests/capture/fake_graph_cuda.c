@@ -1,0 +1,579 @@
+/* fake_graph_cuda.c: a fake libcuda.so.1 with enough stream-capture and
+ * graph semantics to run libsgcap's capture side end to end on a machine
+ * without a GPU: streams join captures through captured events, every
+ * enqueue makes a node depending on the stream's current set, the graph
+ * can be listed and its nodes read back, modules hold functions whose
+ * parameter layout comes from their mangled names. Not a driver: one
+ * context, no execution (copies to the host fill 0x5a), handles are plain
+ * pointers, single-threaded use. Used by tests/capture/capture_cpu.sh. */
+#define _GNU_SOURCE 1
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAXN 64
+
+typedef struct fnode fnode_t;
+typedef struct fgraph {
+    fnode_t **nodes;
+    size_t n, cap;
+} fgraph_t;
+
+typedef struct ffunc {
+    char name[128];
+    void *module;
+    int n_params;
+    size_t off[16], size[16];
+} ffunc_t;
+
+struct fnode {
+    CUgraphNodeType type;
+    fgraph_t *owner;
+    fnode_t *deps[MAXN];
+    size_t n_deps;
+    /* payloads */
+    ffunc_t *func;
+    unsigned grid[3], block[3], shmem;
+    void *param_ptr[16];
+    unsigned char param_bytes[256];
+    CUDA_MEMSET_NODE_PARAMS memset;
+    CUDA_MEMCPY3D memcpy;
+    CUdeviceptr dptr;
+    size_t bytes;
+    CUhostFn host_fn;
+    void *host_data;
+    CUevent event;
+};
+
+typedef struct {
+    CUstream handle;
+    int capturing;
+    cuuint64_t id;
+    fgraph_t *graph;
+    fnode_t *deps[MAXN];
+    size_t n;
+} fstream_t;
+
+typedef struct {
+    CUevent handle;
+    cuuint64_t id;
+    fnode_t *deps[MAXN];
+    size_t n;
+} fevent_t;
+
+static fstream_t streams[64];
+static fevent_t events[64];
+static cuuint64_t next_capture = 1;
+static CUdeviceptr next_addr = 0x7f0000000000ull;
+static CUgraphEdgeData zero_edges[MAXN];
+static _Thread_local CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+static fstream_t *stream_of(CUstream s)
+{
+    for (int i = 0; i < 64; i++)
+        if (streams[i].handle == s) return &streams[i];
+    for (int i = 0; i < 64; i++)
+        if (!streams[i].handle) {
+            streams[i].handle = s;
+            return &streams[i];
+        }
+    abort();
+}
+
+static fevent_t *event_of(CUevent e)
+{
+    for (int i = 0; i < 64; i++)
+        if (events[i].handle == e) return &events[i];
+    for (int i = 0; i < 64; i++)
+        if (!events[i].handle) {
+            events[i].handle = e;
+            return &events[i];
+        }
+    abort();
+}
+
+static fnode_t *graph_add(fgraph_t *g, CUgraphNodeType type, fnode_t *const *deps, size_t n)
+{
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 16;
+        g->nodes = realloc(g->nodes, g->cap * sizeof *g->nodes);
+    }
+    fnode_t *nd = calloc(1, sizeof *nd);
+    nd->type = type;
+    nd->owner = g;
+    for (size_t i = 0; i < n && i < MAXN; i++)
+        nd->deps[nd->n_deps++] = deps[i];
+    g->nodes[g->n++] = nd;
+    return nd;
+}
+
+/* The node an enqueue on s makes, or NULL when s is not capturing. */
+static fnode_t *enqueue(CUstream s, CUgraphNodeType type)
+{
+    fstream_t *st = stream_of(s);
+    if (!st->capturing) return NULL;
+    fnode_t *nd = graph_add(st->graph, type, st->deps, st->n);
+    st->deps[0] = nd;
+    st->n = 1;
+    return nd;
+}
+
+/* ---- init, versions, modes ---- */
+EXPORT CUresult cuInit(unsigned int flags)
+{
+    (void)flags;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    CUstreamCaptureMode old = thread_mode;
+    thread_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxGetDevice(CUdevice *d)
+{
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    (void)d;
+    snprintf(name, (size_t)len, "Fake GPU");
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    (void)d;
+    *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9
+         : a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT   ? 132
+                                                           : 0;
+    return CUDA_SUCCESS;
+}
+
+/* ---- streams and capture ---- */
+EXPORT CUresult cuStreamGetId(CUstream s, unsigned long long *id)
+{
+    *id = (unsigned long long)(uintptr_t)s;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamGetFlags(CUstream s, unsigned int *f)
+{
+    (void)s;
+    *f = 1;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamGetPriority(CUstream s, int *p)
+{
+    (void)s;
+    *p = 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    (void)s;
+    return CUDA_SUCCESS;
+}
+
+static CUresult begin(CUstream s, fgraph_t *g, const CUgraphNode *deps, size_t n)
+{
+    fstream_t *st = stream_of(s);
+    if (st->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    st->capturing = 1;
+    st->id = next_capture++;
+    st->graph = g ? g : calloc(1, sizeof *g);
+    st->n = 0;
+    for (size_t i = 0; i < n && i < MAXN; i++)
+        st->deps[st->n++] = (fnode_t *)deps[i];
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    (void)mode;
+    return begin(s, NULL, NULL, 0);
+}
+EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                            const CUgraphEdgeData *ed, size_t n,
+                                            CUstreamCaptureMode mode)
+{
+    (void)ed;
+    (void)mode;
+    return begin(s, (fgraph_t *)g, deps, n);
+}
+EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    fstream_t *st = stream_of(s);
+    if (!st->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    *g = (CUgraph)st->graph;
+    cuuint64_t id = st->id;
+    for (int i = 0; i < 64; i++)
+        if (streams[i].capturing && streams[i].id == id) {
+            streams[i].capturing = 0;
+            streams[i].n = 0;
+        }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st_out, cuuint64_t *id,
+                                          CUgraph *g, const CUgraphNode **deps,
+                                          const CUgraphEdgeData **ed, size_t *n)
+{
+    fstream_t *st = stream_of(s);
+    *st_out = st->capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    if (id) *id = st->capturing ? st->id : 0;
+    if (g) *g = st->capturing ? (CUgraph)st->graph : NULL;
+    if (deps) *deps = (const CUgraphNode *)st->deps;
+    if (ed) *ed = zero_edges;
+    if (n) *n = st->capturing ? st->n : 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode *deps,
+                                                     const CUgraphEdgeData *ed, size_t n,
+                                                     unsigned int flags)
+{
+    (void)ed;
+    fstream_t *st = stream_of(s);
+    if (!st->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    if (flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES) st->n = 0;
+    for (size_t i = 0; i < n && st->n < MAXN; i++)
+        st->deps[st->n++] = (fnode_t *)deps[i];
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    fstream_t *st = stream_of(s);
+    fevent_t *ev = event_of(e);
+    ev->id = st->capturing ? st->id : 0;
+    memcpy(ev->deps, st->deps, sizeof st->deps);
+    ev->n = st->capturing ? st->n : 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags)
+{
+    if (flags & CU_EVENT_RECORD_EXTERNAL) {
+        fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+        if (!nd) return CUDA_ERROR_ILLEGAL_STATE;
+        nd->event = e;
+        return CUDA_SUCCESS;
+    }
+    return cuEventRecord(e, s);
+}
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    fstream_t *st = stream_of(s);
+    fevent_t *ev = event_of(e);
+    if (flags & CU_EVENT_WAIT_EXTERNAL) {
+        fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+        if (!nd) return CUDA_ERROR_ILLEGAL_STATE;
+        nd->event = e;
+        return CUDA_SUCCESS;
+    }
+    if (!ev->id) return CUDA_SUCCESS; /* outside any capture: a plain wait */
+    if (!st->capturing) {             /* joins the event's capture */
+        fstream_t *origin = NULL;
+        for (int i = 0; i < 64; i++)
+            if (streams[i].capturing && streams[i].id == ev->id) origin = &streams[i];
+        if (!origin) return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+        st->capturing = 1;
+        st->id = ev->id;
+        st->graph = origin->graph;
+        st->n = 0;
+    }
+    for (size_t i = 0; i < ev->n; i++) {
+        int have = 0;
+        for (size_t j = 0; j < st->n; j++)
+            have |= st->deps[j] == ev->deps[i];
+        if (!have && st->n < MAXN) st->deps[st->n++] = ev->deps[i];
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---- modules and functions ---- */
+EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    *m = (CUmodule)(uintptr_t)(0x5000 + ((uintptr_t)image & 0xfff0));
+    return CUDA_SUCCESS;
+}
+
+/* Parameter layout from an Itanium-mangled name of simple types. */
+static void layout(ffunc_t *f)
+{
+    const char *p = f->name;
+    if (strncmp(p, "_Z", 2) != 0) return;
+    p += 2;
+    int len = 0;
+    while (*p >= '0' && *p <= '9')
+        len = len * 10 + (*p++ - '0');
+    p += len;
+    size_t off = 0;
+    while (*p && f->n_params < 16) {
+        size_t size = 8;
+        if (*p == 'P') {
+            while (*p == 'P' || *p == 'K')
+                p++;
+            p++;
+        } else if (*p == 'S') { /* a substitution (S_, S0_, ...): a repeated pointer type */
+            while (*p && *p != '_')
+                p++;
+            if (*p) p++;
+        } else {
+            size = (*p == 'f' || *p == 'i' || *p == 'j') ? 4 : 8;
+            p++;
+        }
+        off = (off + size - 1) / size * size;
+        f->off[f->n_params] = off;
+        f->size[f->n_params] = size;
+        f->n_params++;
+        off += size;
+    }
+}
+
+EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule m, const char *name)
+{
+    ffunc_t *f = calloc(1, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->module = m;
+    layout(f);
+    *fn = (CUfunction)f;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuFuncGetName(const char **name, CUfunction fn)
+{
+    *name = ((ffunc_t *)fn)->name;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuFuncGetModule(CUmodule *m, CUfunction fn)
+{
+    *m = (CUmodule)((ffunc_t *)fn)->module;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuFuncGetParamInfo(CUfunction fn, size_t i, size_t *off, size_t *size)
+{
+    ffunc_t *f = (ffunc_t *)fn;
+    if ((int)i >= f->n_params) return CUDA_ERROR_INVALID_VALUE;
+    *off = f->off[i];
+    *size = f->size[i];
+    return CUDA_SUCCESS;
+}
+
+/* ---- enqueues ---- */
+EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                               unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                               void **extra)
+{
+    (void)extra;
+    fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (!nd) return CUDA_SUCCESS; /* eager: nothing to run */
+    ffunc_t *f = (ffunc_t *)fn;
+    nd->func = f;
+    nd->grid[0] = gx, nd->grid[1] = gy, nd->grid[2] = gz;
+    nd->block[0] = bx, nd->block[1] = by, nd->block[2] = bz;
+    nd->shmem = shmem;
+    for (int i = 0; i < f->n_params; i++) {
+        memcpy(nd->param_bytes + f->off[i], params[i], f->size[i]);
+        nd->param_ptr[i] = nd->param_bytes + f->off[i];
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+    fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (nd) nd->memset = (CUDA_MEMSET_NODE_PARAMS){d, 0, v, 4, n, 1};
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+    if (nd) {
+        memset(&nd->memcpy, 0, sizeof nd->memcpy);
+        nd->memcpy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        nd->memcpy.srcDevice = src;
+        nd->memcpy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        nd->memcpy.dstDevice = dst;
+        nd->memcpy.WidthInBytes = n;
+        nd->memcpy.Height = 1;
+        nd->memcpy.Depth = 1;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
+{
+    fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_HOST);
+    if (nd) {
+        nd->host_fn = fn;
+        nd->host_data = data;
+    } else {
+        fn(data);
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    *p = next_addr;
+    next_addr += (n + 0xfffff) & ~(CUdeviceptr)0xfffff;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    (void)p;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+{
+    cuMemAlloc_v2(p, n);
+    fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+    if (nd) {
+        nd->dptr = *p;
+        nd->bytes = n;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEM_FREE);
+    if (nd) nd->dptr = p;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    (void)src;
+    memset(dst, 0x5a, n);
+    return CUDA_SUCCESS;
+}
+
+/* ---- graphs ---- */
+EXPORT CUresult cuGraphCreate(CUgraph *g, unsigned int flags)
+{
+    (void)flags;
+    *g = (CUgraph)calloc(1, sizeof(fgraph_t));
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n)
+{
+    *out =
+        (CUgraphNode)graph_add((fgraph_t *)g, CU_GRAPH_NODE_TYPE_EMPTY, (fnode_t *const *)deps, n);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+    fgraph_t *fg = (fgraph_t *)g;
+    if (nodes)
+        for (size_t i = 0; i < fg->n && i < *n; i++)
+            nodes[i] = (CUgraphNode)fg->nodes[i];
+    *n = fg->n;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphGetEdges_v2(CUgraph g, CUgraphNode *from, CUgraphNode *to,
+                                   CUgraphEdgeData *ed, size_t *n)
+{
+    fgraph_t *fg = (fgraph_t *)g;
+    size_t k = 0;
+    for (size_t i = 0; i < fg->n; i++)
+        for (size_t j = 0; j < fg->nodes[i]->n_deps; j++) {
+            if (from && k < *n) {
+                from[k] = (CUgraphNode)fg->nodes[i]->deps[j];
+                to[k] = (CUgraphNode)fg->nodes[i];
+                if (ed) memset(&ed[k], 0, sizeof ed[k]);
+            }
+            k++;
+        }
+    *n = k;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphNodeGetType(CUgraphNode n, CUgraphNodeType *t)
+{
+    *t = ((fnode_t *)n)->type;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    fnode_t *nd = (fnode_t *)n;
+    if (nd->type != CU_GRAPH_NODE_TYPE_KERNEL) return CUDA_ERROR_INVALID_VALUE;
+    memset(p, 0, sizeof *p);
+    p->func = (CUfunction)nd->func;
+    p->gridDimX = nd->grid[0], p->gridDimY = nd->grid[1], p->gridDimZ = nd->grid[2];
+    p->blockDimX = nd->block[0], p->blockDimY = nd->block[1], p->blockDimZ = nd->block[2];
+    p->sharedMemBytes = nd->shmem;
+    p->kernelParams = nd->param_ptr;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode n, CUDA_MEMSET_NODE_PARAMS *p)
+{
+    *p = ((fnode_t *)n)->memset;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode n, CUDA_MEMCPY3D *p)
+{
+    *p = ((fnode_t *)n)->memcpy;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphHostNodeGetParams(CUgraphNode n, CUDA_HOST_NODE_PARAMS *p)
+{
+    p->fn = ((fnode_t *)n)->host_fn;
+    p->userData = ((fnode_t *)n)->host_data;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphMemAllocNodeGetParams(CUgraphNode n, CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+    memset(p, 0, sizeof *p);
+    p->dptr = ((fnode_t *)n)->dptr;
+    p->bytesize = ((fnode_t *)n)->bytes;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphMemFreeNodeGetParams(CUgraphNode n, CUdeviceptr *p)
+{
+    *p = ((fnode_t *)n)->dptr;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode n, CUevent *e)
+{
+    *e = ((fnode_t *)n)->event;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode n, CUevent *e)
+{
+    *e = ((fnode_t *)n)->event;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long f)
+{
+    (void)f;
+    *e = (CUgraphExec)calloc(1, 64);
+    (void)g;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info)
+{
+    (void)e;
+    (void)g;
+    if (info) memset(info, 0, sizeof *info);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+    (void)e;
+    (void)s;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+    free(e);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphDestroy(CUgraph g)
+{
+    fgraph_t *fg = (fgraph_t *)g;
+    for (size_t i = 0; i < fg->n; i++)
+        free(fg->nodes[i]);
+    free(fg->nodes);
+    free(fg);
+    return CUDA_SUCCESS;
+}

@@ -1,0 +1,30 @@
+# tests/gpu/capture.cmake: GPU tests of capture/ (label "gpu"): every sample
+# binary under `sgcap run`, its bundles compared with its --expect topology
+# by topo_compare (built here; its logic, capture/topo.c, is unit-tested on
+# the CPU); the recapture sample for bounded memory and bundle count; the
+# PyTorch and CuPy scripts for two or more streams with event edges; inspect
+# and dot on every bundle. On a moved build tree run
+# tests/gpu/capture_gpu.sh BUILD_DIR instead (no ctest, no absolute paths).
+add_executable(topo_compare ${CMAKE_CURRENT_LIST_DIR}/topo_compare.c)
+sgcap_target_defaults(topo_compare)
+target_include_directories(topo_compare PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(topo_compare PRIVATE sgcap_capture sgcap_graph)
+
+if(NOT TARGET sgcap_shim OR NOT TARGET sgcap)
+  return()
+endif()
+set(capture_gpu ${CMAKE_CURRENT_LIST_DIR}/capture_gpu.sh)
+get_property(capture_sample_targets GLOBAL PROPERTY SGCAP_SAMPLE_TARGETS)
+foreach(tgt IN LISTS capture_sample_targets)
+  get_target_property(bin ${tgt} OUTPUT_NAME)
+  add_test(NAME gpu.capture.${bin}
+           COMMAND bash ${capture_gpu} ${CMAKE_BINARY_DIR} --only ${bin})
+  set_tests_properties(gpu.capture.${bin} PROPERTIES LABELS "gpu;capture" TIMEOUT 300
+                       SKIP_RETURN_CODE 77)
+endforeach()
+foreach(check recapture_bounded torch_two_stream cupy_fork_join)
+  add_test(NAME gpu.capture.${check}
+           COMMAND bash ${capture_gpu} ${CMAKE_BINARY_DIR} --only ${check})
+  set_tests_properties(gpu.capture.${check} PROPERTIES LABELS "gpu;capture" TIMEOUT 900
+                       SKIP_RETURN_CODE 77)
+endforeach()
