@@ -330,6 +330,14 @@ static int do_profile(const args_t *a, sg_replay_t *r, sg_graph_t *g)
         sg_cli_error(CMD, "profiling: %s", err);
         return exit_for(rc);
     }
+    if (n_ev == 0) {
+        sg_cli_error(CMD,
+                     "profiling: CUPTI delivered no activity record of the graph's nodes "
+                     "(%u records matched no node)",
+                     unmatched);
+        free(ev);
+        return SG_EXIT_FINDING;
+    }
     qsort(ev, n_ev, sizeof *ev, cmp_trace);
     uint64_t t0 = UINT64_MAX;
     for (uint32_t i = 0; i < n_ev; i++)
