@@ -1,15 +1,16 @@
 /* bundle_emit.c: the model -> graph.json text (docs/FORMAT.md), deterministic.
  *
- * The top level and its arrays are laid out by hand, one table entry, node or
- * edge per line, so graph.json diffs well and stays readable with `less`;
- * each entry is built as a small jansson value and dumped on its own, which
- * keeps JSON escaping in one trusted place and memory at one entry's worth.
- * Same model in, same bytes out: that makes golden files stable and lets
- * read -> write -> read be compared byte for byte. */
+ * The text is laid out by hand, one table entry, node or edge per line, so
+ * graph.json diffs well and stays readable with `less`; fields come in the
+ * order of docs/FORMAT.md. Same model in, same bytes out: that makes golden
+ * files stable and lets read -> write -> read be compared byte for byte.
+ * Writing directly into one growing buffer (no JSON tree) keeps the cost a
+ * few hundred bytes of appends per node; jansson is only on the read side,
+ * which re-checks everything written here (tests/fuzz/fuzz_bundle.c). */
 #include "bundle_private.h"
 
 #include <inttypes.h>
-#include <jansson.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,23 +49,30 @@ int sg_bundle_access_mode_from_name(const char *name)
 typedef struct {
     char *p;
     size_t n, cap;
-    int err; /* first error; once set, everything else is a no-op */
+    int err;      /* first error; once set, everything else is a no-op */
+    int depth;    /* nesting of objects/arrays */
+    bool first[160]; /* per nesting level: no value written yet */
 } emit_t;
+
+static bool reserve_out(emit_t *e, size_t more)
+{
+    if (e->err) return false;
+    if (e->n + more + 1 <= e->cap) return true;
+    size_t cap = e->cap ? e->cap : 65536;
+    while (cap < e->n + more + 1) cap *= 2;
+    char *p = realloc(e->p, cap);
+    if (!p) {
+        e->err = SG_ENOMEM;
+        return false;
+    }
+    e->p = p;
+    e->cap = cap;
+    return true;
+}
 
 static void out_raw(emit_t *e, const char *s, size_t n)
 {
-    if (e->err) return;
-    if (e->n + n + 1 > e->cap) {
-        size_t cap = e->cap ? e->cap : 4096;
-        while (cap < e->n + n + 1) cap *= 2;
-        char *p = realloc(e->p, cap);
-        if (!p) {
-            e->err = SG_ENOMEM;
-            return;
-        }
-        e->p = p;
-        e->cap = cap;
-    }
+    if (!reserve_out(e, n)) return;
     memcpy(e->p + e->n, s, n);
     e->n += n;
     e->p[e->n] = '\0';
@@ -75,29 +83,118 @@ static void out_str(emit_t *e, const char *s)
     out_raw(e, s, strlen(s));
 }
 
-/* Append one JSON value, compact on one line, and drop it. */
-static void out_json(emit_t *e, json_t *v)
+/* ---- structure ------------------------------------------------------------------------- */
+
+/* Separator before a value in the current object/array. */
+static void sep(emit_t *e)
 {
-    if (!v) {
-        if (!e->err) e->err = SG_ENOMEM;
-        return;
+    if (e->depth > 0) {
+        if (!e->first[e->depth]) out_raw(e, ", ", 2);
+        e->first[e->depth] = false;
     }
-    if (!e->err) {
-        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
-        if (!s)
-            e->err = SG_ENOMEM;
-        else
-            out_str(e, s);
-        free(s);
-    }
-    json_decref(v);
 }
 
-/* ---- value builders --------------------------------------------------------------- */
+static void open_(emit_t *e, char c)
+{
+    sep(e);
+    out_raw(e, &c, 1);
+    if (e->depth + 1 >= (int)(sizeof e->first / sizeof *e->first)) {
+        if (!e->err) e->err = SG_ELIMIT;
+        return;
+    }
+    e->first[++e->depth] = true;
+}
+
+static void close_(emit_t *e, char c)
+{
+    out_raw(e, &c, 1);
+    if (e->depth > 0) e->depth--;
+}
+
+#define obj_begin(e) open_((e), '{')
+#define obj_end(e) close_((e), '}')
+#define arr_begin(e) open_((e), '[')
+#define arr_end(e) close_((e), ']')
+
+/* `"key": ` inside an object; the value follows without a separator. */
+static void key(emit_t *e, const char *k)
+{
+    sep(e);
+    out_raw(e, "\"", 1);
+    out_str(e, k);
+    out_raw(e, "\": ", 3);
+    e->first[e->depth] = true; /* the value that follows takes no separator */
+}
+
+/* After a value inside an object the next key needs ", ". */
+static void done(emit_t *e)
+{
+    if (e->depth > 0) e->first[e->depth] = false;
+}
+
+/* ---- values ------------------------------------------------------------------------------- */
+
+static void v_raw(emit_t *e, const char *s)
+{
+    sep(e);
+    out_str(e, s);
+    done(e);
+}
+
+static void v_int(emit_t *e, int64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    v_raw(e, buf);
+}
+
+static void v_addr(emit_t *e, uint64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "\"0x%" PRIx64 "\"", v);
+    v_raw(e, buf);
+}
+
+/* Integers below 2^53 survive any JSON reader; larger ones travel as hex. */
+static void v_u64(emit_t *e, uint64_t v)
+{
+    if (v < (UINT64_C(1) << 53))
+        v_int(e, (int64_t)v);
+    else
+        v_addr(e, v);
+}
+
+static void v_bool(emit_t *e, bool b)
+{
+    v_raw(e, b ? "true" : "false");
+}
+
+/* Shortest "%.Ng" that reads back to the same double, with '.' whatever the
+ * locale (the shim runs inside programs that may set LC_NUMERIC), and a ".0"
+ * when it would otherwise look like an integer. Callers pass finite values. */
+static void v_real(emit_t *e, double d)
+{
+    char buf[64];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d) break;
+    }
+    const char *point = localeconv()->decimal_point;
+    if (point && strcmp(point, ".") != 0 && point[0]) {
+        char *q = strstr(buf, point);
+        if (q) {
+            size_t pl = strlen(point);
+            *q = '.';
+            memmove(q + 1, q + pl, strlen(q + pl) + 1);
+        }
+    }
+    if (!strpbrk(buf, ".eE")) strcat(buf, ".0");
+    v_raw(e, buf);
+}
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. The
  * rules are jansson's (no overlongs, no surrogates, nothing past U+10FFFF):
- * whatever passes here, jansson accepts when reading it back. */
+ * whatever passes here, the reader accepts. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
@@ -131,399 +228,116 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
  * (argv[0], labels) and need not be UTF-8: invalid bytes become U+FFFD. A
  * string longer than a reader accepts is cut at a character boundary, so
  * that whatever sgcap writes, sgcap can read. */
-static json_t *jstr(const char *s)
+static void v_str(emit_t *e, const char *s)
 {
+    sep(e);
     size_t n = strlen(s);
-    size_t i = 0;
-    while (i < n) {
-        size_t l = utf8_seq((const unsigned char *)s + i, n - i);
-        if (!l) break;
+    /* worst case: every byte becomes \u00XX (6) or U+FFFD (3) */
+    if (!reserve_out(e, 6 * (n < SG_BUNDLE_MAX_STRING ? n : SG_BUNDLE_MAX_STRING) + 2)) return;
+    char *o = e->p + e->n;
+    *o++ = '"';
+    size_t kept = 0; /* decoded bytes so far: what the reader counts */
+    for (size_t i = 0; i < n;) {
+        const unsigned char *u = (const unsigned char *)s + i;
+        size_t l = utf8_seq(u, n - i);
+        size_t add = l ? l : 3;
+        if (kept + add > SG_BUNDLE_MAX_STRING) break;
+        kept += add;
+        if (!l) {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+            continue;
+        }
+        if (l == 1 && (u[0] < 0x20 || u[0] == '"' || u[0] == '\\')) {
+            static const char hex[] = "0123456789abcdef";
+            *o++ = '\\';
+            switch (u[0]) {
+            case '"': *o++ = '"'; break;
+            case '\\': *o++ = '\\'; break;
+            case '\b': *o++ = 'b'; break;
+            case '\f': *o++ = 'f'; break;
+            case '\n': *o++ = 'n'; break;
+            case '\r': *o++ = 'r'; break;
+            case '\t': *o++ = 't'; break;
+            default:
+                memcpy(o, "u00", 3);
+                o[3] = hex[u[0] >> 4];
+                o[4] = hex[u[0] & 15];
+                o += 5;
+            }
+        } else {
+            memcpy(o, u, l);
+            o += l;
+        }
         i += l;
     }
-    if (i == n && n <= SG_BUNDLE_MAX_STRING) return json_stringn_nocheck(s, n);
-    char *c = malloc(3 * n + 1);
-    if (!c) return NULL;
-    size_t k = 0;
-    for (i = 0; i < n;) {
-        size_t l = utf8_seq((const unsigned char *)s + i, n - i);
-        size_t add = l ? l : 3;
-        if (k + add > SG_BUNDLE_MAX_STRING) break;
-        if (l) {
-            memcpy(c + k, s + i, l);
-            i += l;
-        } else {
-            memcpy(c + k, "\xef\xbf\xbd", 3);
-            i++;
-        }
-        k += add;
-    }
-    json_t *v = json_stringn_nocheck(c, k);
-    free(c);
-    return v;
+    *o++ = '"';
+    *o = '\0';
+    e->n = (size_t)(o - e->p);
+    done(e);
 }
 
-static json_t *jaddr(uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-    return json_string_nocheck(buf);
-}
-
-/* Integers below 2^53 survive any JSON reader; larger ones travel as hex. */
-static json_t *ju64(uint64_t v)
-{
-    return v < (UINT64_C(1) << 53) ? json_integer((json_int_t)v) : jaddr(v);
-}
-
-static json_t *jtriple(const uint32_t v[3])
-{
-    json_t *a = json_array();
-    for (int i = 0; a && i < 3; i++) {
-        if (json_array_append_new(a, json_integer(v[i]))) {
-            json_decref(a);
-            return NULL;
-        }
-    }
-    return a;
-}
-
-static json_t *jhex(const uint8_t *b, uint32_t n)
+static void v_hex(emit_t *e, const uint8_t *b, uint32_t n)
 {
     static const char digits[] = "0123456789abcdef";
-    char *s = malloc((size_t)n * 2 + 1);
-    if (!s) return NULL;
+    sep(e);
+    if (!reserve_out(e, (size_t)n * 2 + 2)) return;
+    char *o = e->p + e->n;
+    *o++ = '"';
     for (uint32_t i = 0; i < n; i++) {
-        s[2 * i] = digits[b[i] >> 4];
-        s[2 * i + 1] = digits[b[i] & 15];
+        *o++ = digits[b[i] >> 4];
+        *o++ = digits[b[i] & 15];
     }
-    json_t *v = json_stringn_nocheck(s, (size_t)n * 2);
-    free(s);
-    return v;
+    *o++ = '"';
+    *o = '\0';
+    e->n = (size_t)(o - e->p);
+    done(e);
 }
 
-/* Set o[k] = v (stolen); remember a failure. */
-static void put(emit_t *e, json_t *o, const char *k, json_t *v)
+static void v_triple(emit_t *e, const uint32_t v[3])
 {
-    if (!o || !v || json_object_set_new_nocheck(o, k, v)) {
-        if (!e->err) e->err = SG_ENOMEM;
-    }
+    arr_begin(e);
+    for (int i = 0; i < 3; i++) v_int(e, v[i]);
+    arr_end(e);
+    done(e);
 }
 
-static void put_opt_str(emit_t *e, json_t *o, const char *k, const char *s)
+static void v_u32_array(emit_t *e, const uint32_t *a, uint32_t n)
 {
-    if (s) put(e, o, k, jstr(s));
+    arr_begin(e);
+    for (uint32_t i = 0; i < n; i++) v_int(e, a[i]);
+    arr_end(e);
+    done(e);
+}
+
+/* key + value helpers */
+#define K_INT(e, k, v) (key((e), (k)), v_int((e), (v)))
+#define K_U64(e, k, v) (key((e), (k)), v_u64((e), (v)))
+#define K_ADDR(e, k, v) (key((e), (k)), v_addr((e), (v)))
+#define K_BOOL(e, k, v) (key((e), (k)), v_bool((e), (v)))
+#define K_STR(e, k, v) (key((e), (k)), v_str((e), (v)))
+#define K_RAWSTR(e, k, v) (key((e), (k)), v_raw((e), "\"" v "\""))
+
+static void k_opt_str(emit_t *e, const char *k, const char *s)
+{
+    if (s) K_STR(e, k, s);
+}
+
+static void k_name(emit_t *e, const char *k, const char *name)
+{
+    key(e, k);
+    sep(e);
+    out_raw(e, "\"", 1);
+    out_str(e, name); /* enum names: plain ASCII */
+    out_raw(e, "\"", 1);
+    done(e);
 }
 
 /* ---- nodes and edges ------------------------------------------------------------- */
 
-static json_t *graph_json(emit_t *e, const sg_graph_t *g, int depth);
-static uint32_t live_end_nodes(const sg_graph_t *g);
-static uint32_t live_end_edges(const sg_graph_t *g);
+static void graph_body(emit_t *e, const sg_graph_t *g, int depth);
 
-static json_t *kernel_json(emit_t *e, const sg_kernel_t *k)
-{
-    json_t *o = json_object();
-    put(e, o, "name", jstr(k->name ? k->name : ""));
-    if (k->image != SG_NONE) put(e, o, "image", json_integer(k->image));
-    put(e, o, "grid", jtriple(k->grid));
-    put(e, o, "block", jtriple(k->block));
-    if (k->cluster[0] || k->cluster[1] || k->cluster[2]) put(e, o, "cluster", jtriple(k->cluster));
-    put(e, o, "shared_bytes", json_integer(k->shared_bytes));
-    if (k->priority) put(e, o, "priority", json_integer(k->priority));
-    if (k->cooperative) put(e, o, "cooperative", json_true());
-    if (k->has_extra) put(e, o, "has_extra", json_true());
-    put(e, o, "func_handle", jaddr(k->func_handle));
-    /* Guard against a model edited by hand with sizes but no arrays. */
-    uint32_t params_size = k->param_bytes ? k->params_size : 0;
-    uint32_t n_params = k->param_offsets && k->param_sizes ? k->n_params : 0;
-    if (params_size || n_params) {
-        json_t *p = json_object();
-        put(e, p, "bytes", params_size ? jhex(k->param_bytes, params_size) : json_string(""));
-        json_t *layout = json_array();
-        for (uint32_t i = 0; layout && i < n_params; i++) {
-            json_t *pair = json_array();
-            if (!pair || json_array_append_new(pair, json_integer(k->param_offsets[i])) ||
-                json_array_append_new(pair, json_integer(k->param_sizes[i])) ||
-                json_array_append_new(layout, pair)) {
-                json_decref(layout);
-                layout = NULL;
-            }
-        }
-        put(e, p, "layout", layout);
-        put(e, o, "params", p);
-    }
-    return o;
-}
-
-static json_t *node_json(emit_t *e, const sg_graph_t *g, const sg_node_t *n, int depth)
-{
-    json_t *o = json_object();
-    put(e, o, "id", json_integer(n->id));
-    put(e, o, "type", json_string_nocheck(sg_node_type_name(n->type)));
-    put(e, o, "stream",
-        n->stream == SG_STREAM_EXPLICIT ? json_string_nocheck("explicit") : json_integer(n->stream));
-    put(e, o, "seq", ju64(n->seq));
-    if (n->synthesized) put(e, o, "synthesized", json_true());
-    put_opt_str(e, o, "label", n->label);
-    if (n->cuda_type) put(e, o, "cuda_type", json_integer(n->cuda_type));
-    if (n->duration_ns >= 0 && isfinite(n->duration_ns))
-        put(e, o, "duration_ns", json_real(n->duration_ns));
-    if (n->n_accesses) {
-        json_t *arr = json_array();
-        for (uint32_t i = 0; arr && i < n->n_accesses; i++) {
-            const sg_access_t *a = &n->accesses[i];
-            json_t *x = json_object();
-            put(e, x, "buffer", json_integer(a->buffer));
-            put(e, x, "offset", ju64(a->offset));
-            put(e, x, "size", ju64(a->size));
-            put(e, x, "mode", json_string_nocheck(sg_bundle_access_mode_name(a->mode)));
-            if (!x || json_array_append_new(arr, x)) {
-                json_decref(arr);
-                arr = NULL;
-            }
-        }
-        put(e, o, "accesses", arr);
-    }
-    switch (n->type) {
-    case SG_NODE_KERNEL: put(e, o, "kernel", kernel_json(e, &n->u.kernel)); break;
-    case SG_NODE_MEMCPY: {
-        const sg_memcpy_t *c = &n->u.memcpy;
-        json_t *x = json_object();
-        put(e, x, "dst", jaddr(c->dst));
-        put(e, x, "src", jaddr(c->src));
-        put(e, x, "dst_pitch", ju64(c->dst_pitch));
-        put(e, x, "src_pitch", ju64(c->src_pitch));
-        put(e, x, "width", ju64(c->width));
-        put(e, x, "height", ju64(c->height));
-        put(e, x, "depth", ju64(c->depth));
-        put(e, x, "kind",
-            json_string_nocheck((unsigned)c->kind < 5 ? sg_bundle_copy_kind_names[c->kind]
-                                                      : "default"));
-        put(e, o, "memcpy", x);
-        break;
-    }
-    case SG_NODE_MEMSET: {
-        const sg_memset_t *m = &n->u.memset;
-        json_t *x = json_object();
-        put(e, x, "dst", jaddr(m->dst));
-        put(e, x, "pitch", ju64(m->pitch));
-        put(e, x, "value", json_integer(m->value));
-        put(e, x, "element_size", json_integer(m->element_size));
-        put(e, x, "width", ju64(m->width));
-        put(e, x, "height", ju64(m->height));
-        put(e, o, "memset", x);
-        break;
-    }
-    case SG_NODE_HOST: {
-        json_t *x = json_object();
-        put(e, x, "fn", jaddr(n->u.host.fn));
-        put(e, x, "user_data", jaddr(n->u.host.user_data));
-        put(e, o, "host", x);
-        break;
-    }
-    case SG_NODE_EVENT_RECORD:
-    case SG_NODE_EVENT_WAIT:
-        if (n->u.event != SG_NONE) put(e, o, "event", json_integer(n->u.event));
-        break;
-    case SG_NODE_MEM_ALLOC:
-    case SG_NODE_MEM_FREE: {
-        json_t *x = json_object();
-        if (n->u.mem.buffer != SG_NONE) put(e, x, "buffer", json_integer(n->u.mem.buffer));
-        put(e, x, "address", jaddr(n->u.mem.address));
-        put(e, x, "bytes", ju64(n->u.mem.bytes));
-        put(e, o, "mem", x);
-        break;
-    }
-    case SG_NODE_CHILD_GRAPH:
-        if (n->u.child) put(e, o, "body", graph_json(e, n->u.child, depth + 1));
-        break;
-    case SG_NODE_CONDITIONAL: {
-        const sg_conditional_t *c = &n->u.cond;
-        json_t *x = json_object();
-        put(e, x, "type",
-            json_string_nocheck((unsigned)c->type < 3 ? sg_bundle_cond_type_names[c->type] : "if"));
-        put(e, x, "handle", jaddr(c->handle));
-        put(e, x, "default_value", json_integer(c->default_value));
-        json_t *bodies = json_array();
-        for (uint32_t i = 0; bodies && i < c->n_bodies; i++) {
-            json_t *b = graph_json(e, c->bodies[i], depth + 1);
-            if (!b || json_array_append_new(bodies, b)) {
-                json_decref(bodies);
-                bodies = NULL;
-            }
-        }
-        put(e, x, "bodies", bodies);
-        put(e, o, "conditional", x);
-        break;
-    }
-    case SG_NODE_OPAQUE:
-        if (n->u.opaque_note) {
-            json_t *x = json_object();
-            put(e, x, "note", jstr(n->u.opaque_note));
-            put(e, o, "opaque", x);
-        }
-        break;
-    default: break;
-    }
-    (void)g;
-    return o;
-}
-
-static json_t *edge_json(emit_t *e, const sg_edge_t *ed)
-{
-    json_t *o = json_object();
-    put(e, o, "id", json_integer(ed->id));
-    put(e, o, "from", json_integer(ed->from));
-    put(e, o, "to", json_integer(ed->to));
-    put(e, o, "kind", json_string_nocheck(sg_edge_kind_name(ed->kind)));
-    if (ed->kind == SG_EDGE_EVENT) put(e, o, "event", json_integer(ed->event));
-    if (ed->from_port) put(e, o, "from_port", json_integer(ed->from_port));
-    if (ed->to_port) put(e, o, "to_port", json_integer(ed->to_port));
-    if (ed->cuda_type) put(e, o, "cuda_type", json_integer(ed->cuda_type));
-    return o;
-}
-
-/* A body graph as one JSON value (it sits inside its node's line). */
-static json_t *graph_json(emit_t *e, const sg_graph_t *g, int depth)
-{
-    if (depth > SG_BUNDLE_MAX_DEPTH) {
-        /* A reader would refuse it: refuse to write it. */
-        if (!e->err) e->err = SG_ELIMIT;
-        return NULL;
-    }
-    json_t *o = json_object();
-    json_t *nodes = json_array(), *edges = json_array();
-    for (uint32_t i = 0; nodes && i < g->n_nodes; i++) {
-        if (g->nodes[i].removed) continue;
-        json_t *x = node_json(e, g, &g->nodes[i], depth);
-        if (!x || json_array_append_new(nodes, x)) {
-            json_decref(nodes);
-            nodes = NULL;
-        }
-    }
-    for (uint32_t i = 0; edges && i < g->n_edges; i++) {
-        if (g->edges[i].removed) continue;
-        json_t *x = edge_json(e, &g->edges[i]);
-        if (!x || json_array_append_new(edges, x)) {
-            json_decref(edges);
-            edges = NULL;
-        }
-    }
-    put(e, o, "nodes", nodes);
-    put(e, o, "edges", edges);
-    /* removed ids past the last live one: keep them from being reused */
-    if (g->n_nodes > live_end_nodes(g)) put(e, o, "next_node_id", json_integer(g->n_nodes));
-    if (g->n_edges > live_end_edges(g)) put(e, o, "next_edge_id", json_integer(g->n_edges));
-    return o;
-}
-
-/* ---- top level ---------------------------------------------------------------------- */
-
-static json_t *stream_json(emit_t *e, const sg_stream_t *s)
-{
-    json_t *o = json_object();
-    put(e, o, "id", json_integer(s->id));
-    put(e, o, "label", jstr(s->label ? s->label : ""));
-    put(e, o, "handle", jaddr(s->handle));
-    put(e, o, "cuda_id", ju64(s->cuda_id));
-    put(e, o, "priority", json_integer(s->priority));
-    put(e, o, "flags", json_integer(s->flags));
-    put(e, o, "per_thread", json_boolean(s->per_thread));
-    return o;
-}
-
-static json_t *event_json(emit_t *e, const sg_event_t *ev)
-{
-    json_t *o = json_object();
-    put(e, o, "id", json_integer(ev->id));
-    put(e, o, "label", jstr(ev->label ? ev->label : ""));
-    put(e, o, "handle", jaddr(ev->handle));
-    put(e, o, "flags", json_integer(ev->flags));
-    put(e, o, "external", json_boolean(ev->external));
-    return o;
-}
-
-static json_t *buffer_json(emit_t *e, const sg_buffer_t *b)
-{
-    json_t *o = json_object();
-    put(e, o, "id", json_integer(b->id));
-    put(e, o, "label", jstr(b->label ? b->label : ""));
-    put(e, o, "kind",
-        json_string_nocheck((unsigned)b->kind < SG_BUFFER_KIND_COUNT
-                                ? sg_bundle_buffer_kind_names[b->kind]
-                                : "unknown"));
-    put(e, o, "address", jaddr(b->address));
-    put(e, o, "size", ju64(b->size));
-    if (b->alloc_node != SG_NONE) put(e, o, "alloc_node", json_integer(b->alloc_node));
-    put_opt_str(e, o, "before", b->before_file);
-    put_opt_str(e, o, "after", b->after_file);
-    put(e, o, "snapshot_bytes", ju64(b->snapshot_bytes));
-    put_opt_str(e, o, "snapshot_note", b->snapshot_note);
-    return o;
-}
-
-static json_t *archs_json(const uint32_t *a, uint32_t n)
-{
-    json_t *arr = json_array();
-    for (uint32_t i = 0; arr && i < n; i++) {
-        if (json_array_append_new(arr, json_integer(a[i]))) {
-            json_decref(arr);
-            return NULL;
-        }
-    }
-    return arr;
-}
-
-static json_t *image_json(emit_t *e, const sg_image_t *im)
-{
-    json_t *o = json_object();
-    put(e, o, "id", json_integer(im->id));
-    put(e, o, "kind",
-        json_string_nocheck((unsigned)im->kind < SG_IMAGE_KIND_COUNT
-                                ? sg_bundle_image_kind_names[im->kind]
-                                : "unknown"));
-    put(e, o, "hash", jstr(im->hash));
-    put_opt_str(e, o, "file", im->file);
-    put(e, o, "size", ju64(im->size));
-    put(e, o, "ptx_archs", archs_json(im->ptx_archs, im->n_ptx_archs));
-    put(e, o, "sass_archs", archs_json(im->sass_archs, im->n_sass_archs));
-    put_opt_str(e, o, "options", im->options);
-    put_opt_str(e, o, "note", im->note);
-    return o;
-}
-
-/* ` "key": value,\n` for a top-level object field. */
-static void out_field(emit_t *e, const char *key, json_t *v, bool last)
-{
-    out_str(e, " \"");
-    out_str(e, key);
-    out_str(e, "\": ");
-    out_json(e, v);
-    out_str(e, last ? "\n" : ",\n");
-}
-
-/* Open a top-level array; entries follow with out_entry. */
-static void out_array_open(emit_t *e, const char *key, uint32_t count)
-{
-    out_str(e, " \"");
-    out_str(e, key);
-    out_str(e, count ? "\": [\n" : "\": [");
-}
-
-static void out_entry(emit_t *e, json_t *v, bool last)
-{
-    out_str(e, "  ");
-    out_json(e, v);
-    out_str(e, last ? "\n" : ",\n");
-}
-
-static void out_array_close(emit_t *e, uint32_t count, bool last)
-{
-    out_str(e, count ? " ]" : "]");
-    out_str(e, last ? "\n" : ",\n");
-}
-
-/* Index of the last live entry + 1, so "last" can be known while streaming. */
 static uint32_t live_end_nodes(const sg_graph_t *g)
 {
     uint32_t end = g->n_nodes;
@@ -538,95 +352,417 @@ static uint32_t live_end_edges(const sg_graph_t *g)
     return end;
 }
 
+static void kernel_obj(emit_t *e, const sg_kernel_t *k)
+{
+    obj_begin(e);
+    K_STR(e, "name", k->name ? k->name : "");
+    if (k->image != SG_NONE) K_INT(e, "image", k->image);
+    key(e, "grid"), v_triple(e, k->grid);
+    key(e, "block"), v_triple(e, k->block);
+    if (k->cluster[0] || k->cluster[1] || k->cluster[2]) key(e, "cluster"), v_triple(e, k->cluster);
+    K_INT(e, "shared_bytes", k->shared_bytes);
+    if (k->priority) K_INT(e, "priority", k->priority);
+    if (k->cooperative) K_BOOL(e, "cooperative", true);
+    if (k->has_extra) K_BOOL(e, "has_extra", true);
+    K_ADDR(e, "func_handle", k->func_handle);
+    /* Guard against a model edited by hand with sizes but no arrays. */
+    uint32_t params_size = k->param_bytes ? k->params_size : 0;
+    uint32_t n_params = k->param_offsets && k->param_sizes ? k->n_params : 0;
+    if (params_size || n_params) {
+        key(e, "params");
+        obj_begin(e);
+        key(e, "bytes"), v_hex(e, k->param_bytes, params_size);
+        key(e, "layout");
+        arr_begin(e);
+        for (uint32_t i = 0; i < n_params; i++) {
+            arr_begin(e);
+            v_int(e, k->param_offsets[i]);
+            v_int(e, k->param_sizes[i]);
+            arr_end(e);
+        }
+        arr_end(e);
+        done(e);
+        obj_end(e);
+        done(e);
+    }
+    obj_end(e);
+    done(e);
+}
+
+static void node_obj(emit_t *e, const sg_node_t *n, int depth)
+{
+    obj_begin(e);
+    K_INT(e, "id", n->id);
+    k_name(e, "type", sg_node_type_name(n->type));
+    if (n->stream == SG_STREAM_EXPLICIT)
+        K_RAWSTR(e, "stream", "explicit");
+    else
+        K_INT(e, "stream", n->stream);
+    K_U64(e, "seq", n->seq);
+    if (n->synthesized) K_BOOL(e, "synthesized", true);
+    k_opt_str(e, "label", n->label);
+    if (n->cuda_type) K_INT(e, "cuda_type", n->cuda_type);
+    if (n->duration_ns >= 0 && isfinite(n->duration_ns)) key(e, "duration_ns"), v_real(e, n->duration_ns);
+    if (n->n_accesses && n->accesses) {
+        key(e, "accesses");
+        arr_begin(e);
+        for (uint32_t i = 0; i < n->n_accesses; i++) {
+            const sg_access_t *a = &n->accesses[i];
+            obj_begin(e);
+            K_INT(e, "buffer", a->buffer);
+            K_U64(e, "offset", a->offset);
+            K_U64(e, "size", a->size);
+            k_name(e, "mode", sg_bundle_access_mode_name(a->mode));
+            obj_end(e);
+        }
+        arr_end(e);
+        done(e);
+    }
+    switch (n->type) {
+    case SG_NODE_KERNEL: key(e, "kernel"), kernel_obj(e, &n->u.kernel); break;
+    case SG_NODE_MEMCPY: {
+        const sg_memcpy_t *c = &n->u.memcpy;
+        key(e, "memcpy");
+        obj_begin(e);
+        K_ADDR(e, "dst", c->dst);
+        K_ADDR(e, "src", c->src);
+        K_U64(e, "dst_pitch", c->dst_pitch);
+        K_U64(e, "src_pitch", c->src_pitch);
+        K_U64(e, "width", c->width);
+        K_U64(e, "height", c->height);
+        K_U64(e, "depth", c->depth);
+        k_name(e, "kind", (unsigned)c->kind < 5 ? sg_bundle_copy_kind_names[c->kind] : "default");
+        obj_end(e);
+        done(e);
+        break;
+    }
+    case SG_NODE_MEMSET: {
+        const sg_memset_t *m = &n->u.memset;
+        key(e, "memset");
+        obj_begin(e);
+        K_ADDR(e, "dst", m->dst);
+        K_U64(e, "pitch", m->pitch);
+        K_INT(e, "value", m->value);
+        K_INT(e, "element_size", m->element_size);
+        K_U64(e, "width", m->width);
+        K_U64(e, "height", m->height);
+        obj_end(e);
+        done(e);
+        break;
+    }
+    case SG_NODE_HOST:
+        key(e, "host");
+        obj_begin(e);
+        K_ADDR(e, "fn", n->u.host.fn);
+        K_ADDR(e, "user_data", n->u.host.user_data);
+        obj_end(e);
+        done(e);
+        break;
+    case SG_NODE_EVENT_RECORD:
+    case SG_NODE_EVENT_WAIT:
+        if (n->u.event != SG_NONE) K_INT(e, "event", n->u.event);
+        break;
+    case SG_NODE_MEM_ALLOC:
+    case SG_NODE_MEM_FREE:
+        key(e, "mem");
+        obj_begin(e);
+        if (n->u.mem.buffer != SG_NONE) K_INT(e, "buffer", n->u.mem.buffer);
+        K_ADDR(e, "address", n->u.mem.address);
+        K_U64(e, "bytes", n->u.mem.bytes);
+        obj_end(e);
+        done(e);
+        break;
+    case SG_NODE_CHILD_GRAPH:
+        if (n->u.child) key(e, "body"), graph_body(e, n->u.child, depth + 1);
+        break;
+    case SG_NODE_CONDITIONAL: {
+        const sg_conditional_t *c = &n->u.cond;
+        key(e, "conditional");
+        obj_begin(e);
+        k_name(e, "type", (unsigned)c->type < 3 ? sg_bundle_cond_type_names[c->type] : "if");
+        K_ADDR(e, "handle", c->handle);
+        K_INT(e, "default_value", c->default_value);
+        key(e, "bodies");
+        arr_begin(e);
+        for (uint32_t i = 0; i < c->n_bodies; i++) graph_body(e, c->bodies[i], depth + 1);
+        arr_end(e);
+        done(e);
+        obj_end(e);
+        done(e);
+        break;
+    }
+    case SG_NODE_OPAQUE:
+        if (n->u.opaque_note) {
+            key(e, "opaque");
+            obj_begin(e);
+            K_STR(e, "note", n->u.opaque_note);
+            obj_end(e);
+            done(e);
+        }
+        break;
+    default: break;
+    }
+    obj_end(e);
+    done(e);
+}
+
+static void edge_obj(emit_t *e, const sg_edge_t *ed)
+{
+    obj_begin(e);
+    K_INT(e, "id", ed->id);
+    K_INT(e, "from", ed->from);
+    K_INT(e, "to", ed->to);
+    k_name(e, "kind", sg_edge_kind_name(ed->kind));
+    if (ed->kind == SG_EDGE_EVENT) K_INT(e, "event", ed->event);
+    if (ed->from_port) K_INT(e, "from_port", ed->from_port);
+    if (ed->to_port) K_INT(e, "to_port", ed->to_port);
+    if (ed->cuda_type) K_INT(e, "cuda_type", ed->cuda_type);
+    obj_end(e);
+    done(e);
+}
+
+/* A body graph as one JSON object (it sits inside its node's line). */
+static void graph_body(emit_t *e, const sg_graph_t *g, int depth)
+{
+    if (depth > SG_BUNDLE_MAX_DEPTH) {
+        /* A reader would refuse it: refuse to write it. */
+        if (!e->err) e->err = SG_ELIMIT;
+        return;
+    }
+    obj_begin(e);
+    key(e, "nodes");
+    arr_begin(e);
+    for (uint32_t i = 0; i < g->n_nodes && !e->err; i++)
+        if (!g->nodes[i].removed) node_obj(e, &g->nodes[i], depth);
+    arr_end(e);
+    done(e);
+    key(e, "edges");
+    arr_begin(e);
+    for (uint32_t i = 0; i < g->n_edges && !e->err; i++)
+        if (!g->edges[i].removed) edge_obj(e, &g->edges[i]);
+    arr_end(e);
+    done(e);
+    /* removed ids past the last live one: keep them from being reused */
+    if (g->n_nodes > live_end_nodes(g)) K_INT(e, "next_node_id", g->n_nodes);
+    if (g->n_edges > live_end_edges(g)) K_INT(e, "next_edge_id", g->n_edges);
+    obj_end(e);
+    done(e);
+}
+
+/* ---- top level ---------------------------------------------------------------------- */
+
+/* Top-level layout: ` "key": value,\n`, arrays one entry per line. The
+ * values inside are written at depth 1 of the separator logic. */
+static void top_key(emit_t *e, const char *k)
+{
+    out_str(e, " \"");
+    out_str(e, k);
+    out_str(e, "\": ");
+    e->depth = 0;
+}
+
+static void top_next(emit_t *e, bool last)
+{
+    out_str(e, last ? "\n" : ",\n");
+}
+
+static void top_array_open(emit_t *e, const char *k, uint32_t count)
+{
+    top_key(e, k);
+    out_str(e, count ? "[\n" : "[");
+}
+
+static void top_entry_begin(emit_t *e)
+{
+    out_str(e, "  ");
+    e->depth = 0;
+}
+
+static void top_entry_end(emit_t *e, bool last)
+{
+    out_str(e, last ? "\n" : ",\n");
+}
+
+static void top_array_close(emit_t *e, uint32_t count, bool last)
+{
+    out_str(e, count ? " ]" : "]");
+    top_next(e, last);
+}
+
 int sg_bundle_to_json(const sg_graph_t *g, char **out)
 {
     if (!g || !out || g->root != g) return SG_EINVAL;
-    emit_t e = {0};
-    out_str(&e, "{\n");
-    out_field(&e, "format", json_string_nocheck(SG_FORMAT_NAME), false);
-    out_field(&e, "version", json_integer(SG_FORMAT_VERSION), false);
+    emit_t *e = calloc(1, sizeof *e);
+    if (!e) return SG_ENOMEM;
+    out_str(e, "{\n");
+    top_key(e, "format");
+    v_raw(e, "\"" SG_FORMAT_NAME "\"");
+    top_next(e, false);
+    top_key(e, "version");
+    v_int(e, SG_FORMAT_VERSION);
+    top_next(e, false);
 
-    json_t *cap = json_object();
-    put_opt_str(&e, cap, "program", g->program);
-    put(&e, cap, "pid", json_integer(g->pid));
-    put(&e, cap, "capture_id", ju64(g->capture_id));
-    put(&e, cap, "sequence", json_integer(g->sequence));
-    put_opt_str(&e, cap, "mode", g->capture_mode);
-    out_field(&e, "capture", cap, false);
+    top_key(e, "capture");
+    obj_begin(e);
+    k_opt_str(e, "program", g->program);
+    K_INT(e, "pid", g->pid);
+    K_U64(e, "capture_id", g->capture_id);
+    K_INT(e, "sequence", g->sequence);
+    k_opt_str(e, "mode", g->capture_mode);
+    obj_end(e);
+    top_next(e, false);
 
     const sg_device_t *d = &g->device;
-    json_t *dev = json_object();
-    put_opt_str(&e, dev, "name", d->name);
-    put(&e, dev, "cc_major", json_integer(d->cc_major));
-    put(&e, dev, "cc_minor", json_integer(d->cc_minor));
-    put(&e, dev, "driver_version", json_integer(d->driver_version));
-    put(&e, dev, "total_memory", ju64(d->total_memory));
+    top_key(e, "device");
+    obj_begin(e);
+    k_opt_str(e, "name", d->name);
+    K_INT(e, "cc_major", d->cc_major);
+    K_INT(e, "cc_minor", d->cc_minor);
+    K_INT(e, "driver_version", d->driver_version);
+    K_U64(e, "total_memory", d->total_memory);
     char uuid[sizeof d->uuid];
     memcpy(uuid, d->uuid, sizeof uuid);
     uuid[sizeof uuid - 1] = '\0';
-    put(&e, dev, "uuid", jstr(uuid));
-    put(&e, dev, "sm_count", json_integer(d->sm_count));
-    put(&e, dev, "mem_bandwidth_gbs",
-        json_real(isfinite(d->mem_bandwidth_gbs) ? d->mem_bandwidth_gbs : 0.0));
-    out_field(&e, "device", dev, false);
+    K_STR(e, "uuid", uuid);
+    K_INT(e, "sm_count", d->sm_count);
+    key(e, "mem_bandwidth_gbs");
+    v_real(e, isfinite(d->mem_bandwidth_gbs) ? d->mem_bandwidth_gbs : 0.0);
+    obj_end(e);
+    top_next(e, false);
 
-    json_t *cc = json_object();
-    put(&e, cc, "done", json_boolean(g->crosscheck_done));
-    put(&e, cc, "ok", json_boolean(g->crosscheck_ok));
-    put(&e, cc, "cuda_node_count", json_integer(g->cuda_node_count));
-    put(&e, cc, "cuda_edge_count", json_integer(g->cuda_edge_count));
-    put_opt_str(&e, cc, "note", g->crosscheck_note);
-    out_field(&e, "crosscheck", cc, false);
+    top_key(e, "crosscheck");
+    obj_begin(e);
+    K_BOOL(e, "done", g->crosscheck_done);
+    K_BOOL(e, "ok", g->crosscheck_ok);
+    K_INT(e, "cuda_node_count", g->cuda_node_count);
+    K_INT(e, "cuda_edge_count", g->cuda_edge_count);
+    k_opt_str(e, "note", g->crosscheck_note);
+    obj_end(e);
+    top_next(e, false);
 
-    out_array_open(&e, "streams", g->n_streams);
-    for (uint32_t i = 0; i < g->n_streams; i++)
-        out_entry(&e, stream_json(&e, &g->streams[i]), i + 1 == g->n_streams);
-    out_array_close(&e, g->n_streams, false);
+    top_array_open(e, "streams", g->n_streams);
+    for (uint32_t i = 0; i < g->n_streams; i++) {
+        const sg_stream_t *s = &g->streams[i];
+        top_entry_begin(e);
+        obj_begin(e);
+        K_INT(e, "id", s->id);
+        K_STR(e, "label", s->label ? s->label : "");
+        K_ADDR(e, "handle", s->handle);
+        K_U64(e, "cuda_id", s->cuda_id);
+        K_INT(e, "priority", s->priority);
+        K_INT(e, "flags", s->flags);
+        K_BOOL(e, "per_thread", s->per_thread);
+        obj_end(e);
+        top_entry_end(e, i + 1 == g->n_streams);
+    }
+    top_array_close(e, g->n_streams, false);
 
-    out_array_open(&e, "events", g->n_events);
-    for (uint32_t i = 0; i < g->n_events; i++)
-        out_entry(&e, event_json(&e, &g->events[i]), i + 1 == g->n_events);
-    out_array_close(&e, g->n_events, false);
+    top_array_open(e, "events", g->n_events);
+    for (uint32_t i = 0; i < g->n_events; i++) {
+        const sg_event_t *ev = &g->events[i];
+        top_entry_begin(e);
+        obj_begin(e);
+        K_INT(e, "id", ev->id);
+        K_STR(e, "label", ev->label ? ev->label : "");
+        K_ADDR(e, "handle", ev->handle);
+        K_INT(e, "flags", ev->flags);
+        K_BOOL(e, "external", ev->external);
+        obj_end(e);
+        top_entry_end(e, i + 1 == g->n_events);
+    }
+    top_array_close(e, g->n_events, false);
 
-    out_array_open(&e, "buffers", g->n_buffers);
-    for (uint32_t i = 0; i < g->n_buffers; i++)
-        out_entry(&e, buffer_json(&e, &g->buffers[i]), i + 1 == g->n_buffers);
-    out_array_close(&e, g->n_buffers, false);
+    top_array_open(e, "buffers", g->n_buffers);
+    for (uint32_t i = 0; i < g->n_buffers; i++) {
+        const sg_buffer_t *b = &g->buffers[i];
+        top_entry_begin(e);
+        obj_begin(e);
+        K_INT(e, "id", b->id);
+        K_STR(e, "label", b->label ? b->label : "");
+        k_name(e, "kind",
+               (unsigned)b->kind < SG_BUFFER_KIND_COUNT ? sg_bundle_buffer_kind_names[b->kind]
+                                                        : "unknown");
+        K_ADDR(e, "address", b->address);
+        K_U64(e, "size", b->size);
+        if (b->alloc_node != SG_NONE) K_INT(e, "alloc_node", b->alloc_node);
+        k_opt_str(e, "before", b->before_file);
+        k_opt_str(e, "after", b->after_file);
+        K_U64(e, "snapshot_bytes", b->snapshot_bytes);
+        k_opt_str(e, "snapshot_note", b->snapshot_note);
+        obj_end(e);
+        top_entry_end(e, i + 1 == g->n_buffers);
+    }
+    top_array_close(e, g->n_buffers, false);
 
-    out_array_open(&e, "images", g->n_images);
-    for (uint32_t i = 0; i < g->n_images; i++)
-        out_entry(&e, image_json(&e, &g->images[i]), i + 1 == g->n_images);
-    out_array_close(&e, g->n_images, false);
+    top_array_open(e, "images", g->n_images);
+    for (uint32_t i = 0; i < g->n_images; i++) {
+        const sg_image_t *im = &g->images[i];
+        top_entry_begin(e);
+        obj_begin(e);
+        K_INT(e, "id", im->id);
+        k_name(e, "kind",
+               (unsigned)im->kind < SG_IMAGE_KIND_COUNT ? sg_bundle_image_kind_names[im->kind]
+                                                        : "unknown");
+        K_STR(e, "hash", im->hash);
+        k_opt_str(e, "file", im->file);
+        K_U64(e, "size", im->size);
+        key(e, "ptx_archs"), v_u32_array(e, im->ptx_archs, im->ptx_archs ? im->n_ptx_archs : 0);
+        key(e, "sass_archs"),
+            v_u32_array(e, im->sass_archs, im->sass_archs ? im->n_sass_archs : 0);
+        k_opt_str(e, "options", im->options);
+        k_opt_str(e, "note", im->note);
+        obj_end(e);
+        top_entry_end(e, i + 1 == g->n_images);
+    }
+    top_array_close(e, g->n_images, false);
 
     uint32_t end = live_end_nodes(g);
-    out_array_open(&e, "nodes", end);
-    for (uint32_t i = 0; i < end && !e.err; i++)
-        if (!g->nodes[i].removed) out_entry(&e, node_json(&e, g, &g->nodes[i], 0), i + 1 == end);
-    out_array_close(&e, end, false);
+    top_array_open(e, "nodes", end);
+    for (uint32_t i = 0; i < end && !e->err; i++) {
+        if (g->nodes[i].removed) continue;
+        top_entry_begin(e);
+        node_obj(e, &g->nodes[i], 0);
+        top_entry_end(e, i + 1 == end);
+    }
+    top_array_close(e, end, false);
+    if (g->n_nodes > end) {
+        top_key(e, "next_node_id");
+        v_int(e, g->n_nodes);
+        top_next(e, false);
+    }
 
     end = live_end_edges(g);
-    out_array_open(&e, "edges", end);
-    for (uint32_t i = 0; i < end && !e.err; i++)
-        if (!g->edges[i].removed) out_entry(&e, edge_json(&e, &g->edges[i]), i + 1 == end);
-    out_array_close(&e, end, false);
-    if (g->n_nodes > live_end_nodes(g))
-        out_field(&e, "next_node_id", json_integer(g->n_nodes), false);
-    if (g->n_edges > end) out_field(&e, "next_edge_id", json_integer(g->n_edges), false);
+    top_array_open(e, "edges", end);
+    for (uint32_t i = 0; i < end && !e->err; i++) {
+        if (g->edges[i].removed) continue;
+        top_entry_begin(e);
+        edge_obj(e, &g->edges[i]);
+        top_entry_end(e, i + 1 == end);
+    }
+    top_array_close(e, end, false);
+    if (g->n_edges > end) {
+        top_key(e, "next_edge_id");
+        v_int(e, g->n_edges);
+        top_next(e, false);
+    }
 
-    out_array_open(&e, "pass_log", g->n_pass_log);
+    top_array_open(e, "pass_log", g->n_pass_log);
     for (uint32_t i = 0; i < g->n_pass_log; i++) {
-        json_t *p = json_object();
-        put(&e, p, "pass", jstr(g->pass_log[i].pass ? g->pass_log[i].pass : ""));
-        put(&e, p, "summary", jstr(g->pass_log[i].summary ? g->pass_log[i].summary : ""));
-        out_entry(&e, p, i + 1 == g->n_pass_log);
+        top_entry_begin(e);
+        obj_begin(e);
+        K_STR(e, "pass", g->pass_log[i].pass ? g->pass_log[i].pass : "");
+        K_STR(e, "summary", g->pass_log[i].summary ? g->pass_log[i].summary : "");
+        obj_end(e);
+        top_entry_end(e, i + 1 == g->n_pass_log);
     }
-    out_array_close(&e, g->n_pass_log, true);
-    out_str(&e, "}\n");
+    top_array_close(e, g->n_pass_log, true);
+    out_str(e, "}\n");
 
-    if (e.err) {
-        free(e.p);
-        return e.err;
-    }
-    *out = e.p;
-    return SG_OK;
+    int rc = e->err;
+    if (rc)
+        free(e->p);
+    else
+        *out = e->p;
+    free(e);
+    return rc;
 }
