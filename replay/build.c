@@ -57,9 +57,11 @@ static int add_built(build_t *b, CUgraphNode cu, const sg_graph_t *owner, const 
     x->type = n->type;
     x->stream = stream;
     snprintf(x->path, sizeof x->path, "%s", path);
-    if (n->type == SG_NODE_KERNEL && n->u.kernel.name)
+    if (n->type == SG_NODE_KERNEL && n->u.kernel.name) {
         sg_kernel_short_name(n->u.kernel.name, x->name, sizeof x->name);
-    else
+        x->mangled = n->u.kernel.name;
+        memcpy(x->grid, n->u.kernel.grid, sizeof x->grid);
+    } else
         snprintf(x->name, sizeof x->name, "%s", sg_node_type_name(n->type));
     r->t.cuda_nodes++;
     /* CUPTI ids are read now: a cloned child graph's own nodes may not

@@ -16,6 +16,8 @@ typedef struct {
     uint64_t id, start, end;
     uint32_t launch;
     sg_node_type_t type;
+    const char *name; /* kernels: CUPTI's string, valid for the process */
+    uint32_t grid[3];
 } act_t;
 
 typedef struct {
@@ -34,7 +36,8 @@ static struct {
     bool oom;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void push_act(uint64_t id, uint64_t start, uint64_t end, sg_node_type_t type)
+static void push_act(uint64_t id, uint64_t start, uint64_t end, sg_node_type_t type,
+                     const char *name, const int32_t *grid)
 {
     if (!id) return; /* not from a graph launch */
     if (P.n_acts == P.cap_acts) {
@@ -47,7 +50,10 @@ static void push_act(uint64_t id, uint64_t start, uint64_t end, sg_node_type_t t
         P.acts = a;
         P.cap_acts = cap;
     }
-    P.acts[P.n_acts++] = (act_t){id, start, end, P.launch, type};
+    act_t *a = &P.acts[P.n_acts++];
+    *a = (act_t){id, start, end, P.launch, type, name, {0, 0, 0}};
+    for (int i = 0; grid && i < 3; i++)
+        a->grid[i] = (uint32_t)grid[i];
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -67,17 +73,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
             const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
-            push_act(k->graphNodeId, k->start, k->end, SG_NODE_KERNEL);
+            int32_t grid[3] = {k->gridX, k->gridY, k->gridZ};
+            push_act(k->graphNodeId, k->start, k->end, SG_NODE_KERNEL, k->name, grid);
             break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
             const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
-            push_act(m->graphNodeId, m->start, m->end, SG_NODE_MEMCPY);
+            push_act(m->graphNodeId, m->start, m->end, SG_NODE_MEMCPY, NULL, NULL);
             break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
             const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-            push_act(m->graphNodeId, m->start, m->end, SG_NODE_MEMSET);
+            push_act(m->graphNodeId, m->start, m->end, SG_NODE_MEMSET, NULL, NULL);
             break;
         }
         default:
@@ -177,12 +184,110 @@ static uint32_t resolve(const id_index_t *ix, size_t n_ix, uint64_t id)
     return SG_NONE;
 }
 
+/* ---- the fallback: kernels matched by name ------------------------------------------ */
+
+/* Should a record's node id lead nowhere (a driver that clones without
+ * telling CUPTI's callback, say), kernel records are matched to kernel
+ * nodes by mangled name and grid: within one launch, the k-th record of a
+ * (name, grid) in start order goes to the k-th such node in build order,
+ * when both counts agree. Exact for names that occur once; for repeated
+ * names in parallel branches it may swap two identical nodes. Reported. */
+static const sg_replay_t *g_sort_replay;
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_grid(const uint32_t *a, const uint32_t *b)
+{
+    for (int i = 0; i < 3; i++)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+static int cmp_act_index(const void *pa, const void *pb)
+{
+    const act_t *a = &P.acts[*(const size_t *)pa], *b = &P.acts[*(const size_t *)pb];
+    if (a->launch != b->launch) return a->launch < b->launch ? -1 : 1;
+    int c = cmp_str(a->name, b->name);
+    if (c) return c;
+    c = cmp_grid(a->grid, b->grid);
+    if (c) return c;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
+static int cmp_built_index(const void *pa, const void *pb)
+{
+    uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+    const sg_built_node_t *a = &g_sort_replay->built[x], *b = &g_sort_replay->built[y];
+    int c = cmp_str(a->mangled, b->mangled);
+    if (c) return c;
+    c = cmp_grid(a->grid, b->grid);
+    if (c) return c;
+    return (x > y) - (x < y);
+}
+
+/* res[a] is the built node of act a or SG_NONE; fills what it can. */
+static int match_by_name(const sg_replay_t *r, uint32_t *res, uint32_t *matched)
+{
+    size_t *acts = malloc((P.n_acts + 1) * sizeof *acts), n_acts = 0;
+    uint32_t *nodes = malloc((r->n_built + 1) * sizeof *nodes), n_nodes = 0;
+    if (!acts || !nodes) {
+        free(acts);
+        free(nodes);
+        return SG_ENOMEM;
+    }
+    for (size_t a = 0; a < P.n_acts; a++)
+        if (res[a] == SG_NONE && P.acts[a].type == SG_NODE_KERNEL && P.acts[a].name)
+            acts[n_acts++] = a;
+    for (uint32_t b = 0; b < r->n_built; b++)
+        if (r->built[b].type == SG_NODE_KERNEL && r->built[b].mangled) nodes[n_nodes++] = b;
+    qsort(acts, n_acts, sizeof *acts, cmp_act_index);
+    g_sort_replay = r;
+    qsort(nodes, n_nodes, sizeof *nodes, cmp_built_index);
+    uint32_t lo = 0, launch = UINT32_MAX;
+    for (size_t i = 0; i < n_acts;) {
+        const act_t *first = &P.acts[acts[i]];
+        /* both lists are in (name, grid) order within a launch: walk on */
+        if (first->launch != launch) {
+            launch = first->launch;
+            lo = 0;
+        }
+        size_t j = i;
+        while (j < n_acts && P.acts[acts[j]].launch == first->launch &&
+               !cmp_str(P.acts[acts[j]].name, first->name) &&
+               !cmp_grid(P.acts[acts[j]].grid, first->grid))
+            j++;
+        /* the nodes of the same name and grid */
+        while (lo < n_nodes && (cmp_str(r->built[nodes[lo]].mangled, first->name) < 0 ||
+                                (!cmp_str(r->built[nodes[lo]].mangled, first->name) &&
+                                 cmp_grid(r->built[nodes[lo]].grid, first->grid) < 0)))
+            lo++;
+        uint32_t hi = lo;
+        while (hi < n_nodes && !cmp_str(r->built[nodes[hi]].mangled, first->name) &&
+               !cmp_grid(r->built[nodes[hi]].grid, first->grid))
+            hi++;
+        if (hi - lo == j - i)
+            for (size_t k = 0; k < j - i; k++) {
+                res[acts[i + k]] = nodes[lo + k];
+                (*matched)++;
+            }
+        i = j;
+    }
+    free(acts);
+    free(nodes);
+    return SG_OK;
+}
+
 int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace_event_t **events,
-                      uint32_t *n_events, uint32_t *unmatched, char *err, size_t errlen)
+                      uint32_t *n_events, uint32_t *unmatched, uint32_t *by_name, char *err,
+                      size_t errlen)
 {
     *events = NULL;
     *n_events = 0;
     *unmatched = 0;
+    *by_name = 0;
     if (!P.ready || !r->opt.profile)
         return sg_replay__fail(err, errlen, SG_EINVAL, "profiling was not prepared at open");
     if (launches == 0) launches = 1;
@@ -221,7 +326,9 @@ int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace
     bool *seen = calloc((size_t)r->n_built * launches + 1, sizeof *seen);
     sg_trace_event_t *ev = calloc(P.n_acts + 1, sizeof *ev);
     double *tmp = calloc(launches + 1, sizeof *tmp);
-    if (!ix || !sum || !seen || !ev || !tmp) {
+    uint32_t *res = calloc(P.n_acts + 1, sizeof *res);
+    size_t n_unresolved = 0;
+    if (!ix || !sum || !seen || !ev || !tmp || !res) {
         rc = sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
         goto out;
     }
@@ -230,10 +337,18 @@ int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace
         if (r->built[i].cupti_id) ix[n_ix++] = (id_index_t){r->built[i].cupti_id, i};
     qsort(ix, n_ix, sizeof *ix, cmp_id_index);
 
+    for (size_t a = 0; a < P.n_acts; a++) {
+        res[a] = resolve(ix, n_ix, P.acts[a].id);
+        if (res[a] == SG_NONE) n_unresolved++;
+    }
+    if (n_unresolved && match_by_name(r, res, by_name)) {
+        rc = sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
+        goto out;
+    }
     uint32_t n_ev = 0;
     for (size_t a = 0; a < P.n_acts; a++) {
         const act_t *x = &P.acts[a];
-        uint32_t b = resolve(ix, n_ix, x->id);
+        uint32_t b = res[a];
         if (b == SG_NONE) {
             (*unmatched)++;
             continue;
@@ -272,5 +387,6 @@ out:
     free(seen);
     free(ev);
     free(tmp);
+    free(res);
     return rc;
 }

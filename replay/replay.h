@@ -286,9 +286,12 @@ int sg_replay_bench_pair(sg_replay_t *a, sg_replay_t *b, uint32_t n, uint32_t wa
 /* Profile `launches` launches with CUPTI (opt.profile must have been set):
  * stores each node's median GPU duration into its model node's duration_ns
  * (g is the graph passed to open; that is why it is not const here) and
- * returns the last launch's events for a trace (malloc'd). */
+ * returns the last launch's events for a trace (malloc'd). Records are
+ * matched to nodes by their graph node ids; *by_name counts kernel records
+ * matched by the name fallback instead, *unmatched those matched nowhere. */
 int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace_event_t **events,
-                      uint32_t *n_events, uint32_t *unmatched, char *err, size_t errlen);
+                      uint32_t *n_events, uint32_t *unmatched, uint32_t *by_name, char *err,
+                      size_t errlen);
 
 /* Median of n doubles (sorts v). 0 for n == 0. */
 double sg_replay_median(double *v, size_t n);

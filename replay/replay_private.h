@@ -154,6 +154,8 @@ typedef struct {
     char name[96];
     sg_node_type_t type;
     uint32_t stream;
+    const char *mangled; /* kernels: the model's name (for the profile fallback) */
+    uint32_t grid[3];
 } sg_built_node_t;
 
 struct sg_replay {

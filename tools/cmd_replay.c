@@ -324,8 +324,9 @@ static int do_profile(const args_t *a, sg_replay_t *r, sg_graph_t *g)
 {
     char err[1024];
     sg_trace_event_t *ev = NULL;
-    uint32_t n_ev = 0, unmatched = 0;
-    int rc = sg_replay_profile(r, g, a->profile_launches, &ev, &n_ev, &unmatched, err, sizeof err);
+    uint32_t n_ev = 0, unmatched = 0, by_name = 0;
+    int rc = sg_replay_profile(r, g, a->profile_launches, &ev, &n_ev, &unmatched, &by_name, err,
+                               sizeof err);
     if (rc) {
         sg_cli_error(CMD, "profiling: %s", err);
         return exit_for(rc);
