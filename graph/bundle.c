@@ -310,7 +310,9 @@ static int open_bundle_dir(const char *path, int *dirfd, char *real, sg_diag_t *
     return SG_OK;
 }
 
-/* A file graph.json names must exist, be regular and lie inside the bundle. */
+/* A file graph.json names must be a regular file inside the bundle. A
+ * missing one is not an error here: a capture may have been unable to store
+ * it, and whoever needs its bytes gets SG_ENOENT from sg_bundle_read_blob. */
 static int check_ref(int dirfd, const char *real, const char *relpath, const char *where,
                      sg_diag_t *diag)
 {
@@ -318,6 +320,7 @@ static int check_ref(int dirfd, const char *real, const char *relpath, const cha
     int fd;
     const char *why = NULL;
     int rc = open_inside(dirfd, relpath, &fd, &why);
+    if (rc == SG_ENOENT) return SG_OK;
     if (rc == SG_OK) {
         bool inside = fd_inside(fd, real);
         close(fd);
@@ -734,6 +737,26 @@ static int install(wctx_t *w, const char *tmp, const char *path, bool overwrite,
     return SG_OK;
 }
 
+/* File names the graph holds must be ones a reader accepts: refuse to write
+ * a bundle that could not be read back. */
+static int check_names(wctx_t *w, const sg_graph_t *g)
+{
+    for (uint32_t i = 0; i < g->n_images; i++) {
+        const char *f = g->images[i].file;
+        if (f && !sg_bundle_relpath_ok(f))
+            return wfail(w, SG_EINVAL, "graph.json", "images[%" PRIu32 "].file \"%.200s\" is not a "
+                         "safe relative path inside a bundle", i, f);
+    }
+    for (uint32_t i = 0; i < g->n_buffers; i++) {
+        const char *f[2] = {g->buffers[i].before_file, g->buffers[i].after_file};
+        for (int k = 0; k < 2; k++)
+            if (f[k] && !sg_bundle_relpath_ok(f[k]))
+                return wfail(w, SG_EINVAL, "graph.json", "buffers[%" PRIu32 "].%s \"%.200s\" is "
+                             "not a safe relative path inside a bundle", i, k ? "after" : "before", f[k]);
+    }
+    return SG_OK;
+}
+
 int sg_bundle_write(const sg_graph_t *g, const char *path, const sg_bundle_blob_t *blobs,
                     size_t n_blobs, unsigned flags, sg_diag_t *diag)
 {
@@ -759,9 +782,11 @@ int sg_bundle_write(const sg_graph_t *g, const char *path, const sg_bundle_blob_
     struct stat st;
     if (lstat(path, &st) == 0 && !(flags & SG_BUNDLE_OVERWRITE))
         return wfail(&w, SG_EEXIST, path, "already exists");
+    int rc = check_names(&w, g);
+    if (rc) return rc;
 
     char *json = NULL;
-    int rc = sg_bundle_to_json(g, &json);
+    rc = sg_bundle_to_json(g, &json);
     if (rc) return wfail(&w, rc, "graph.json", "cannot serialize the graph: %s", sg_strerror(rc));
 
     char tmp[PATH_MAX];

@@ -794,11 +794,18 @@ static int parse_payload(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_
             return rc;
         cd->type = (sg_cond_type_t)type;
         loc_t al = LOC_FIELD(&ol, "bodies");
-        for (size_t i = 0; bodies && i < json_array_size(bodies); i++) {
+        size_t nb = bodies ? json_array_size(bodies) : 0;
+        if (!nb) return SG_OK;
+        /* sized once: sg_node_add_cond_body grows the array by one per call,
+           quadratic for the many bodies an input may list */
+        cd->bodies = calloc(nb, sizeof *cd->bodies);
+        if (!cd->bodies) return fail(c, &al, SG_ENOMEM, "out of memory");
+        for (size_t i = 0; i < nb; i++) {
             loc_t bl = LOC_ELEM(&al, i);
-            sg_graph_t *body;
-            if (sg_node_add_cond_body(g, id, &body))
-                return fail(c, &bl, SG_ENOMEM, "out of memory");
+            sg_graph_t *body = sg_graph_create_body(g);
+            if (!body) return fail(c, &bl, SG_ENOMEM, "out of memory");
+            cd->bodies[i] = body;
+            cd->n_bodies = (uint32_t)i + 1;
             if ((rc = parse_body(c, json_array_get(bodies, i), body, depth + 1, &bl))) return rc;
         }
         return SG_OK;
