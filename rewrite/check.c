@@ -94,31 +94,6 @@ static int cmp_span(const void *pa, const void *pb)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Region of every buffer: connected groups of overlapping address ranges,
- * so that accesses that can overlap are always in the same region. */
-static int build_regions(const sg_graph_t *g, uint32_t *region_of, uint32_t *n_regions)
-{
-    uint32_t nb = g->root->n_buffers, n = 0;
-    span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
-    if (!sp) return SG_ENOMEM;
-    for (uint32_t i = 0; i < nb; i++) {
-        const sg_buffer_t *b = &g->root->buffers[i];
-        uint64_t hi = b->address + b->size;
-        sp[n++] = (span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
-    }
-    qsort(sp, n, sizeof *sp, cmp_span);
-    uint32_t reg = 0;
-    uint64_t end = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (i > 0 && sp[i].lo >= end) reg++;
-        if (i == 0 || sp[i].hi > end) end = sp[i].hi;
-        region_of[sp[i].id] = reg;
-    }
-    *n_regions = n ? reg + 1 : 0;
-    free(sp);
-    return SG_OK;
-}
-
 typedef struct {
     uint32_t chain, begin, end; /* accs[begin, end) */
 } group_t;
@@ -130,18 +105,23 @@ static bool streams_differ(const sg_graph_t *g, sg_node_id_t a, sg_node_id_t b)
     return sa != sb;
 }
 
+static int cmp_acc_lo(const void *pa, const void *pb)
+{
+    const acc_t *a = pa, *b = pb;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    if (a->node != b->node) return a->node < b->node ? -1 : 1;
+    return a->hi < b->hi ? -1 : a->hi > b->hi;
+}
+
 static int races(checker_t *c)
 {
     const sg_graph_t *g = c->g;
-    uint32_t nb = g->root->n_buffers, n_regions = 0;
-    uint32_t *region_of = malloc((nb ? nb : 1) * sizeof *region_of);
+    uint32_t n_regions = 0;
     acc_t *accs = NULL;
     group_t *groups = NULL;
     uint32_t *reg_groups = NULL; /* n_regions + 1 offsets into groups */
     uint8_t *reg_writes = NULL;
     int rc = SG_OK;
-    if (!region_of) return SG_ENOMEM;
-    if ((rc = build_regions(g, region_of, &n_regions))) goto out;
     size_t na = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
@@ -160,12 +140,22 @@ static int races(checker_t *c)
         for (uint32_t a = 0; a < x->n_accesses; a++) {
             uint64_t lo, hi;
             if (!sg_rw_access_range(g, &x->accesses[a], &lo, &hi)) continue;
-            accs[k++] = (acc_t){region_of[x->accesses[a].buffer], sg_reach_chain_of(c->r, i),
-                                sg_reach_pos(c->r, i), i, x->accesses[a].buffer, lo, hi,
-                                (uint8_t)x->accesses[a].mode};
+            accs[k++] = (acc_t){0, sg_reach_chain_of(c->r, i), sg_reach_pos(c->r, i), i,
+                                x->accesses[a].buffer, lo, hi, (uint8_t)x->accesses[a].mode};
         }
     }
     na = k;
+    /* Regions: connected runs of overlapping access ranges (by address, so
+     * an access past its buffer's end still meets its neighbours), so any
+     * two accesses that overlap share a region. */
+    qsort(accs, na, sizeof *accs, cmp_acc_lo);
+    uint64_t end = 0;
+    for (size_t i = 0; i < na; i++) {
+        if (i > 0 && accs[i].lo >= end) n_regions++;
+        if (i == 0 || accs[i].hi > end) end = accs[i].hi;
+        accs[i].region = n_regions;
+    }
+    if (na) n_regions++;
     qsort(accs, na, sizeof *accs, cmp_acc);
     groups = malloc((na ? na : 1) * sizeof *groups);
     reg_groups = calloc((size_t)n_regions + 1, sizeof *reg_groups);
@@ -238,7 +228,6 @@ static int races(checker_t *c)
         }
     }
 out:
-    free(region_of);
     free(accs);
     free(groups);
     free(reg_groups);
@@ -495,12 +484,14 @@ int sg_check_run(const sg_graph_t *g, const sg_check_options_t *opt, sg_check_re
     if ((rc = unjoined(&c))) goto out;
     qsort(out->hazards, out->n, sizeof *out->hazards, cmp_hazard);
     /* one hazard per (kind, node pair): several accesses of one node to
-     * the same memory are one finding */
+     * the same memory are one finding (a reuse is per pair of buffers, and
+     * one user may hold two of them) */
     size_t w = 0;
     for (size_t i = 0; i < out->n; i++) {
         const sg_hazard_t *h = &out->hazards[i];
-        if (w > 0 && out->hazards[w - 1].kind == h->kind &&
-            out->hazards[w - 1].nodes[0] == h->nodes[0] && out->hazards[w - 1].nodes[1] == h->nodes[1])
+        const sg_hazard_t *p = w > 0 ? &out->hazards[w - 1] : NULL;
+        if (p && p->kind == h->kind && p->nodes[0] == h->nodes[0] && p->nodes[1] == h->nodes[1] &&
+            (h->kind != SG_HAZARD_REUSE || p->buffers[0] == h->buffers[0]))
             continue;
         out->hazards[w++] = *h;
     }
