@@ -81,7 +81,8 @@ static sg_graph_t *build(uint32_t n)
                             NULL);
     sg_graph_add_image(g, SG_IMAGE_FATBIN, "52061060d7e719fb", 24604, NULL);
     sg_node_id_t last[STREAMS];
-    for (uint32_t s = 0; s < STREAMS; s++) last[s] = SG_NONE;
+    for (uint32_t s = 0; s < STREAMS; s++)
+        last[s] = SG_NONE;
     uint64_t seq = 0;
     uint32_t offs[5] = {0, 8, 16, 20, 24}, sizes[5] = {8, 8, 4, 4, 8};
     uint8_t bytes[32];
@@ -112,8 +113,10 @@ static sg_graph_t *build(uint32_t n)
             sg_node_set_kernel_name(g, id, (r & 1) ? "_Z6k_axpbPfPKfffm" : "_Z8k_squarePfm");
             memcpy(bytes, &a_out, 8);
             memcpy(bytes + 8, &a_in, 8);
-            for (int i = 16; i < 32; i++) bytes[i] = (uint8_t)rnd(256);
-            if ((rc = sg_node_set_kernel_params(g, id, 5, offs, sizes, bytes, 32))) die("params", rc);
+            for (int i = 16; i < 32; i++)
+                bytes[i] = (uint8_t)rnd(256);
+            if ((rc = sg_node_set_kernel_params(g, id, 5, offs, sizes, bytes, 32)))
+                die("params", rc);
             sg_kernel_t *k = &sg_graph_node(g, id)->u.kernel;
             k->image = 0;
             k->grid[0] = 4096, k->grid[1] = k->grid[2] = 1;
@@ -162,7 +165,8 @@ static void keep_best(result_t *r, const stamp_t a[PHASES], const stamp_t b[PHAS
 
 static void result_init(result_t *r)
 {
-    for (int p = 0; p < PHASES; p++) r->cpu[p] = r->wall[p] = 1e30;
+    for (int p = 0; p < PHASES; p++)
+        r->cpu[p] = r->wall[p] = 1e30;
 }
 
 /* One repetition of every phase for n nodes, keeping the best times. */

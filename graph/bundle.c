@@ -38,8 +38,8 @@ static bool injected_failure(void)
 
 /* ---- diagnostics --------------------------------------------------------------- */
 
-int sg_bundle_vdiag(sg_diag_t *d, int code, const char *file, int line, int column,
-                    const char *fmt, va_list ap)
+int sg_bundle_vdiag(sg_diag_t *d, int code, const char *file, int line, int column, const char *fmt,
+                    va_list ap)
 {
     if (!d) return code;
     snprintf(d->file, sizeof d->file, "%s", file ? file : "");
@@ -49,8 +49,8 @@ int sg_bundle_vdiag(sg_diag_t *d, int code, const char *file, int line, int colu
     return code;
 }
 
-int sg_bundle_diag(sg_diag_t *d, int code, const char *file, int line, int column,
-                   const char *fmt, ...)
+int sg_bundle_diag(sg_diag_t *d, int code, const char *file, int line, int column, const char *fmt,
+                   ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -124,8 +124,8 @@ static int open_inside(int dirfd, const char *relpath, int *out, const char **wh
         int fd = openat(cur, comp, flags);
         int err = errno;
         struct stat st;
-        bool is_link = fd < 0 && fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                       S_ISLNK(st.st_mode);
+        bool is_link =
+            fd < 0 && fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
         if (cur != dirfd) close(cur);
         if (fd < 0) {
             if (is_link) {
@@ -632,9 +632,9 @@ static int write_file(wctx_t *w, int tmpfd, const char *rel, const void *data, s
                        src_path, strerror(errno));
     }
     if (!rc) {
-        fd = injected_failure() ? -1
-                                : openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-                                                        O_CLOEXEC, 0666);
+        fd = injected_failure()
+                 ? -1
+                 : openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0)
             rc = errno == EEXIST ? wfail(w, SG_EEXIST, rel, "written twice into one bundle")
                                  : wfail(w, SG_EIO, rel, "cannot create: %s", strerror(errno));
@@ -681,7 +681,8 @@ static void parent_of(const char *path, char *out, size_t n)
 {
     snprintf(out, n, "%s", path);
     size_t len = strlen(out);
-    while (len > 1 && out[len - 1] == '/') out[--len] = '\0';
+    while (len > 1 && out[len - 1] == '/')
+        out[--len] = '\0';
     char *slash = strrchr(out, '/');
     if (!slash)
         snprintf(out, n, ".");
@@ -731,7 +732,8 @@ static int install(wctx_t *w, const char *tmp, const char *path, bool overwrite,
     if (!rename_unsupported(errno))
         return wfail(w, SG_EIO, path, "cannot rename into place: %s", strerror(errno));
     /* plain rename would replace an empty directory: look first */
-    if (lstat(path, &st) == 0) return wfail(w, SG_EEXIST, path, "appeared while it was being written");
+    if (lstat(path, &st) == 0)
+        return wfail(w, SG_EEXIST, path, "appeared while it was being written");
     if (injected_failure() || rename(tmp, path) != 0)
         return wfail(w, SG_EIO, path, "cannot rename into place: %s", strerror(errno));
     return SG_OK;
@@ -744,15 +746,19 @@ static int check_names(wctx_t *w, const sg_graph_t *g)
     for (uint32_t i = 0; i < g->n_images; i++) {
         const char *f = g->images[i].file;
         if (f && !sg_bundle_relpath_ok(f))
-            return wfail(w, SG_EINVAL, "graph.json", "images[%" PRIu32 "].file \"%.200s\" is not a "
-                         "safe relative path inside a bundle", i, f);
+            return wfail(w, SG_EINVAL, "graph.json",
+                         "images[%" PRIu32 "].file \"%.200s\" is not a "
+                         "safe relative path inside a bundle",
+                         i, f);
     }
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         const char *f[2] = {g->buffers[i].before_file, g->buffers[i].after_file};
         for (int k = 0; k < 2; k++)
             if (f[k] && !sg_bundle_relpath_ok(f[k]))
-                return wfail(w, SG_EINVAL, "graph.json", "buffers[%" PRIu32 "].%s \"%.200s\" is "
-                             "not a safe relative path inside a bundle", i, k ? "after" : "before", f[k]);
+                return wfail(w, SG_EINVAL, "graph.json",
+                             "buffers[%" PRIu32 "].%s \"%.200s\" is "
+                             "not a safe relative path inside a bundle",
+                             i, k ? "after" : "before", f[k]);
     }
     return SG_OK;
 }
@@ -768,7 +774,8 @@ int sg_bundle_write(const sg_graph_t *g, const char *path, const sg_bundle_blob_
     /* "out.sgraph/" names the same bundle; the temporary must be its sibling */
     char clean[PATH_MAX];
     snprintf(clean, sizeof clean, "%s", path);
-    for (size_t len = strlen(clean); len > 1 && clean[len - 1] == '/';) clean[--len] = '\0';
+    for (size_t len = strlen(clean); len > 1 && clean[len - 1] == '/';)
+        clean[--len] = '\0';
     path = clean;
     w.path = path;
     for (size_t i = 0; i < n_blobs; i++) {
@@ -820,7 +827,8 @@ int sg_bundle_write(const sg_graph_t *g, const char *path, const sg_bundle_blob_
     if (!rc && (injected_failure() || fsync(tmpfd) != 0))
         rc = wfail(&w, SG_EIO, path, "fsync failed: %s", strerror(errno));
     if (tmpfd >= 0) close(tmpfd);
-    for (size_t i = 0; i < w.n_dirs; i++) free(w.dirs[i]);
+    for (size_t i = 0; i < w.n_dirs; i++)
+        free(w.dirs[i]);
     free(w.dirs);
     if (!rc) rc = install(&w, tmp, path, flags & SG_BUNDLE_OVERWRITE, serial);
     if (rc) {

@@ -28,10 +28,14 @@ const char *const sg_bundle_cond_type_names[3] = {"if", "while", "switch"};
 const char *sg_bundle_access_mode_name(sg_access_mode_t m)
 {
     switch (m) {
-    case SG_ACCESS_READ: return "read";
-    case SG_ACCESS_WRITE: return "write";
-    case SG_ACCESS_READWRITE: return "readwrite";
-    default: return "unknown";
+    case SG_ACCESS_READ:
+        return "read";
+    case SG_ACCESS_WRITE:
+        return "write";
+    case SG_ACCESS_READWRITE:
+        return "readwrite";
+    default:
+        return "unknown";
     }
 }
 
@@ -49,8 +53,8 @@ int sg_bundle_access_mode_from_name(const char *name)
 typedef struct {
     char *p;
     size_t n, cap;
-    int err;      /* first error; once set, everything else is a no-op */
-    int depth;    /* nesting of objects/arrays */
+    int err;         /* first error; once set, everything else is a no-op */
+    int depth;       /* nesting of objects/arrays */
     bool first[160]; /* per nesting level: no value written yet */
 } emit_t;
 
@@ -59,7 +63,8 @@ static bool reserve_out(emit_t *e, size_t more)
     if (e->err) return false;
     if (e->n + more + 1 <= e->cap) return true;
     size_t cap = e->cap ? e->cap : 65536;
-    while (cap < e->n + more + 1) cap *= 2;
+    while (cap < e->n + more + 1)
+        cap *= 2;
     char *p = realloc(e->p, cap);
     if (!p) {
         e->err = SG_ENOMEM;
@@ -253,13 +258,27 @@ static void v_str(emit_t *e, const char *s)
             static const char hex[] = "0123456789abcdef";
             *o++ = '\\';
             switch (u[0]) {
-            case '"': *o++ = '"'; break;
-            case '\\': *o++ = '\\'; break;
-            case '\b': *o++ = 'b'; break;
-            case '\f': *o++ = 'f'; break;
-            case '\n': *o++ = 'n'; break;
-            case '\r': *o++ = 'r'; break;
-            case '\t': *o++ = 't'; break;
+            case '"':
+                *o++ = '"';
+                break;
+            case '\\':
+                *o++ = '\\';
+                break;
+            case '\b':
+                *o++ = 'b';
+                break;
+            case '\f':
+                *o++ = 'f';
+                break;
+            case '\n':
+                *o++ = 'n';
+                break;
+            case '\r':
+                *o++ = 'r';
+                break;
+            case '\t':
+                *o++ = 't';
+                break;
             default:
                 memcpy(o, "u00", 3);
                 o[3] = hex[u[0] >> 4];
@@ -298,7 +317,8 @@ static void v_hex(emit_t *e, const uint8_t *b, uint32_t n)
 static void v_triple(emit_t *e, const uint32_t v[3])
 {
     arr_begin(e);
-    for (int i = 0; i < 3; i++) v_int(e, v[i]);
+    for (int i = 0; i < 3; i++)
+        v_int(e, v[i]);
     arr_end(e);
     done(e);
 }
@@ -306,7 +326,8 @@ static void v_triple(emit_t *e, const uint32_t v[3])
 static void v_u32_array(emit_t *e, const uint32_t *a, uint32_t n)
 {
     arr_begin(e);
-    for (uint32_t i = 0; i < n; i++) v_int(e, a[i]);
+    for (uint32_t i = 0; i < n; i++)
+        v_int(e, a[i]);
     arr_end(e);
     done(e);
 }
@@ -341,14 +362,16 @@ static void graph_body(emit_t *e, const sg_graph_t *g, int depth);
 static uint32_t live_end_nodes(const sg_graph_t *g)
 {
     uint32_t end = g->n_nodes;
-    while (end && g->nodes[end - 1].removed) end--;
+    while (end && g->nodes[end - 1].removed)
+        end--;
     return end;
 }
 
 static uint32_t live_end_edges(const sg_graph_t *g)
 {
     uint32_t end = g->n_edges;
-    while (end && g->edges[end - 1].removed) end--;
+    while (end && g->edges[end - 1].removed)
+        end--;
     return end;
 }
 
@@ -402,7 +425,8 @@ static void node_obj(emit_t *e, const sg_node_t *n, int depth)
     if (n->synthesized) K_BOOL(e, "synthesized", true);
     k_opt_str(e, "label", n->label);
     if (n->cuda_type) K_INT(e, "cuda_type", n->cuda_type);
-    if (n->duration_ns >= 0 && isfinite(n->duration_ns)) key(e, "duration_ns"), v_real(e, n->duration_ns);
+    if (n->duration_ns >= 0 && isfinite(n->duration_ns))
+        key(e, "duration_ns"), v_real(e, n->duration_ns);
     if (n->n_accesses && n->accesses) {
         key(e, "accesses");
         arr_begin(e);
@@ -419,7 +443,9 @@ static void node_obj(emit_t *e, const sg_node_t *n, int depth)
         done(e);
     }
     switch (n->type) {
-    case SG_NODE_KERNEL: key(e, "kernel"), kernel_obj(e, &n->u.kernel); break;
+    case SG_NODE_KERNEL:
+        key(e, "kernel"), kernel_obj(e, &n->u.kernel);
+        break;
     case SG_NODE_MEMCPY: {
         const sg_memcpy_t *c = &n->u.memcpy;
         key(e, "memcpy");
@@ -484,7 +510,8 @@ static void node_obj(emit_t *e, const sg_node_t *n, int depth)
         K_INT(e, "default_value", c->default_value);
         key(e, "bodies");
         arr_begin(e);
-        for (uint32_t i = 0; i < c->n_bodies; i++) graph_body(e, c->bodies[i], depth + 1);
+        for (uint32_t i = 0; i < c->n_bodies; i++)
+            graph_body(e, c->bodies[i], depth + 1);
         arr_end(e);
         done(e);
         obj_end(e);
@@ -500,7 +527,8 @@ static void node_obj(emit_t *e, const sg_node_t *n, int depth)
             done(e);
         }
         break;
-    default: break;
+    default:
+        break;
     }
     obj_end(e);
     done(e);
@@ -707,8 +735,7 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
         k_opt_str(e, "file", im->file);
         K_U64(e, "size", im->size);
         key(e, "ptx_archs"), v_u32_array(e, im->ptx_archs, im->ptx_archs ? im->n_ptx_archs : 0);
-        key(e, "sass_archs"),
-            v_u32_array(e, im->sass_archs, im->sass_archs ? im->n_sass_archs : 0);
+        key(e, "sass_archs"), v_u32_array(e, im->sass_archs, im->sass_archs ? im->n_sass_archs : 0);
         k_opt_str(e, "options", im->options);
         k_opt_str(e, "note", im->note);
         obj_end(e);

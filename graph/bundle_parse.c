@@ -30,8 +30,14 @@ typedef struct loc {
     uint32_t id;     /* the entry's id once known, or SG_NONE */
 } loc_t;
 
-#define LOC_FIELD(parent, k) {(parent), (k), -1, SG_NONE}
-#define LOC_ELEM(parent, i) {(parent), NULL, (int64_t)(i), SG_NONE}
+#define LOC_FIELD(parent, k)                                                                       \
+    {                                                                                              \
+        (parent), (k), -1, SG_NONE                                                                 \
+    }
+#define LOC_ELEM(parent, i)                                                                        \
+    {                                                                                              \
+        (parent), NULL, (int64_t)(i), SG_NONE                                                      \
+    }
 
 typedef struct {
     sg_diag_t *diag;
@@ -44,7 +50,8 @@ static void loc_format(const loc_t *l, char *buf, size_t n)
 {
     const loc_t *chain[128];
     size_t depth = 0;
-    for (; l && depth < 128; l = l->up) chain[depth++] = l;
+    for (; l && depth < 128; l = l->up)
+        chain[depth++] = l;
     size_t k = 0;
     buf[0] = '\0';
     for (size_t i = depth; i-- > 0 && k + 1 < n;) {
@@ -74,30 +81,35 @@ static int fail(pctx_t *c, const loc_t *l, int code, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     loc_format(l, where, sizeof where);
-    if (where[0])
-        return sg_bundle_diag(c->diag, code, c->file, 0, 0, "%s: %s", where, what);
+    if (where[0]) return sg_bundle_diag(c->diag, code, c->file, 0, 0, "%s: %s", where, what);
     return sg_bundle_diag(c->diag, code, c->file, 0, 0, "%s", what);
 }
 
 static const char *type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a real number";
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a real number";
     case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
     }
 }
 
 /* ---- typed field access ------------------------------------------------------------ */
 
 /* o[key], with null treated as absent; SG_EFORMAT if required and absent. */
-static int field(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l,
-                 json_t **v)
+static int field(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l, json_t **v)
 {
     *v = json_object_get(o, key);
     if (*v && json_is_null(*v)) *v = NULL;
@@ -144,14 +156,14 @@ static int int_value(pctx_t *c, const json_t *v, int64_t min, int64_t max, const
         return fail(c, l, SG_EFORMAT, "expected an integer, found %s", type_name(v));
     json_int_t x = json_integer_value(v);
     if (x < min || x > max)
-        return fail(c, l, SG_EFORMAT, "%lld is out of range %" PRId64 "..%" PRId64,
-                    (long long)x, min, max);
+        return fail(c, l, SG_EFORMAT, "%lld is out of range %" PRId64 "..%" PRId64, (long long)x,
+                    min, max);
     *out = x;
     return SG_OK;
 }
 
-static int get_int(pctx_t *c, const json_t *o, const char *key, bool req, int64_t min,
-                   int64_t max, int64_t def, const loc_t *l, int64_t *out)
+static int get_int(pctx_t *c, const json_t *o, const char *key, bool req, int64_t min, int64_t max,
+                   int64_t def, const loc_t *l, int64_t *out)
 {
     json_t *v;
     int rc = field(c, o, key, req, l, &v);
@@ -326,9 +338,8 @@ static int dup_path(pctx_t *c, const json_t *o, const char *key, const loc_t *l,
     return dup_str(c, o, key, false, l, dst);
 }
 
-static int get_enum(pctx_t *c, const json_t *o, const char *key, bool req,
-                    const char *const *names, int count, int def, const char *what,
-                    const loc_t *l, int *out)
+static int get_enum(pctx_t *c, const json_t *o, const char *key, bool req, const char *const *names,
+                    int count, int def, const char *what, const loc_t *l, int *out)
 {
     const char *s;
     int rc = get_str(c, o, key, req, l, &s);
@@ -405,8 +416,7 @@ static int get_u32_array(pctx_t *c, const json_t *o, const char *key, const loc_
 
 /* Make room for `need` entries in a model array without changing its count,
  * so the graph.c adders that follow never reallocate. */
-static int reserve(pctx_t *c, void **arr, uint32_t *cap, uint64_t need, size_t elem,
-                   const loc_t *l)
+static int reserve(pctx_t *c, void **arr, uint32_t *cap, uint64_t need, size_t elem, const loc_t *l)
 {
     if (need <= *cap) return SG_OK;
     void *p = realloc(*arr, (size_t)need * elem);
@@ -428,8 +438,8 @@ static int table_entry(pctx_t *c, const json_t *arr, size_t i, loc_t *el, const 
     uint32_t id;
     if ((rc = get_u32(c, *o, "id", true, el, &id))) return rc;
     if (id != i)
-        return fail(c, el, SG_EFORMAT, "id %" PRIu32 " is not its position %zu (table ids are dense)",
-                    id, i);
+        return fail(c, el, SG_EFORMAT,
+                    "id %" PRIu32 " is not its position %zu (table ids are dense)", id, i);
     el->id = id;
     return SG_OK;
 }
@@ -504,8 +514,8 @@ static int parse_buffers(pctx_t *c, const json_t *top)
         int kind;
         uint64_t address, size;
         if ((rc = table_entry(c, arr, i, &el, &o)) ||
-            (rc = get_enum(c, o, "kind", true, sg_bundle_buffer_kind_names, SG_BUFFER_KIND_COUNT,
-                           0, "buffer kind", &el, &kind)) ||
+            (rc = get_enum(c, o, "kind", true, sg_bundle_buffer_kind_names, SG_BUFFER_KIND_COUNT, 0,
+                           "buffer kind", &el, &kind)) ||
             (rc = get_u64(c, o, "address", true, &el, &address)) ||
             (rc = get_u64(c, o, "size", true, &el, &size)))
             return rc;
@@ -614,8 +624,7 @@ static int parse_params(pctx_t *c, const json_t *ko, sg_kernel_t *k, const loc_t
         k->params_size = size;
     }
     json_t *layout;
-    if ((rc = get_array(c, p, "layout", false, SG_BUNDLE_MAX_PARAM_BYTES, &pl, &layout)))
-        return rc;
+    if ((rc = get_array(c, p, "layout", false, SG_BUNDLE_MAX_PARAM_BYTES, &pl, &layout))) return rc;
     uint32_t n = layout ? (uint32_t)json_array_size(layout) : 0;
     if (!n) return SG_OK;
     loc_t ll = LOC_FIELD(&pl, "layout");
@@ -679,8 +688,8 @@ static int parse_accesses(pctx_t *c, const json_t *no, sg_node_t *n, const loc_t
         sg_access_t *a = &n->accesses[i];
         const char *mode;
         if ((rc = want_object(c, o, &el)) ||
-            (rc = get_index(c, o, "buffer", true, c->root->n_buffers, "buffers", &el,
-                            &a->buffer)) ||
+            (rc =
+                 get_index(c, o, "buffer", true, c->root->n_buffers, "buffers", &el, &a->buffer)) ||
             (rc = get_u64(c, o, "offset", false, &el, &a->offset)) ||
             (rc = get_u64(c, o, "size", true, &el, &a->size)) ||
             (rc = get_str(c, o, "mode", true, &el, &mode)))
@@ -713,7 +722,8 @@ static int parse_payload(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_
     json_t *o;
     int rc = SG_OK;
     switch (n->type) {
-    case SG_NODE_KERNEL: return parse_kernel(c, no, &n->u.kernel, nl);
+    case SG_NODE_KERNEL:
+        return parse_kernel(c, no, &n->u.kernel, nl);
     case SG_NODE_MEMCPY: {
         if ((rc = get_object(c, no, "memcpy", false, nl, &o)) || !o) return rc;
         loc_t ol = LOC_FIELD(nl, "memcpy");
@@ -726,8 +736,8 @@ static int parse_payload(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_
             (rc = get_u64(c, o, "width", false, &ol, &m->width)) ||
             (rc = get_u64(c, o, "height", false, &ol, &m->height)) ||
             (rc = get_u64(c, o, "depth", false, &ol, &m->depth)) ||
-            (rc = get_enum(c, o, "kind", false, sg_bundle_copy_kind_names, 5, 0, "copy kind",
-                           &ol, &kind)))
+            (rc = get_enum(c, o, "kind", false, sg_bundle_copy_kind_names, 5, 0, "copy kind", &ol,
+                           &kind)))
             return rc;
         m->kind = (sg_copy_kind_t)kind;
         return SG_OK;
@@ -786,8 +796,8 @@ static int parse_payload(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_
         sg_conditional_t *cd = &n->u.cond;
         int type;
         json_t *bodies;
-        if ((rc = get_enum(c, o, "type", false, sg_bundle_cond_type_names, 3, 0,
-                           "conditional type", &ol, &type)) ||
+        if ((rc = get_enum(c, o, "type", false, sg_bundle_cond_type_names, 3, 0, "conditional type",
+                           &ol, &type)) ||
             (rc = get_u64(c, o, "handle", false, &ol, &cd->handle)) ||
             (rc = get_u32(c, o, "default_value", false, &ol, &cd->default_value)) ||
             (rc = get_array(c, o, "bodies", false, SG_BUNDLE_MAX_NODES, &ol, &bodies)))
@@ -815,7 +825,8 @@ static int parse_payload(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_
         loc_t ol = LOC_FIELD(nl, "opaque");
         return dup_str(c, o, "note", false, &ol, &n->u.opaque_note);
     }
-    default: return SG_OK;
+    default:
+        return SG_OK;
     }
 }
 
@@ -914,8 +925,8 @@ static int index_ids(pctx_t *c, const json_t *go, const json_t *arr, const loc_t
             el.id = id;
             uint32_t first = m[id];
             free(m);
-            return fail(c, &el, SG_EFORMAT, "duplicate %s id (also at position %" PRIu32 ")",
-                        what, first);
+            return fail(c, &el, SG_EFORMAT, "duplicate %s id (also at position %" PRIu32 ")", what,
+                        first);
         }
         m[id] = (uint32_t)i;
     }
@@ -924,8 +935,7 @@ static int index_ids(pctx_t *c, const json_t *go, const json_t *arr, const loc_t
     return SG_OK;
 }
 
-static int parse_edge(pctx_t *c, const json_t *eo, sg_graph_t *g, sg_edge_id_t id,
-                      const loc_t *el)
+static int parse_edge(pctx_t *c, const json_t *eo, sg_graph_t *g, sg_edge_id_t id, const loc_t *el)
 {
     uint32_t from, to, event;
     const char *kname;
@@ -993,7 +1003,8 @@ static int check_acyclic(pctx_t *c, const sg_graph_t *g, const loc_t *nl)
     int rc = SG_OK;
     if (tail != g->live_nodes) {
         uint32_t v = 0;
-        while (v < nn && (g->nodes[v].removed || indeg[v] == 0)) v++;
+        while (v < nn && (g->nodes[v].removed || indeg[v] == 0))
+            v++;
         /* reuse queue as the visited mark */
         memset(queue, 0, nn * sizeof *queue);
         while (v < nn && !queue[v]) {
@@ -1197,7 +1208,8 @@ static int parse_top(pctx_t *c, const json_t *top)
     if (!json_is_integer(v))
         return fail(c, &vl, SG_EFORMAT, "expected an integer, found %s", type_name(v));
     if (json_integer_value(v) != SG_FORMAT_VERSION)
-        return fail(c, &vl, SG_EUNSUPPORTED, "version %lld is not supported (this reader supports %d)",
+        return fail(c, &vl, SG_EUNSUPPORTED,
+                    "version %lld is not supported (this reader supports %d)",
                     (long long)json_integer_value(v), SG_FORMAT_VERSION);
 
     uint64_t nodes = 0, edges = 0;
@@ -1229,13 +1241,14 @@ int sg_bundle_parse_json(const char *text, size_t len, const char *name, sg_grap
     if (!text || !out) return sg_bundle_diag(diag, SG_EINVAL, name, 0, 0, "no input");
     *out = NULL;
     if (len > SG_BUNDLE_MAX_JSON_BYTES)
-        return sg_bundle_diag(diag, SG_ELIMIT, name, 0, 0,
-                              "%zu bytes, more than the limit %u", len, SG_BUNDLE_MAX_JSON_BYTES);
+        return sg_bundle_diag(diag, SG_ELIMIT, name, 0, 0, "%zu bytes, more than the limit %u", len,
+                              SG_BUNDLE_MAX_JSON_BYTES);
     json_error_t je;
     json_t *top = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!top) return sg_bundle_diag(diag, SG_EFORMAT, name, je.line, je.column, "%s", je.text);
     pctx_t c = {.diag = diag, .file = name, .root = sg_graph_create()};
-    int rc = c.root ? parse_top(&c, top) : sg_bundle_diag(diag, SG_ENOMEM, name, 0, 0, "out of memory");
+    int rc =
+        c.root ? parse_top(&c, top) : sg_bundle_diag(diag, SG_ENOMEM, name, 0, 0, "out of memory");
     json_decref(top);
     if (rc) {
         sg_graph_destroy(c.root);

@@ -8,10 +8,10 @@
 
 /* Fill d (may be NULL) with file, position and a printf-style message; returns
  * code so callers can `return sg_bundle_diag(...)`. */
-int sg_bundle_diag(sg_diag_t *d, int code, const char *file, int line, int column,
-                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-int sg_bundle_vdiag(sg_diag_t *d, int code, const char *file, int line, int column,
-                    const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+int sg_bundle_diag(sg_diag_t *d, int code, const char *file, int line, int column, const char *fmt,
+                   ...) __attribute__((format(printf, 6, 7)));
+int sg_bundle_vdiag(sg_diag_t *d, int code, const char *file, int line, int column, const char *fmt,
+                    va_list ap) __attribute__((format(printf, 6, 0)));
 
 /* Names used in graph.json for the model's enums (index = enum value). */
 extern const char *const sg_bundle_buffer_kind_names[SG_BUFFER_KIND_COUNT];

@@ -13,9 +13,9 @@
 #include "graph/bundle.h"
 #include "graph/views.h"
 
-#define CHECK(x)                                                                               \
-    do {                                                                                       \
-        if (!(x)) __builtin_trap();                                                            \
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        if (!(x)) __builtin_trap();                                                                \
     } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -171,8 +171,8 @@ static sg_graph_t *build_everything(void)
     assert_int_equal(sg_graph_add_event(g, "done", 7, &e1), SG_OK);
     g->events[e1].flags = 2;
     g->events[e1].external = true;
-    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, UINT64_C(0x7f0000000000), 1 << 20, &b0),
-                     SG_OK);
+    assert_int_equal(
+        sg_graph_add_buffer(g, SG_BUFFER_DEVICE, UINT64_C(0x7f0000000000), 1 << 20, &b0), SG_OK);
     assert_int_equal(
         sg_graph_add_buffer(g, SG_BUFFER_GRAPH_ALLOC, UINT64_C(0x7f0000100000), 4096, &b1), SG_OK);
     assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_HOST_PINNED, UINT64_C(0xfffffffffffff000),
@@ -203,7 +203,8 @@ static sg_graph_t *build_everything(void)
     sg_node_id_t k1 = add_node(g, SG_NODE_KERNEL, s0, 1);
     assert_int_equal(sg_node_set_kernel_name(g, k1, "_Z6scalePfS_fi"), SG_OK);
     uint8_t bytes[24];
-    for (int i = 0; i < 24; i++) bytes[i] = (uint8_t)(i * 37 + 1);
+    for (int i = 0; i < 24; i++)
+        bytes[i] = (uint8_t)(i * 37 + 1);
     uint32_t offs[4] = {0, 8, 16, 20}, sizes[4] = {8, 8, 4, 4};
     assert_int_equal(sg_node_set_kernel_params(g, k1, 4, offs, sizes, bytes, 24), SG_OK);
     sg_kernel_t *k = &sg_graph_node(g, k1)->u.kernel;
@@ -379,7 +380,9 @@ static void compare_node(const sg_node_t *x, const sg_node_t *y)
         assert_true(x->u.host.user_data == y->u.host.user_data);
         break;
     case SG_NODE_EVENT_RECORD:
-    case SG_NODE_EVENT_WAIT: assert_int_equal(x->u.event, y->u.event); break;
+    case SG_NODE_EVENT_WAIT:
+        assert_int_equal(x->u.event, y->u.event);
+        break;
     case SG_NODE_MEM_ALLOC:
     case SG_NODE_MEM_FREE:
         assert_int_equal(x->u.mem.buffer, y->u.mem.buffer);
@@ -398,8 +401,11 @@ static void compare_node(const sg_node_t *x, const sg_node_t *y)
         for (uint32_t i = 0; i < x->u.cond.n_bodies; i++)
             compare_dag(x->u.cond.bodies[i], y->u.cond.bodies[i]);
         break;
-    case SG_NODE_OPAQUE: assert_str_eq_or_null(x->u.opaque_note, y->u.opaque_note); break;
-    default: break;
+    case SG_NODE_OPAQUE:
+        assert_str_eq_or_null(x->u.opaque_note, y->u.opaque_note);
+        break;
+    default:
+        break;
     }
 }
 
@@ -500,8 +506,7 @@ static void compare_graphs(const sg_graph_t *a, const sg_graph_t *b)
         assert_int_equal(x->n_ptx_archs, y->n_ptx_archs);
         if (x->n_ptx_archs) assert_memory_equal(x->ptx_archs, y->ptx_archs, 4 * x->n_ptx_archs);
         assert_int_equal(x->n_sass_archs, y->n_sass_archs);
-        if (x->n_sass_archs)
-            assert_memory_equal(x->sass_archs, y->sass_archs, 4 * x->n_sass_archs);
+        if (x->n_sass_archs) assert_memory_equal(x->sass_archs, y->sass_archs, 4 * x->n_sass_archs);
         assert_str_eq_or_null(x->options, y->options);
         assert_str_eq_or_null(x->note, y->note);
     }
@@ -520,11 +525,11 @@ static uint8_t snapshot[1 << 20];
 
 static size_t everything_blobs(sg_bundle_blob_t *b)
 {
-    for (size_t i = 0; i < sizeof snapshot; i++) snapshot[i] = (uint8_t)(i % 251);
-    b[0] = (sg_bundle_blob_t){"code/0123456789abcdef.fatbin", blob_fatbin, sizeof blob_fatbin,
-                              NULL, false};
-    b[1] = (sg_bundle_blob_t){"code/fedcba9876543210.cu", blob_cu, sizeof blob_cu - 1, NULL,
+    for (size_t i = 0; i < sizeof snapshot; i++)
+        snapshot[i] = (uint8_t)(i % 251);
+    b[0] = (sg_bundle_blob_t){"code/0123456789abcdef.fatbin", blob_fatbin, sizeof blob_fatbin, NULL,
                               false};
+    b[1] = (sg_bundle_blob_t){"code/fedcba9876543210.cu", blob_cu, sizeof blob_cu - 1, NULL, false};
     b[2] = (sg_bundle_blob_t){"data/b0.before.zst", snapshot, sizeof snapshot, NULL, true};
     b[3] = (sg_bundle_blob_t){"data/b0.after.zst", snapshot, 1000, NULL, true};
     return 4;
@@ -608,9 +613,9 @@ static void test_round_trip_disk(void **state)
     assert_memory_equal(on_disk, j1, n);
     free(on_disk);
     /* blobs came through, the copied one too */
-    assert_int_equal(sg_bundle_read_blob(path2, "code/0123456789abcdef.fatbin", 1000, &on_disk,
-                                         &n, &diag),
-                     SG_OK);
+    assert_int_equal(
+        sg_bundle_read_blob(path2, "code/0123456789abcdef.fatbin", 1000, &on_disk, &n, &diag),
+        SG_OK);
     assert_int_equal(n, sizeof blob_fatbin);
     assert_memory_equal(on_disk, blob_fatbin, n);
     free(on_disk);
@@ -748,8 +753,8 @@ static void test_writer_sanitizes_strings(void **state)
     sg_graph_t *r = NULL;
     sg_diag_t diag = {0};
     assert_int_equal(sg_bundle_parse_json(j, strlen(j), NULL, &r, &diag), SG_OK);
-    assert_string_equal(r->program,
-                        "bad \xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+    assert_string_equal(
+        r->program, "bad \xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
     free(j);
     sg_graph_destroy(r);
     /* a string past the reader's limit is cut so the bundle stays readable */
@@ -947,13 +952,14 @@ static void test_overwrite_rules(void **state)
 
 /* ---- rejections ---------------------------------------------------------------------------- */
 
-#define HEAD                                                                                   \
-    "{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0},{\"id\":1}],"          \
-    "\"events\":[{\"id\":0}],\"buffers\":[{\"id\":0,\"kind\":\"device\",\"address\":\"0x1000\"," \
-    "\"size\":4096},{\"id\":1,\"kind\":\"graph_alloc\",\"address\":\"0x2000\",\"size\":64}],"   \
+#define HEAD                                                                                       \
+    "{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0},{\"id\":1}],"              \
+    "\"events\":[{\"id\":0}],\"buffers\":[{\"id\":0,\"kind\":\"device\",\"address\":\"0x1000\","   \
+    "\"size\":4096},{\"id\":1,\"kind\":\"graph_alloc\",\"address\":\"0x2000\",\"size\":64}],"      \
     "\"images\":[{\"id\":0,\"kind\":\"cubin\",\"hash\":\"0123456789abcdef\"}],"
 
-#define N(id, type, stream) "{\"id\":" #id ",\"type\":\"" type "\",\"stream\":" #stream ",\"seq\":" #id
+#define N(id, type, stream)                                                                        \
+    "{\"id\":" #id ",\"type\":\"" type "\",\"stream\":" #stream ",\"seq\":" #id
 
 /* Parse text; expect code, file graph.json, and each needle in the message. */
 static void expect_reject(const char *text, int code, ...)
@@ -981,8 +987,7 @@ static void test_reject_malformed_json(void **state)
     const char *text = "{\n \"format\": \"sgcap-bundle\",\n \"version\": 1,,\n \"nodes\": []\n}";
     sg_graph_t *g = NULL;
     sg_diag_t diag = {0};
-    assert_int_equal(sg_bundle_parse_json(text, strlen(text), "graph.json", &g, &diag),
-                     SG_EFORMAT);
+    assert_int_equal(sg_bundle_parse_json(text, strlen(text), "graph.json", &g, &diag), SG_EFORMAT);
     assert_string_equal(diag.file, "graph.json");
     assert_int_equal(diag.line, 3);
     assert_true(diag.column > 0);
@@ -990,13 +995,14 @@ static void test_reject_malformed_json(void **state)
     sg_diag_format(&diag, line, sizeof line);
     assert_memory_equal(line, "graph.json:3:", 13);
     /* duplicate keys, NUL in a string, bad UTF-8, truncation, empty input */
-    expect_reject("{\"format\":\"sgcap-bundle\",\"format\":\"x\"}", SG_EFORMAT, "graph.json:1:",
-                  "duplicate", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"format\":\"x\"}", SG_EFORMAT,
+                  "graph.json:1:", "duplicate", NULL);
     expect_reject("{\"format\":\"sgcap\\u0000\"}", SG_EFORMAT, "graph.json:1:", NULL);
     expect_reject("{\"format\":\"\xff\"}", SG_EFORMAT, "graph.json:", NULL);
     expect_reject("{\"format\":", SG_EFORMAT, "graph.json:1:", NULL);
     expect_reject("", SG_EFORMAT, "graph.json:", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}],\"edges\":[], \"x\": 99999999999999999999}",
+    expect_reject(HEAD
+                  "\"nodes\":[" N(0, "empty", 0) "}],\"edges\":[], \"x\": 99999999999999999999}",
                   SG_EFORMAT, "graph.json:1:", NULL);
 }
 
@@ -1004,8 +1010,8 @@ static void test_reject_not_a_bundle(void **state)
 {
     (void)state;
     expect_reject("[1,2]", SG_EFORMAT, "top level", NULL);
-    expect_reject("{\"version\":1,\"nodes\":[],\"edges\":[]}", SG_EFORMAT, "format",
-                  "required", NULL);
+    expect_reject("{\"version\":1,\"nodes\":[],\"edges\":[]}", SG_EFORMAT, "format", "required",
+                  NULL);
     expect_reject("{\"format\":\"other\",\"version\":1,\"nodes\":[],\"edges\":[]}", SG_EFORMAT,
                   "format", "other", NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":2,\"nodes\":[],\"edges\":[]}",
@@ -1017,17 +1023,21 @@ static void test_reject_not_a_bundle(void **state)
 static void test_reject_types(void **state)
 {
     (void)state;
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "},{\"id\":7,\"type\":\"empty\","
-                       "\"stream\":0,\"seq\":\"abc\"}],\"edges\":[]}",
+    expect_reject(HEAD
+                  "\"nodes\":[" N(0, "empty", 0) "},{\"id\":7,\"type\":\"empty\","
+                                                 "\"stream\":0,\"seq\":\"abc\"}],\"edges\":[]}",
                   SG_EFORMAT, "graph.json: nodes[1] (id 7).seq", "0x", NULL);
     expect_reject(HEAD "\"nodes\":[{\"id\":0,\"type\":\"empty\",\"stream\":0,\"seq\":-1}],"
                        "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).seq", "negative", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\","
-                       "\"grid\":[1,1],\"block\":[1,1,1]}}],\"edges\":[]}",
-                  SG_EFORMAT, "nodes[0] (id 0).kernel.grid", "3 integers", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\","
-                       "\"grid\":[1,1,4294967296],\"block\":[1,1,1]}}],\"edges\":[]}",
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\","
+                                             "\"grid\":[1,1],\"block\":[1,1,1]}}],\"edges\":[]}",
+        SG_EFORMAT, "nodes[0] (id 0).kernel.grid", "3 integers", NULL);
+    expect_reject(HEAD
+                  "\"nodes\":[" N(0, "kernel",
+                                  0) ",\"kernel\":{\"name\":\"k\","
+                                     "\"grid\":[1,1,4294967296],\"block\":[1,1,1]}}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).kernel.grid[2]", "out of range", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"synthesized\":1}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).synthesized", "boolean", NULL);
@@ -1037,19 +1047,20 @@ static void test_reject_types(void **state)
                        "\"seq\":0}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).stream", "\"explicit\"", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "memcpy", 0) ",\"memcpy\":{\"kind\":\"h2x\"}}],"
-                       "\"edges\":[]}",
+                                                       "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).memcpy.kind", "h2x", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "memset", 0) ",\"memset\":{\"element_size\":3}}],"
-                       "\"edges\":[]}",
+                                                       "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).memset.element_size", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "host", 0) ",\"host\":{\"fn\":\"0x12345678901234567\"}}],"
-                       "\"edges\":[]}",
+                                                     "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).host.fn", "1 to 16 hex digits", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"accesses\":[{\"buffer\":0,\"size\":1,"
-                       "\"mode\":\"rw\"}]}],\"edges\":[]}",
+                                                      "\"mode\":\"rw\"}]}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).accesses[0].mode", "rw", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}],\"edges\":"
-                       "[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"x\"}]}",
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+                      1, "empty", 0) "}],\"edges\":"
+                                     "[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"x\"}]}",
                   SG_EFORMAT, "edges[0] (id 0).kind", "unknown edge kind \"x\"", NULL);
     expect_reject(HEAD "\"nodes\":{},\"edges\":[]}", SG_EFORMAT, "graph.json: nodes",
                   "expected an array", NULL);
@@ -1068,24 +1079,23 @@ static void test_reject_missing_fields(void **state)
 {
     (void)state;
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "},{\"id\":1,\"stream\":0,\"seq\":1}],"
-                       "\"edges\":[]}",
-                  SG_EFORMAT, "graph.json: nodes[1] (id 1).type: required field is missing",
-                  NULL);
+                                                      "\"edges\":[]}",
+                  SG_EFORMAT, "graph.json: nodes[1] (id 1).type: required field is missing", NULL);
     expect_reject(HEAD "\"nodes\":[{\"type\":\"empty\",\"stream\":0,\"seq\":1}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0].id: required", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) "}],\"edges\":[]}", SG_EFORMAT,
                   "nodes[0] (id 0).kernel: required", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"grid\":[1,1,1],"
-                       "\"block\":[1,1,1]}}],\"edges\":[]}",
+                                                       "\"block\":[1,1,1]}}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).kernel.name: required", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"seq\":null}],\"edges\":[]}",
-                  SG_EFORMAT, "graph.json:1:", NULL); /* duplicate "seq" key: jansson */
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"seq\":null}],\"edges\":[]}", SG_EFORMAT,
+                  "graph.json:1:", NULL); /* duplicate "seq" key: jansson */
     expect_reject(HEAD "\"nodes\":[{\"id\":0,\"type\":\"empty\",\"stream\":0,\"seq\":null}],"
                        "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).seq: required", NULL);
     expect_reject(HEAD "\"nodes\":[]}", SG_EFORMAT, "graph.json: edges: required", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0)
-                       "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1}]}",
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+                      1, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1}]}",
                   SG_EFORMAT, "edges[0] (id 0).kind: required", NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"buffers\":[{\"id\":0,"
                   "\"kind\":\"device\",\"size\":1}],\"nodes\":[],\"edges\":[]}",
@@ -1094,7 +1104,7 @@ static void test_reject_missing_fields(void **state)
                   "\"nodes\":[],\"edges\":[]}",
                   SG_EFORMAT, "pass_log[0].pass: required", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "child_graph", 0) ",\"body\":{\"nodes\":[]}}],"
-                       "\"edges\":[]}",
+                                                            "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).body.edges: required", NULL);
 }
 
@@ -1102,33 +1112,35 @@ static void test_reject_dangling(void **state)
 {
     (void)state;
     expect_reject(HEAD "\"nodes\":[" N(7, "empty", 0) "}],\"edges\":[{\"id\":12,\"from\":7,"
-                       "\"to\":99,\"kind\":\"stream\"}]}",
+                                                      "\"to\":99,\"kind\":\"stream\"}]}",
                   SG_EFORMAT, "graph.json: edges[0] (id 12): \"to\" names unknown node 99", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(2, "empty", 0)
-                       "}],\"edges\":[{\"id\":0,\"from\":1,\"to\":2,\"kind\":\"stream\"}]}",
-                  SG_EFORMAT, "edges[0] (id 0): \"from\" names unknown node 1", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+            2, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":1,\"to\":2,\"kind\":\"stream\"}]}",
+        SG_EFORMAT, "edges[0] (id 0): \"from\" names unknown node 1", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 2) "}],\"edges\":[]}", SG_EFORMAT,
                   "nodes[0] (id 0).stream", "streams entry 2", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "event_record", 0) ",\"event\":1}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).event", "events entry 1", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"accesses\":[{\"buffer\":2,\"size\":1,"
-                       "\"mode\":\"read\"}]}],\"edges\":[]}",
+                                                      "\"mode\":\"read\"}]}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).accesses[0].buffer", "buffers entry 2", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"image\":1,"
-                       "\"grid\":[1,1,1],\"block\":[1,1,1]}}],\"edges\":[]}",
-                  SG_EFORMAT, "nodes[0] (id 0).kernel.image", "images entry 1", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"image\":1,"
+                                             "\"grid\":[1,1,1],\"block\":[1,1,1]}}],\"edges\":[]}",
+        SG_EFORMAT, "nodes[0] (id 0).kernel.image", "images entry 1", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "mem_free", 0) ",\"mem\":{\"buffer\":5}}],"
-                       "\"edges\":[]}",
+                                                         "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).mem.buffer", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "child_graph", 0) ",\"body\":{\"nodes\":["
-                       N(0, "empty", 1) "}],\"edges\":[{\"id\":4,\"from\":0,\"to\":3,"
-                       "\"kind\":\"stream\"}]}}],\"edges\":[]}",
+    expect_reject(HEAD "\"nodes\":[" N(0, "child_graph", 0) ",\"body\":{\"nodes\":[" N(
+                      0, "empty", 1) "}],\"edges\":[{\"id\":4,\"from\":0,\"to\":3,"
+                                     "\"kind\":\"stream\"}]}}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).body.edges[0] (id 4): \"to\" names unknown node 3",
                   NULL);
     /* alloc_node must name a mem_alloc node of the root graph */
-    const char *alloc_head =
-        "{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0}],\"buffers\":[{\"id\":0,"
-        "\"kind\":\"graph_alloc\",\"address\":1,\"size\":1,\"alloc_node\":";
+    const char *alloc_head = "{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0}],"
+                             "\"buffers\":[{\"id\":0,"
+                             "\"kind\":\"graph_alloc\",\"address\":1,\"size\":1,\"alloc_node\":";
     char text[512];
     snprintf(text, sizeof text, "%s3}],\"nodes\":[" N(0, "mem_alloc", 0) "}],\"edges\":[]}",
              alloc_head);
@@ -1149,27 +1161,33 @@ static void test_reject_duplicates_and_bad_edges(void **state)
     (void)state;
     expect_reject(HEAD "\"nodes\":[" N(3, "empty", 0) "}," N(3, "empty", 1) "}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[1] (id 3): duplicate node id", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0)
-                       "}],\"edges\":[{\"id\":5,\"from\":0,\"to\":1,\"kind\":\"stream\"},"
-                       "{\"id\":5,\"from\":0,\"to\":1,\"kind\":\"control\"}]}",
-                  SG_EFORMAT, "edges[1] (id 5): duplicate edge id", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+            1, "empty", 0) "}],\"edges\":[{\"id\":5,\"from\":0,\"to\":1,\"kind\":\"stream\"},"
+                           "{\"id\":5,\"from\":0,\"to\":1,\"kind\":\"control\"}]}",
+        SG_EFORMAT, "edges[1] (id 5): duplicate edge id", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":0,"
-                       "\"to\":0,\"kind\":\"stream\"}]}",
+                                                      "\"to\":0,\"kind\":\"stream\"}]}",
                   SG_EFORMAT, "edges[0] (id 0): self-loop on node 0", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 1)
-                       "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"event\"}]}",
-                  SG_EFORMAT, "edges[0] (id 0): an event edge must name its event", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 1)
-                       "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\","
-                       "\"event\":0}]}",
-                  SG_EFORMAT, "edges[0] (id 0): a stream edge may not name an event", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 1)
-                       "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"event\","
-                       "\"event\":3}]}",
-                  SG_EFORMAT, "edges[0] (id 0).event", "events entry 3", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}],\"edges\":"
-                       "[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\",\"to_port\":256}]}",
-                  SG_EFORMAT, "edges[0] (id 0).to_port", "out of range 0..255", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+            1, "empty", 1) "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"event\"}]}",
+        SG_EFORMAT, "edges[0] (id 0): an event edge must name its event", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+            1, "empty", 1) "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\","
+                           "\"event\":0}]}",
+        SG_EFORMAT, "edges[0] (id 0): a stream edge may not name an event", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+            1, "empty", 1) "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"event\","
+                           "\"event\":3}]}",
+        SG_EFORMAT, "edges[0] (id 0).event", "events entry 3", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+            1, "empty", 0) "}],\"edges\":"
+                           "[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\",\"to_port\":256}]}",
+        SG_EFORMAT, "edges[0] (id 0).to_port", "out of range 0..255", NULL);
     expect_reject(HEAD "\"streams\":[{\"id\":1}],\"nodes\":[],\"edges\":[]}", SG_EFORMAT,
                   "duplicate", NULL); /* duplicate key "streams" */
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"streams\":[{\"id\":0},{\"id\":2}],"
@@ -1183,54 +1201,68 @@ static void test_reject_duplicates_and_bad_edges(void **state)
 static void test_reject_cycles(void **state)
 {
     (void)state;
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}," N(2, "empty", 0)
-                       "}," N(3, "empty", 0) "}],\"edges\":["
-                       "{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\"},"
-                       "{\"id\":1,\"from\":1,\"to\":2,\"kind\":\"stream\"},"
-                       "{\"id\":2,\"from\":2,\"to\":3,\"kind\":\"stream\"},"
-                       "{\"id\":3,\"from\":3,\"to\":1,\"kind\":\"control\"}]}",
+    expect_reject(HEAD
+                  "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}," N(2, "empty", 0) "}," N(
+                      3, "empty", 0) "}],\"edges\":["
+                                     "{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\"},"
+                                     "{\"id\":1,\"from\":1,\"to\":2,\"kind\":\"stream\"},"
+                                     "{\"id\":2,\"from\":2,\"to\":3,\"kind\":\"stream\"},"
+                                     "{\"id\":3,\"from\":3,\"to\":1,\"kind\":\"control\"}]}",
                   SG_ECYCLE, "graph.json: nodes: the graph has a cycle through node", NULL);
     /* the node named lies on the cycle, not merely after it */
     sg_graph_t *g = NULL;
     sg_diag_t diag = {0};
-    const char *text =
-        HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}," N(2, "empty", 0) "},"
-        N(3, "empty", 0) "}],\"edges\":["
-        "{\"id\":0,\"from\":2,\"to\":3,\"kind\":\"stream\"},"
-        "{\"id\":1,\"from\":3,\"to\":2,\"kind\":\"stream\"},"
-        "{\"id\":2,\"from\":3,\"to\":0,\"kind\":\"stream\"},"
-        "{\"id\":3,\"from\":0,\"to\":1,\"kind\":\"stream\"}]}";
+    const char *text = HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}," N(
+        2, "empty", 0) "}," N(3, "empty", 0) "}],\"edges\":["
+                                             "{\"id\":0,\"from\":2,\"to\":3,\"kind\":\"stream\"},"
+                                             "{\"id\":1,\"from\":3,\"to\":2,\"kind\":\"stream\"},"
+                                             "{\"id\":2,\"from\":3,\"to\":0,\"kind\":\"stream\"},"
+                                             "{\"id\":3,\"from\":0,\"to\":1,\"kind\":\"stream\"}]}";
     assert_int_equal(sg_bundle_parse_json(text, strlen(text), NULL, &g, &diag), SG_ECYCLE);
     assert_true(strstr(diag.message, "node 2") || strstr(diag.message, "node 3"));
-    expect_reject(HEAD "\"nodes\":[" N(0, "conditional", 0) ",\"conditional\":{\"bodies\":["
-                       "{\"nodes\":[],\"edges\":[]},{\"nodes\":[" N(0, "empty", 0) "},"
-                       N(1, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,"
-                       "\"kind\":\"stream\"},{\"id\":1,\"from\":1,\"to\":0,\"kind\":\"stream\"}]}]}}],"
-                       "\"edges\":[]}",
-                  SG_ECYCLE, "nodes[0] (id 0).conditional.bodies[1].nodes: the graph has a cycle",
-                  NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "conditional",
+                             0) ",\"conditional\":{\"bodies\":["
+                                "{\"nodes\":[],\"edges\":[]},{\"nodes\":[" N(0, "empty", 0) "}," N(
+                                    1, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1,"
+                                                   "\"kind\":\"stream\"},{\"id\":1,\"from\":1,"
+                                                   "\"to\":0,\"kind\":\"stream\"}]}]}}],"
+                                                   "\"edges\":[]}",
+        SG_ECYCLE, "nodes[0] (id 0).conditional.bodies[1].nodes: the graph has a cycle", NULL);
 }
 
 static void test_reject_param_layout(void **state)
 {
     (void)state;
-    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
-                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"0011223344556677\","
-                       "\"layout\":[[0,4],[4,8]]}}}],\"edges\":[]}",
-                  SG_EFORMAT, "nodes[0] (id 0).kernel.params.layout[1]",
-                  "[offset 4, size 8] reaches past the 8 parameter bytes", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
-                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"\",\"layout\":"
-                       "[[4294967295,1]]}}}],\"edges\":[]}",
-                  SG_EFORMAT, "params.layout[0]", "reaches past", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
-                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"001\"}}}],\"edges\":[]}",
-                  SG_EFORMAT, "params.bytes", "odd", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
-                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"00zz\"}}}],\"edges\":[]}",
-                  SG_EFORMAT, "params.bytes", "position 2", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
-                       "[1,1,1],\"block\":[1,1,1],\"params\":{\"layout\":[[0]]}}}],\"edges\":[]}",
+    expect_reject(
+        HEAD "\"nodes\":[" N(
+            0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                            "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"0011223344556677\","
+                            "\"layout\":[[0,4],[4,8]]}}}],\"edges\":[]}",
+        SG_EFORMAT, "nodes[0] (id 0).kernel.params.layout[1]",
+        "[offset 4, size 8] reaches past the 8 parameter bytes", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(0, "kernel",
+                             0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                                "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"\",\"layout\":"
+                                "[[4294967295,1]]}}}],\"edges\":[]}",
+        SG_EFORMAT, "params.layout[0]", "reaches past", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(
+            0, "kernel",
+            0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+               "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"001\"}}}],\"edges\":[]}",
+        SG_EFORMAT, "params.bytes", "odd", NULL);
+    expect_reject(
+        HEAD "\"nodes\":[" N(
+            0, "kernel",
+            0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+               "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"00zz\"}}}],\"edges\":[]}",
+        SG_EFORMAT, "params.bytes", "position 2", NULL);
+    expect_reject(HEAD "\"nodes\":[" N(
+                      0, "kernel",
+                      0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                         "[1,1,1],\"block\":[1,1,1],\"params\":{\"layout\":[[0]]}}}],\"edges\":[]}",
                   SG_EFORMAT, "params.layout[0]", "[offset, size]", NULL);
 }
 
@@ -1241,7 +1273,8 @@ static char *doc_with(const char *prefix, size_t repeat, const char *unit, const
     char *s = malloc(n), *p = s;
     assert_non_null(s);
     p += sprintf(p, "%s", prefix);
-    for (size_t i = 0; i < repeat; i++) p += sprintf(p, "%s", unit);
+    for (size_t i = 0; i < repeat; i++)
+        p += sprintf(p, "%s", unit);
     sprintf(p, "%s", suffix);
     return s;
 }
@@ -1253,8 +1286,9 @@ static void test_reject_limits(void **state)
     expect_reject(HEAD "\"nodes\":[{\"id\":4000000000,\"type\":\"empty\",\"stream\":0,"
                        "\"seq\":0}],\"edges\":[]}",
                   SG_ELIMIT, "graph.json: nodes", "too many unused ids", NULL);
-    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(1, "empty", 0) "}],\"edges\":"
-                       "[{\"id\":70000,\"from\":0,\"to\":1,\"kind\":\"stream\"}]}",
+    expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
+                      1, "empty", 0) "}],\"edges\":"
+                                     "[{\"id\":70000,\"from\":0,\"to\":1,\"kind\":\"stream\"}]}",
                   SG_ELIMIT, "graph.json: edges", "unused ids", NULL);
     /* ...but a moderately sparse graph (a pass removed nodes) is fine */
     sg_graph_t *g = NULL;
@@ -1264,17 +1298,19 @@ static void test_reject_limits(void **state)
     assert_int_equal(g->n_nodes, 60001);
     sg_graph_destroy(g);
     /* strings, parameter bytes and parameter counts */
-    char *s = doc_with(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"label\":\"", SG_BUNDLE_MAX_STRING + 1,
-                       "x", "\"}],\"edges\":[]}");
+    char *s = doc_with(HEAD "\"nodes\":[" N(0, "empty", 0) ",\"label\":\"",
+                       SG_BUNDLE_MAX_STRING + 1, "x", "\"}],\"edges\":[]}");
     expect_reject(s, SG_ELIMIT, "nodes[0] (id 0).label", "limit", NULL);
     free(s);
-    s = doc_with(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
-                      "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"",
-                 SG_BUNDLE_MAX_PARAM_BYTES + 1, "00", "\"}}}],\"edges\":[]}");
+    s = doc_with(
+        HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                                             "[1,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"",
+        SG_BUNDLE_MAX_PARAM_BYTES + 1, "00", "\"}}}],\"edges\":[]}");
     expect_reject(s, SG_ELIMIT, "kernel.params.bytes", "limit", NULL);
     free(s);
-    s = doc_with(HEAD "\"nodes\":[" N(0, "kernel", 0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
-                      "[1,1,1],\"block\":[1,1,1],\"params\":{\"layout\":[[0,0]",
+    s = doc_with(HEAD "\"nodes\":[" N(0, "kernel",
+                                      0) ",\"kernel\":{\"name\":\"k\",\"grid\":"
+                                         "[1,1,1],\"block\":[1,1,1],\"params\":{\"layout\":[[0,0]",
                  SG_BUNDLE_MAX_PARAM_BYTES, ",[0,0]", "]}}}],\"edges\":[]}");
     expect_reject(s, SG_ELIMIT, "kernel.params.layout", "65537 entries", NULL);
     free(s);
@@ -1286,7 +1322,8 @@ static void test_reject_limits(void **state)
         for (int d = 0; d < depth; d++)
             n += (size_t)sprintf(t + n, N(0, "child_graph", 0) ",\"body\":{\"nodes\":[");
         n += (size_t)sprintf(t + n, N(0, "empty", 0) "}");
-        for (int d = 0; d < depth; d++) n += (size_t)sprintf(t + n, "],\"edges\":[]}}");
+        for (int d = 0; d < depth; d++)
+            n += (size_t)sprintf(t + n, "],\"edges\":[]}}");
         sprintf(t + n, "],\"edges\":[]}");
         if (depth == 16) {
             sg_diag_t diag = {0};
@@ -1297,7 +1334,8 @@ static void test_reject_limits(void **state)
             free(j);
             /* one more level in memory: the writer refuses what readers would */
             sg_graph_t *b = g;
-            while (sg_graph_node(b, 0)->type == SG_NODE_CHILD_GRAPH) b = sg_graph_node(b, 0)->u.child;
+            while (sg_graph_node(b, 0)->type == SG_NODE_CHILD_GRAPH)
+                b = sg_graph_node(b, 0)->u.child;
             sg_node_t *leaf = sg_graph_node(b, 0);
             leaf->type = SG_NODE_CHILD_GRAPH;
             sg_graph_t *extra;
@@ -1316,15 +1354,15 @@ static void test_reject_limits(void **state)
     free(s);
     /* too large for the parser */
     sg_diag_t diag = {0};
-    assert_int_equal(sg_bundle_parse_json("{}", (size_t)SG_BUNDLE_MAX_JSON_BYTES + 1, "graph.json",
-                                          &g, &diag),
-                     SG_ELIMIT);
+    assert_int_equal(
+        sg_bundle_parse_json("{}", (size_t)SG_BUNDLE_MAX_JSON_BYTES + 1, "graph.json", &g, &diag),
+        SG_ELIMIT);
 }
 
 static void test_reject_paths_in_json(void **state)
 {
     (void)state;
-    const char *bad[] = {"../etc/passwd", "/etc/passwd", "code/../../x", "code//x",  "./x",
+    const char *bad[] = {"../etc/passwd", "/etc/passwd", "code/../../x", "code//x", "./x",
                          "code/./x",      "code/x/",     "co de",        "code\\x", "~/x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char text[512];
@@ -1339,8 +1377,7 @@ static void test_reject_paths_in_json(void **state)
                      "\"ptx\",\"hash\":\"0123456789abcdef\",\"file\":\"code\\\\x\"}],"
                      "\"nodes\":[],\"edges\":[]}");
         }
-        expect_reject(text, SG_EFORMAT, "images[0] (id 0).file", "not a safe relative path",
-                      NULL);
+        expect_reject(text, SG_EFORMAT, "images[0] (id 0).file", "not a safe relative path", NULL);
     }
     assert_true(sg_bundle_relpath_ok("code/0123456789abcdef.fatbin"));
     assert_true(sg_bundle_relpath_ok("data/b12.after.zst"));
@@ -1348,7 +1385,8 @@ static void test_reject_paths_in_json(void **state)
     assert_false(sg_bundle_relpath_ok(""));
     assert_false(sg_bundle_relpath_ok(NULL));
     assert_false(sg_bundle_relpath_ok(".."));
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) assert_false(sg_bundle_relpath_ok(bad[i]));
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_false(sg_bundle_relpath_ok(bad[i]));
 }
 
 /* ---- files on disk ---------------------------------------------------------------------- */
@@ -1493,14 +1531,13 @@ static void test_blobs_zstd(void **state)
     snprintf(src, sizeof src, "%s/source.bin", dir);
     size_t big = 3 * (1 << 20) + 12345; /* several copy chunks */
     uint8_t *data = malloc(big);
-    for (size_t i = 0; i < big; i++) data[i] = (uint8_t)((i * 2654435761u) >> 13);
+    for (size_t i = 0; i < big; i++)
+        data[i] = (uint8_t)((i * 2654435761u) >> 13);
     write_bytes(src, data, big);
     sg_graph_t *g = sg_graph_create();
     sg_bundle_blob_t blobs[] = {
-        {"data/mem.zst", data, big, NULL, true},
-        {"data/file.zst", NULL, 0, src, true},
-        {"data/raw.bin", NULL, 0, src, false},
-        {"data/empty.zst", NULL, 0, NULL, true},
+        {"data/mem.zst", data, big, NULL, true},      {"data/file.zst", NULL, 0, src, true},
+        {"data/raw.bin", NULL, 0, src, false},        {"data/empty.zst", NULL, 0, NULL, true},
         {"deep/er/dir/x.bin", "abc", 3, NULL, false},
     };
     sg_diag_t diag = {0};
@@ -1573,7 +1610,8 @@ static void test_zstd_bomb(void **state)
     /* ...and as many small frames, each declaring a harmless size */
     size_t one = ZSTD_compress(z, cap, zeros, 1 << 20, 1);
     char *many = malloc(one * 64);
-    for (int i = 0; i < 64; i++) memcpy(many + i * one, z, one);
+    for (int i = 0; i < 64; i++)
+        memcpy(many + i * one, z, one);
     put_file(b, "frames.zst", many, one * 64);
     free(many);
     const char *names[] = {"declared.zst", "undeclared.zst", "frames.zst"};
