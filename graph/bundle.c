@@ -715,7 +715,8 @@ static int install(wctx_t *w, const char *tmp, const char *path, bool overwrite,
         if (!rename_unsupported(errno))
             return wfail(w, SG_EIO, path, "cannot replace: %s", strerror(errno));
         char aside[PATH_MAX];
-        snprintf(aside, sizeof aside, "%s.old.%ld.%u", path, (long)getpid(), serial);
+        int k = snprintf(aside, sizeof aside, "%s.old.%ld.%u", path, (long)getpid(), serial);
+        if (k < 0 || (size_t)k >= sizeof aside) return wfail(w, SG_EINVAL, path, "path too long");
         if (injected_failure() || rename(path, aside) != 0)
             return wfail(w, SG_EIO, path, "cannot move the old bundle aside: %s", strerror(errno));
         if (injected_failure() || rename(tmp, path) != 0) {
@@ -801,7 +802,11 @@ int sg_bundle_write(const sg_graph_t *g, const char *path, const sg_bundle_blob_
     int made = -1;
     for (int attempt = 0; attempt < 100; attempt++) {
         serial = atomic_fetch_add(&counter, 1);
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), serial);
+        int k = snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), serial);
+        if (k < 0 || (size_t)k >= sizeof tmp) {
+            free(json);
+            return wfail(&w, SG_EINVAL, path, "path too long");
+        }
         made = injected_failure() ? -1 : mkdir(tmp, 0777);
         if (made == 0 || errno != EEXIST) break;
     }
