@@ -56,6 +56,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
+    /* SGCAP_KEEP_TMP=1 leaves the bundles behind for a look */
     if (!getenv("SGCAP_KEEP_TMP")) rm_tree(tmp_root);
     return 0;
 }
