@@ -82,8 +82,7 @@ static void record_free(sg_capture_record_t *r)
     sg_tag_t *t, *tmp;
     HASH_ITER(hh, r->tags, t, tmp)
     {
-        HASH_DEL(r->tags, t);
-        free(t->preds);
+        HASH_DEL(r->tags, t); /* preds live in the tag's own block */
         free(t);
     }
     free(r->streams);
@@ -358,18 +357,35 @@ typedef struct {
     uint32_t stream;
 } enqueue_ctx_t;
 
+/* Replace st's set by next[0..m), reusing its storage when it fits. */
+static int set_store(sess_stream_t *st, const sg_dep_t *next, uint32_t m)
+{
+    if (m > st->cap) {
+        sg_dep_t *p = realloc(st->set, m * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        st->set = p;
+        st->cap = m;
+    }
+    if (m) memcpy(st->set, next, m * sizeof *next);
+    st->n = m;
+    return SG_OK;
+}
+
 int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d, size_t n)
 {
     sess_stream_t *st = stream_find(b, key);
     if (!st) return 0;
+    if (n > UINT32_MAX / 2) return SG_ELIMIT;
     sg_capture_record_t *rec = st->sess->rec;
     int tagged = 0;
-    uint64_t *fresh = NULL;
+    /* The common case (one new node) allocates only the tag. */
+    uint64_t fresh_small[64];
+    sg_dep_t next_small[64];
+    uint64_t *fresh = n <= 64 ? fresh_small : malloc(n * sizeof *fresh);
+    sg_dep_t *next = n <= 64 ? next_small : malloc(n * sizeof *next);
     uint32_t n_fresh = 0;
-    if (n) {
-        fresh = malloc(n * sizeof *fresh);
-        if (!fresh) return SG_ENOMEM;
-    }
+    int rc = SG_ENOMEM;
+    if (!fresh || !next) goto out;
     for (size_t i = 0; i < n; i++) {
         sg_tag_t *t = NULL;
         HASH_FIND(hh, rec->tags, &d[i], sizeof d[i], t);
@@ -384,25 +400,20 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
                 break;
             }
         }
-        sg_tag_t *t = calloc(1, sizeof *t);
+        /* The tag and its predecessors in one block. */
+        sg_tag_t *t = malloc(sizeof *t + st->n * sizeof(sg_dep_t));
         if (!t) break;
+        memset(t, 0, sizeof *t);
         t->node = fresh[i];
         t->stream = st->label;
         t->api = api;
         t->seq = rec->next_seq++;
         t->n_preds = st->n;
-        if (st->n) {
-            t->preds = malloc(st->n * sizeof *t->preds);
-            if (!t->preds) {
-                free(t);
-                break;
-            }
-            memcpy(t->preds, st->set, st->n * sizeof *t->preds);
-        }
+        t->preds = (sg_dep_t *)(t + 1);
+        if (st->n) memcpy(t->preds, st->set, st->n * sizeof *t->preds);
         book_oom = 0;
         HASH_ADD(hh, rec->tags, node, sizeof t->node, t);
         if (book_oom) {
-            free(t->preds);
             free(t);
             break;
         }
@@ -414,11 +425,6 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
     }
     /* The new set: fresh nodes are this stream's own; anything else that
      * appeared without our knowing why is control. */
-    sg_dep_t *next = malloc((n ? n : 1) * sizeof *next);
-    if (!next) {
-        free(fresh);
-        return SG_ENOMEM;
-    }
     uint32_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (sg_dep_find(next, m, d[i])) continue;
@@ -434,12 +440,11 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
             next[m++] = (sg_dep_t){d[i], SG_NONE, kind};
         }
     }
-    free(st->set);
-    st->set = next;
-    st->n = m;
-    st->cap = (uint32_t)(n ? n : 1);
-    free(fresh);
-    return tagged;
+    rc = set_store(st, next, m);
+out:
+    if (fresh != fresh_small) free(fresh);
+    if (next != next_small) free(next);
+    return rc ? rc : tagged;
 }
 
 int sg_book_record(sg_book_t *b, uint64_t key, uint64_t event)
