@@ -17,7 +17,7 @@ target_link_options(capture_fake_cuda PRIVATE -Wl,-Bsymbolic-functions)
 add_executable(capture_probe ${CMAKE_CURRENT_LIST_DIR}/capture_probe.c)
 set_target_properties(capture_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${SGCAP_CAPTURE_TEST_DIR})
 target_include_directories(capture_probe PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-target_link_libraries(capture_probe PRIVATE capture_fake_cuda)
+target_link_libraries(capture_probe PRIVATE capture_fake_cuda pthread)
 
 add_test(NAME capture.cpu_end_to_end
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/capture_cpu.sh $<TARGET_FILE:sgcap>

@@ -32,7 +32,7 @@ run() {
   return 0
 }
 
-for s in fork_join mixed; do
+for s in fork_join threads mixed; do
   out=$work/$s
   run "$s" "$out" "$s" || continue
   "$probe" "$s" --expect >"$work/$s.topo"

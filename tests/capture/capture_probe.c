@@ -4,10 +4,11 @@
  * it; `--expect` prints the topology it issues (docs/SAMPLES.md, v1), so
  * topo_compare can check the bundles the shim wrote.
  *
- * usage: capture_probe fork_join|mixed|recapture N|explicit [--expect] */
+ * usage: capture_probe fork_join|threads|mixed|recapture N|explicit [--expect] */
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,40 @@ static const char fork_join_expect[] = "stream s0 kernel kernel\n"
                                        "event e1 s1:1 -> s0:1\n"
                                        "event e2 s2:0 -> s0:1\n";
 
+/* The side stream is driven from another thread while the origin's thread
+ * waits (a capture in relaxed mode; thread_local would forbid nothing here
+ * either). */
+static void *side_thread(void *arg)
+{
+    (void)arg;
+    CHECK(cuStreamWaitEvent(S[1], E[0], 0));
+    axpb(S[1], &b, &a, -0.5f, 2.0f);
+    void *sq[] = {&b, &n};
+    launch(k_square, S[1], sq);
+    CHECK(cuEventRecord(E[1], S[1]));
+    return NULL;
+}
+
+static CUgraph threads(void)
+{
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_RELAXED));
+    axpb(S[0], &a, &x, 1.5f, 0.25f);
+    CHECK(cuEventRecord(E[0], S[0]));
+    pthread_t t;
+    if (pthread_create(&t, NULL, side_thread, NULL) != 0) exit(1);
+    pthread_join(t, NULL);
+    CHECK(cuStreamWaitEvent(S[2], E[0], 0));
+    axpb(S[2], &c, &a, 3.0f, -1.0f);
+    CHECK(cuEventRecord(E[2], S[2]));
+    CHECK(cuStreamWaitEvent(S[0], E[1], 0));
+    CHECK(cuStreamWaitEvent(S[0], E[2], 0));
+    void *cb[] = {&out, &b, &c, &n};
+    launch(k_combine, S[0], cb);
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
 static void host_fn(void *p)
 {
     (void)p;
@@ -113,7 +148,8 @@ static const char mixed_expect[] = "stream s0 memset kernel mem_alloc mem_free h
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: capture_probe fork_join|mixed|recapture N|explicit [--expect]\n");
+        fprintf(stderr,
+                "usage: capture_probe fork_join|threads|mixed|recapture N|explicit [--expect]\n");
         return 2;
     }
     const char *what = argv[1];
@@ -149,8 +185,9 @@ int main(int argc, char **argv)
     CHECK(cuMemAlloc_v2(&c, n * 4));
     CHECK(cuMemAlloc_v2(&out, n * 4));
     CUgraphExec exec = NULL;
-    if (strcmp(what, "fork_join") == 0 || strcmp(what, "mixed") == 0) {
-        CUgraph g = what[0] == 'f' ? fork_join(1.5f) : mixed();
+    if (strcmp(what, "fork_join") == 0 || strcmp(what, "mixed") == 0 ||
+        strcmp(what, "threads") == 0) {
+        CUgraph g = what[0] == 'f' ? fork_join(1.5f) : what[0] == 'm' ? mixed() : threads();
         CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
         for (int r = 0; r < 3; r++)
             CHECK(cuGraphLaunch(exec, S[0]));
