@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "bundle_open.h"
+#include "capture/code_report.h"
 #include "cli.h"
 #include "graph/views.h"
 
 static const char usage[] =
-    "usage: sgcap inspect [--json] BUNDLE\n"
+    "usage: sgcap inspect [--json] [--code [--arch N]] BUNDLE\n"
     "\n"
     "Summarize a captured graph bundle (a NAME.sgraph directory): node and edge\n"
     "counts by type and kind, per-stream node types, events and the streams each\n"
@@ -21,6 +22,11 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  --json     print the same summary as one JSON object on stdout\n"
+    "  --code     per kernel instead: its code image, the SASS and PTX archs the\n"
+    "             image holds, whether PTX usable on the device exists for that\n"
+    "             kernel (what fusion and replay need) and, when not, why\n"
+    "  --arch N   device arch for --code (90 = sm_90); default: the bundle's\n"
+    "             device, else 90\n"
     "  -h, --help show this help\n"
     "\n"
     "exit codes: 0 ok, 2 bad usage or unreadable/malformed bundle\n";
@@ -385,13 +391,86 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
     return rc;
 }
 
+static const char *reason_text(const sg_code_report_row_t *r)
+{
+    return r->ptx_available ? "ok" : sg_ptx_reason_name(r->reason);
+}
+
+static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool json)
+{
+    sg_code_report_options_t opt = {.device_arch = arch};
+    sg_code_report_t rep = {0};
+    int rc = sg_code_report(g, path, &opt, &rep);
+    if (rc != SG_OK) {
+        sg_cli_error("inspect", "code report failed: %s", sg_strerror(rc));
+        return SG_EXIT_USAGE;
+    }
+    char sass[128], ptx[128];
+    if (json) {
+        json_t *rows = json_array();
+        for (uint32_t i = 0; i < rep.n_rows; i++) {
+            const sg_code_report_row_t *r = &rep.rows[i];
+            char shortname[256];
+            sg_kernel_short_name(r->kernel, shortname, sizeof shortname);
+            json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:s, s:b, s:s, s:s}", "kernel", r->kernel,
+                                  "short_name", shortname, "nodes", r->n_nodes, "sass",
+                                  sg_arch_list_format(&r->sass, sass, sizeof sass), "ptx",
+                                  sg_arch_list_format(&r->ptx, ptx, sizeof ptx), "ptx_available",
+                                  r->ptx_available, "reason", reason_text(r), "detail", r->detail);
+            json_object_set_new(o, "image", r->image == SG_NONE ? json_null()
+                                                                : json_integer(r->image));
+            json_object_set_new(o, "image_hash", json_string(r->image_hash));
+            json_object_set_new(o, "ptx_target",
+                                r->ptx_target ? json_integer(r->ptx_target) : json_null());
+            json_array_append_new(rows, o);
+        }
+        json_t *o = json_pack("{s:s, s:i, s:i, s:i, s:o}", "bundle", path, "device_arch",
+                              rep.device_arch, "kernels", rep.n_rows, "ptx_available",
+                              rep.n_ptx_available, "rows", rows);
+        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        putchar('\n');
+        json_decref(o);
+    } else {
+        printf("code of %s for sm_%u: %u kernels, %u with usable PTX\n", path, rep.device_arch,
+               rep.n_rows, rep.n_ptx_available);
+        for (uint32_t i = 0; i < rep.n_rows; i++) {
+            const sg_code_report_row_t *r = &rep.rows[i];
+            char shortname[96];
+            sg_kernel_short_name(r->kernel, shortname, sizeof shortname);
+            char img[16];
+            if (r->image == SG_NONE)
+                snprintf(img, sizeof img, "-");
+            else
+                snprintf(img, sizeof img, "%u", r->image);
+            printf("  %-32s x%-3u image %-3s sass %-14s ptx %-14s PTX: %s\n", shortname, r->n_nodes,
+                   img, sg_arch_list_format(&r->sass, sass, sizeof sass),
+                   sg_arch_list_format(&r->ptx, ptx, sizeof ptx), reason_text(r));
+            if (r->detail[0]) printf("      %s\n", r->detail);
+        }
+    }
+    sg_code_report_free(&rep);
+    return SG_EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
-    bool json = false;
+    bool json = false, code = false;
+    uint32_t arch = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--code") == 0) {
+            code = true;
+        } else if (strcmp(argv[i], "--arch") == 0) {
+            char *end = NULL;
+            unsigned long v = i + 1 < argc ? strtoul(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || !end || *end || v < 30 || v > 1000) {
+                sg_cli_error("inspect", "--arch needs a number like 90 (sm_90)");
+                return SG_EXIT_USAGE;
+            }
+            arch = (uint32_t)v;
+            i++;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             sg_cli_error("inspect", "unknown option '%s' (see sgcap inspect --help)", argv[i]);
             return SG_EXIT_USAGE;
@@ -408,6 +487,11 @@ static int run(int argc, char **argv)
     }
     sg_graph_t *g = sg_cli_open_bundle("inspect", path);
     if (!g) return SG_EXIT_USAGE;
+    if (code) {
+        int rc = print_code(g, path, arch, json);
+        sg_graph_destroy(g);
+        return rc;
+    }
     summary_t s = {0};
     s.lanes = calloc(g->n_streams + 1, sizeof *s.lanes);
     s.events = calloc(g->n_events + 1, sizeof *s.events);
