@@ -7,8 +7,7 @@
  * or set, and the code image of every kernel.
  *
  * Runs under the hot lock (the record and the memory map must not change
- * under it). Only queries are made, outside relaxed mode except the one
- * cuMemGetAddressRange fallback. */
+ * under it), in relaxed capture mode. */
 #include "shim.h"
 
 #include <inttypes.h>
@@ -74,7 +73,7 @@ static uint32_t find_buffer(bctx_t *b, uint64_t addr, uint64_t *offset, uint64_t
         size_t len = 0;
         CUresult res = CUDA_ERROR_NOT_FOUND;
         __typeof__(&cuMemGetAddressRange_v2) get = SG_REAL(cuMemGetAddressRange_v2);
-        if (get) SG_SHIM_RELAXED(res = get(&base, &len, (CUdeviceptr)addr));
+        if (get) res = get(&base, &len, (CUdeviceptr)addr); /* relaxed: see sg_shim_build */
         if (res == CUDA_SUCCESS && len > 0 &&
             sg_memmap_add(&sg_shim.mem, base, len, SG_BUFFER_UNKNOWN, 0, false, NULL) == SG_OK)
             r = sg_memmap_find(&sg_shim.mem, addr);
@@ -672,10 +671,16 @@ sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
     b.root = g;
     b.range_budget = ADDRESS_RANGE_BUDGET;
     sg_memmap_init(&b.graph_allocs);
+    /* Relaxed: another thread may hold a global-mode capture, and some of
+     * the calls below (cuKernelGetFunction may load a module) are not pure
+     * queries. */
+    sg_relaxed_t relaxed;
+    sg_inject_relaxed_begin(&relaxed);
     pthread_mutex_lock(&sg_shim.hot);
     int rc = build_into(&b, g, graph, 0, why, n);
     fill_device(&g->device);
     pthread_mutex_unlock(&sg_shim.hot);
+    sg_inject_relaxed_end(&relaxed);
     bufmap_t *m, *tmp;
     HASH_ITER(hh, b.bufs, m, tmp)
     {

@@ -86,9 +86,12 @@ static void stream_info(CUstream s, sg_book_stream_info_t *i)
     __typeof__(&cuStreamGetId) get_id = SG_REAL(cuStreamGetId);
     __typeof__(&cuStreamGetFlags) get_flags = SG_REAL(cuStreamGetFlags);
     __typeof__(&cuStreamGetPriority) get_prio = SG_REAL(cuStreamGetPriority);
+    sg_relaxed_t relaxed; /* once per stream joining a capture: be safe */
+    sg_inject_relaxed_begin(&relaxed);
     if (get_id && get_id(s, &id) == CUDA_SUCCESS) i->cuda_id = id;
     if (get_flags && get_flags(s, &flags) == CUDA_SUCCESS) i->flags = flags;
     if (get_prio && get_prio(s, &prio) == CUDA_SUCCESS) i->priority = prio;
+    sg_inject_relaxed_end(&relaxed);
 }
 
 /* The stream's capture status, id, graph and dependency set (copied into
