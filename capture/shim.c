@@ -868,6 +868,15 @@ int sg_capture_attach(void)
 __attribute__((destructor)) static void sg_shim_summary(void)
 {
     if (!atomic_load(&attached) || !atomic_load(&sg_shim.cuda_seen)) return;
+    /* Only processes that instantiated a graph have something to say (a
+     * program's helper processes, eager-only runs and captures that were
+     * never instantiated stay quiet at info level). */
+    sg_book_stats_t bs;
+    memset(&bs, 0, sizeof bs);
+    bool hot_locked = pthread_mutex_trylock(&sg_shim.hot) == 0;
+    sg_book_stats(sg_shim.book, &bs);
+    if (hot_locked) pthread_mutex_unlock(&sg_shim.hot);
+    if (sg_shim.graphs == 0 && sg_shim.builds_failed == 0) return;
     bool locked = pthread_mutex_trylock(&sg_shim.out) == 0;
     char code[256];
     sg_code_summary(code, sizeof code);
@@ -880,16 +889,11 @@ __attribute__((destructor)) static void sg_shim_summary(void)
                 sg_shim.nodes, sg_shim.streams, sg_shim.events, o->written, sg_shim.cfg.dir,
                 o->duplicates, o->over_limit, o->max_bundles, o->failed);
     if (code[0]) sg_shim_log("summary: %s", code);
-    sg_book_stats_t bs;
-    if (pthread_mutex_trylock(&sg_shim.hot) == 0) {
-        sg_book_stats(sg_shim.book, &bs);
-        sg_shim_log("summary: bookkeeping: %" PRIu64 " captures, %" PRIu64
-                    " nodes tagged, peak %" PRIu64 " tags held (now %" PRIu64
-                    " in %u graphs, %" PRIu64 " evicted), %zu live allocations mapped",
-                    bs.captures_begun, bs.nodes_tagged, bs.tags_peak, bs.tags_live, bs.records_live,
-                    bs.records_evicted, sg_shim.mem.n);
-        pthread_mutex_unlock(&sg_shim.hot);
-    }
+    sg_shim_log("summary: bookkeeping: %" PRIu64 " captures, %" PRIu64
+                " nodes tagged, peak %" PRIu64 " tags held (now %" PRIu64 " in %u graphs, %" PRIu64
+                " evicted), %zu live allocations mapped",
+                bs.captures_begun, bs.nodes_tagged, bs.tags_peak, bs.tags_live, bs.records_live,
+                bs.records_evicted, sg_shim.mem.n);
     if (sg_shim.builds_failed || sg_shim.crosscheck_bad)
         sg_shim_log("summary: %" PRIu64 " graphs could not be recorded, %" PRIu64
                     " disagree with CUDA's own node/edge lists (see the lines above)",
