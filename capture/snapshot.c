@@ -4,8 +4,9 @@
  * data/bN.{before,after}.zst so replay can restore the inputs and compare
  * the outputs.
  *
- * At cuGraphLaunch BEFORE: synchronize the launch stream, copy each buffer
- * to the host; the program's launch then runs; AFTER: synchronize again,
+ * At cuGraphLaunch BEFORE: synchronize the launch stream and the context,
+ * copy each buffer to the host; the program's launch then runs; AFTER:
+ * synchronize again,
  * copy again, rewrite the bundle (code blobs included, the rewrite is
  * atomic). A byte cap over both copies (SGCAP_SNAPSHOT_MAX_BYTES) skips
  * whole buffers, and every buffer without a snapshot says why in its
@@ -169,11 +170,16 @@ static void *copy_out(inflight_t *f, sg_buffer_t *b, const char *when)
     return host;
 }
 
+/* The launch stream, then the whole context: inputs the program wrote on
+ * other streams (or the legacy stream) must have landed before "before",
+ * and everything the launch made must be done before "after". */
 static CUresult sync_stream(CUstream s)
 {
     CUresult r = CUDA_ERROR_NOT_FOUND;
     __typeof__(&cuStreamSynchronize) sync = SG_REAL(cuStreamSynchronize);
+    __typeof__(&cuCtxSynchronize) ctx_sync = SG_REAL(cuCtxSynchronize);
     if (sync) SG_SHIM_RELAXED(r = sync(s));
+    if (r == CUDA_SUCCESS && ctx_sync) SG_SHIM_RELAXED(r = ctx_sync());
     return r;
 }
 

@@ -178,6 +178,10 @@ EXPORT CUresult cuStreamGetPriority(CUstream s, int *p)
     *p = 0;
     return CUDA_SUCCESS;
 }
+EXPORT CUresult cuCtxSynchronize(void)
+{
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
     (void)s;
