@@ -113,6 +113,32 @@ if SGCAP_SNAPSHOT=1 SGCAP_SNAPSHOT_MAX_BYTES=10000000 run snapshot_cap "$out" fo
     fail "snapshot: skipped buffers not logged"
 fi
 
+# A conditional node added by hand into a capture, its body captured on
+# another stream: the body is recorded with its stream, the edges around the
+# conditional are control edges, the cross-check still agrees.
+out=$work/conditional
+if run conditional "$out" conditional; then
+  g=$(ls -d "$out"/*.sgraph | head -n 1)
+  if python3 - "$g/graph.json" <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+n = {x["id"]: x for x in g["nodes"]}
+cond = [x for x in g["nodes"] if x["type"] == "conditional"]
+assert len(cond) == 1 and cond[0]["stream"] == "explicit", cond
+c = cond[0]["conditional"]
+assert c["type"] == "if" and c["default_value"] == 1 and len(c["bodies"]) == 1, c
+body = c["bodies"][0]
+assert [x["type"] for x in body["nodes"]] == ["kernel", "kernel"], body
+assert all(x["stream"] == 1 for x in body["nodes"]), body
+assert [e["kind"] for e in body["edges"]] == ["stream"], body
+assert g["streams"][1]["handle"] == "0x3100", g["streams"]
+kinds = sorted((n[e["from"]]["type"], n[e["to"]]["type"], e["kind"]) for e in g["edges"])
+assert kinds == [("conditional", "kernel", "control"), ("kernel", "conditional", "control")], kinds
+assert g["crosscheck"]["ok"], g["crosscheck"]
+EOF
+  then ok "conditional: body with its stream, control edges"; else fail "conditional"; fi
+fi
+
 # Explicitly built graphs: their nodes are on the explicit lane.
 out=$work/explicit
 if run explicit "$out" explicit; then

@@ -4,7 +4,7 @@
  * it; `--expect` prints the topology it issues (docs/SAMPLES.md, v1), so
  * topo_compare can check the bundles the shim wrote.
  *
- * usage: capture_probe fork_join|threads|mixed|recapture N|explicit [--expect] */
+ * usage: capture_probe fork_join|threads|mixed|conditional|recapture N|explicit [--expect] */
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
@@ -114,6 +114,44 @@ static CUgraph threads(void)
     return g;
 }
 
+/* A conditional node put into a capture by hand (cuGraphAddNode_v2 on the
+ * capturing graph, then cuStreamUpdateCaptureDependencies), its body
+ * captured from another stream with cuStreamBeginCaptureToGraph. */
+static CUgraph conditional(void)
+{
+    CUgraph g = NULL, cap = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    axpb(S[0], &a, &x, 1.5f, 0.25f);
+    CUstreamCaptureStatus st;
+    cuuint64_t id;
+    const CUgraphNode *deps;
+    const CUgraphEdgeData *ed;
+    size_t nd;
+    CHECK(cuStreamGetCaptureInfo_v3(S[0], &st, &id, &cap, &deps, &ed, &nd));
+    CUgraphConditionalHandle h;
+    CHECK(cuGraphConditionalHandleCreate(&h, cap, NULL, 1, 0));
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h;
+    p.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    p.conditional.size = 1;
+    CUgraphNode cond;
+    CHECK(cuGraphAddNode_v2(&cond, cap, deps, NULL, nd, &p));
+    CHECK(cuStreamUpdateCaptureDependencies_v2(S[0], &cond, NULL, 1,
+                                               CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+    void *cb[] = {&out, &a, &a, &n};
+    launch(k_combine, S[0], cb);
+    CHECK(cuStreamEndCapture(S[0], &g));
+    CUgraph body = p.conditional.phGraph_out[0], got = NULL;
+    CHECK(cuStreamBeginCaptureToGraph(S[1], body, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    axpb(S[1], &b, &a, 2.0f, 1.0f);
+    void *sq[] = {&b, &n};
+    launch(k_square, S[1], sq);
+    CHECK(cuStreamEndCapture(S[1], &got));
+    return g;
+}
+
 static void host_fn(void *p)
 {
     (void)p;
@@ -148,8 +186,8 @@ static const char mixed_expect[] = "stream s0 memset kernel mem_alloc mem_free h
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr,
-                "usage: capture_probe fork_join|threads|mixed|recapture N|explicit [--expect]\n");
+        fprintf(stderr, "usage: capture_probe fork_join|threads|mixed|conditional|recapture "
+                        "N|explicit [--expect]\n");
         return 2;
     }
     const char *what = argv[1];
@@ -186,8 +224,11 @@ int main(int argc, char **argv)
     CHECK(cuMemAlloc_v2(&out, n * 4));
     CUgraphExec exec = NULL;
     if (strcmp(what, "fork_join") == 0 || strcmp(what, "mixed") == 0 ||
-        strcmp(what, "threads") == 0) {
-        CUgraph g = what[0] == 'f' ? fork_join(1.5f) : what[0] == 'm' ? mixed() : threads();
+        strcmp(what, "threads") == 0 || strcmp(what, "conditional") == 0) {
+        CUgraph g = what[0] == 'f'   ? fork_join(1.5f)
+                    : what[0] == 'm' ? mixed()
+                    : what[0] == 't' ? threads()
+                                     : conditional();
         CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
         for (int r = 0; r < 3; r++)
             CHECK(cuGraphLaunch(exec, S[0]));

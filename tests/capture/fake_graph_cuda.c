@@ -47,6 +47,7 @@ struct fnode {
     CUhostFn host_fn;
     void *host_data;
     CUevent event;
+    CUgraph bodies[4]; /* conditional */
 };
 
 typedef struct {
@@ -464,6 +465,27 @@ EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *out, CUgraph g, const CUgraphNo
 {
     *out =
         (CUgraphNode)graph_add((fgraph_t *)g, CU_GRAPH_NODE_TYPE_EMPTY, (fnode_t *const *)deps, n);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *h, CUgraph g,
+                                               CUcontext ctx, unsigned int def, unsigned int flags)
+{
+    static CUgraphConditionalHandle next = 0x70;
+    (void)g, (void)ctx, (void)def, (void)flags;
+    *h = next++;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                  const CUgraphEdgeData *ed, size_t n, CUgraphNodeParams *p)
+{
+    (void)ed;
+    if (p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL || p->conditional.size > 4)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    fnode_t *nd = graph_add((fgraph_t *)g, p->type, (fnode_t *const *)deps, n);
+    for (unsigned i = 0; i < p->conditional.size; i++)
+        nd->bodies[i] = (CUgraph)calloc(1, sizeof(fgraph_t));
+    p->conditional.phGraph_out = nd->bodies;
+    *out = (CUgraphNode)nd;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
