@@ -99,6 +99,17 @@ typedef struct {
     UT_hash_handle hh;
 } compiled_t;
 
+/* Resolved kernels (function or kernel handle -> entry, SG_NONE for "not
+ * found"), so a graph of 10k launches of a few kernels resolves each once.
+ * Cleared when a module or library is unloaded (handles get reused). */
+typedef struct {
+    uint64_t handle;
+    uint32_t entry;
+    int how;
+    UT_hash_handle hh;
+} fcache_t;
+#define FCACHE_MAX 65536u
+
 typedef struct {
     uint64_t prog;
     char *src, *name;
@@ -138,6 +149,8 @@ static struct {
     byname_t *by_name;
     compiled_t *compiled;
     prog_t *progs;
+    fcache_t *fcache;
+    uint32_t n_fcache;
     uint64_t copied_bytes, skipped_bytes, names_budget;
     uint32_t skipped;
     uint64_t loads[L_COUNT], resolved[R_COUNT];
@@ -392,8 +405,20 @@ static void map_handle(uint64_t handle, code_entry_t *e, uint8_t kind)
     h->kind = kind;
 }
 
+static void fcache_clear(void)
+{
+    fcache_t *f, *tmp;
+    HASH_ITER(hh, C.fcache, f, tmp)
+    {
+        HASH_DEL(C.fcache, f);
+        free(f);
+    }
+    C.n_fcache = 0;
+}
+
 static void unmap_handle(uint64_t handle)
 {
+    fcache_clear();
     handle_t *h = NULL;
     HASH_FIND(hh, C.handles, &handle, sizeof handle, h);
     if (h) {
@@ -1049,7 +1074,24 @@ uint32_t sg_code_image_for_kernel(sg_graph_t *g, CUfunction func, CUkernel kern,
 {
     pthread_mutex_lock(&C.lock);
     int how = R_NONE;
-    code_entry_t *e = resolve(func, kern, name, &how);
+    code_entry_t *e = NULL;
+    uint64_t key = func ? (uint64_t)(uintptr_t)func : (uint64_t)(uintptr_t)kern;
+    fcache_t *fc = NULL;
+    if (key) HASH_FIND(hh, C.fcache, &key, sizeof key, fc);
+    if (fc) {
+        how = fc->how;
+        e = fc->entry < C.n ? C.e[fc->entry] : NULL;
+    } else {
+        e = resolve(func, kern, name, &how);
+        if (key && C.n_fcache >= FCACHE_MAX) fcache_clear();
+        if (key && (fc = calloc(1, sizeof *fc)) != NULL) {
+            fc->handle = key;
+            fc->entry = e ? e->id : SG_NONE;
+            fc->how = how;
+            HASH_ADD(hh, C.fcache, handle, sizeof fc->handle, fc);
+            C.n_fcache++;
+        }
+    }
     C.resolved[how]++;
     uint32_t idx = SG_NONE;
     if (e) {
