@@ -61,17 +61,49 @@ static void read_program_name(char *out, size_t n)
 
 static __thread uint64_t tls_per_thread_key;
 
+/* The per-thread default stream is one stream per thread, so the thread id
+ * names it exactly. Never ask the driver (cuStreamGetId): on a capturing
+ * stream that call fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and
+ * invalidates the program's capture, relaxed mode or not (seen on CUDA 13.0,
+ * driver 580; so do cuStreamGetFlags and cuStreamGetPriority). */
 uint64_t sg_shim_stream_key(CUstream s)
 {
     if (s != CU_STREAM_PER_THREAD) return (uint64_t)(uintptr_t)s;
-    if (tls_per_thread_key) return tls_per_thread_key;
-    unsigned long long id = 0;
-    __typeof__(&cuStreamGetId) get = SG_REAL(cuStreamGetId);
-    if (get && get(s, &id) == CUDA_SUCCESS)
-        tls_per_thread_key = (1ull << 63) | id;
-    else
-        tls_per_thread_key = (1ull << 62) | (uint64_t)gettid();
+    if (!tls_per_thread_key) tls_per_thread_key = (1ull << 62) | (uint64_t)gettid();
     return tls_per_thread_key;
+}
+
+/* What we learn of a stream just BEFORE it begins or joins a capture, while
+ * it may still be queried; the AFTER callback on the same thread uses it. */
+static __thread struct {
+    uint64_t key;
+    bool valid;
+    unsigned long long id;
+    unsigned int flags;
+    int priority;
+} tls_pending;
+
+static void stream_info_before(CUstream s)
+{
+    tls_pending.valid = false;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    /* Already capturing (or no driver): asking would invalidate it. */
+    if (sg_inject_capture_status(s, &st, NULL) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
+        return;
+    __typeof__(&cuStreamGetId) get_id = SG_REAL(cuStreamGetId);
+    __typeof__(&cuStreamGetFlags) get_flags = SG_REAL(cuStreamGetFlags);
+    __typeof__(&cuStreamGetPriority) get_prio = SG_REAL(cuStreamGetPriority);
+    tls_pending.id = 0;
+    tls_pending.flags = 0;
+    tls_pending.priority = 0;
+    sg_relaxed_t relaxed;
+    sg_inject_relaxed_begin(&relaxed);
+    if (get_id) get_id(s, &tls_pending.id);
+    if (get_flags) get_flags(s, &tls_pending.flags);
+    if (get_prio) get_prio(s, &tls_pending.priority);
+    sg_inject_relaxed_end(&relaxed);
+    tls_pending.key = sg_shim_stream_key(s);
+    tls_pending.valid = true;
 }
 
 static void stream_info(CUstream s, sg_book_stream_info_t *i)
@@ -80,18 +112,12 @@ static void stream_info(CUstream s, sg_book_stream_info_t *i)
     i->key = sg_shim_stream_key(s);
     i->handle = (uint64_t)(uintptr_t)s;
     i->per_thread = s == CU_STREAM_PER_THREAD;
-    unsigned long long id = 0;
-    unsigned int flags = 0;
-    int prio = 0;
-    __typeof__(&cuStreamGetId) get_id = SG_REAL(cuStreamGetId);
-    __typeof__(&cuStreamGetFlags) get_flags = SG_REAL(cuStreamGetFlags);
-    __typeof__(&cuStreamGetPriority) get_prio = SG_REAL(cuStreamGetPriority);
-    sg_relaxed_t relaxed; /* once per stream joining a capture: be safe */
-    sg_inject_relaxed_begin(&relaxed);
-    if (get_id && get_id(s, &id) == CUDA_SUCCESS) i->cuda_id = id;
-    if (get_flags && get_flags(s, &flags) == CUDA_SUCCESS) i->flags = flags;
-    if (get_prio && get_prio(s, &prio) == CUDA_SUCCESS) i->priority = prio;
-    sg_inject_relaxed_end(&relaxed);
+    if (tls_pending.valid && tls_pending.key == i->key) {
+        i->cuda_id = tls_pending.id;
+        i->flags = tls_pending.flags;
+        i->priority = tls_pending.priority;
+    }
+    tls_pending.valid = false;
 }
 
 /* The stream's capture status, id, graph and dependency set (copied into
@@ -287,7 +313,12 @@ static void on_capture(sg_phase_t phase, sg_call_t *c, void *user)
 {
     (void)user;
     note_cuda();
-    if (phase != SG_PHASE_AFTER) return;
+    if (phase == SG_PHASE_BEFORE) {
+        if (c->proto == SG_FN_cuStreamBeginCapture || c->proto == SG_FN_cuStreamBeginCapture_v2 ||
+            c->proto == SG_FN_cuStreamBeginCaptureToGraph)
+            stream_info_before(c->stream);
+        return;
+    }
     switch (c->proto) {
     case SG_FN_cuStreamBeginCapture:
     case SG_FN_cuStreamBeginCapture_v2:
@@ -333,7 +364,14 @@ static void on_event(sg_phase_t phase, sg_call_t *c, void *user)
 static void on_wait(sg_phase_t phase, sg_call_t *c, void *user)
 {
     (void)user;
-    if (phase != SG_PHASE_AFTER || c->result != CUDA_SUCCESS) return;
+    if (phase == SG_PHASE_BEFORE) {
+        /* A stream about to join a capture: learn what it is while we may. */
+        if (atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) != 0 &&
+            !stream_tracked(sg_shim_stream_key(c->stream)))
+            stream_info_before(c->stream);
+        return;
+    }
+    if (c->result != CUDA_SUCCESS) return;
     sg_args_cuStreamWaitEvent_t *a = SG_CALL_ARGS(c, cuStreamWaitEvent);
     if (a->Flags & CU_EVENT_WAIT_EXTERNAL) { /* a real event_wait node */
         enqueue_after(c);
