@@ -165,6 +165,10 @@ static int drv_node_deps(void *node, void **deps, size_t cap, size_t *n)
         *n = count;
         return 0;
     }
+    if (count == 0) { /* a second query with an empty array is an invalid value */
+        *n = 0;
+        return 0;
+    }
     CU_CHECK(cuGraphNodeGetDependencies((CUgraphNode)node, nodes, edges, &count));
     for (size_t i = 0; i < count; i++)
         deps[i] = (void *)nodes[i];

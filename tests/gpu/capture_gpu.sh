@@ -89,6 +89,7 @@ EOF
 # Inspect and dot every bundle in a directory; 0 if all work.
 views() {
   local dir=$1 rc=0
+  local b
   for b in "$dir"/*.sgraph; do
     "$sgcap" inspect "$b" >"$b.inspect.txt" 2>&1 || { echo "  inspect failed: $b"; rc=1; }
     "$sgcap" dot "$b" >"$b.dot" 2>&1 || { echo "  dot failed: $b"; rc=1; }

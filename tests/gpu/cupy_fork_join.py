@@ -22,17 +22,21 @@ except Exception as e:  # noqa: BLE001 - any failure here means no GPU
     sys.exit(77)
 
 
-def work(x, y, z, out, origin, fork, fork_ev, join_ev):
+def work(x, y, z, w, out, origin, fork, fork_ev, join_ev):
+    # A node before the fork, so the fork's event edge exists in the graph
+    # (an event recorded before any node of the capture orders nothing).
+    with origin:
+        cp.multiply(x, 2.0, out=y)       # origin stream
     fork_ev.record(origin)
     fork.wait_event(fork_ev)             # fork
     with fork:
-        cp.add(x, 1.0, out=z)            # fork stream
+        cp.add(y, 1.0, out=z)            # fork stream, reads y
     with origin:
-        cp.multiply(x, 2.0, out=y)       # origin stream, concurrent
+        cp.multiply(x, 3.0, out=w)       # origin stream, concurrent with the fork
     join_ev.record(fork)
     origin.wait_event(join_ev)           # join
     with origin:
-        cp.add(y, z, out=out)
+        cp.add(w, z, out=out)
 
 
 def main():
@@ -44,14 +48,15 @@ def main():
     x = cp.zeros(n, dtype=cp.float32)
     y = cp.empty_like(x)
     z = cp.empty_like(x)
+    w = cp.empty_like(x)
     out = cp.empty_like(x)
 
     # Compile and load the kernels before capturing (no module loads inside).
-    work(x, y, z, out, origin, fork, fork_ev, join_ev)
+    work(x, y, z, w, out, origin, fork, fork_ev, join_ev)
     origin.synchronize()
 
     origin.begin_capture()
-    work(x, y, z, out, origin, fork, fork_ev, join_ev)
+    work(x, y, z, w, out, origin, fork, fork_ev, join_ev)
     graph = origin.end_capture()
 
     rng = np.random.default_rng(0)
@@ -62,7 +67,7 @@ def main():
         origin.synchronize()
         got = out.get(stream=origin)
         origin.synchronize()
-        ref = host * 2.0 + (host + 1.0)
+        ref = host * np.float32(3.0) + (host * np.float32(2.0) + np.float32(1.0))
         if not np.allclose(got, ref, rtol=1e-6, atol=1e-6):
             print("cupy_fork_join: FAIL (max error %g)" % np.abs(got - ref).max())
             return 1
