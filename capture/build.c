@@ -17,6 +17,7 @@
 
 #include "assemble.h"
 #include "graph/bundle.h"
+#include "graph/views.h"
 
 #define MAX_PARAMS 4096
 #define ADDRESS_RANGE_BUDGET 64 /* cuMemGetAddressRange lookups per graph */
@@ -281,14 +282,21 @@ static void fill_kernel(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
      * (A heuristic: integers can alias pointers, and pointers stored in
      * device memory are invisible here.) */
     if (bytes) {
+        /* A pointer-to-const parameter (from the mangled signature) is read
+         * through, unless the kernel casts const away: record a read. */
+        bool *ro = calloc(n_params ? n_params : 1, sizeof *ro);
+        if (ro && name) sg_kernel_const_pointer_params(name, n_params, ro);
         for (uint32_t i = 0; i < n_params; i++) {
+            sg_access_mode_t mode = ro && ro[i] && sizes[i] == 8 ? SG_ACCESS_READ
+                                                                 : SG_ACCESS_UNKNOWN;
             for (uint32_t o = offs[i]; o + 8 <= offs[i] + sizes[i]; o += 8) {
                 if (o % 8) continue;
                 uint64_t word;
                 memcpy(&word, bytes + o, 8);
-                access_at(b, g, id, word, 0, SG_ACCESS_UNKNOWN, true);
+                access_at(b, g, id, word, 0, mode, true);
             }
         }
+        free(ro);
     }
     free(bytes);
 }
