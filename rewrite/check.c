@@ -393,9 +393,61 @@ static int reuse_pair(checker_t *c, uint32_t first, uint32_t second)
     return rc;
 }
 
+/* The same without enumerating overlapping pairs (a pool address reused m
+ * times has m^2): with every chain's clocks loaded, for an allocation A1 of
+ * b1 and a chain c, the allocations on c that are neither before A1 nor
+ * after a free of b1 form one window of positions, (last position reaching
+ * A1, first position a free of b1 reaches); only allocations in it that
+ * overlap b1 are candidates, and in a correct graph there are none. Uses
+ * the cluster index of common.c (allocations by cluster, chain, position). */
+static int reuse_windows(checker_t *c)
+{
+    const sg_graph_t *g = c->g;
+    const sg_rw_buffers_t *bf = &c->bufs;
+    sg_rw_reuse_t ru;
+    int rc = sg_rw_reuse_build(g, c->r, bf, &ru);
+    if (rc) return rc;
+    for (uint32_t b1 = 0; b1 < ru.n_buffers && rc == SG_OK && !full(c); b1++) {
+        sg_node_id_t a1 = bf->alloc[b1];
+        if (a1 == SG_NONE) continue;
+        uint32_t cl = ru.cluster[b1], x0 = ru.start[cl], x1 = ru.start[cl + 1];
+        for (uint32_t i = x0; i < x1 && rc == SG_OK;) {
+            uint32_t ch = sg_reach_chain_of(c->r, ru.allocs[i]), j = i;
+            while (j < x1 && sg_reach_chain_of(c->r, ru.allocs[j]) == ch) j++;
+            int32_t lo = sg_reach_last_reaching(c->r, a1, ch), hi = INT32_MAX;
+            for (uint32_t k = bf->free_start[b1]; k < bf->free_start[b1 + 1]; k++) {
+                int32_t p = sg_reach_first_reached(c->r, bf->frees[k], ch);
+                if (p < hi) hi = p;
+            }
+            uint32_t s = i, e = j;
+            while (s < e) {
+                uint32_t mid = s + (e - s) / 2;
+                if ((int64_t)sg_reach_pos(c->r, ru.allocs[mid]) > lo)
+                    e = mid;
+                else
+                    s = mid + 1;
+            }
+            for (; s < j && (int64_t)sg_reach_pos(c->r, ru.allocs[s]) < hi && rc == SG_OK; s++) {
+                sg_node_id_t a2 = ru.allocs[s];
+                uint32_t b2 = g->nodes[a2].u.mem.buffer;
+                if (a2 == a1 || b2 == b1 || !sg_rw_buffers_overlap(g, b1, b2)) continue;
+                /* b1 is first when A1 reaches A2, or neither reaches the
+                 * other and A1 was enqueued first (the other order is met
+                 * from b2's side) */
+                if (!sg_reach_query(c->r, a1, a2) && !enqueued_before(g, a1, a2)) continue;
+                rc = reuse_pair(c, b1, b2);
+            }
+            i = j;
+        }
+    }
+    sg_rw_reuse_free(&ru);
+    return rc;
+}
+
 static int reuse(checker_t *c)
 {
     const sg_graph_t *g = c->g;
+    if (sg_reach_all_loaded(c->r, true)) return reuse_windows(c);
     uint32_t nb = g->root->n_buffers, n = 0;
     span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
     if (!sp) return SG_ENOMEM;

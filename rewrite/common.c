@@ -356,3 +356,219 @@ int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, dou
     *finish = f;
     return SG_OK;
 }
+
+/* ---- overlapping buffers and minimal elements -------------------------------------- */
+
+typedef struct {
+    uint64_t lo, hi;
+    uint32_t id;
+} span_t;
+
+static int cmp_span(const void *pa, const void *pb)
+{
+    const span_t *a = pa, *b = pb;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+typedef struct {
+    uint32_t rank;
+    sg_node_id_t id;
+} ranked_t;
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+    const ranked_t *a = pa, *b = pb;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+uint32_t sg_rw_minimal(sg_reach_t *r, const sg_node_id_t *ids, uint32_t n, sg_node_id_t *out)
+{
+    ranked_t *rk = malloc((n ? n : 1) * sizeof *rk);
+    if (!rk) return 0;
+    for (uint32_t i = 0; i < n; i++) rk[i] = (ranked_t){sg_reach_rank(r, ids[i]), ids[i]};
+    qsort(rk, n, sizeof *rk, cmp_ranked);
+    /* Only an earlier-ranked node can reach a later one, and whatever
+     * reaches a node is reached from some minimal element: comparing with
+     * the minima found so far is enough. */
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i > 0 && rk[i].id == rk[i - 1].id) continue;
+        bool dominated = false;
+        for (uint32_t k = 0; k < m && !dominated; k++) dominated = sg_reach_query(r, out[k], rk[i].id);
+        if (!dominated) out[m++] = rk[i].id;
+    }
+    free(rk);
+    return m;
+}
+
+/* ---- reuse of freed memory ------------------------------------------------------ */
+
+typedef struct {
+    uint32_t cluster, chain, pos;
+    sg_node_id_t id;
+} keyed_t;
+
+static int cmp_keyed(const void *pa, const void *pb)
+{
+    const keyed_t *a = pa, *b = pb;
+    if (a->cluster != b->cluster) return a->cluster < b->cluster ? -1 : 1;
+    if (a->chain != b->chain) return a->chain < b->chain ? -1 : 1;
+    if (a->pos != b->pos) return a->pos < b->pos ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+void sg_rw_reuse_free(sg_rw_reuse_t *ru)
+{
+    free(ru->cluster);
+    free(ru->start);
+    free(ru->allocs);
+    free(ru->pstart);
+    free(ru->plain);
+    memset(ru, 0, sizeof *ru);
+}
+
+int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t *bufs,
+                      sg_rw_reuse_t *ru)
+{
+    memset(ru, 0, sizeof *ru);
+    uint32_t nb = g->root->n_buffers, n = 0;
+    ru->n_buffers = nb;
+    span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    ru->cluster = malloc((nb ? nb : 1) * sizeof *ru->cluster);
+    keyed_t *k = malloc((nb ? nb : 1) * sizeof *k);
+    if (!sp || !ru->cluster || !k) goto oom;
+    for (uint32_t i = 0; i < nb; i++) {
+        const sg_buffer_t *b = &g->root->buffers[i];
+        uint64_t hi = b->address + b->size;
+        sp[n++] = (span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+    }
+    qsort(sp, n, sizeof *sp, cmp_span);
+    uint64_t end = 0;
+    uint32_t nc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i == 0 || sp[i].lo >= end) nc++;
+        if (i == 0 || sp[i].hi > end) end = sp[i].hi;
+        ru->cluster[sp[i].id] = nc - 1;
+    }
+    ru->n_clusters = nc;
+    ru->start = calloc((size_t)nc + 1, sizeof *ru->start);
+    ru->pstart = calloc((size_t)nc + 1, sizeof *ru->pstart);
+    if (!ru->start || !ru->pstart) goto oom;
+    uint32_t na = 0, np = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        sg_node_id_t a = bufs->alloc[b];
+        if (a != SG_NONE) {
+            k[na++] = (keyed_t){ru->cluster[b], sg_reach_chain_of(r, a), sg_reach_pos(r, a), a};
+            ru->start[ru->cluster[b] + 1]++;
+        } else {
+            ru->pstart[ru->cluster[b] + 1]++;
+            np++;
+        }
+    }
+    qsort(k, na, sizeof *k, cmp_keyed);
+    ru->allocs = malloc((na ? na : 1) * sizeof *ru->allocs);
+    ru->plain = malloc((np ? np : 1) * sizeof *ru->plain);
+    if (!ru->allocs || !ru->plain) goto oom;
+    for (uint32_t i = 0; i < na; i++) ru->allocs[i] = k[i].id;
+    for (uint32_t c = 0; c < nc; c++) {
+        ru->start[c + 1] += ru->start[c];
+        ru->pstart[c + 1] += ru->pstart[c];
+    }
+    uint32_t *fill = calloc(nc ? nc : 1, sizeof *fill);
+    if (!fill) goto oom;
+    for (uint32_t b = 0; b < nb; b++)
+        if (bufs->alloc[b] == SG_NONE) ru->plain[ru->pstart[ru->cluster[b]] + fill[ru->cluster[b]]++] = b;
+    free(fill);
+    free(sp);
+    free(k);
+    return SG_OK;
+oom:
+    free(sp);
+    free(k);
+    sg_rw_reuse_free(ru);
+    return SG_ENOMEM;
+}
+
+bool sg_rw_reuses(const sg_graph_t *g, sg_node_id_t y, uint32_t b)
+{
+    const sg_node_t *n = sg_graph_node(g, y);
+    if (!n) return false;
+    if (n->type == SG_NODE_MEM_ALLOC)
+        return n->u.mem.buffer != b && sg_rw_buffers_overlap(g, n->u.mem.buffer, b);
+    for (uint32_t i = 0; i < n->n_accesses; i++)
+        if (n->accesses[i].buffer != b && sg_rw_buffers_overlap(g, n->accesses[i].buffer, b))
+            return true;
+    return false;
+}
+
+int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *g,
+                      const sg_rw_buffers_t *bufs, sg_node_id_t f, uint32_t b, sg_node_id_t **out,
+                      uint32_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (b >= ru->n_buffers) return SG_OK;
+    uint32_t cl = ru->cluster[b];
+    uint32_t a0 = ru->start[cl], a1 = ru->start[cl + 1];
+    uint32_t extra = 0;
+    for (uint32_t i = ru->pstart[cl]; i < ru->pstart[cl + 1]; i++) {
+        uint32_t ob = ru->plain[i];
+        if (ob != b && sg_rw_buffers_overlap(g, ob, b))
+            extra += bufs->user_start[ob + 1] - bufs->user_start[ob];
+    }
+    size_t cap = (size_t)(a1 - a0) + extra;
+    if (cap == 0) return SG_OK;
+    sg_node_id_t *cand = malloc(cap * sizeof *cand);
+    if (!cand) return SG_ENOMEM;
+    uint32_t nc = 0;
+    bool clocks = sg_reach_all_loaded(r, true);
+    for (uint32_t i = a0; i < a1;) {
+        uint32_t c = sg_reach_chain_of(r, ru->allocs[i]), j = i;
+        while (j < a1 && sg_reach_chain_of(r, ru->allocs[j]) == c) j++;
+        if (clocks) {
+            /* on chain c every position from the first one f reaches on is
+             * reachable: the first allocation there that overlaps b is the
+             * only candidate of this chain */
+            int32_t p = sg_reach_first_reached(r, f, c);
+            uint32_t lo = i, hi = j;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if ((int64_t)sg_reach_pos(r, ru->allocs[mid]) >= p)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            for (; p != INT32_MAX && lo < j; lo++) {
+                uint32_t ob = g->nodes[ru->allocs[lo]].u.mem.buffer;
+                if (ob != b && sg_rw_buffers_overlap(g, ob, b)) {
+                    cand[nc++] = ru->allocs[lo];
+                    break;
+                }
+            }
+        } else {
+            for (uint32_t k = i; k < j; k++) {
+                uint32_t ob = g->nodes[ru->allocs[k]].u.mem.buffer;
+                if (ob != b && sg_rw_buffers_overlap(g, ob, b) && sg_reach_query(r, f, ru->allocs[k]))
+                    cand[nc++] = ru->allocs[k];
+            }
+        }
+        i = j;
+    }
+    for (uint32_t i = ru->pstart[cl]; i < ru->pstart[cl + 1]; i++) {
+        uint32_t ob = ru->plain[i];
+        if (ob == b || !sg_rw_buffers_overlap(g, ob, b)) continue;
+        for (uint32_t k = bufs->user_start[ob]; k < bufs->user_start[ob + 1]; k++)
+            if (bufs->users[k] != f && sg_reach_query(r, f, bufs->users[k])) cand[nc++] = bufs->users[k];
+    }
+    sg_node_id_t *mins = malloc((nc ? nc : 1) * sizeof *mins);
+    if (!mins) {
+        free(cand);
+        return SG_ENOMEM;
+    }
+    *n = sg_rw_minimal(r, cand, nc, mins);
+    *out = mins;
+    free(cand);
+    return SG_OK;
+}

@@ -27,13 +27,14 @@
  *      barrier and a wait point, when there is no path. Plain kernels whose
  *      order the program removed on purpose are left alone, and so are
  *      frees (neither barriers nor neighbours here): what a free must
- *      follow and precede is memory, which R3/R4 and defer-dealloc handle;
- *      a free hung off its stream by defer-dealloc must stay a leaf.
+ *      follow and precede is memory, which R3/R4 and defer-dealloc handle.
  *   R3 free before reuse. CUDA gives a graph allocation an address range
  *      that overlaps an earlier one only when the earlier one's free is
  *      ordered before the new allocation; that ordering is usually a long
  *      transitive path. A pass that moves the free (defer-dealloc) must not
- *      lose it, so: control free -> alloc, when a path exists but no edge.
+ *      lose it, so: control free -> alloc, when a path exists but no edge,
+ *      for the first such allocations after the free (the minimal ones;
+ *      later reuses of the same memory follow through them).
  *   R4 transitive orderings across an event at a free. When an event edge
  *      leaves or enters a mem_free node, the cross-stream ordering of the
  *      program's record/wait (everything before the record on one stream
@@ -204,79 +205,39 @@ static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, can
     return SG_OK;
 }
 
-typedef struct {
-    uint64_t lo, hi;
-    uint32_t id;
-} span_t;
-
-static int cmp_span(const void *pa, const void *pb)
+/* R3 candidates: for every free F of a buffer b, the first allocations
+ * after F of buffers overlapping b (the minimal reuses, common.c); later
+ * reuses of the same memory are ordered through them. (Overlapping
+ * allocations that no free orders are hazards: sgcap check reports them.) */
+static int rule_free_reuse(const sg_graph_t *g, const sg_rw_buffers_t *bufs, sg_reach_t *r,
+                           cands_t *cs)
 {
-    const span_t *a = pa, *b = pb;
-    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
-}
-
-/* Calls fn(a, b) for every pair of buffers with overlapping address ranges
- * (a < b in address order); sweep over buffers sorted by start address. */
-static int overlapping_buffers(const sg_graph_t *g,
-                               int (*fn)(void *arg, uint32_t a, uint32_t b), void *arg)
-{
-    uint32_t nb = g->root->n_buffers, n = 0;
-    span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
-    if (!sp) return SG_ENOMEM;
-    for (uint32_t i = 0; i < nb; i++) {
-        const sg_buffer_t *b = &g->root->buffers[i];
-        if (b->size == 0) continue;
-        uint64_t hi = b->address + b->size;
-        sp[n++] = (span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+    sg_rw_reuse_t ru;
+    int rc = sg_rw_reuse_build(g, r, bufs, &ru);
+    if (rc) return rc;
+    for (uint32_t b = 0; b < ru.n_buffers && rc == SG_OK; b++) {
+        for (uint32_t k = bufs->free_start[b]; k < bufs->free_start[b + 1] && rc == SG_OK; k++) {
+            sg_node_id_t f = bufs->frees[k], *mins = NULL;
+            uint32_t m = 0;
+            if ((rc = sg_rw_reuse_after(&ru, r, g, bufs, f, b, &mins, &m))) break;
+            for (uint32_t i = 0; i < m; i++) {
+                if (g->nodes[mins[i]].type != SG_NODE_MEM_ALLOC) continue;
+                if (sg_graph_find_edge(g, f, mins[i]) != SG_NONE) continue;
+                cand_t *c = cand_push(cs, f, mins[i], RULE_FREE_REUSE, false);
+                if (!c) {
+                    rc = SG_ENOMEM;
+                    break;
+                }
+                snprintf(c->why, sizeof c->why,
+                         "%s reuses addresses of %s, which is only legal after this free; the "
+                         "path was transitive",
+                         g->root->buffers[g->nodes[mins[i]].u.mem.buffer].label,
+                         g->root->buffers[b].label);
+            }
+            free(mins);
+        }
     }
-    qsort(sp, n, sizeof *sp, cmp_span);
-    int rc = SG_OK;
-    for (uint32_t i = 0; i < n && rc == SG_OK; i++)
-        for (uint32_t j = i + 1; j < n && sp[j].lo < sp[i].hi && rc == SG_OK; j++)
-            rc = fn(arg, sp[i].id, sp[j].id);
-    free(sp);
-    return rc;
-}
-
-typedef struct {
-    const sg_graph_t *g;
-    const sg_rw_buffers_t *bufs;
-    sg_reach_t *r;
-    cands_t *cs;
-    uint32_t unordered; /* overlapping allocations with no order: hazards */
-} reuse_arg_t;
-
-/* One direction: frees of `first` before the alloc of `second`. Returns
- * whether any free of first reaches that alloc. */
-static int reuse_dir(reuse_arg_t *ra, uint32_t first, uint32_t second, bool *ordered)
-{
-    sg_node_id_t a2 = ra->bufs->alloc[second];
-    *ordered = false;
-    if (a2 == SG_NONE) return SG_OK;
-    for (uint32_t k = ra->bufs->free_start[first]; k < ra->bufs->free_start[first + 1]; k++) {
-        sg_node_id_t f1 = ra->bufs->frees[k];
-        if (!sg_reach_query(ra->r, f1, a2)) continue;
-        *ordered = true;
-        if (sg_graph_find_edge(ra->g, f1, a2) != SG_NONE) continue;
-        cand_t *c = cand_push(ra->cs, f1, a2, RULE_FREE_REUSE, false);
-        if (!c) return SG_ENOMEM;
-        snprintf(c->why, sizeof c->why,
-                 "%s reuses addresses of %s, which is only legal after this free; the path was "
-                 "transitive",
-                 ra->g->root->buffers[second].label, ra->g->root->buffers[first].label);
-    }
-    return SG_OK;
-}
-
-static int reuse_pair(void *arg, uint32_t a, uint32_t b)
-{
-    reuse_arg_t *ra = arg;
-    bool ab = false, ba = false;
-    int rc = reuse_dir(ra, a, b, &ab);
-    if (rc == SG_OK) rc = reuse_dir(ra, b, a, &ba);
-    if (rc == SG_OK && !ab && !ba && ra->bufs->alloc[a] != SG_NONE && ra->bufs->alloc[b] != SG_NONE)
-        ra->unordered++;
+    sg_rw_reuse_free(&ru);
     return rc;
 }
 
@@ -391,9 +352,10 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     cands_t cs = {0};
     tally_t t = {{0}, 0, 0, json_array()};
     uint32_t n_added = 0;
-    reuse_arg_t ra = {0};
     if (!t.arr) return SG_ENOMEM;
-    int rc = sg_reach_build(g, 0, &r);
+    sg_reach_t *own = NULL; /* a snapshot after R1/R2 added edges */
+    int rc;
+    r = sg_rw_input_reach(ctx, &rc);
     if (rc) goto out;
     /* The rules feed each other, so they run in an order that reaches a
      * fixpoint in one pass (which makes the pass idempotent):
@@ -406,24 +368,17 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     if ((rc = rule_stream_order(g, &st, &cs))) goto out;
     if ((rc = apply(ctx, r, &cs, &t, &n_added))) goto out;
     if (n_added) {
-        sg_reach_destroy(r);
-        r = NULL;
-        if ((rc = sg_reach_build(g, 0, &r))) goto out;
+        if ((rc = sg_reach_build(g, SG_REACH_FORWARD, &own))) goto out;
+        r = own;
     }
     if ((rc = sg_rw_buffers_build(g, &bufs))) goto out;
-    ra = (reuse_arg_t){g, &bufs, r, &cs, 0};
-    if ((rc = overlapping_buffers(g, reuse_pair, &ra))) goto out;
+    if ((rc = rule_free_reuse(g, &bufs, r, &cs))) goto out;
     if ((rc = apply(ctx, r, &cs, &t, &n_added))) goto out;
     do {
         if ((rc = rule_event_at_free(g, &cs))) goto out;
         if ((rc = apply(ctx, r, &cs, &t, &n_added))) goto out;
     } while (n_added);
 
-    if (ra.unordered)
-        sg_rw_printf(ctx,
-                     "note: %u pair(s) of graph allocations overlap with neither free ordered "
-                     "before the other's allocation (a reuse hazard: run sgcap check)\n",
-                     ra.unordered);
     if (t.total == 0) sg_rw_printf(ctx, "no change: every implied ordering is already explicit\n");
     sg_rw_json_set(ctx, "edges_added", t.arr);
     t.arr = NULL;
@@ -431,7 +386,6 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     for (int k = 0; k < RULE_COUNT; k++)
         json_object_set_new(counts, rule_names[k], json_integer(t.added[k]));
     sg_rw_json_set(ctx, "by_rule", counts);
-    sg_rw_json_set(ctx, "unordered_reuse_pairs", json_integer(ra.unordered));
     sg_rw_json_set(ctx, "skipped_contradicting", json_integer(t.skipped));
     sg_rw_summary(ctx,
                   "%u control edges added (record-before-wait %u, stream-order %u, "
@@ -443,6 +397,6 @@ out:
     free(cs.c);
     sg_rw_buffers_free(&bufs);
     sg_rw_streams_free(&st);
-    sg_reach_destroy(r);
+    sg_reach_destroy(own);
     return rc;
 }

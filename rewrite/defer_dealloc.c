@@ -1,62 +1,64 @@
 /* defer_dealloc.c: pass `defer-dealloc`: a free of memory that another
- * stream uses is ordered after every use by reachability (exact), and hung
- * on its own stream where those uses are expected to be done (estimated),
- * without making that stream wait for it.
+ * stream still uses is ordered after every use by reachability (exact), and
+ * moved on its own stream to where those uses are expected to be done
+ * (estimated), so that its stream does not wait for them.
  *
- * For each mem_free F of buffer b on stream s (DESIGN.md rule 3; PyTorch's
- * sync_dealloc, #168061, which estimates both streams' runtimes and waits at
- * the estimated point; here only the *position* is estimated, the ordering
- * is exact):
+ * This is PyTorch's sync_dealloc (#168061: record an event at the last
+ * side-stream use, wait at the estimated matching point on the allocating
+ * stream) on a captured graph, with the ordering made exact: the estimate
+ * only chooses the position among correct ones. For each mem_free F of
+ * buffer b on stream s (DESIGN.md rule 3):
  *   1. users(b) = nodes that access b. If none is on another stream: "same
- *      stream", no change. If F reaches a user in the input (a use after the
- *      free), nothing correct can be placed: skipped (sgcap check reports it).
+ *      stream", no change. If F reaches a user in the input (a use after
+ *      the free), nothing correct can be placed: skipped.
  *   2. M = the maximal elements of users(b) + alloc(b) under reachability
- *      (on a stream that is a chain: its last user). T = the latest expected
- *      finish among M's nodes on other streams, from an ASAP timeline over
- *      the DAG with measured durations where the bundle has them, else a
- *      roofline estimate (common.c).
- *   3. Q = what must stay after F: allocations of buffers whose addresses
- *      overlap b that F reaches (CUDA reused b's memory for them), and
- *      accessors of other buffers overlapping b that F reaches (minimal
- *      elements only).
- *   4. The anchor P: on s's program order (without frees), from the last
- *      position holding a user or the alloc, the first node that finishes
- *      at or after T, or whose successor on s cannot start before T anyway
- *      (it waits for the use through its own dependencies): the point where
- *      s is expected to be past the last use, so a stream-ordered replay
- *      would not stall there. Never a node that a member of Q reaches (that
- *      would be a cycle: the search stops before it); the last such node
- *      when none qualifies.
- *   5. F's new predecessors: P (a `stream` edge) and every node of M that
- *      does not reach P (`dealloc` edges): F runs after every use on every
- *      stream. F's new successors: Q (`dealloc` edges: reuse of the memory
- *      stays ordered after the free), and, when F ends up last on a stream
- *      other than the capture's origin, that stream's join targets (so the
- *      stream stays joined). Nothing else follows F, so no stream waits on
- *      it. Every old edge of F not kept is removed and every path that ran
- *      through F is bridged (pred -> succ; `event` when the removed edge
- *      carried an event across streams, `stream` within one, else
- *      `control`); kept neighbours get the kinds above (a moved free has
- *      no event edge left). F takes P's sequence number, so it follows P
- *      in program order.
- *   A free that is already settled is left in place: ordered after every
- *   use and the alloc, with an in-edge from its own stream, and nothing but
- *   memory reuse (or, when it is its stream's last node, the join) waiting
- *   for it. The pass changes only frees that are unsafe or that block.
+ *      (on a stream that is a chain: its last user). If no element of M is
+ *      on another stream, the memory is last used on s: no change. T = the
+ *      latest expected finish of M's nodes on other streams, from an ASAP
+ *      timeline over the DAG with measured durations where the bundle has
+ *      them, else a roofline estimate (common.c).
+ *   3. Q = what must stay after F: the first allocations of buffers whose
+ *      addresses overlap b that F reaches (CUDA reused b's memory for them)
+ *      and accesses to overlapping buffers not allocated in the graph.
+ *   4. If every element of M (and the alloc) already reaches F and F hangs
+ *      on s, F is settled: left in place. Only unsafe frees change.
+ *   5. The anchor P: on s's program order, not before F's own position nor
+ *      a use or the alloc on s, the first node that finishes at or after T,
+ *      or whose next work on s cannot start before T anyway (it waits for
+ *      the use through its own dependencies): where s is expected to be
+ *      past the last use, so the free costs s nothing. Never a node that a
+ *      member of Q reaches (the search stops: memory reuse bounds how late
+ *      the free can go), nor one whose successor on s precedes a use in M
+ *      (the free cannot both follow the use and precede that successor);
+ *      the last candidate when none qualifies (the report gives the
+ *      expected stall).
+ *   6. F is taken out of its old place (every path that ran through it is
+ *      bridged: pred -> succ; `event` when the removed edge carried an event
+ *      across streams, `stream` within one, else `control`) and put between
+ *      P and its successor on s: `stream` edges P -> F -> next; `dealloc`
+ *      edges from every element of M that does not reach P and to every
+ *      member of Q that next does not reach; when F becomes the last node
+ *      of a stream other than the capture's origin, `dealloc` edges to the
+ *      nodes that stream joined (so it stays joined). F takes P's sequence
+ *      number, so it follows P in program order, and carries no event edge.
  *
  * Guarantees: after the pass every free is ordered after its allocation
- * and every use, and before every reuse of its memory (by reachability, not
- * by estimate: the estimate only picks P among correct points); every other
- * ordering of the input is kept (bridges); the graph stays acyclic (checked;
- * on the pathological inputs where the independent per-free decisions would
- * interact into a cycle, the pass undoes everything and places the frees
- * one by one with a cycle check each). The pass manager verifies all of it.
- * Idempotent: a second run finds every free in place. Report per free: where
- * it was, where it went, the edges, and the reuse kept or lost as the change
- * in the buffer's expected live time (bytes x time).
+ * and every use and before every reuse of its memory (by reachability, not
+ * by estimate); every other ordering of the input is kept (bridges), except
+ * that nodes between F's old and new place on s no longer wait for F; the
+ * stream stays one chain in program order. The graph stays acyclic
+ * (checked; on pathological inputs where independent per-free decisions
+ * would interact into a cycle, the pass undoes everything and places the
+ * frees one at a time with a cycle check each). The pass manager verifies
+ * the ordering guarantee. Idempotent: a second run finds every free
+ * settled. Report per free: where it was, where it went, the edges, the
+ * expected stall, and the reuse kept or lost as the change in the buffer's
+ * expected live time (bytes x time).
  *
- * Cost: reachability snapshot O((V+E) * k), timeline O(V+E), then per free
- * O(users + the distance scanned on s + |M| * |Q|) queries of O(1).
+ * Cost: reachability snapshot with forward clocks O((V+E) * k), timeline
+ * O(V+E), then per free O(|users| * |M| + k log m + k^2 + the distance
+ * scanned on s) queries of O(1) (common.c's reuse index avoids the m^2
+ * pairs of a pool address reused m times).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +180,7 @@ typedef enum { ANCHOR_DONE, ANCHOR_CAPPED, ANCHOR_LAST } anchor_reason_t;
 
 static const char *const decision_names[] = {"same_stream", "skipped", "in_place", "moved"};
 
+
 typedef struct {
     sg_node_id_t f;
     uint32_t buffer, stream;
@@ -185,7 +188,9 @@ typedef struct {
     char why[240];
     sg_node_id_t old_prev; /* F's predecessor in its stream's program order */
     sg_node_id_t anchor;   /* P, or SG_NONE */
+    sg_node_id_t anchor_next; /* what follows P on s (F goes in between), or SG_NONE */
     anchor_reason_t anchor_reason;
+    double stall;          /* expected wait of s's next work at the free */
     ids_t maxima;          /* M */
     ids_t keep_pred;       /* users + alloc: all must precede F */
     ids_t reuse;           /* Q */
@@ -194,11 +199,20 @@ typedef struct {
     double t_before, t_after;
 } plan_t;
 
+/* A free that keeps its place and only gains dealloc edges reads better as
+ * "ordered" than "moved". */
+static const char *decision_name(const plan_t *p)
+{
+    if (p->decision == D_MOVED && p->anchor == p->old_prev) return "ordered";
+    return decision_names[p->decision];
+}
+
 typedef struct {
     sg_graph_t *g;
     sg_reach_t *r;
     sg_rw_streams_t st;
     sg_rw_buffers_t bufs;
+    sg_rw_reuse_t ru;
     double *start, *finish;
     uint32_t origin;
 } env_t;
@@ -240,21 +254,6 @@ out:
     return rc;
 }
 
-/* Minimal elements (reverse of maximal). */
-static int minimal(env_t *e, const ids_t *cand, ids_t *out)
-{
-    for (uint32_t i = 0; i < cand->n; i++) {
-        bool dominated = false;
-        for (uint32_t k = 0; k < cand->n && !dominated; k++)
-            dominated = k != i && cand->v[k] != cand->v[i] && sg_reach_query(e->r, cand->v[k], cand->v[i]);
-        if (!dominated) {
-            int rc = ids_add_unique(out, cand->v[i]);
-            if (rc) return rc;
-        }
-    }
-    return SG_OK;
-}
-
 static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
 {
     sg_graph_t *g = e->g;
@@ -265,6 +264,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     p->buffer = b;
     p->stream = s;
     p->anchor = SG_NONE;
+    p->anchor_next = SG_NONE;
     p->old_prev = sg_rw_stream_prev(g, &e->st, f);
     p->t_before = e->finish[f];
     int rc;
@@ -321,40 +321,25 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
         return SG_OK;
     }
     /* 3. Q: what reuses b's memory after F */
-    ids_t reuse_all = {0};
-    for (uint32_t ob = 0; ob < g->root->n_buffers; ob++) {
-        if (ob == b || !sg_rw_buffers_overlap(g, b, ob)) continue;
-        sg_node_id_t a2 = bf->alloc[ob];
-        if (a2 != SG_NONE && sg_reach_query(e->r, f, a2) && (rc = ids_push(&reuse_all, a2)))
-            goto fail_reuse;
-        for (uint32_t i = bf->user_start[ob]; i < bf->user_start[ob + 1]; i++) {
-            sg_node_id_t x = bf->users[i];
-            if (x != f && sg_reach_query(e->r, f, x) && (rc = ids_push(&reuse_all, x)))
-                goto fail_reuse;
-        }
+    {
+        sg_node_id_t *q = NULL;
+        uint32_t nq = 0;
+        if ((rc = sg_rw_reuse_after(&e->ru, e->r, g, bf, f, b, &q, &nq))) return rc;
+        p->reuse.v = q;
+        p->reuse.n = p->reuse.cap = nq;
     }
-    if ((rc = minimal(e, &reuse_all, &p->reuse))) goto fail_reuse;
-    /* Settled already: after every use and the alloc, hung on its stream,
-     * and nothing but memory reuse (or, as the stream's last node, its
-     * join) waits for it. Such a free is left alone, whatever the estimate
-     * would pick: the pass changes only frees that are unsafe or block. */
-    bool settled = true, hung = false, f_last = true;
+    /* Settled already: after every use and the alloc, and hung on its own
+     * stream. Such a free is left alone whatever the estimate would pick:
+     * the pass changes only frees that are not ordered after every use. */
+    bool settled = true, hung = false;
     uint32_t s0 = e->st.start[s], s1 = e->st.start[s + 1];
-    for (uint32_t i = s0 + e->st.index[f] + 1; i < s1 && f_last; i++)
-        if (g->nodes[e->st.nodes[i]].type != SG_NODE_MEM_FREE) f_last = false;
     for (uint32_t i = 0; i < p->keep_pred.n && settled; i++)
         settled = sg_reach_query(e->r, p->keep_pred.v[i], f);
-    for (uint32_t i = 0; i < fx->n_out && settled; i++) {
-        sg_node_id_t y = g->edges[fx->out[i]].to;
-        settled = ids_has(&reuse_all, y) ||
-                  (f_last && s != e->origin && g->nodes[y].stream != s);
-    }
-    uint32_t others = 0;
-    for (uint32_t i = s0; i < s1; i++)
+    uint32_t others = 0; /* 0 or 1: does s hold anything but frees? */
+    for (uint32_t i = s0; i < s1 && !others; i++)
         if (g->nodes[e->st.nodes[i]].type != SG_NODE_MEM_FREE) others++;
     for (uint32_t i = 0; i < fx->n_in && !hung; i++)
         hung = g->nodes[g->edges[fx->in[i]].from].stream == s;
-    ids_free(&reuse_all);
     if (settled && (hung || others == 0)) {
         p->decision = D_IN_PLACE;
         p->anchor = p->old_prev;
@@ -373,13 +358,14 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
             }
         }
     }
-    /* 4. the anchor on s */
-    int64_t lo = -1;
-    for (uint32_t i = s0; i < s1; i++) {
-        sg_node_id_t v = e->st.nodes[i];
-        if (ids_has(&p->keep_pred, v)) lo = (int64_t)(i - s0);
+    /* 4. the anchor on s: never before where the program freed, nor before
+     * a use or the alloc on s */
+    int64_t lo = (int64_t)e->st.index[f] - 1;
+    for (uint32_t i = 0; i < p->keep_pred.n; i++) {
+        sg_node_id_t v = p->keep_pred.v[i];
+        if (g->nodes[v].stream == s && (int64_t)e->st.index[v] > lo) lo = e->st.index[v];
     }
-    sg_node_id_t anchor = SG_NONE;
+    sg_node_id_t anchor = SG_NONE, anchor_next = SG_NONE, anchor_work = SG_NONE;
     bool capped = false, reached = false;
     for (uint32_t i = s0 + (lo < 0 ? 0 : (uint32_t)lo); i < s1; i++) {
         sg_node_id_t v = e->st.nodes[i];
@@ -391,86 +377,97 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
             capped = true;
             break;
         }
+        /* what follows v on s (the free goes in between), and the next
+         * piece of work there */
+        sg_node_id_t nx = SG_NONE, nw = SG_NONE;
+        for (uint32_t j = i + 1; j < s1 && nw == SG_NONE; j++) {
+            sg_node_id_t y = e->st.nodes[j];
+            if (y == f) continue;
+            if (nx == SG_NONE) nx = y;
+            if (g->nodes[y].type != SG_NODE_MEM_FREE) nw = y;
+        }
+        /* v is no anchor if what follows it comes before a last use: the
+         * free would have to precede and follow it */
+        bool valid = true;
+        for (uint32_t k = 0; k < p->maxima.n && valid && nx != SG_NONE; k++)
+            valid = !sg_reach_query(e->r, nx, p->maxima.v[k]);
+        if (!valid) continue;
         anchor = v;
+        anchor_next = nx;
+        anchor_work = nw;
         /* Reached: the stream is past the last use when v finishes, or its
-         * next node cannot start before then anyway (it waits for the use
-         * through its own dependencies), so hanging the free here costs the
-         * stream nothing. */
-        sg_node_id_t nx = SG_NONE;
-        for (uint32_t j = i + 1; j < s1 && nx == SG_NONE; j++)
-            if (e->st.nodes[j] != f && g->nodes[e->st.nodes[j]].type != SG_NODE_MEM_FREE)
-                nx = e->st.nodes[j];
-        if (e->finish[v] >= p->t_uses || (nx != SG_NONE && e->start[nx] >= p->t_uses)) {
-            reached = nx != SG_NONE || e->finish[v] >= p->t_uses;
+         * next work cannot start before then anyway (it waits for the use
+         * through its own dependencies): the free costs the stream nothing
+         * here. */
+        if (e->finish[v] >= p->t_uses || (nw != SG_NONE && e->start[nw] >= p->t_uses)) {
+            reached = true;
             break;
         }
     }
     p->anchor_reason = reached ? ANCHOR_DONE : capped ? ANCHOR_CAPPED : ANCHOR_LAST;
-    if (lo >= 0 && anchor == SG_NONE) {
+    if (anchor == SG_NONE && others) {
         p->decision = D_SKIP;
         snprintf(p->why, sizeof p->why,
-                 "a reuse of the memory precedes the last use on %s: no point on the stream is "
-                 "both after the uses and before the reuse",
+                 "no point on %s is after every use and before the memory's reuse (a reuse "
+                 "hazard in the input: run sgcap check)",
                  sg_rw_stream_name(g, s));
         return SG_OK;
     }
     p->anchor = anchor;
-    /* 5. neighbours */
+    p->anchor_next = anchor_next;
+    /* 5. neighbours: after the anchor and every last use not already
+     * before it; before what follows the anchor on s, and before every
+     * reuse not already after that */
     if (anchor != SG_NONE && (rc = ids_push(&p->new_in, anchor))) return rc;
     for (uint32_t i = 0; i < p->maxima.n; i++) {
         sg_node_id_t m = p->maxima.v[i];
         if (anchor != SG_NONE && sg_reach_query(e->r, m, anchor)) continue;
         if ((rc = ids_add_unique(&p->new_in, m))) return rc;
     }
-    for (uint32_t i = 0; i < p->reuse.n; i++)
+    if (anchor_next != SG_NONE && (rc = ids_push(&p->new_out, anchor_next))) return rc;
+    for (uint32_t i = 0; i < p->reuse.n; i++) {
+        if (anchor_next != SG_NONE && sg_reach_query(e->r, anchor_next, p->reuse.v[i])) continue;
         if ((rc = ids_add_unique(&p->new_out, p->reuse.v[i]))) return rc;
-    bool last_on_stream = anchor != SG_NONE && !capped;
-    if (last_on_stream) {
-        for (uint32_t i = e->st.index[anchor] + s0 + 1; i < s1 && last_on_stream; i++)
-            if (e->st.nodes[i] != f && g->nodes[e->st.nodes[i]].type != SG_NODE_MEM_FREE)
-                last_on_stream = false;
     }
-    if (anchor == SG_NONE && s1 - s0 <= 1) last_on_stream = true;
-    /* F will be last on s: keep s joined through the targets that s (via the
-     * anchor or F itself) used to join. */
-    if (last_on_stream && s != e->origin) {
-        /* F's own joins when it had any (it was the stream's joining node),
-         * else the anchor's */
+    /* F will be last on s: keep s joined, through F's own joins when it was
+     * the joining node, else the anchor's */
+    if (anchor_next == SG_NONE && s != e->origin) {
         bool f_joins = false;
         for (uint32_t k = 0; k < fx->n_out; k++)
             if (g->nodes[g->edges[fx->out[k]].to].stream != s) f_joins = true;
-        for (int who = 0; who < 2; who++) {
-            sg_node_id_t x = who ? anchor : f;
-            if (x == SG_NONE || (who == 1 && f_joins) || (who == 0 && !f_joins)) continue;
-            const sg_node_t *nx = &g->nodes[x];
-            for (uint32_t k = 0; k < nx->n_out; k++) {
-                sg_node_id_t y = g->edges[nx->out[k]].to;
-                if (y == f || g->nodes[y].stream == s) continue;
-                bool bad = false;
-                for (uint32_t i = 0; i < p->maxima.n && !bad; i++)
-                    bad = sg_reach_query(e->r, y, p->maxima.v[i]);
-                if (bad) {
-                    p->decision = D_SKIP;
-                    snprintf(p->why, sizeof p->why,
-                             "%s joins at n%u before a use of %s: the free cannot be placed on "
-                             "%s after every use and still joined",
-                             sg_rw_stream_name(g, s), y, g->root->buffers[b].label,
-                             sg_rw_stream_name(g, s));
-                    return SG_OK;
-                }
-                if ((rc = ids_add_unique(&p->new_out, y))) return rc;
+        sg_node_id_t x = f_joins ? f : anchor;
+        const sg_node_t *nx = x != SG_NONE ? &g->nodes[x] : NULL;
+        for (uint32_t k = 0; nx && k < nx->n_out; k++) {
+            sg_node_id_t y = g->edges[nx->out[k]].to;
+            if (y == f || g->nodes[y].stream == s) continue;
+            bool bad = false;
+            for (uint32_t i = 0; i < p->maxima.n && !bad; i++)
+                bad = sg_reach_query(e->r, y, p->maxima.v[i]);
+            if (bad) {
+                p->decision = D_SKIP;
+                snprintf(p->why, sizeof p->why,
+                         "%s joins at n%u before a use of %s: the free cannot be placed on %s "
+                         "after every use and still joined",
+                         sg_rw_stream_name(g, s), y, g->root->buffers[b].label,
+                         sg_rw_stream_name(g, s));
+                return SG_OK;
             }
+            if ((rc = ids_add_unique(&p->new_out, y))) return rc;
         }
     }
-    /* expected free time after: when both the anchor and the uses are done */
+    /* expected times: the free runs when the anchor and the uses are done;
+     * the next work on s waits for it only if that is later than it would
+     * start anyway */
     p->t_after = anchor != SG_NONE ? e->finish[anchor] : 0;
     for (uint32_t i = 0; i < p->new_in.n; i++)
         if (e->finish[p->new_in.v[i]] > p->t_after) p->t_after = e->finish[p->new_in.v[i]];
+    if (anchor_work != SG_NONE) {
+        double would = e->start[anchor_work];
+        if (anchor != SG_NONE && e->finish[anchor] > would) would = e->finish[anchor];
+        p->stall = p->t_after > would ? p->t_after - would : 0;
+    }
     p->decision = D_MOVED;
     return SG_OK;
-fail_reuse:
-    ids_free(&reuse_all);
-    return rc;
 fail_cand:
     ids_free(&cand);
     return rc;
@@ -576,7 +573,8 @@ static int apply_one(sg_graph_t *g, const plan_t *p, undo_t *u, changes_t *c)
             goto out;
     }
     for (uint32_t i = 0; i < nout; i++) {
-        if (!drop_out[i] && outs[i].kind == SG_EDGE_DEALLOC) continue;
+        sg_edge_kind_t want = outs[i].to == p->anchor_next ? SG_EDGE_STREAM : SG_EDGE_DEALLOC;
+        if (!drop_out[i] && outs[i].kind == want) continue;
         if ((rc = remove_edge_logged(g, u, outs[i].id))) goto out;
         if ((rc = ids_push(&c->removed_from, f)) || (rc = ids_push(&c->removed_to, outs[i].to)))
             goto out;
@@ -594,13 +592,14 @@ static int apply_one(sg_graph_t *g, const plan_t *p, undo_t *u, changes_t *c)
     }
     for (uint32_t i = 0; i < p->new_out.n; i++) {
         sg_node_id_t b = p->new_out.v[i];
+        sg_edge_kind_t kind = b == p->anchor_next ? SG_EDGE_STREAM : SG_EDGE_DEALLOC;
         bool have = false;
         const sg_node_t *nf = &g->nodes[f];
         for (uint32_t k = 0; k < nf->n_out && !have; k++)
-            have = g->edges[nf->out[k]].to == b && g->edges[nf->out[k]].kind == SG_EDGE_DEALLOC;
+            have = g->edges[nf->out[k]].to == b && g->edges[nf->out[k]].kind == kind;
         if (have) continue;
-        if ((rc = add_edge_logged(g, u, f, b, SG_EDGE_DEALLOC, SG_NONE))) goto out;
-        if ((rc = note_added(c, f, b, SG_EDGE_DEALLOC))) goto out;
+        if ((rc = add_edge_logged(g, u, f, b, kind, SG_NONE))) goto out;
+        if ((rc = note_added(c, f, b, kind))) goto out;
     }
     if (p->anchor != SG_NONE && p->anchor != p->old_prev &&
         g->nodes[f].seq != g->nodes[p->anchor].seq) {
@@ -644,10 +643,10 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
     const sg_buffer_t *buf = &g->root->buffers[p->buffer];
     char a[200], b[200];
     sg_rw_printf(ctx, "free %s: %s, %llu bytes, %s\n", sg_rw_node_name(g, p->f, a, sizeof a),
-                 buf->label, (unsigned long long)buf->size, decision_names[p->decision]);
+                 buf->label, (unsigned long long)buf->size, decision_name(p));
     json_t *o = json_pack("{s:o, s:s, s:I, s:s}", "free", sg_rw_node_json(g, p->f), "buffer",
                           buf->label, "bytes", (json_int_t)buf->size, "decision",
-                          decision_names[p->decision]);
+                          decision_name(p));
     if (p->decision == D_SAME_STREAM || p->decision == D_SKIP) {
         sg_rw_printf(ctx, "  %s\n", p->why);
         json_object_set_new(o, "why", json_string(p->why));
@@ -672,10 +671,11 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                  "the last node on %s (none finishes after the other streams' last use)", sn);
     if (p->decision == D_IN_PLACE) {
         sg_rw_printf(ctx,
-                     "  in place: after %s and every last use, expected at %.3f us; nothing on "
-                     "%s waits for it\n",
+                     "  in place: already after every use and on %s (after %s), expected at "
+                     "%.3f us\n",
+                     sg_rw_stream_name(g, p->stream),
                      p->anchor != SG_NONE ? sg_rw_node_name(g, p->anchor, a, sizeof a) : "nothing",
-                     p->t_after / 1000.0, sg_rw_stream_name(g, p->stream));
+                     p->t_after / 1000.0);
     } else {
         if (p->old_prev != SG_NONE)
             sg_rw_printf(ctx, "  was: after %s, expected at %.3f us\n",
@@ -691,6 +691,9 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
             sg_rw_printf(ctx, "  now: after its uses only, expected at %.3f us\n",
                          p->t_after / 1000.0);
     }
+    if (p->decision == D_MOVED && p->stall > 0)
+        sg_rw_printf(ctx, "  expected stall of %s at the free: %.3f us\n",
+                     sg_rw_stream_name(g, p->stream), p->stall / 1000.0);
     for (uint32_t i = 0; i < c->added_from.n; i++)
         sg_rw_printf(ctx, "  + %s %s -> %s\n", sg_edge_kind_name(c->added_kind[i]),
                      sg_rw_node_name(g, c->added_from.v[i], a, sizeof a),
@@ -718,6 +721,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
     json_object_set_new(o, "now_after", p->anchor != SG_NONE ? json_integer(p->anchor)
                                                              : json_null());
     json_object_set_new(o, "uses_done_ns", json_real(p->t_uses));
+    json_object_set_new(o, "expected_stall_ns", json_real(p->stall));
     json_object_set_new(o, "free_before_ns", json_real(p->t_before));
     json_object_set_new(o, "free_after_ns", json_real(p->t_after));
     json_object_set_new(o, "live_delta_ns", json_real(delta));
@@ -741,10 +745,7 @@ static int run_all(sg_pass_ctx_t *ctx, env_t *e, plan_t *plans, uint32_t n, bool
         int rc = apply_one(g, p, u, &ch[i]);
         if (rc) return rc;
         if (careful) {
-            sg_node_id_t *order = NULL;
-            uint32_t no = 0;
-            rc = sg_graph_topo_order(g, &order, &no);
-            free(order);
+            rc = sg_reach_check_acyclic(g);
             if (rc == SG_ECYCLE) {
                 if ((rc = undo_to(g, u, mark))) return rc;
                 changes_free(&ch[i]);
@@ -769,10 +770,12 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     changes_t *ch = NULL;
     undo_t u = {0};
     uint32_t n = 0;
-    int rc = sg_reach_build(g, 0, &e.r);
+    int rc;
+    e.r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
     if ((rc = sg_rw_streams_build(g, e.r, &e.st))) goto out;
     if ((rc = sg_rw_buffers_build(g, &e.bufs))) goto out;
+    if ((rc = sg_rw_reuse_build(g, e.r, &e.bufs, &e.ru))) goto out;
     if ((rc = sg_rw_timeline(g, e.r, &e.start, &e.finish))) goto out;
     e.origin = sg_rw_origin_stream(g);
     for (uint32_t i = 0; i < g->n_nodes; i++)
@@ -798,10 +801,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     uint32_t n_cycles = 0;
     bool careful = false;
     if ((rc = run_all(ctx, &e, plans, n, false, &u, ch, &n_cycles))) goto out;
-    sg_node_id_t *order = NULL;
-    uint32_t no = 0;
-    rc = sg_graph_topo_order(g, &order, &no);
-    free(order);
+    rc = sg_reach_check_acyclic(g);
     if (rc == SG_ECYCLE) {
         careful = true;
         if ((rc = undo_to(g, &u, 0))) goto out;
@@ -810,7 +810,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     } else if (rc) {
         goto out;
     }
-    uint32_t count[4] = {0};
+    uint32_t count[4] = {0}, ordered = 0;
     json_t *arr = json_array();
     if (!arr) {
         rc = SG_ENOMEM;
@@ -821,6 +821,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     for (uint32_t i = 0; i < n; i++) {
         const plan_t *p = &plans[i];
         count[p->decision]++;
+        if (p->decision == D_MOVED && p->anchor == p->old_prev) ordered++;
         report_one(ctx, &e, p, &ch[i], arr);
         if (p->decision == D_MOVED) {
             byte_ns += (double)g->root->buffers[p->buffer].size * (p->t_after - p->t_before);
@@ -842,10 +843,10 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     sg_rw_json_set(ctx, "frees", arr);
     sg_rw_json_set(ctx, "live_delta_byte_ns", json_real(byte_ns));
     sg_rw_summary(ctx,
-                  "%u frees: %u moved (%u dealloc edges), %u already in place, %u same-stream, "
-                  "%u skipped; live bytes x time %+.3f MiB*us",
-                  n, count[D_MOVED], dealloc_edges, count[D_IN_PLACE], count[D_SAME_STREAM],
-                  count[D_SKIP], byte_ns / 1048576.0 / 1000.0);
+                  "%u frees: %u moved, %u ordered in place (%u dealloc edges), %u already in "
+                  "place, %u same-stream, %u skipped; live bytes x time %+.3f MiB*us",
+                  n, count[D_MOVED] - ordered, ordered, dealloc_edges, count[D_IN_PLACE],
+                  count[D_SAME_STREAM], count[D_SKIP], byte_ns / 1048576.0 / 1000.0);
 out:
     for (uint32_t i = 0; plans && i < n; i++) plan_free(&plans[i]);
     for (uint32_t i = 0; ch && i < n; i++) changes_free(&ch[i]);
@@ -855,7 +856,7 @@ out:
     free(e.start);
     free(e.finish);
     sg_rw_buffers_free(&e.bufs);
+    sg_rw_reuse_free(&e.ru);
     sg_rw_streams_free(&e.st);
-    sg_reach_destroy(e.r);
     return rc;
 }

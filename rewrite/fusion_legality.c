@@ -125,13 +125,14 @@ void sg_fusion_chains_free(sg_fusion_chains_t *c)
     memset(c, 0, sizeof *c);
 }
 
-int sg_fusion_chains_find(const sg_graph_t *g, sg_fusion_chains_t *out)
+/* The finder on a given snapshot of g (r may be NULL: one is built). */
+static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_t *out)
 {
     if (!g || !out) return SG_EINVAL;
     memset(out, 0, sizeof *out);
-    sg_reach_t *r = NULL;
+    sg_reach_t *r = given;
     sg_rw_streams_t st = {0};
-    int rc = sg_reach_build(g, 0, &r);
+    int rc = given ? SG_OK : sg_reach_build(g, 0, &r);
     if (rc) return rc;
     if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
     uint32_t n_kernels = 0;
@@ -195,13 +196,18 @@ int sg_fusion_chains_find(const sg_graph_t *g, sg_fusion_chains_t *out)
     }
 out:
     sg_rw_streams_free(&st);
-    sg_reach_destroy(r);
+    if (r != given) sg_reach_destroy(r);
     if (rc) {
         free(out->storage);
         free(out->chains);
         memset(out, 0, sizeof *out);
     }
     return rc;
+}
+
+int sg_fusion_chains_find(const sg_graph_t *g, sg_fusion_chains_t *out)
+{
+    return chains_find(g, NULL, out);
 }
 
 /* ---- the pass ---------------------------------------------------------------- */
@@ -229,41 +235,60 @@ static json_t *barrier_json(const sg_barrier_t *b)
     return o;
 }
 
+/* Single kernels are listed one per line when the graph is small; past
+ * this many kernels the report keeps every candidate chain and only counts
+ * the single ones (a 100k-node report of one line per kernel helps nobody
+ * and costs more than the analysis). The API always has every chain. */
+#define LIST_SINGLES_MAX 256
+
 int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
 {
     const sg_graph_t *g = ctx->g;
     sg_fusion_chains_t fc;
-    int rc = sg_fusion_chains_find(g, &fc);
+    int rc;
+    sg_reach_t *r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
+    if ((rc = chains_find(g, r, &fc))) return rc;
     json_t *arr = json_array();
     if (!arr) {
         sg_fusion_chains_free(&fc);
         return SG_ENOMEM;
     }
-    uint32_t fused_away = 0;
+    bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
+    uint32_t fused_away = 0, singles = 0;
     for (uint32_t c = 0; c < fc.n_chains; c++) {
         const sg_fusion_chain_t *ch = &fc.chains[c];
-        const sg_kernel_t *k0 = &g->nodes[ch->nodes[0]].u.kernel;
-        sg_rw_printf(ctx, "%s %s: %u kernel%s, grid %ux%ux%u block %ux%ux%u\n",
-                     ch->n_nodes >= 2 ? "chain" : "single", sg_rw_stream_name(g, ch->stream),
-                     ch->n_nodes, ch->n_nodes == 1 ? "" : "s", k0->grid[0], k0->grid[1],
-                     k0->grid[2], k0->block[0], k0->block[1], k0->block[2]);
-        json_t *ids = json_array();
-        for (uint32_t i = 0; i < ch->n_nodes; i++) {
-            char name[200];
-            sg_rw_printf(ctx, "  %s\n", sg_rw_node_name(g, ch->nodes[i], name, sizeof name));
-            json_array_append_new(ids, json_integer(ch->nodes[i]));
+        char hb[400], tb[400], name[200];
+        if (ch->n_nodes < 2) {
+            singles++;
+            if (!list_singles) continue;
         }
-        char hb[400], tb[400];
         describe_barrier(g, &ch->head, hb, sizeof hb);
         describe_barrier(g, &ch->tail, tb, sizeof tb);
-        sg_rw_printf(ctx, "  head: %s\n  tail: %s\n", hb, tb);
-        if (ch->n_nodes >= 2) fused_away += ch->n_nodes - 1;
+        if (ch->n_nodes < 2) {
+            sg_rw_printf(ctx, "single %s: %s\n  head: %s\n  tail: %s\n",
+                         sg_rw_stream_name(g, ch->stream),
+                         sg_rw_node_name(g, ch->nodes[0], name, sizeof name), hb, tb);
+        } else {
+            const sg_kernel_t *k0 = &g->nodes[ch->nodes[0]].u.kernel;
+            sg_rw_printf(ctx, "chain %s: %u kernels, grid %ux%ux%u block %ux%ux%u\n",
+                         sg_rw_stream_name(g, ch->stream), ch->n_nodes, k0->grid[0], k0->grid[1],
+                         k0->grid[2], k0->block[0], k0->block[1], k0->block[2]);
+            for (uint32_t i = 0; i < ch->n_nodes; i++)
+                sg_rw_printf(ctx, "  %s\n", sg_rw_node_name(g, ch->nodes[i], name, sizeof name));
+            sg_rw_printf(ctx, "  head: %s\n  tail: %s\n", hb, tb);
+            fused_away += ch->n_nodes - 1;
+        }
+        json_t *ids = json_array();
+        for (uint32_t i = 0; i < ch->n_nodes; i++) json_array_append_new(ids, json_integer(ch->nodes[i]));
         json_array_append_new(
             arr, json_pack("{s:s, s:o, s:o, s:o}", "stream", sg_rw_stream_name(g, ch->stream),
                            "nodes", ids, "head", barrier_json(&ch->head), "tail",
                            barrier_json(&ch->tail)));
     }
+    if (!list_singles && singles)
+        sg_rw_printf(ctx, "%u single kernels (chains of 1) not listed (more than %d kernels)\n",
+                     singles, LIST_SINGLES_MAX);
     json_t *counts = json_object();
     sg_rw_printf(ctx, "chain ends by barrier:");
     for (int k = 1; k < SG_BARRIER_KIND_COUNT; k++) {
@@ -273,6 +298,7 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     }
     sg_rw_printf(ctx, "%s\n", fc.n_chains ? "" : " (no kernels)");
     sg_rw_json_set(ctx, "chains", arr);
+    sg_rw_json_set(ctx, "singles_listed", json_boolean(list_singles));
     sg_rw_json_set(ctx, "tail_barriers", counts);
     sg_rw_json_set(ctx, "kernels", json_integer(fc.n_kernels));
     sg_rw_json_set(ctx, "candidates", json_integer(fc.n_candidates));

@@ -219,6 +219,13 @@ int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *
     return SG_OK;
 }
 
+sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc)
+{
+    *rc = SG_OK;
+    if (!ctx->reach) *rc = sg_reach_build(ctx->g, SG_REACH_FORWARD, &ctx->reach);
+    return ctx->reach;
+}
+
 static void ctx_free(sg_pass_ctx_t *ctx)
 {
     free(ctx->text);
@@ -392,13 +399,14 @@ done:
 
 /* Check the ordering guarantee; on failure describe the first lost ordering
  * in ctx's text. Sets *checked to the number of orderings checked. */
-static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool *ok)
+static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool *ok,
+                  sg_reach_t **keep)
 {
     sg_graph_t *g = ctx->g;
     *ok = true;
     *checked = 0;
     sg_reach_t *r = NULL;
-    int rc = sg_reach_build(g, 0, &r);
+    int rc = sg_reach_build(g, SG_REACH_FORWARD, &r);
     if (rc == SG_ECYCLE) {
         *ok = false;
         sg_rw_printf(ctx, "verify: FAILED: the pass left a cycle\n");
@@ -481,6 +489,10 @@ out:
     free(ps.p);
     free(exempt);
     free(seen);
+    if (rc == SG_OK && *ok && keep) {
+        *keep = r; /* the next pass's input */
+        r = NULL;
+    }
     sg_reach_destroy(r);
     return rc;
 }
@@ -495,10 +507,12 @@ int sg_rewrite_run(sg_graph_t *g, const char *const *names, size_t n, sg_report_
 }
 
 static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_t *opt,
-                   sg_report_t *report)
+                   sg_report_t *report, sg_reach_t **reach)
 {
     sg_pass_ctx_t ctx = {0};
     ctx.g = g;
+    ctx.reach = *reach; /* a snapshot of exactly this graph, or NULL */
+    *reach = NULL;
     ctx.name = p->name;
     ctx.json = json_pack("{s:s}", "pass", p->name);
     if (!ctx.json) return SG_ENOMEM;
@@ -517,7 +531,7 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     if (opt->verify) {
         size_t checked = 0;
         bool ok = true;
-        rc = verify(&ctx, &snap, &checked, &ok);
+        rc = verify(&ctx, &snap, &checked, &ok, reach);
         if (rc == SG_OK && !ok) rc = SG_EINVAL;
         if (rc == SG_OK) {
             sg_rw_printf(&ctx, "verify: ok, %zu orderings of the input kept\n", checked);
@@ -542,6 +556,7 @@ report_out:
     }
 out:
     snapshot_free(&snap);
+    sg_reach_destroy(ctx.reach);
     ctx_free(&ctx);
     return rc;
 }
@@ -556,7 +571,10 @@ int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *
         opt = &defaults;
     }
     pass_def_t def = {name, "", false, run};
-    return run_one(g, &def, opt, report);
+    sg_reach_t *reach = NULL;
+    int rc = run_one(g, &def, opt, report, &reach);
+    sg_reach_destroy(reach);
+    return rc;
 }
 
 int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
@@ -581,15 +599,12 @@ int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
             list[count++] = &passes[k];
         }
     }
-    /* A cyclic input is no DAG to reason about: refuse before any pass. */
-    sg_node_id_t *order = NULL;
-    uint32_t no = 0;
-    int rc = sg_graph_topo_order(g, &order, &no);
-    free(order);
-    if (rc) return rc;
-    for (size_t i = 0; i < count; i++) {
-        rc = run_one(g, list[i], opt, report);
-        if (rc) return rc;
-    }
-    return SG_OK;
+    /* A cyclic input is no DAG to reason about: refuse before any pass. The
+     * snapshot is the first pass's input; each verification's snapshot is
+     * the next one's. */
+    sg_reach_t *reach = NULL;
+    int rc = sg_reach_build(g, SG_REACH_FORWARD, &reach);
+    for (size_t i = 0; i < count && rc == SG_OK; i++) rc = run_one(g, list[i], opt, report, &reach);
+    sg_reach_destroy(reach);
+    return rc;
 }

@@ -23,11 +23,19 @@ struct sg_reach {
     uint32_t loaded;     /* loaded block, UINT32_MAX for none */
     int32_t *R;          /* n_order rows of `width`, indexed by rank */
     int32_t *F;
+    /* adjacency by rank, compact (the clock loops walk it V * k times) */
+    uint32_t *in_start, *in_rank, *out_start, *out_rank;
+    /* the poset-chain builder's clock rows (jagged, by rank), reused as R */
+    int32_t *rows;
+    uint64_t *row_off;
+    uint32_t *row_len;
     /* DFS scratch for queries outside the loaded block */
     uint32_t *stamp;
     uint32_t stamp_now;
     sg_node_id_t *stack;
 };
+
+static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw);
 
 void sg_reach_destroy(sg_reach_t *r)
 {
@@ -40,6 +48,13 @@ void sg_reach_destroy(sg_reach_t *r)
     free(r->F);
     free(r->stamp);
     free(r->stack);
+    free(r->rows);
+    free(r->row_off);
+    free(r->row_len);
+    free(r->in_start);
+    free(r->in_rank);
+    free(r->out_start);
+    free(r->out_rank);
     free(r);
 }
 
@@ -82,6 +97,167 @@ static int build_chains(sg_reach_t *r)
     return SG_OK;
 }
 
+/* Kahn's algorithm with a FIFO: O(V+E) and cache-friendly, where the
+ * model's sg_graph_topo_order keeps a heap to order ties by capture
+ * sequence (O(V log V)); any topological order serves here, and this one is
+ * deterministic (roots by id, then adjacency order). */
+static int topo_order(const sg_graph_t *g, sg_node_id_t **out, uint32_t *n_out)
+{
+    uint32_t n = g->n_nodes;
+    uint32_t *indeg = malloc((n ? n : 1) * sizeof *indeg);
+    sg_node_id_t *q = malloc((g->live_nodes ? g->live_nodes : 1) * sizeof *q);
+    if (!indeg || !q) {
+        free(indeg);
+        free(q);
+        return SG_ENOMEM;
+    }
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (g->nodes[i].removed) continue;
+        indeg[i] = g->nodes[i].n_in;
+        if (indeg[i] == 0) q[tail++] = i;
+    }
+    while (head < tail) {
+        const sg_node_t *x = &g->nodes[q[head++]];
+        for (uint32_t k = 0; k < x->n_out; k++) {
+            sg_node_id_t y = g->edges[x->out[k]].to;
+            if (--indeg[y] == 0) q[tail++] = y;
+        }
+    }
+    free(indeg);
+    if (tail != g->live_nodes) {
+        free(q);
+        return SG_ECYCLE;
+    }
+    *out = q;
+    *n_out = tail;
+    return SG_OK;
+}
+
+/* The adjacency of the live nodes by topological rank. */
+static int build_csr(sg_reach_t *r)
+{
+    const sg_graph_t *g = r->g;
+    uint32_t n = r->n_order;
+    r->in_start = calloc((size_t)n + 1, sizeof *r->in_start);
+    r->out_start = calloc((size_t)n + 1, sizeof *r->out_start);
+    if (!r->in_start || !r->out_start) return SG_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_node_t *x = &g->nodes[r->order[i]];
+        r->in_start[i + 1] = r->in_start[i] + x->n_in;
+        r->out_start[i + 1] = r->out_start[i] + x->n_out;
+    }
+    r->in_rank = malloc((r->in_start[n] ? r->in_start[n] : 1) * sizeof *r->in_rank);
+    r->out_rank = malloc((r->out_start[n] ? r->out_start[n] : 1) * sizeof *r->out_rank);
+    if (!r->in_rank || !r->out_rank) return SG_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_node_t *x = &g->nodes[r->order[i]];
+        uint32_t *in = r->in_rank + r->in_start[i], *out = r->out_rank + r->out_start[i];
+        for (uint32_t k = 0; k < x->n_in; k++) in[k] = r->rank[g->edges[x->in[k]].from];
+        for (uint32_t k = 0; k < x->n_out; k++) out[k] = r->rank[g->edges[x->out[k]].to];
+    }
+    return SG_OK;
+}
+
+/* Chains that need not be paths, only totally ordered by reachability
+ * (that is all the clocks need): in topological order, each node gets the
+ * clock row of its ancestors over the chains made so far (rows grow with
+ * the chain count: earlier nodes cannot reach later chains), and continues
+ * the chain of its stream's latest node when that node reaches it (through
+ * any path: a stream whose consecutive nodes are ordered only through other
+ * streams, e.g. after transitive reduction, stays one chain), else the
+ * chain of an in-neighbour that is a tail. Returns SG_ELIMIT when the rows
+ * would pass the budget (a graph too wide for this): the caller falls back
+ * to build_chains. */
+static int build_poset_chains(sg_reach_t *r)
+{
+    const sg_graph_t *g = r->g;
+    size_t n = r->n_order;
+    uint64_t *off = malloc((n ? n : 1) * sizeof *off);
+    uint32_t *len = malloc((n ? n : 1) * sizeof *len);
+    uint32_t *tail = malloc((n ? n : 1) * sizeof *tail);     /* by chain: rank of its tail */
+    uint32_t *chain = malloc((n ? n : 1) * sizeof *chain);   /* by rank */
+    uint32_t *pos = malloc((n ? n : 1) * sizeof *pos);       /* by rank */
+    uint32_t ns = g->root->n_streams;
+    uint32_t *stream_chain = malloc((ns ? ns : 1) * sizeof *stream_chain);
+    size_t cap = n * 4 + 16, used = 0;
+    int32_t *arena = malloc(cap * sizeof *arena);
+    int rc = SG_OK;
+    if (!off || !len || !tail || !chain || !pos || !stream_chain || !arena) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
+    uint32_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t stream = g->nodes[r->order[i]].stream;
+        /* room for k + 1 entries (a new chain may start here) */
+        if (used + k + 1 > cap) {
+            if ((used + k + 1) > REACH_BUDGET) {
+                rc = SG_ELIMIT;
+                goto out;
+            }
+            size_t nc = cap * 2 > used + k + 1 ? cap * 2 : used + k + 1;
+            int32_t *p = realloc(arena, nc * sizeof *p);
+            if (!p) {
+                rc = SG_ENOMEM;
+                goto out;
+            }
+            arena = p;
+            cap = nc;
+        }
+        int32_t *row = arena + used;
+        for (uint32_t c = 0; c < k; c++) row[c] = -1;
+        const uint32_t *in = r->in_rank + r->in_start[i];
+        uint32_t nin = r->in_start[i + 1] - r->in_start[i];
+        for (uint32_t e = 0; e < nin; e++) {
+            const int32_t *ru = arena + off[in[e]];
+            uint32_t lu = len[in[e]];
+            for (uint32_t c = 0; c < lu; c++)
+                if (ru[c] > row[c]) row[c] = ru[c];
+        }
+        uint32_t pick = UINT32_MAX;
+        uint32_t sc = stream < ns ? stream_chain[stream] : UINT32_MAX;
+        if (sc != UINT32_MAX && row[sc] == (int32_t)pos[tail[sc]]) pick = sc;
+        for (uint32_t e = 0; e < nin && pick == UINT32_MAX; e++)
+            if (tail[chain[in[e]]] == in[e]) pick = chain[in[e]];
+        if (pick == UINT32_MAX) {
+            pick = k++;
+            row[pick] = -1;
+            pos[i] = 0;
+        } else {
+            pos[i] = pos[tail[pick]] + 1;
+        }
+        chain[i] = pick;
+        tail[pick] = (uint32_t)i;
+        row[pick] = (int32_t)pos[i];
+        off[i] = used;
+        len[i] = k;
+        used += k;
+        if (stream < ns) stream_chain[stream] = pick;
+    }
+    for (size_t i = 0; i < n; i++) {
+        r->chain[r->order[i]] = chain[i];
+        r->pos[r->order[i]] = pos[i];
+    }
+    r->n_chains = k;
+    r->rows = arena; /* kept: they are R for all chains */
+    r->row_off = off;
+    r->row_len = len;
+    arena = NULL;
+    off = NULL;
+    len = NULL;
+out:
+    free(off);
+    free(len);
+    free(tail);
+    free(chain);
+    free(pos);
+    free(stream_chain);
+    free(arena);
+    return rc;
+}
+
 int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
 {
     if (!g || !out) return SG_EINVAL;
@@ -91,7 +267,7 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     r->g = g;
     r->flags = flags;
     r->loaded = UINT32_MAX;
-    int rc = sg_graph_topo_order(g, &r->order, &r->n_order);
+    int rc = topo_order(g, &r->order, &r->n_order);
     if (rc) {
         free(r);
         return rc;
@@ -109,7 +285,10 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     }
     for (uint32_t i = 0; i < r->n_ids; i++) r->rank[i] = UINT32_MAX;
     for (uint32_t i = 0; i < r->n_order; i++) r->rank[r->order[i]] = i;
-    if ((rc = build_chains(r))) {
+    rc = build_csr(r);
+    if (rc == SG_OK) rc = build_poset_chains(r);
+    if (rc == SG_ELIMIT) rc = build_chains(r);
+    if (rc) {
         sg_reach_destroy(r);
         return rc;
     }
@@ -125,11 +304,49 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
         return SG_ENOMEM;
     }
     if (r->n_chains <= r->width && r->n_chains > 0) {
-        uint32_t f, c;
-        sg_reach_load_block(r, 0, &f, &c);
+        if (r->rows) {
+            /* the builder's rows are R already: copy them into the table,
+             * and only the forward clocks remain to compute */
+            for (uint32_t i = 0; i < r->n_order; i++) {
+                int32_t *row = r->R + (size_t)i * w;
+                const int32_t *src = r->rows + r->row_off[i];
+                uint32_t l = r->row_len[i];
+                memcpy(row, src, l * sizeof *row);
+                for (uint32_t c = l; c < w; c++) row[c] = -1;
+            }
+            if (r->F) forward_clocks(r, 0, r->n_chains);
+            r->loaded = 0;
+        } else {
+            sg_reach_load_block(r, 0, NULL, NULL);
+        }
     }
+    free(r->rows);
+    free(r->row_off);
+    free(r->row_len);
+    r->rows = NULL;
+    r->row_off = NULL;
+    r->row_len = NULL;
     *out = r;
     return SG_OK;
+}
+
+/* F for chains [c0, c0 + cw): rows in reverse topological order, min over
+ * out-neighbours. */
+static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw)
+{
+    uint32_t w = r->width;
+    for (uint32_t i = r->n_order; i-- > 0;) {
+        sg_node_id_t v = r->order[i];
+        int32_t *row = r->F + (size_t)i * w;
+        for (uint32_t c = 0; c < cw; c++) row[c] = INT32_MAX;
+        for (uint32_t k = r->out_start[i]; k < r->out_start[i + 1]; k++) {
+            const int32_t *p = r->F + (size_t)r->out_rank[k] * w;
+            for (uint32_t c = 0; c < cw; c++)
+                if (p[c] < row[c]) row[c] = p[c];
+        }
+        uint32_t cv = r->chain[v];
+        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
+    }
 }
 
 uint32_t sg_reach_block_count(const sg_reach_t *r)
@@ -146,36 +363,20 @@ int sg_reach_load_block(sg_reach_t *r, uint32_t b, uint32_t *first, uint32_t *co
     if (first) *first = c0;
     if (count) *count = cw;
     if (r->loaded == b) return SG_OK;
-    const sg_graph_t *g = r->g;
     /* R: rows in topological order, max over in-neighbours. */
     for (uint32_t i = 0; i < r->n_order; i++) {
         sg_node_id_t v = r->order[i];
         int32_t *row = r->R + (size_t)i * w;
         for (uint32_t c = 0; c < cw; c++) row[c] = -1;
-        const sg_node_t *nv = &g->nodes[v];
-        for (uint32_t k = 0; k < nv->n_in; k++) {
-            const int32_t *p = r->R + (size_t)r->rank[g->edges[nv->in[k]].from] * w;
+        for (uint32_t k = r->in_start[i]; k < r->in_start[i + 1]; k++) {
+            const int32_t *p = r->R + (size_t)r->in_rank[k] * w;
             for (uint32_t c = 0; c < cw; c++)
                 if (p[c] > row[c]) row[c] = p[c];
         }
         uint32_t cv = r->chain[v];
         if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
     }
-    if (r->F) {
-        for (uint32_t i = r->n_order; i-- > 0;) {
-            sg_node_id_t v = r->order[i];
-            int32_t *row = r->F + (size_t)i * w;
-            for (uint32_t c = 0; c < cw; c++) row[c] = INT32_MAX;
-            const sg_node_t *nv = &g->nodes[v];
-            for (uint32_t k = 0; k < nv->n_out; k++) {
-                const int32_t *p = r->F + (size_t)r->rank[g->edges[nv->out[k]].to] * w;
-                for (uint32_t c = 0; c < cw; c++)
-                    if (p[c] < row[c]) row[c] = p[c];
-            }
-            uint32_t cv = r->chain[v];
-            if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
-        }
-    }
+    if (r->F) forward_clocks(r, c0, cw);
     r->loaded = b;
     return SG_OK;
 }
@@ -324,4 +525,18 @@ uint32_t sg_reach_chain_of(const sg_reach_t *r, sg_node_id_t v)
 uint32_t sg_reach_pos(const sg_reach_t *r, sg_node_id_t v)
 {
     return live(r, v) ? r->pos[v] : UINT32_MAX;
+}
+
+bool sg_reach_all_loaded(const sg_reach_t *r, bool forward)
+{
+    return r->n_chains <= r->width && r->loaded == 0 && (!forward || r->F);
+}
+
+int sg_reach_check_acyclic(const sg_graph_t *g)
+{
+    sg_node_id_t *order = NULL;
+    uint32_t n = 0;
+    int rc = topo_order(g, &order, &n);
+    free(order);
+    return rc;
 }

@@ -1,17 +1,21 @@
 /* reach.h: exact "is there a path u -> v" on a snapshot of a DAG, for many
  * queries, without O(V^2) memory or a BFS per query.
  *
- * Method: the nodes are split into chains, each a path of the graph (every
- * consecutive pair joined by an edge), built greedily in topological order
- * and preferring the same stream, so a captured graph gets about one chain
- * per stream. For every node v and chain c we keep
+ * Method: the nodes are split into chains, each totally ordered by
+ * reachability (every node of a chain reaches the next), built greedily in
+ * topological order: a node continues its stream's chain when the stream's
+ * latest node reaches it (by any path), else the chain of an in-neighbour
+ * that is a tail; so a captured graph gets about one chain per stream, even
+ * after transitive reduction removed its stream edges. For every node v and
+ * chain c we keep
  *     R[v][c] = the largest position on c of a node that reaches v (-1: none)
- * (a vector clock with one entry per chain, CSAN's per-stream clocks made
- * exact: because a chain is a path, position q reaching v implies every
- * position <= q reaches v). Then u reaches v iff R[v][chain(u)] >= pos(u).
- * Streams themselves are not used as the clock's index because a stream is
- * a path only when every consecutive pair is joined; a stream with a gap
- * simply becomes two chains here.
+ * (a vector clock with one entry per chain: CSAN's per-stream clocks made
+ * exact, because on a chain position q reaching v implies every position
+ * <= q reaches v). Then u reaches v iff R[v][chain(u)] >= pos(u). Streams
+ * themselves cannot be the clock's index: a stream is totally ordered only
+ * when its consecutive nodes are joined by paths; a stream with a gap simply
+ * becomes two chains here. (Very wide graphs, whose growing rows would pass
+ * the memory budget, fall back to chains that are paths of direct edges.)
  *
  * Cost: O((V+E) * k) time for k chains, O(V * w) memory where the clocks
  * are computed w chains at a time (w = k when V*k is small, which is the
@@ -44,6 +48,8 @@ enum {
 /* Snapshot g (its root-level nodes and edges). SG_ECYCLE if g has a cycle. */
 int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out);
 void sg_reach_destroy(sg_reach_t *r);
+/* SG_OK when g (root-level) is a DAG, SG_ECYCLE when not; O(V+E). */
+int sg_reach_check_acyclic(const sg_graph_t *g);
 
 /* Does u reach v (u == v counts)? Removed or unknown nodes reach nothing. */
 bool sg_reach_query(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v);
@@ -51,8 +57,9 @@ bool sg_reach_query(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v);
  * once); out[i] = 1 when pairs[i][0] reaches pairs[i][1]. */
 int sg_reach_query_batch(sg_reach_t *r, const sg_node_id_t (*pairs)[2], size_t n, uint8_t *out);
 
-/* Topological order of the live nodes (Kahn, ties by seq then id) and each
- * node's rank in it (UINT32_MAX for a removed id). */
+/* A topological order of the live nodes (Kahn with a FIFO: roots by id,
+ * then adjacency order; deterministic for a given graph) and each node's
+ * rank in it (UINT32_MAX for a removed id). */
 const sg_node_id_t *sg_reach_order(const sg_reach_t *r, uint32_t *n);
 uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v);
 
@@ -66,6 +73,9 @@ uint32_t sg_reach_pos(const sg_reach_t *r, sg_node_id_t v);
  * may be read for chains of that block. */
 uint32_t sg_reach_block_count(const sg_reach_t *r);
 int sg_reach_load_block(sg_reach_t *r, uint32_t b, uint32_t *first, uint32_t *count);
+/* Are the clocks of every chain loaded (one block), with forward clocks
+ * when `forward`? Then the two functions below answer for any chain. */
+bool sg_reach_all_loaded(const sg_reach_t *r, bool forward);
 /* Largest position on chain c of a node reaching v, or -1. */
 int32_t sg_reach_last_reaching(const sg_reach_t *r, sg_node_id_t v, uint32_t c);
 /* Smallest position on chain c of a node reached from v, or INT32_MAX. */

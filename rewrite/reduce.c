@@ -81,8 +81,8 @@ static bool redundant(const sg_graph_t *g, sg_reach_t *r, const sg_edge_t *e)
 int sg_pass_reduce(sg_pass_ctx_t *ctx)
 {
     sg_graph_t *g = ctx->g;
-    sg_reach_t *r = NULL;
-    int rc = sg_reach_build(g, 0, &r);
+    int rc;
+    sg_reach_t *r = sg_rw_input_reach(ctx, &rc); /* removals keep reachability: stays valid */
     if (rc) return rc;
     sg_edge_id_t *drop = malloc((g->n_edges ? g->n_edges : 1) * sizeof *drop);
     uint8_t *why = malloc(g->n_edges ? g->n_edges : 1);
@@ -126,6 +126,5 @@ out:
     json_decref(arr);
     free(drop);
     free(why);
-    sg_reach_destroy(r);
     return rc;
 }

@@ -32,6 +32,7 @@ typedef struct sg_pass_ctx {
     sg_rw_moved_t *moved;
     uint32_t n_moved, cap_moved;
     int err; /* first out-of-memory while reporting */
+    sg_reach_t *reach; /* snapshot of the pass's input (forward clocks), or NULL */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -40,6 +41,11 @@ void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((form
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
 int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
                      uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ);
+/* The reachability snapshot of the pass's input, with forward clocks:
+ * built once and shared (the verifier's snapshot of one pass's output is
+ * the next pass's input). Owned by the manager: do not destroy; it does not
+ * follow the pass's own changes. NULL with *rc set on failure. */
+sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc);
 
 /* Run one pass function through the manager (report, pass log, verifier):
  * how tests exercise the verifier, and how a pass not in the registry yet
@@ -111,6 +117,44 @@ void sg_rw_buffers_free(sg_rw_buffers_t *b);
 
 /* Do buffers a and b cover overlapping addresses? */
 bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b);
+
+/* What must follow a free of buffer b because it reuses b's memory: the
+ * allocations of overlapping buffers, and the accesses to overlapping
+ * buffers that are not allocated in the graph, that the free reaches; only
+ * the minimal ones (later reuses follow through them). Built once per
+ * snapshot without enumerating overlapping pairs (a pool address reused m
+ * times has m^2 of them): buffers are grouped into clusters of transitively
+ * overlapping address ranges, and each cluster keeps its allocations sorted
+ * by (chain, position), so a query takes, per chain, the first allocation
+ * the free reaches (from the forward clock; reach must be built with
+ * SG_REACH_FORWARD) that overlaps b. O(B log B) to build, about
+ * O(k log m + k^2) per free. */
+typedef struct {
+    uint32_t n_buffers;
+    uint32_t *cluster;    /* by buffer */
+    uint32_t *start;      /* n_clusters + 1 offsets into allocs */
+    sg_node_id_t *allocs; /* per cluster, by (chain, position) */
+    uint32_t *pstart;     /* n_clusters + 1 offsets into plain */
+    uint32_t *plain;      /* per cluster, buffers not allocated in the graph */
+    uint32_t n_clusters;
+} sg_rw_reuse_t;
+
+int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t *bufs,
+                      sg_rw_reuse_t *ru);
+void sg_rw_reuse_free(sg_rw_reuse_t *ru);
+/* *out (malloc'd, may be NULL when *n == 0) gets the minimal reuses after
+ * free f of buffer b. */
+int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *g,
+                      const sg_rw_buffers_t *bufs, sg_node_id_t f, uint32_t b, sg_node_id_t **out,
+                      uint32_t *n);
+/* Does node y touch memory of buffer b as a reuse (allocates, or accesses
+ * through another buffer, addresses overlapping b)? */
+bool sg_rw_reuses(const sg_graph_t *g, sg_node_id_t y, uint32_t b);
+
+/* The minimal elements of ids[0..n) under reachability (none reaches
+ * another), appended to out (capacity n) in topological order; returns how
+ * many. O(n log n + n * minima) queries. */
+uint32_t sg_rw_minimal(sg_reach_t *r, const sg_node_id_t *ids, uint32_t n, sg_node_id_t *out);
 
 /* ---- cost model and timeline ------------------------------------------------------------- */
 

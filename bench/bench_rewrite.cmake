@@ -1,0 +1,11 @@
+# bench_rewrite: the rewrite passes (each alone with the ordering verifier,
+# all in one run) and the hazard check on synthetic 8-stream captures of 10k
+# and 100k nodes; prints ms, ns per node and the 100k/10k ratio. CPU only.
+# Run: build/bench/bench_rewrite [SMALL LARGE]
+if(TARGET sgcap_rewrite)
+  add_executable(bench_rewrite ${CMAKE_CURRENT_LIST_DIR}/bench_rewrite.c)
+  sgcap_target_defaults(bench_rewrite)
+  target_include_directories(bench_rewrite PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(bench_rewrite PRIVATE sgcap_rewrite sgcap_graph)
+  set_target_properties(bench_rewrite PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${SGCAP_BENCH_DIR})
+endif()
