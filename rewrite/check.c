@@ -534,7 +534,7 @@ int sg_check_run(const sg_graph_t *g, const sg_check_options_t *opt, sg_check_re
     if ((rc = use_after_free(&c))) goto out;
     if ((rc = reuse(&c))) goto out;
     if ((rc = unjoined(&c))) goto out;
-    qsort(out->hazards, out->n, sizeof *out->hazards, cmp_hazard);
+    if (out->n) qsort(out->hazards, out->n, sizeof *out->hazards, cmp_hazard);
     /* one hazard per (kind, node pair): several accesses of one node to
      * the same memory are one finding (a reuse is per pair of buffers, and
      * one user may hold two of them) */

@@ -3,8 +3,10 @@
 # golden.rewrite.NAME: every pass alone and the default pipeline, report and
 # resulting dump compared with tests/golden/rewrite/NAME.PASS.txt, plus a
 # JSON round trip and idempotence of each; the hazard check's findings
-# compared with tests/golden/rewrite/NAME.check.txt. To regenerate after an
-# intended change (then review git diff tests/golden/rewrite):
+# compared with tests/golden/rewrite/NAME.check.txt; and golden.rewrite.cli,
+# `sgcap check` and `sgcap rewrite` end to end (rewrite/cli.cmake). To
+# regenerate the expected files after an intended change (then review
+# git diff tests/golden/rewrite):
 #   SGCAP_GOLDEN_UPDATE=1 ctest --test-dir build -R golden.rewrite
 if(TARGET sgcap_rewrite)
   set(SGCAP_GOLDEN_REWRITE_DIR ${CMAKE_CURRENT_LIST_DIR}/rewrite)
@@ -22,4 +24,13 @@ if(TARGET sgcap_rewrite)
              COMMAND golden_rewrite ${bundle} ${SGCAP_GOLDEN_REWRITE_DIR})
     set_tests_properties(golden.rewrite.${name} PROPERTIES LABELS "cpu;golden" TIMEOUT 120)
   endforeach()
+endif()
+
+# The CLI end to end (exit codes, bad input, nothing written on failure).
+if(TARGET sgcap AND TARGET sgcap_rewrite)
+  add_test(NAME golden.rewrite.cli
+           COMMAND ${CMAKE_COMMAND} -DSGCAP=$<TARGET_FILE:sgcap>
+                   -DFIXTURES=${CMAKE_CURRENT_LIST_DIR} -DOUT=${CMAKE_BINARY_DIR}/rewrite-cli
+                   -P ${CMAKE_CURRENT_LIST_DIR}/rewrite/cli.cmake)
+  set_tests_properties(golden.rewrite.cli PROPERTIES LABELS "cpu;golden" TIMEOUT 120)
 endif()
