@@ -242,8 +242,9 @@ static void ctx_free(sg_pass_ctx_t *ctx)
 /* The input's edges, kept to check the output against. */
 typedef struct {
     uint32_t n_nodes;   /* g->n_nodes before the pass */
+    uint32_t live_nodes, n_edges_total; /* g->live_nodes, g->n_edges */
     uint8_t *was_live;  /* by id */
-    uint32_t n_edges;
+    uint32_t n_edges;   /* live edges */
     sg_node_id_t (*edges)[2];
 } snapshot_t;
 
@@ -258,6 +259,8 @@ static int snapshot_take(const sg_graph_t *g, snapshot_t *s)
 {
     memset(s, 0, sizeof *s);
     s->n_nodes = g->n_nodes;
+    s->live_nodes = g->live_nodes;
+    s->n_edges_total = g->n_edges;
     s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
     s->edges = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->edges);
     if (!s->was_live || !s->edges) {
@@ -531,7 +534,18 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     if (opt->verify) {
         size_t checked = 0;
         bool ok = true;
-        rc = verify(&ctx, &snap, &checked, &ok, reach);
+        if (ctx.n_moved == 0 && g->n_nodes == snap.n_nodes && g->n_edges == snap.n_edges_total &&
+            g->live_nodes == snap.live_nodes && g->live_edges == snap.n_edges) {
+            /* Nothing was added or removed (ids are never reused, so an add
+             * and a remove cannot cancel out): every edge of the input is
+             * still there, and the input's snapshot still describes the
+             * graph; hand it on. */
+            checked = snap.n_edges;
+            *reach = ctx.reach;
+            ctx.reach = NULL;
+        } else {
+            rc = verify(&ctx, &snap, &checked, &ok, reach);
+        }
         if (rc == SG_OK && !ok) rc = SG_EINVAL;
         if (rc == SG_OK) {
             sg_rw_printf(&ctx, "verify: ok, %zu orderings of the input kept\n", checked);
