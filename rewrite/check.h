@@ -35,7 +35,14 @@
  * of positions, (last position reaching it, first position it reaches);
  * only accesses of the same memory region inside that window are looked at,
  * so a well synchronized graph costs O(accesses * k * log), never O(n^2)
- * pairs. Hazards are sorted (kind, nodes) and deduplicated per node pair.
+ * pairs (a region is a connected run of overlapping access ranges). Reuse:
+ * the same window idea per allocation and chain (neither before the alloc
+ * nor after a free of its buffer), over allocations grouped by address
+ * cluster, so a pool address reused m times does not cost m^2 pairs.
+ * use_after_free: one batched query per (user, alloc/free). Unjoined: one
+ * query per stream. Hazards are sorted (kind, nodes) and deduplicated per
+ * node pair (per buffer pair for reuse). The result is exact: every racy
+ * pair is reported, up to max_hazards (tests compare with brute force).
  */
 #ifndef SGCAP_REWRITE_CHECK_H
 #define SGCAP_REWRITE_CHECK_H
