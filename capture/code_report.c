@@ -2,6 +2,7 @@
  * whether usable PTX exists (code_report.h). Kernels are grouped by image so
  * that each image is read and parsed once, and only one is in memory. */
 #include "code_report.h"
+#include "nvrtc_ptx.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,6 +118,7 @@ typedef struct {
     sg_fatbin_t fb;
     sg_arch_list_t sass, ptx;
     bool from_bytes;
+    bool recompiled; /* bytes are PTX recompiled from captured NVRTC source */
 } image_ctx_t;
 
 static void image_fail(image_ctx_t *c, sg_ptx_reason_t r, const char *fmt, ...)
@@ -146,6 +148,45 @@ static char entry_suffix(const sg_fatbin_entry_t *e)
                                                          : 0;
 }
 
+/* An NVRTC source image: recompile it to PTX for the device, then treat the
+ * result like a captured PTX image. */
+static int nvrtc_load(const sg_image_t *img, const char *bundle_path,
+                      const sg_code_report_options_t *opt, image_ctx_t *c)
+{
+    sg_diag_t diag;
+    memset(&diag, 0, sizeof diag);
+    void *src = NULL;
+    size_t n = 0;
+    int rc = sg_bundle_read_blob(bundle_path, img->file, opt->max_image_bytes, &src, &n, &diag);
+    if (rc == SG_ENOMEM) return rc;
+    if (rc) {
+        char msg[200];
+        sg_diag_format(&diag, msg, sizeof msg);
+        image_fail(c, rc == SG_ENOENT ? SG_PTX_NO_IMAGE : SG_PTX_UNREADABLE, "%s", msg);
+        return SG_OK;
+    }
+    char *ptx = NULL, err[200];
+    size_t ptx_len = 0;
+    rc = sg_nvrtc_compile_ptx(src, n, NULL, img->options, opt->device_arch, &ptx, &ptx_len, err,
+                              sizeof err);
+    free(src);
+    if (rc == SG_ENOMEM) return rc;
+    if (rc) {
+        image_fail(c, SG_PTX_FROM_SOURCE, "NVRTC source: recompiling for compute_%u failed: %s",
+                   opt->device_arch, err);
+        return SG_OK;
+    }
+    c->bytes = ptx;
+    c->n = ptx_len;
+    c->format = SG_CODE_FORMAT_PTX;
+    c->from_bytes = true;
+    c->recompiled = true;
+    uint32_t arch;
+    char sfx;
+    if (sg_ptx_target(ptx, ptx_len, &arch, &sfx) == SG_OK) arch_list_add(&c->ptx, arch, sfx);
+    return SG_OK;
+}
+
 static int image_load(const sg_graph_t *g, uint32_t index, const char *bundle_path,
                       const sg_code_report_options_t *opt, image_ctx_t *c)
 {
@@ -161,9 +202,12 @@ static int image_load(const sg_graph_t *g, uint32_t index, const char *bundle_pa
     }
     metadata_archs(img, c);
     if (img->kind == SG_IMAGE_NVRTC) {
-        image_fail(c, SG_PTX_FROM_SOURCE,
-                   "NVRTC source captured: PTX comes from recompiling it");
-        return SG_OK;
+        if (!opt->recompile_nvrtc || !bundle_path || !img->file) {
+            image_fail(c, SG_PTX_FROM_SOURCE,
+                       "NVRTC source captured: PTX comes from recompiling it");
+            return SG_OK;
+        }
+        return nvrtc_load(img, bundle_path, opt, c);
     }
     if (!bundle_path || !img->file) {
         image_fail(c, SG_PTX_NO_IMAGE, "image %s%s: bytes not in the bundle", img->hash,
@@ -281,8 +325,8 @@ static int row_decide(sg_code_report_row_t *r, const image_ctx_t *c, uint32_t de
             r->reason = SG_PTX_OK;
             r->ptx_target = target;
             r->ptx_target_suffix = sfx;
-            snprintf(r->detail, sizeof r->detail, "PTX .target sm_%u%s for sm_%u", target,
-                     sfx_str(sfx), dev);
+            snprintf(r->detail, sizeof r->detail, "PTX .target sm_%u%s for sm_%u%s", target,
+                     sfx_str(sfx), dev, c->recompiled ? ", recompiled from the NVRTC source" : "");
         }
     }
     r->ptx_available = r->reason == SG_PTX_OK;

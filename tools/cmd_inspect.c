@@ -398,7 +398,7 @@ static const char *reason_text(const sg_code_report_row_t *r)
 
 static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool json)
 {
-    sg_code_report_options_t opt = {.device_arch = arch};
+    sg_code_report_options_t opt = {.device_arch = arch, .recompile_nvrtc = true};
     sg_code_report_t rep = {0};
     int rc = sg_code_report(g, path, &opt, &rep);
     if (rc != SG_OK) {
