@@ -18,6 +18,7 @@
 #include "assemble.h"
 #include "graph/bundle.h"
 #include "graph/views.h"
+#include "extents.h"
 
 #define MAX_PARAMS 4096
 #define ADDRESS_RANGE_BUDGET 64 /* cuMemGetAddressRange lookups per graph */
@@ -686,6 +687,7 @@ sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
     sg_inject_relaxed_begin(&relaxed);
     pthread_mutex_lock(&sg_shim.hot);
     int rc = build_into(&b, g, graph, 0, why, n);
+    if (rc == SG_OK) rc = sg_capture_segment_extents(g);
     fill_device(&g->device);
     pthread_mutex_unlock(&sg_shim.hot);
     sg_inject_relaxed_end(&relaxed);

@@ -43,9 +43,14 @@ set +e; "$sgcap" check "$bundle"; rc=$?; set -e
 echo; echo "== sgcap rewrite -> $out/rewritten.sgraph"
 "$sgcap" rewrite "$bundle" -o "$out/rewritten.sgraph"
 echo; echo "== drawings"
-"$sgcap" dot "$bundle" -o "$out/captured.svg"
-"$sgcap" dot "$out/rewritten.sgraph" -o "$out/rewritten.svg"
-echo "   $out/captured.svg  $out/rewritten.svg"
+ext=svg
+if ! command -v dot >/dev/null 2>&1; then
+  ext=dot
+  echo "   (Graphviz is not installed here: writing DOT; render with dot -Tsvg)"
+fi
+"$sgcap" dot "$bundle" -o "$out/captured.$ext"
+"$sgcap" dot "$out/rewritten.sgraph" -o "$out/rewritten.$ext"
+echo "   $out/captured.$ext  $out/rewritten.$ext"
 if [ $live -eq 1 ]; then
   echo; echo "== sgcap replay --validate (fresh process, compared with the original run)"
   "$sgcap" replay "$bundle" --validate

@@ -23,6 +23,7 @@
 #include "capture/assemble.h"
 #include "capture/book.h"
 #include "capture/digest.h"
+#include "capture/extents.h"
 #include "capture/memmap.h"
 #include "capture/outbox.h"
 #include "capture/topo.h"
@@ -890,9 +891,47 @@ static void test_topo_golden_bundles(void **state)
     sg_graph_destroy(g);
 }
 
+/* Open-ended kernel accesses are cut at the next entry into the buffer. */
+static void test_segment_extents(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    uint32_t s0, b0, b1;
+    assert_int_equal(sg_graph_add_stream(g, NULL, 0, &s0), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x10000, 4096, &b0), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x20000, 4096, &b1), 0);
+    sg_node_id_t k0, k1, cp, k3, k4;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, s0, 0, &k0), 0);
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, s0, 1, &k1), 0);
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_MEMCPY, s0, 2, &cp), 0);
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, s0, 3, &k3), 0);
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, s0, 4, &k4), 0);
+    /* open-ended: size == rest of the buffer */
+    assert_int_equal(sg_node_add_access(g, k0, b0, 0, 4096, SG_ACCESS_UNKNOWN), 0);
+    assert_int_equal(sg_node_add_access(g, k1, b0, 1024, 3072, SG_ACCESS_READ), 0);
+    assert_int_equal(sg_node_add_access(g, cp, b0, 2048, 512, SG_ACCESS_WRITE), 0);
+    assert_int_equal(sg_node_add_access(g, k3, b0, 3072, 1024, SG_ACCESS_UNKNOWN), 0);
+    /* a kernel access with a known size stays; another buffer is separate */
+    assert_int_equal(sg_node_add_access(g, k4, b0, 0, 100, SG_ACCESS_READ), 0);
+    assert_int_equal(sg_node_add_access(g, k4, b1, 0, 4096, SG_ACCESS_UNKNOWN), 0);
+
+    assert_int_equal(sg_capture_segment_extents(g), 0);
+    assert_int_equal(sg_graph_node(g, k0)->accesses[0].size, 1024); /* cut at k1's pointer */
+    assert_int_equal(sg_graph_node(g, k1)->accesses[0].size, 1024); /* cut at the copy */
+    assert_int_equal(sg_graph_node(g, cp)->accesses[0].size, 512);  /* copies are exact */
+    assert_int_equal(sg_graph_node(g, k3)->accesses[0].size, 1024); /* last: to the end */
+    assert_int_equal(sg_graph_node(g, k4)->accesses[0].size, 100);
+    assert_int_equal(sg_graph_node(g, k4)->accesses[1].size, 4096); /* alone in b1 */
+    /* idempotent */
+    assert_int_equal(sg_capture_segment_extents(g), 0);
+    assert_int_equal(sg_graph_node(g, k0)->accesses[0].size, 1024);
+    sg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_segment_extents),
         cmocka_unit_test(test_memmap_basic),
         cmocka_unit_test(test_memmap_vmm_merge_and_split),
         cmocka_unit_test(test_memmap_random),
