@@ -1057,13 +1057,23 @@ static uint32_t image_in_graph(sg_graph_t *g, code_entry_t *e)
         o += (size_t)snprintf(note + o, sizeof note - o, "; %s", e->note);
     if (e->lowered && o < sizeof note)
         o += (size_t)snprintf(note + o, sizeof note - o, "; name expressions: %s", e->lowered);
-    if (e->nvrtc_source != SG_NONE && e->nvrtc_source < C.n && o < sizeof note) {
+    /* The source goes into this graph's image table too (the table is the
+     * bundle's, so sidx is its bundle index) and is linked by index as well as
+     * in the note: sgcap inspect --code recompiles it for the PTX that a
+     * cubin built by NVRTC (CuPy) lacks. */
+    uint32_t sidx = SG_NONE;
+    if (e->nvrtc_source != SG_NONE && e->nvrtc_source < C.n && e->nvrtc_source != e->id) {
         code_entry_t *src = C.e[e->nvrtc_source];
-        uint32_t sidx = image_in_graph(g, src);
-        if (sidx != SG_NONE)
+        if (src->kind == SG_IMAGE_NVRTC) sidx = image_in_graph(g, src);
+        if (sidx != SG_NONE && o < sizeof note)
             snprintf(note + o, sizeof note - o, "; nvrtc-source:%s (image %u)", src->hash, sidx);
         im = sg_graph_image(root, idx); /* the table may have moved */
     }
+    /* Images are found by hash; a reader rejects a source_image that is not
+     * an nvrtc image other than this one, so never write such a link. */
+    if (sidx == idx || (sidx != SG_NONE && root->images[sidx].kind != SG_IMAGE_NVRTC))
+        sidx = SG_NONE;
+    im->source_image = sidx;
     im->note = strdup(note);
     fill_archs(e, im);
     return idx;

@@ -119,6 +119,7 @@ typedef struct {
     sg_arch_list_t sass, ptx;
     bool from_bytes;
     bool recompiled; /* bytes are PTX recompiled from captured NVRTC source */
+    uint32_t source; /* ... from this image index (for the detail) */
 } image_ctx_t;
 
 static void image_fail(image_ctx_t *c, sg_ptx_reason_t r, const char *fmt, ...)
@@ -150,9 +151,10 @@ static char entry_suffix(const sg_fatbin_entry_t *e)
 
 /* An NVRTC source image: recompile it to PTX for the device, then treat the
  * result like a captured PTX image. */
-static int nvrtc_load(const sg_image_t *img, const char *bundle_path,
+static int nvrtc_load(const sg_image_t *img, uint32_t index, const char *bundle_path,
                       const sg_code_report_options_t *opt, image_ctx_t *c)
 {
+    c->source = index;
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
     void *src = NULL;
@@ -207,7 +209,7 @@ static int image_load(const sg_graph_t *g, uint32_t index, const char *bundle_pa
                        "NVRTC source captured: PTX comes from recompiling it");
             return SG_OK;
         }
-        return nvrtc_load(img, bundle_path, opt, c);
+        return nvrtc_load(img, index, bundle_path, opt, c);
     }
     if (!bundle_path || !img->file) {
         image_fail(c, SG_PTX_NO_IMAGE, "image %s%s: bytes not in the bundle", img->hash,
@@ -325,12 +327,75 @@ static int row_decide(sg_code_report_row_t *r, const image_ctx_t *c, uint32_t de
             r->reason = SG_PTX_OK;
             r->ptx_target = target;
             r->ptx_target_suffix = sfx;
-            snprintf(r->detail, sizeof r->detail, "PTX .target sm_%u%s for sm_%u%s", target,
-                     sfx_str(sfx), dev, c->recompiled ? ", recompiled from the NVRTC source" : "");
+            if (c->recompiled)
+                snprintf(r->detail, sizeof r->detail,
+                         "PTX .target sm_%u%s for sm_%u, recompiled from the NVRTC source image %u",
+                         target, sfx_str(sfx), dev, c->source);
+            else
+                snprintf(r->detail, sizeof r->detail, "PTX .target sm_%u%s for sm_%u", target,
+                         sfx_str(sfx), dev);
         }
     }
     r->ptx_available = r->reason == SG_PTX_OK;
     return SG_OK;
+}
+
+/* Rows of one image that ended without usable PTX, where the image records
+ * the NVRTC source it was compiled from (a CuPy cubin): that source is the
+ * way to PTX, so recompile it and decide those rows from the result. The
+ * image's own SASS archs and format stay in the row; the PTX columns and
+ * the reason come from the recompiled source. Without recompiling, the
+ * image's answer stands and the detail says where PTX would come from. */
+static int source_fallback(const sg_graph_t *g, sg_code_report_row_t **rows, uint32_t n,
+                           const char *bundle_path, const sg_code_report_options_t *opt)
+{
+    uint32_t index = rows[0]->image;
+    const sg_image_t *img = index == SG_NONE ? NULL : sg_graph_image(g, index);
+    if (!img || img->kind == SG_IMAGE_NVRTC || img->source_image == SG_NONE ||
+        img->source_image == index)
+        return SG_OK;
+    const sg_image_t *src = sg_graph_image(g, img->source_image);
+    if (!src || src->kind != SG_IMAGE_NVRTC) return SG_OK; /* bundles refuse this; models may not */
+    uint32_t need = 0;
+    for (uint32_t k = 0; k < n; k++)
+        need += !rows[k]->ptx_available;
+    if (!need) return SG_OK;
+    if (!opt->recompile_nvrtc || !bundle_path || !src->file) {
+        for (uint32_t k = 0; k < n; k++) {
+            sg_code_report_row_t *r = rows[k];
+            if (r->ptx_available) continue;
+            size_t used = strnlen(r->detail, sizeof r->detail);
+            snprintf(r->detail + used, sizeof r->detail - used,
+                     "; NVRTC source captured as image %u: recompiling it gives PTX",
+                     img->source_image);
+        }
+        return SG_OK;
+    }
+    image_ctx_t sc;
+    memset(&sc, 0, sizeof sc);
+    int rc = nvrtc_load(src, img->source_image, bundle_path, opt, &sc);
+    for (uint32_t k = 0; k < n && !rc; k++) {
+        sg_code_report_row_t *r = rows[k];
+        if (r->ptx_available) continue;
+        sg_arch_list_t sass = r->sass;
+        sg_code_format_t format = r->image_format;
+        bool from_bytes = r->archs_from_bytes;
+        char before[sizeof r->detail];
+        memcpy(before, r->detail, sizeof before);
+        if ((rc = row_decide(r, &sc, opt->device_arch, opt))) break;
+        r->sass = sass;
+        r->image_format = format;
+        r->archs_from_bytes = from_bytes;
+        if (!r->ptx_available) {
+            /* Both answers matter: what the image lacks and why the source did not help. */
+            char after[sizeof r->detail];
+            memcpy(after, r->detail, sizeof after);
+            snprintf(r->detail, sizeof r->detail, "%.90s; NVRTC source image %u: %.90s", before,
+                     img->source_image, after);
+        }
+    }
+    image_unload(&sc);
+    return rc;
 }
 
 const char *sg_arch_list_format(const sg_arch_list_t *l, char *buf, size_t n)
@@ -443,7 +508,8 @@ int sg_code_report(const sg_graph_t *g, const char *bundle_path,
         image_ctx_t ctx;
         rc = image_load(g, by_image[i]->image, bundle_path, &opt, &ctx);
         for (uint32_t k = i; k < j && !rc; k++) rc = row_decide(by_image[k], &ctx, opt.device_arch, &opt);
-        image_unload(&ctx);
+        image_unload(&ctx); /* before the source is loaded: one image in memory at a time */
+        if (!rc) rc = source_fallback(g, by_image + i, j - i, bundle_path, &opt);
         i = j;
     }
     free(by_image);

@@ -62,8 +62,10 @@ typedef struct {
     uint32_t device_arch;     /* 0: sg_code_report_default_arch(g) */
     uint64_t max_image_bytes; /* 0: SG_CODE_REPORT_MAX_IMAGE */
     uint64_t max_entry_bytes; /* 0: SG_FATBIN_DEFAULT_MAX_IMAGE */
-    bool recompile_nvrtc;     /* NVRTC source images: recompile them to PTX
-                                 (needs libnvrtc; never inside the shim) */
+    bool recompile_nvrtc;     /* NVRTC source images, and the source_image of
+                                 an image without usable PTX (a CuPy cubin):
+                                 recompile them to PTX (needs libnvrtc; never
+                                 inside the shim) */
 } sg_code_report_options_t;
 
 /* "sm_75, sm_90a, sm_100" ("-" when empty, ", ..." when truncated) into

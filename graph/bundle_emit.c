@@ -738,6 +738,7 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
         key(e, "sass_archs"), v_u32_array(e, im->sass_archs, im->sass_archs ? im->n_sass_archs : 0);
         k_opt_str(e, "options", im->options);
         k_opt_str(e, "note", im->note);
+        if (im->source_image != SG_NONE) K_INT(e, "source_image", im->source_image);
         obj_end(e);
         top_entry_end(e, i + 1 == g->n_images);
     }

@@ -579,8 +579,24 @@ static int parse_images(pctx_t *c, const json_t *top)
             (rc = get_u32_array(c, o, "ptx_archs", &el, &im->ptx_archs, &im->n_ptx_archs)) ||
             (rc = get_u32_array(c, o, "sass_archs", &el, &im->sass_archs, &im->n_sass_archs)) ||
             (rc = dup_str(c, o, "options", false, &el, &im->options)) ||
-            (rc = dup_str(c, o, "note", false, &el, &im->note)))
+            (rc = dup_str(c, o, "note", false, &el, &im->note)) ||
+            (rc = get_index(c, o, "source_image", false, (uint32_t)n, "images", &el,
+                            &im->source_image)))
             return rc;
+    }
+    /* source_image may name a later entry, so its kind is checked once the
+     * whole table is read. Only NVRTC source can be recompiled to PTX; any
+     * other kind there would send readers looking for source that is not. */
+    for (uint32_t i = 0; i < g->n_images; i++) {
+        uint32_t s = g->images[i].source_image;
+        if (s == SG_NONE) continue;
+        loc_t el = LOC_ELEM(&fl, i);
+        el.id = i;
+        loc_t sl = LOC_FIELD(&el, "source_image");
+        if (s == i) return fail(c, &sl, SG_EFORMAT, "names the image itself");
+        if (g->images[s].kind != SG_IMAGE_NVRTC)
+            return fail(c, &sl, SG_EFORMAT, "names image %" PRIu32 ", a %s image, not nvrtc", s,
+                        sg_bundle_image_kind_names[g->images[s].kind]);
     }
     return SG_OK;
 }

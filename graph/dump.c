@@ -332,6 +332,7 @@ static void dump_tables(const sg_graph_t *g, FILE *f)
             fputs(" note=", f);
             put_word(f, im->note);
         }
+        if (im->source_image != SG_NONE) fprintf(f, " source=img%" PRIu32, im->source_image);
         fputc('\n', f);
     }
 }

@@ -125,6 +125,8 @@ typedef struct {
     uint32_t *sass_archs;
     char *options;        /* NVRTC or JIT options, NULL if none */
     char *note;           /* free text (why no PTX, ...) or NULL */
+    uint32_t source_image; /* the NVRTC source image this image was compiled from,
+                              or SG_NONE (its PTX can be recovered by recompiling) */
 } sg_image_t;
 
 /* ---- nodes --------------------------------------------------------------- */

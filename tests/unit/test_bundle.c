@@ -198,6 +198,7 @@ static sg_graph_t *build_everything(void)
     g->images[i0].note = strdup("no PTX for sm_100");
     g->images[i1].file = strdup("code/fedcba9876543210.cu");
     g->images[i1].options = strdup("-arch=sm_90 -default-device");
+    g->images[i0].source_image = i1; /* a later entry: checked once the table is read */
 
     /* 0: a node that will be removed, leaving a hole at id 0 */
     sg_node_id_t gone = add_node(g, SG_NODE_EMPTY, s0, 0);
@@ -510,6 +511,7 @@ static void compare_graphs(const sg_graph_t *a, const sg_graph_t *b)
         if (x->n_sass_archs) assert_memory_equal(x->sass_archs, y->sass_archs, 4 * x->n_sass_archs);
         assert_str_eq_or_null(x->options, y->options);
         assert_str_eq_or_null(x->note, y->note);
+        assert_int_equal(x->source_image, y->source_image);
     }
     assert_int_equal(a->n_pass_log, b->n_pass_log);
     for (uint32_t i = 0; i < a->n_pass_log; i++) {
@@ -1157,6 +1159,79 @@ static void test_reject_dangling(void **state)
     sg_graph_destroy(g);
 }
 
+/* images[].source_image: the NVRTC image a cubin was compiled from. */
+static void test_image_source(void **state)
+{
+    (void)state;
+    /* Round trip, written only when set, and shown by the dump. */
+    sg_graph_t *g = build_everything();
+    assert_int_equal(g->images[0].source_image, 1);
+    assert_int_equal(g->images[1].source_image, SG_NONE); /* sg_graph_add_image's default */
+    char *j = NULL, *d = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    /* once: on the cubin's line, not on the source's */
+    const char *at = strstr(j, "\"source_image\": 1}");
+    assert_non_null(at);
+    assert_null(strstr(at + strlen("\"source_image\""), "source_image"));
+    const char *nv = strstr(j, "{\"id\": 1, \"kind\": \"nvrtc\"");
+    assert_non_null(nv);
+    assert_true(nv > at);
+    sg_graph_t *r = NULL;
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_parse_json(j, strlen(j), NULL, &r, &diag);
+    if (rc) fail_msg("%s", diag.message);
+    assert_int_equal(r->images[0].source_image, 1);
+    assert_int_equal(r->images[1].source_image, SG_NONE);
+    assert_int_equal(sg_dump_string(r, &d), SG_OK);
+    const char *ds = strstr(d, " source=img1\n");
+    assert_non_null(ds);
+    assert_ptr_equal(strstr(d, "source="), ds + 1); /* images without a source print nothing */
+    assert_null(strstr(ds + strlen(" source="), "source="));
+    sg_graph_t *c = sg_graph_clone(r);
+    assert_non_null(c);
+    assert_int_equal(c->images[0].source_image, 1);
+    sg_graph_destroy(c);
+    free(j);
+    free(d);
+    sg_graph_destroy(r);
+    sg_graph_destroy(g);
+
+    /* null means none, like every index */
+    const char *ok = "{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":["
+                     "{\"id\":0,\"kind\":\"nvrtc\",\"hash\":\"0123456789abcdef\"},"
+                     "{\"id\":1,\"kind\":\"cubin\",\"hash\":\"fedcba9876543210\","
+                     "\"source_image\":null}],\"nodes\":[],\"edges\":[]}";
+    assert_int_equal(sg_bundle_parse_json(ok, strlen(ok), NULL, &r, &diag), SG_OK);
+    assert_int_equal(r->images[1].source_image, SG_NONE);
+    sg_graph_destroy(r);
+
+#define IMAGES_WITH(src)                                                                           \
+    "{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":["                                      \
+    "{\"id\":0,\"kind\":\"nvrtc\",\"hash\":\"0123456789abcdef\"},"                                 \
+    "{\"id\":1,\"kind\":\"cubin\",\"hash\":\"fedcba9876543210\",\"source_image\":" src "},"        \
+    "{\"id\":2,\"kind\":\"ptx\",\"hash\":\"00000000000000ff\"}],\"nodes\":[],\"edges\":[]}"
+    expect_reject(IMAGES_WITH("3"), SG_EFORMAT,
+                  "graph.json: images[1] (id 1).source_image: names images entry 3 but there are "
+                  "only 3",
+                  NULL);
+    expect_reject(IMAGES_WITH("-1"), SG_EFORMAT, "images[1] (id 1).source_image", "out of range",
+                  NULL);
+    expect_reject(IMAGES_WITH("\"0\""), SG_EFORMAT, "images[1] (id 1).source_image",
+                  "expected an integer", NULL);
+    expect_reject(IMAGES_WITH("2"), SG_EFORMAT,
+                  "graph.json: images[1] (id 1).source_image: names image 2, a ptx image, not "
+                  "nvrtc",
+                  NULL);
+    expect_reject(IMAGES_WITH("1"), SG_EFORMAT,
+                  "graph.json: images[1] (id 1).source_image: names the image itself", NULL);
+#undef IMAGES_WITH
+    /* an nvrtc image naming itself is refused too */
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
+                  "\"nvrtc\",\"hash\":\"0123456789abcdef\",\"source_image\":0}],\"nodes\":[],"
+                  "\"edges\":[]}",
+                  SG_EFORMAT, "images[0] (id 0).source_image: names the image itself", NULL);
+}
+
 static void test_reject_duplicates_and_bad_edges(void **state)
 {
     (void)state;
@@ -1680,6 +1755,7 @@ int main(void)
         cmocka_unit_test(test_reject_types),
         cmocka_unit_test(test_reject_missing_fields),
         cmocka_unit_test(test_reject_dangling),
+        cmocka_unit_test(test_image_source),
         cmocka_unit_test(test_reject_duplicates_and_bad_edges),
         cmocka_unit_test(test_reject_cycles),
         cmocka_unit_test(test_reject_param_layout),

@@ -1181,6 +1181,126 @@ static void test_code_report(void **state)
     free(multi.p);
 }
 
+/* A cubin that NVRTC built (CuPy's path): the image is SASS only, but it
+ * names the captured NVRTC source, and recompiling that source gives PTX. */
+static void write_cupy_bundle(const char *path, const blob_t *cubin, const char *src,
+                              uint32_t *i_cubin, uint32_t *i_src, sg_graph_t **out)
+{
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    g->device.cc_major = 9;
+    g->device.cc_minor = 0;
+    sg_bundle_blob_t blobs[2];
+    char rel[2][64];
+    blob_t sb = {(uint8_t *)src, strlen(src)};
+    /* The source after the cubin: capture adds it while adding the cubin. */
+    *i_cubin = add_image(g, SG_IMAGE_CUBIN, cubin, "cubin", &blobs[0], rel[0], 64);
+    *i_src = add_image(g, SG_IMAGE_NVRTC, &sb, "cu", &blobs[1], rel[1], 64);
+    sg_graph_image(g, *i_src)->options = strdup("-arch=sm_90 -std=c++17 --use_fast_math");
+    sg_graph_image(g, *i_cubin)->source_image = *i_src;
+    add_kernel(g, K_ADD, *i_cubin);
+    add_kernel(g, K_SCALE, *i_cubin); /* in the cubin, not in this source */
+    sg_diag_t diag;
+    int rc = sg_bundle_write(g, path, blobs, 2, 0, &diag);
+    if (rc) {
+        char m[600];
+        fail_msg("bundle write: %s", sg_diag_format(&diag, m, sizeof m));
+    }
+    /* What inspect sees: the bundle as read back, link included. */
+    sg_graph_destroy(g);
+    assert_int_equal(sg_bundle_read(path, out, &diag), SG_OK);
+    assert_int_equal((*out)->images[*i_cubin].source_image, *i_src);
+}
+
+static void test_code_report_nvrtc_source(void **state)
+{
+    (void)state;
+    static const char src[] = "extern \"C\" __global__ void sg_fb_add(float *a, const float *b, "
+                              "int n)\n{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                              "    if (i < n) a[i] += b[i] * 2.0f + 1.0f;\n}\n";
+    blob_t cubin = load("rdc90.cubin");
+    char dir[] = "/tmp/sgcap_test_cupy_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/cupy.sgraph", dir);
+    uint32_t i_cubin, i_src;
+    sg_graph_t *g = NULL;
+    write_cupy_bundle(path, &cubin, src, &i_cubin, &i_src, &g);
+    char want[96];
+    snprintf(want, sizeof want, "recompiled from the NVRTC source image %u", i_src);
+
+    /* Recompiling (what inspect --code does): PTX for the cubin's kernel. */
+    sg_code_report_options_t opt = {.recompile_nvrtc = true};
+    sg_code_report_t r;
+    assert_int_equal(sg_code_report(g, path, &opt, &r), SG_OK);
+    assert_int_equal(r.n_rows, 2);
+    const sg_code_report_row_t *x = find_row(&r, K_ADD, i_cubin);
+    if (!x->ptx_available) fail_msg("no PTX: %s", x->detail);
+    assert_int_equal(x->reason, SG_PTX_OK);
+    assert_int_equal(x->ptx_target, 90);
+    assert_int_equal(x->image_kind, SG_IMAGE_CUBIN);
+    assert_int_equal(x->image_format, SG_CODE_FORMAT_CUBIN); /* the image is still the cubin */
+    assert_int_equal(x->sass.n, 1);
+    assert_int_equal(x->sass.arch[0], 90);
+    assert_int_equal(x->ptx.n, 1);
+    assert_int_equal(x->ptx.arch[0], 90);
+    assert_non_null(strstr(x->detail, want));
+    /* A kernel the source does not define: still no PTX, and both reasons said. */
+    x = find_row(&r, K_SCALE, i_cubin);
+    assert_false(x->ptx_available);
+    assert_int_equal(x->reason, SG_PTX_NOT_IN_PTX);
+    assert_non_null(strstr(x->detail, "SASS only"));
+    assert_non_null(strstr(x->detail, "NVRTC source image"));
+    assert_int_equal(r.n_ptx_available, 1);
+    sg_code_report_free(&r);
+
+    /* Another device: the source is recompiled for it. */
+    opt.device_arch = 80;
+    assert_int_equal(sg_code_report(g, path, &opt, &r), SG_OK);
+    x = find_row(&r, K_ADD, i_cubin);
+    assert_true(x->ptx_available);
+    assert_int_equal(x->ptx_target, 80);
+    sg_code_report_free(&r);
+
+    /* Without recompiling: what the cubin gives, and a pointer to the source. */
+    opt = (sg_code_report_options_t){.recompile_nvrtc = false};
+    assert_int_equal(sg_code_report(g, path, &opt, &r), SG_OK);
+    x = find_row(&r, K_ADD, i_cubin);
+    assert_false(x->ptx_available);
+    assert_int_equal(x->reason, SG_PTX_SASS_ONLY);
+    char src_note[96];
+    snprintf(src_note, sizeof src_note, "NVRTC source captured as image %u", i_src);
+    assert_non_null(strstr(x->detail, "SASS only"));
+    assert_non_null(strstr(x->detail, src_note));
+    assert_null(strstr(x->detail, "recompiled"));
+    assert_int_equal(r.n_ptx_available, 0);
+    sg_code_report_free(&r);
+    /* ... and no options at all means the same. */
+    assert_int_equal(sg_code_report(g, path, NULL, &r), SG_OK);
+    assert_int_equal(find_row(&r, K_ADD, i_cubin)->reason, SG_PTX_SASS_ONLY);
+    sg_code_report_free(&r);
+    sg_graph_destroy(g);
+
+    /* A source that does not compile: reason from_nvrtc_source, NVRTC's words kept. */
+    snprintf(path, sizeof path, "%s/broken.sgraph", dir);
+    write_cupy_bundle(path, &cubin, "extern \"C\" __global__ void sg_fb_add( {", &i_cubin, &i_src,
+                      &g);
+    opt = (sg_code_report_options_t){.recompile_nvrtc = true};
+    assert_int_equal(sg_code_report(g, path, &opt, &r), SG_OK);
+    x = find_row(&r, K_ADD, i_cubin);
+    assert_false(x->ptx_available);
+    assert_int_equal(x->reason, SG_PTX_FROM_SOURCE);
+    assert_non_null(strstr(x->detail, "SASS only"));
+    assert_non_null(strstr(x->detail, "recompiling for compute_90 failed"));
+    sg_code_report_free(&r);
+    sg_graph_destroy(g);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cubin.p);
+}
+
 int main(void)
 {
     if (!exists("cm_none.fatbin")) {
@@ -1206,6 +1326,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_headers),
         cmocka_unit_test(test_elf_corrupt),
         cmocka_unit_test(test_code_report),
+        cmocka_unit_test(test_code_report_nvrtc_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
