@@ -6,6 +6,8 @@
  */
 #include "views.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +116,44 @@ static void emit_collapsed(const char *s, size_t b, size_t e, char *buf, size_t 
     if (cut && n >= 4) memcpy(buf + (k >= 3 ? k - 3 : 0), "...", 4);
 }
 
+/* Reports and drawings name the same few kernels thousands of times, and
+ * demangling dominated `sgcap rewrite` on large graphs: remember the last
+ * demangled names (direct-mapped by hash; bounded memory; a mutex because
+ * this also runs on several threads inside the shim). */
+#define NAME_CACHE_SLOTS 64
+#define NAME_CACHE_MAX_INPUT 1024
+static struct {
+    uint64_t hash;
+    char *mangled;
+    char *narrowed;
+} name_cache[NAME_CACHE_SLOTS];
+static pthread_mutex_t name_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t name_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The demangled name narrowed to what labels show, malloc'd; NULL when the
+ * name does not demangle. */
+static char *demangle_narrow(const char *mangled, size_t len)
+{
+    if (len > SG_DEMANGLE_MAX_INPUT || mangled[0] != '_' || mangled[1] != 'Z') return NULL;
+    int status = -1;
+    char *dem = __cxa_demangle(mangled, NULL, NULL, &status);
+    if (status != 0) {
+        free(dem);
+        return NULL;
+    }
+    size_t b = 0, e = strlen(dem);
+    narrow_to_name(dem, &b, &e);
+    memmove(dem, dem + b, e - b);
+    dem[e - b] = '\0';
+    return dem;
+}
+
 const char *sg_kernel_short_name(const char *mangled, char *buf, size_t n)
 {
     if (!buf || n == 0) return buf;
@@ -125,23 +165,41 @@ const char *sg_kernel_short_name(const char *mangled, char *buf, size_t n)
     size_t len = strlen(mangled);
     /* Only "_Z..." is a mangled function name: the demangler would happily
      * turn a plain C name like "i" or "f" into the type "int" or "float". */
-    char *dem = NULL;
-    if (len <= SG_DEMANGLE_MAX_INPUT && mangled[0] == '_' && mangled[1] == 'Z') {
-        int status = -1;
-        dem = __cxa_demangle(mangled, NULL, NULL, &status);
-        if (status != 0) {
-            free(dem);
-            dem = NULL;
-        }
-    }
-    if (!dem) {
+    if (len < 2 || mangled[0] != '_' || mangled[1] != 'Z') {
         emit_collapsed(mangled, 0, len, buf, n);
         return buf;
     }
-    size_t b = 0, e = strlen(dem);
-    narrow_to_name(dem, &b, &e);
-    emit_collapsed(dem, b, e, buf, n);
-    free(dem);
+    bool cacheable = len <= NAME_CACHE_MAX_INPUT;
+    uint64_t h = cacheable ? name_hash(mangled, len) : 0;
+    unsigned slot = (unsigned)(h % NAME_CACHE_SLOTS);
+    if (cacheable) {
+        pthread_mutex_lock(&name_cache_lock);
+        if (name_cache[slot].mangled && name_cache[slot].hash == h &&
+            strcmp(name_cache[slot].mangled, mangled) == 0) {
+            emit_collapsed(name_cache[slot].narrowed, 0, strlen(name_cache[slot].narrowed), buf, n);
+            pthread_mutex_unlock(&name_cache_lock);
+            return buf;
+        }
+        pthread_mutex_unlock(&name_cache_lock);
+    }
+    char *narrowed = demangle_narrow(mangled, len);
+    if (!narrowed) {
+        emit_collapsed(mangled, 0, len, buf, n);
+        return buf;
+    }
+    emit_collapsed(narrowed, 0, strlen(narrowed), buf, n);
+    char *key = cacheable ? strdup(mangled) : NULL;
+    if (!key) {
+        free(narrowed);
+        return buf;
+    }
+    pthread_mutex_lock(&name_cache_lock);
+    free(name_cache[slot].mangled);
+    free(name_cache[slot].narrowed);
+    name_cache[slot].hash = h;
+    name_cache[slot].mangled = key;
+    name_cache[slot].narrowed = narrowed;
+    pthread_mutex_unlock(&name_cache_lock);
     return buf;
 }
 
