@@ -82,17 +82,6 @@ static int cmp_acc(const void *pa, const void *pb)
     return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-typedef struct {
-    uint64_t lo, hi;
-    uint32_t id;
-} span_t;
-
-static int cmp_span(const void *pa, const void *pb)
-{
-    const span_t *a = pa, *b = pb;
-    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
-}
 
 typedef struct {
     uint32_t chain, begin, end; /* accs[begin, end) */
@@ -246,25 +235,6 @@ static const sg_access_t *access_of(const sg_graph_t *g, sg_node_id_t x, uint32_
     return NULL;
 }
 
-typedef struct {
-    sg_node_id_t (*p)[2];
-    size_t n, cap;
-} pairs_t;
-
-static int pairs_push(pairs_t *ps, sg_node_id_t a, sg_node_id_t b)
-{
-    if (ps->n == ps->cap) {
-        size_t nc = ps->cap ? ps->cap * 2 : 256;
-        void *q = realloc(ps->p, nc * sizeof *ps->p);
-        if (!q) return SG_ENOMEM;
-        ps->p = q;
-        ps->cap = nc;
-    }
-    ps->p[ps->n][0] = a;
-    ps->p[ps->n][1] = b;
-    ps->n++;
-    return SG_OK;
-}
 
 static void fill_user_side(const sg_graph_t *g, sg_hazard_t *h, sg_node_id_t user, uint32_t b)
 {
@@ -285,16 +255,16 @@ static int use_after_free(checker_t *c)
 {
     const sg_graph_t *g = c->g;
     const sg_rw_buffers_t *bf = &c->bufs;
-    pairs_t ps = {0};
+    sg_rw_pairs_t ps = {0};
     uint32_t *buf_of = NULL;
     uint8_t *ans = NULL;
     int rc = SG_OK;
     for (uint32_t b = 0; b < bf->n_buffers; b++) {
         for (uint32_t i = bf->user_start[b]; i < bf->user_start[b + 1]; i++) {
             sg_node_id_t u = bf->users[i];
-            if (bf->alloc[b] != SG_NONE && (rc = pairs_push(&ps, bf->alloc[b], u))) goto out;
+            if (bf->alloc[b] != SG_NONE && (rc = sg_rw_pairs_push(&ps, bf->alloc[b], u))) goto out;
             for (uint32_t k = bf->free_start[b]; k < bf->free_start[b + 1]; k++)
-                if ((rc = pairs_push(&ps, u, bf->frees[k]))) goto out;
+                if ((rc = sg_rw_pairs_push(&ps, u, bf->frees[k]))) goto out;
         }
     }
     buf_of = malloc((ps.n ? ps.n : 1) * sizeof *buf_of);
@@ -449,15 +419,15 @@ static int reuse(checker_t *c)
     const sg_graph_t *g = c->g;
     if (sg_reach_all_loaded(c->r, true)) return reuse_windows(c);
     uint32_t nb = g->root->n_buffers, n = 0;
-    span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    sg_rw_span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
     if (!sp) return SG_ENOMEM;
     for (uint32_t i = 0; i < nb; i++) {
         const sg_buffer_t *b = &g->root->buffers[i];
         if (b->size == 0 || !is_graph_alloc(c, i)) continue;
         uint64_t hi = b->address + b->size;
-        sp[n++] = (span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+        sp[n++] = (sg_rw_span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
     }
-    qsort(sp, n, sizeof *sp, cmp_span);
+    qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
     int rc = SG_OK;
     for (uint32_t i = 0; i < n && rc == SG_OK && !full(c); i++) {
         for (uint32_t j = i + 1; j < n && sp[j].lo < sp[i].hi && rc == SG_OK; j++) {

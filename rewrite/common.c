@@ -357,19 +357,33 @@ int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, dou
     return SG_OK;
 }
 
-/* ---- overlapping buffers and minimal elements -------------------------------------- */
 
-typedef struct {
-    uint64_t lo, hi;
-    uint32_t id;
-} span_t;
+/* ---- small shared containers --------------------------------------------------------- */
 
-static int cmp_span(const void *pa, const void *pb)
+int sg_rw_pairs_push(sg_rw_pairs_t *ps, sg_node_id_t a, sg_node_id_t b)
 {
-    const span_t *a = pa, *b = pb;
+    if (ps->n == ps->cap) {
+        size_t nc = ps->cap ? ps->cap * 2 : 256;
+        void *q = realloc(ps->p, nc * sizeof *ps->p);
+        if (!q) return SG_ENOMEM;
+        ps->p = q;
+        ps->cap = nc;
+    }
+    ps->p[ps->n][0] = a;
+    ps->p[ps->n][1] = b;
+    ps->n++;
+    return SG_OK;
+}
+
+int sg_rw_cmp_span(const void *pa, const void *pb)
+{
+    const sg_rw_span_t *a = pa, *b = pb;
     if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
     return a->id < b->id ? -1 : a->id > b->id;
 }
+
+/* ---- overlapping buffers and minimal elements -------------------------------------- */
+
 
 typedef struct {
     uint32_t rank;
@@ -435,16 +449,16 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
     memset(ru, 0, sizeof *ru);
     uint32_t nb = g->root->n_buffers, n = 0;
     ru->n_buffers = nb;
-    span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    sg_rw_span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
     ru->cluster = malloc((nb ? nb : 1) * sizeof *ru->cluster);
     keyed_t *k = malloc((nb ? nb : 1) * sizeof *k);
     if (!sp || !ru->cluster || !k) goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         const sg_buffer_t *b = &g->root->buffers[i];
         uint64_t hi = b->address + b->size;
-        sp[n++] = (span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+        sp[n++] = (sg_rw_span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
     }
-    qsort(sp, n, sizeof *sp, cmp_span);
+    qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
     uint64_t end = 0;
     uint32_t nc = 0;
     for (uint32_t i = 0; i < n; i++) {

@@ -277,25 +277,6 @@ static int snapshot_take(const sg_graph_t *g, snapshot_t *s)
     return SG_OK;
 }
 
-typedef struct {
-    sg_node_id_t (*p)[2];
-    size_t n, cap;
-} pairs_t;
-
-static int pairs_push(pairs_t *ps, sg_node_id_t a, sg_node_id_t b)
-{
-    if (ps->n == ps->cap) {
-        size_t nc = ps->cap ? ps->cap * 2 : 256;
-        void *q = realloc(ps->p, nc * sizeof *ps->p);
-        if (!q) return SG_ENOMEM;
-        ps->p = q;
-        ps->cap = nc;
-    }
-    ps->p[ps->n][0] = a;
-    ps->p[ps->n][1] = b;
-    ps->n++;
-    return SG_OK;
-}
 
 /* Old-graph adjacency in CSR form, both directions. */
 typedef struct {
@@ -418,7 +399,7 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     if (rc) return rc;
     uint8_t *exempt = calloc(s->n_nodes ? s->n_nodes : 1, 1);
     uint8_t *seen = calloc(s->n_nodes ? s->n_nodes : 1, 1);
-    pairs_t ps = {0};
+    sg_rw_pairs_t ps = {0};
     csr_t c = {0};
     uint8_t *ans = NULL;
     if (!exempt || !seen) {
@@ -435,14 +416,14 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     for (uint32_t i = 0; i < s->n_edges; i++) {
         sg_node_id_t a = s->edges[i][0], b = s->edges[i][1];
         if (exempt[a] || exempt[b]) continue;
-        if ((rc = pairs_push(&ps, a, b))) goto out;
+        if ((rc = sg_rw_pairs_push(&ps, a, b))) goto out;
     }
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
         const sg_rw_moved_t *m = &ctx->moved[i];
         for (uint32_t k = 0; k < m->n_keep_pred; k++)
-            if ((rc = pairs_push(&ps, m->keep_pred[k], m->node))) goto out;
+            if ((rc = sg_rw_pairs_push(&ps, m->keep_pred[k], m->node))) goto out;
         for (uint32_t k = 0; k < m->n_keep_succ; k++)
-            if ((rc = pairs_push(&ps, m->node, m->keep_succ[k]))) goto out;
+            if ((rc = sg_rw_pairs_push(&ps, m->node, m->keep_succ[k]))) goto out;
     }
     if (any_exempt) {
         /* Every path that ran through exempt nodes must be bridged. */
@@ -460,7 +441,7 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
             }
             for (uint32_t a = 0; a < np && rc == SG_OK; a++)
                 for (uint32_t b = 0; b < nsu && rc == SG_OK; b++)
-                    rc = pairs_push(&ps, pre[a], suc[b]);
+                    rc = sg_rw_pairs_push(&ps, pre[a], suc[b]);
             free(pre);
             free(suc);
             if (rc) goto out;

@@ -177,4 +177,19 @@ double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n);
  * finish = start + cost. Arrays by node id, malloc'd. */
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish);
 
+
+/* A growable array of node pairs (free p when done). */
+typedef struct {
+    sg_node_id_t (*p)[2];
+    size_t n, cap;
+} sg_rw_pairs_t;
+int sg_rw_pairs_push(sg_rw_pairs_t *ps, sg_node_id_t a, sg_node_id_t b);
+
+/* An address range [lo, hi) of buffer `id`; qsort comparator by (lo, id). */
+typedef struct {
+    uint64_t lo, hi;
+    uint32_t id;
+} sg_rw_span_t;
+int sg_rw_cmp_span(const void *pa, const void *pb);
+
 #endif /* SGCAP_REWRITE_INTERNAL_H */
