@@ -48,20 +48,6 @@ struct sg_book {
 
 /* ---- small helpers ---------------------------------------------------------- */
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap) return SG_OK;
-    uint64_t c = *cap ? (uint64_t)*cap * 2 : 4;
-    while (c < need)
-        c *= 2;
-    if (c > UINT32_MAX) return SG_ELIMIT;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) return SG_ENOMEM;
-    *p = q;
-    *cap = (uint32_t)c;
-    return SG_OK;
-}
-
 const sg_dep_t *sg_dep_find(const sg_dep_t *deps, uint32_t n, uint64_t node)
 {
     for (uint32_t i = 0; i < n; i++)
@@ -108,7 +94,7 @@ static int record_stream(sg_capture_record_t *r, const sg_book_stream_info_t *s,
             *label = i;
             return SG_OK;
         }
-    int rc = grow((void **)&r->streams, &r->cap_streams, r->n_streams + 1, sizeof *r->streams);
+    int rc = sg_array_grow((void **)&r->streams, &r->cap_streams, r->n_streams + 1, sizeof *r->streams);
     if (rc) return rc;
     r->streams[r->n_streams] = *s;
     *label = r->n_streams++;
@@ -122,7 +108,7 @@ static int record_event(sg_capture_record_t *r, uint64_t handle, uint32_t *label
             *label = i;
             return SG_OK;
         }
-    int rc = grow((void **)&r->events, &r->cap_events, r->n_events + 1, sizeof *r->events);
+    int rc = sg_array_grow((void **)&r->events, &r->cap_events, r->n_events + 1, sizeof *r->events);
     if (rc) return rc;
     r->events[r->n_events] = handle;
     *label = r->n_events++;
@@ -210,7 +196,7 @@ static sess_stream_t *stream_join(sg_book_t *b, session_t *s, const sg_book_stre
 {
     uint32_t label;
     if (record_stream(s->rec, info, &label)) return NULL;
-    if (grow((void **)&s->members, &s->cap_members, s->n_members + 1, sizeof *s->members))
+    if (sg_array_grow((void **)&s->members, &s->cap_members, s->n_members + 1, sizeof *s->members))
         return NULL;
     sess_stream_t *st = calloc(1, sizeof *st);
     if (!st) return NULL;
@@ -469,7 +455,7 @@ int sg_book_record(sg_book_t *b, uint64_t key, uint64_t event)
             return SG_ENOMEM;
         }
     }
-    if (grow((void **)&e->nodes, &e->cap, st->n, sizeof *e->nodes)) return SG_ENOMEM;
+    if (sg_array_grow((void **)&e->nodes, &e->cap, st->n, sizeof *e->nodes)) return SG_ENOMEM;
     for (uint32_t i = 0; i < st->n; i++)
         e->nodes[i] = st->set[i].node;
     e->n = st->n;

@@ -2,6 +2,7 @@
  * binaries that carry fatbins). See elf.h for the contract. Fields are read
  * byte by byte so that unaligned input and big-endian hosts are fine. */
 #include "elf.h"
+#include "bytes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,28 +22,6 @@
  * sections), so that a forged count cannot make us loop for long. */
 #define MAX_SECTIONS (1u << 20)
 
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    return (uint64_t)rd32(p) | ((uint64_t)rd32(p + 4) << 32);
-}
-
-/* [off, off+len) lies inside n bytes, without overflow. */
-static bool in_bounds(uint64_t off, uint64_t len, uint64_t n)
-{
-    return off <= n && len <= n - off;
-}
-
 /* What the ELF header says, checked against n. */
 typedef struct {
     const uint8_t *p;
@@ -61,34 +40,34 @@ static int elf_open(const void *data, size_t n, elf_t *e)
     memset(e, 0, sizeof *e);
     e->p = p;
     e->n = n;
-    e->phoff = rd64(p + 0x20);
-    e->shoff = rd64(p + 0x28);
-    e->phentsize = rd16(p + 0x36);
-    e->phnum = rd16(p + 0x38);
-    e->shentsize = rd16(p + 0x3a);
-    e->shnum = rd16(p + 0x3c);
-    e->shstrndx = rd16(p + 0x3e);
+    e->phoff = sg_rd64(p + 0x20);
+    e->shoff = sg_rd64(p + 0x28);
+    e->phentsize = sg_rd16(p + 0x36);
+    e->phnum = sg_rd16(p + 0x38);
+    e->shentsize = sg_rd16(p + 0x3a);
+    e->shnum = sg_rd16(p + 0x3c);
+    e->shstrndx = sg_rd16(p + 0x3e);
 
     if (e->shoff != 0) {
         if (e->shentsize < SHDR_SIZE) return SG_EFORMAT;
         /* Extended numbering: the real counts live in section header 0. */
         if (e->shnum == 0 || e->shstrndx == SHN_XINDEX) {
-            if (!in_bounds(e->shoff, SHDR_SIZE, n)) return SG_EFORMAT;
+            if (!sg_in_bounds(e->shoff, SHDR_SIZE, n)) return SG_EFORMAT;
             const uint8_t *s0 = p + e->shoff;
             if (e->shnum == 0) {
-                uint64_t cnt = rd64(s0 + 0x20);
+                uint64_t cnt = sg_rd64(s0 + 0x20);
                 if (cnt > MAX_SECTIONS) return SG_ELIMIT;
                 e->shnum = (uint32_t)cnt;
             }
-            if (e->shstrndx == SHN_XINDEX) e->shstrndx = rd32(s0 + 0x28);
+            if (e->shstrndx == SHN_XINDEX) e->shstrndx = sg_rd32(s0 + 0x28);
         }
-        if (!in_bounds(e->shoff, (uint64_t)e->shnum * e->shentsize, n)) return SG_EFORMAT;
+        if (!sg_in_bounds(e->shoff, (uint64_t)e->shnum * e->shentsize, n)) return SG_EFORMAT;
     } else {
         e->shnum = 0;
     }
     if (e->phoff != 0 && e->phnum != 0) {
         if (e->phentsize < PHDR_SIZE) return SG_EFORMAT;
-        if (!in_bounds(e->phoff, (uint64_t)e->phnum * e->phentsize, n)) return SG_EFORMAT;
+        if (!sg_in_bounds(e->phoff, (uint64_t)e->phnum * e->phentsize, n)) return SG_EFORMAT;
     } else {
         e->phnum = 0;
     }
@@ -100,14 +79,14 @@ static void elf_section(const elf_t *e, uint32_t i, sg_elf_section_t *s, uint32_
 {
     const uint8_t *h = e->p + e->shoff + (uint64_t)i * e->shentsize;
     s->index = i;
-    s->type = rd32(h + 4);
-    s->flags = rd64(h + 8);
-    s->addr = rd64(h + 16);
-    s->offset = rd64(h + 24);
-    s->size = rd64(h + 32);
-    if (name_off) *name_off = rd32(h);
-    if (link) *link = rd32(h + 40);
-    if (entsize) *entsize = rd64(h + 56);
+    s->type = sg_rd32(h + 4);
+    s->flags = sg_rd64(h + 8);
+    s->addr = sg_rd64(h + 16);
+    s->offset = sg_rd64(h + 24);
+    s->size = sg_rd64(h + 32);
+    if (name_off) *name_off = sg_rd32(h);
+    if (link) *link = sg_rd32(h + 40);
+    if (entsize) *entsize = sg_rd64(h + 56);
 }
 
 /* A section with file bytes, checked to lie inside the input. */
@@ -116,7 +95,7 @@ static int elf_section_bytes(const elf_t *e, uint32_t i, sg_elf_section_t *s, ui
 {
     if (i >= e->shnum) return SG_EFORMAT;
     elf_section(e, i, s, NULL, link, entsize);
-    if (s->type == SHT_NOBITS || !in_bounds(s->offset, s->size, e->n)) return SG_EFORMAT;
+    if (s->type == SHT_NOBITS || !sg_in_bounds(s->offset, s->size, e->n)) return SG_EFORMAT;
     return SG_OK;
 }
 
@@ -157,14 +136,14 @@ int sg_elf_image_size(const void *p, size_t n, uint64_t *size)
         sg_elf_section_t s;
         elf_section(&e, i, &s, NULL, NULL, NULL);
         if (s.type == SHT_NOBITS || s.size == 0) continue;
-        if (!in_bounds(s.offset, s.size, n)) return SG_EFORMAT;
+        if (!sg_in_bounds(s.offset, s.size, n)) return SG_EFORMAT;
         if (s.offset + s.size > end) end = s.offset + s.size;
     }
     for (uint32_t i = 0; i < e.phnum; i++) {
         const uint8_t *h = e.p + e.phoff + (uint64_t)i * e.phentsize;
-        uint64_t off = rd64(h + 8), filesz = rd64(h + 32);
+        uint64_t off = sg_rd64(h + 8), filesz = sg_rd64(h + 32);
         if (filesz == 0) continue;
-        if (!in_bounds(off, filesz, n)) return SG_EFORMAT;
+        if (!sg_in_bounds(off, filesz, n)) return SG_EFORMAT;
         if (off + filesz > end) end = off + filesz;
     }
     *size = end;
@@ -186,7 +165,7 @@ int sg_elf_find_section(const void *p, size_t n, const char *name, sg_elf_sectio
         elf_section(&e, i, &s, &name_off, NULL, NULL);
         const char *nm = strtab_at(&e, &strs, name_off, NULL);
         if (!nm || strcmp(nm, name) != 0) continue;
-        if (s.type != SHT_NOBITS && !in_bounds(s.offset, s.size, n)) return SG_EFORMAT;
+        if (s.type != SHT_NOBITS && !sg_in_bounds(s.offset, s.size, n)) return SG_EFORMAT;
         *out = s;
         return SG_OK;
     }
@@ -203,8 +182,8 @@ int sg_elf_vaddr_to_offset(const void *p, size_t n, uint64_t vaddr, uint64_t len
         sg_elf_section_t s;
         elf_section(&e, i, &s, NULL, NULL, NULL);
         if (s.type == SHT_NOBITS || !(s.flags & SHF_ALLOC) || s.size == 0) continue;
-        if (vaddr < s.addr || !in_bounds(vaddr - s.addr, len, s.size)) continue;
-        if (!in_bounds(s.offset, s.size, n)) return SG_EFORMAT;
+        if (vaddr < s.addr || !sg_in_bounds(vaddr - s.addr, len, s.size)) continue;
+        if (!sg_in_bounds(s.offset, s.size, n)) return SG_EFORMAT;
         *offset = s.offset + (vaddr - s.addr);
         return SG_OK;
     }
@@ -232,9 +211,9 @@ static bool symbol_is_kernel(const elf_t *e, const sg_elf_section_t *symtab,
                              size_t *len)
 {
     const uint8_t *sym = e->p + symtab->offset + i * SYM_SIZE;
-    uint32_t name_off = rd32(sym);
+    uint32_t name_off = sg_rd32(sym);
     uint8_t info = sym[4], other = sym[5];
-    uint16_t shndx = rd16(sym + 6);
+    uint16_t shndx = sg_rd16(sym + 6);
     if ((info & 0xf) != STT_FUNC || !(other & SG_ELF_STO_CUDA_ENTRY)) return false;
     if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && shndx != SHN_XINDEX)) return false;
     *name = strtab_at(e, strs, name_off, len);
@@ -299,8 +278,8 @@ int sg_elf_cuda_arch(const void *p, size_t n, uint32_t *arch)
     int rc = elf_open(p, n, &e);
     if (rc) return rc;
     const uint8_t *b = p;
-    if (rd16(b + 0x12) != SG_ELF_EM_CUDA) return SG_EINVAL;
-    uint32_t flags = rd32(b + 0x30);
+    if (sg_rd16(b + 0x12) != SG_ELF_EM_CUDA) return SG_EINVAL;
+    uint32_t flags = sg_rd32(b + 0x30);
     uint32_t a = b[8] >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
     if (a == 0) return SG_EFORMAT;
     *arch = a;

@@ -5,6 +5,7 @@
  * before it is used; multi-byte fields are read byte by byte (unaligned,
  * little-endian). */
 #include "fatbin.h"
+#include "bytes.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -20,27 +21,6 @@
 /* LZ4 block format cannot expand more than 255x (one literal-length byte
  * per 255 output bytes at best); a larger declared size is a lie. */
 #define LZ4_MAX_RATIO 255u
-
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    return (uint64_t)rd32(p) | ((uint64_t)rd32(p + 4) << 32);
-}
-
-static bool in_bounds(uint64_t off, uint64_t len, uint64_t n)
-{
-    return off <= n && len <= n - off;
-}
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -60,12 +40,12 @@ int sg_fatbin_wrapper_decode(const void *p, size_t n, sg_fatbin_wrapper_t *out)
 {
     const uint8_t *b = p;
     if (!b || !out || n < SG_FATBIN_WRAPPER_SIZE) return SG_EINVAL;
-    if (rd32(b) != SG_FATBIN_WRAPPER_MAGIC) return SG_EFORMAT;
-    uint32_t version = rd32(b + 4);
+    if (sg_rd32(b) != SG_FATBIN_WRAPPER_MAGIC) return SG_EFORMAT;
+    uint32_t version = sg_rd32(b + 4);
     if (version != 1 && version != 2) return SG_EUNSUPPORTED;
     out->version = version;
-    out->data = rd64(b + 8);
-    out->aux = rd64(b + 16);
+    out->data = sg_rd64(b + 8);
+    out->aux = sg_rd64(b + 16);
     return SG_OK;
 }
 
@@ -102,26 +82,26 @@ int sg_fatbin_wrapper_fatbins(const void *wrapper, const uint8_t **out, uint32_t
 static int container_header(const uint8_t *b, uint64_t off, uint64_t n, uint32_t *hsize,
                             uint64_t *bytes, char *err, size_t errlen)
 {
-    if (!in_bounds(off, SG_FATBIN_CONTAINER_SIZE, n)) {
+    if (!sg_in_bounds(off, SG_FATBIN_CONTAINER_SIZE, n)) {
         set_err(err, errlen, "truncated fatbin header at offset 0x%llx",
                 (unsigned long long)off);
         return SG_EFORMAT;
     }
     const uint8_t *h = b + off;
-    if (rd32(h) != SG_FATBIN_MAGIC) {
-        set_err(err, errlen, "bad fatbin magic 0x%08x at offset 0x%llx", rd32(h),
+    if (sg_rd32(h) != SG_FATBIN_MAGIC) {
+        set_err(err, errlen, "bad fatbin magic 0x%08x at offset 0x%llx", sg_rd32(h),
                 (unsigned long long)off);
         return SG_EFORMAT;
     }
-    uint16_t version = rd16(h + 4), hs = rd16(h + 6);
-    uint64_t nbytes = rd64(h + 8);
+    uint16_t version = sg_rd16(h + 4), hs = sg_rd16(h + 6);
+    uint64_t nbytes = sg_rd64(h + 8);
     if (version != 1) {
         set_err(err, errlen, "fatbin version %u at offset 0x%llx is not supported", version,
                 (unsigned long long)off);
         return SG_EUNSUPPORTED;
     }
-    if (hs < SG_FATBIN_CONTAINER_SIZE || !in_bounds(off, hs, n) ||
-        !in_bounds(off + hs, nbytes, n)) {
+    if (hs < SG_FATBIN_CONTAINER_SIZE || !sg_in_bounds(off, hs, n) ||
+        !sg_in_bounds(off + hs, nbytes, n)) {
         set_err(err, errlen,
                 "fatbin at offset 0x%llx: header size %u + entries 0x%llx exceed the 0x%llx bytes "
                 "available",
@@ -158,8 +138,8 @@ static int parse_entries(const uint8_t *b, uint64_t start, uint64_t end, uint32_
             return SG_EFORMAT;
         }
         const uint8_t *h = b + e;
-        uint32_t hsz = rd32(h + 4);
-        uint64_t psz = rd64(h + 8);
+        uint32_t hsz = sg_rd32(h + 4);
+        uint64_t psz = sg_rd64(h + 8);
         if (hsz < ENTRY_MIN_HEADER || hsz > left || psz > left - hsz) {
             set_err(err, errlen,
                     "entry at offset 0x%llx: header %u + payload 0x%llx bytes run past its "
@@ -170,7 +150,7 @@ static int parse_entries(const uint8_t *b, uint64_t start, uint64_t end, uint32_
         }
         sg_fatbin_entry_t en;
         memset(&en, 0, sizeof en);
-        en.raw_kind = rd16(h);
+        en.raw_kind = sg_rd16(h);
         en.kind = en.raw_kind == 1   ? SG_FATBIN_ENTRY_PTX
                   : en.raw_kind == 2 ? SG_FATBIN_ENTRY_ELF
                                      : SG_FATBIN_ENTRY_OTHER;
@@ -178,12 +158,12 @@ static int parse_entries(const uint8_t *b, uint64_t start, uint64_t end, uint32_
         en.header_size = hsz;
         en.payload_offset = e + hsz;
         en.payload_size = psz;
-        en.compressed_size = rd32(h + 16);
-        en.version_minor = rd16(h + 24);
-        en.version_major = rd16(h + 26);
-        en.arch = rd32(h + 28);
-        en.flags = rd64(h + 40);
-        en.uncompressed_size = rd64(h + 56);
+        en.compressed_size = sg_rd32(h + 16);
+        en.version_minor = sg_rd16(h + 24);
+        en.version_major = sg_rd16(h + 26);
+        en.arch = sg_rd32(h + 28);
+        en.flags = sg_rd64(h + 40);
+        en.uncompressed_size = sg_rd64(h + 56);
         en.container = container;
 
         bool lz4 = en.flags & SG_FATBIN_FLAG_LZ4, zstd = en.flags & SG_FATBIN_FLAG_ZSTD;
@@ -212,18 +192,18 @@ static int parse_entries(const uint8_t *b, uint64_t start, uint64_t end, uint32_
         }
 
         /* Optional strings: only if they lie inside this header. */
-        uint32_t name_off = rd32(h + 32), name_len = rd32(h + 36);
-        if (name_len && name_off >= ENTRY_MIN_HEADER && in_bounds(name_off, name_len, hsz)) {
+        uint32_t name_off = sg_rd32(h + 32), name_len = sg_rd32(h + 36);
+        if (name_len && name_off >= ENTRY_MIN_HEADER && sg_in_bounds(name_off, name_len, hsz)) {
             en.name_offset = e + name_off;
             en.name_len = (uint32_t)strnlen((const char *)h + name_off, name_len);
         }
         /* The options block is {u32 offset of the string from the entry
          * start, u32 length}, followed by the string (measured: -rdc PTX
          * "--compile-only  ", -G PTX " -g --dont-merge-basicblocks ..."). */
-        uint32_t opt = rd32(h + 20);
-        if (opt >= ENTRY_MIN_HEADER && in_bounds(opt, 8, hsz)) {
-            uint32_t soff = rd32(h + opt), slen = rd32(h + opt + 4);
-            if (slen && in_bounds(soff, slen, hsz) && soff >= ENTRY_MIN_HEADER) {
+        uint32_t opt = sg_rd32(h + 20);
+        if (opt >= ENTRY_MIN_HEADER && sg_in_bounds(opt, 8, hsz)) {
+            uint32_t soff = sg_rd32(h + opt), slen = sg_rd32(h + opt + 4);
+            if (slen && sg_in_bounds(soff, slen, hsz) && soff >= ENTRY_MIN_HEADER) {
                 en.options_offset = e + soff;
                 en.options_len = (uint32_t)strnlen((const char *)h + soff, slen);
             }
@@ -831,7 +811,7 @@ sg_code_format_t sg_code_image_sniff(const void *p, size_t n, uint64_t *size)
     const uint8_t *b = p;
     if (size) *size = 0;
     if (!b || n < 4) return SG_CODE_FORMAT_UNKNOWN;
-    uint32_t magic = rd32(b);
+    uint32_t magic = sg_rd32(b);
     if (magic == SG_FATBIN_MAGIC) {
         size_t len;
         if (size && sg_fatbin_span(b, n, &len) == SG_OK) *size = len;
@@ -843,7 +823,7 @@ sg_code_format_t sg_code_image_sniff(const void *p, size_t n, uint64_t *size)
         return SG_CODE_FORMAT_WRAPPER;
     }
     if (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') {
-        if (sg_elf_check(b, n) != SG_OK || rd16(b + 0x12) != SG_ELF_EM_CUDA)
+        if (sg_elf_check(b, n) != SG_OK || sg_rd16(b + 0x12) != SG_ELF_EM_CUDA)
             return SG_CODE_FORMAT_UNKNOWN;
         uint64_t sz;
         if (size && sg_elf_image_size(b, n, &sz) == SG_OK) *size = sz;

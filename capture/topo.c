@@ -10,20 +10,6 @@
 
 /* ---- growing arrays --------------------------------------------------------- */
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap) return SG_OK;
-    uint64_t c = *cap ? (uint64_t)*cap * 2 : 8;
-    while (c < need)
-        c *= 2;
-    if (c > UINT32_MAX) return SG_ELIMIT;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) return SG_ENOMEM;
-    *p = q;
-    *cap = (uint32_t)c;
-    return SG_OK;
-}
-
 typedef struct {
     uint32_t cap_streams, cap_edges, cap_problems;
 } caps_t;
@@ -55,7 +41,7 @@ static int add_problem(sg_topo_graph_t *g, uint32_t *cap, const char *fmt, ...)
 static int add_problem(sg_topo_graph_t *g, uint32_t *cap, const char *fmt, ...)
 {
     if (g->n_problems >= 1000) return SG_OK; /* enough to say it is wrong */
-    int rc = grow((void **)&g->problems, cap, g->n_problems + 1, sizeof *g->problems);
+    int rc = sg_array_grow((void **)&g->problems, cap, g->n_problems + 1, sizeof *g->problems);
     if (rc) return rc;
     char line[256];
     va_list ap;
@@ -154,7 +140,7 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                 rc = fail(err, errlen, lineno, "bad 'graph N' line");
                 goto out;
             }
-            if ((rc = grow((void **)&out->graphs, &cap_graphs, out->n + 1, sizeof *out->graphs)))
+            if ((rc = sg_array_grow((void **)&out->graphs, &cap_graphs, out->n + 1, sizeof *out->graphs)))
                 goto out;
             cur = &out->graphs[out->n++];
             memset(cur, 0, sizeof *cur);
@@ -176,7 +162,7 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                 rc = fail(err, errlen, lineno, "streams must be listed as s0, s1, ... in order");
                 goto out;
             }
-            if ((rc = grow((void **)&cur->streams, &cap_streams, cur->n_streams + 1,
+            if ((rc = sg_array_grow((void **)&cur->streams, &cap_streams, cur->n_streams + 1,
                            sizeof *cur->streams)))
                 goto out;
             sg_topo_stream_t *st = &cur->streams[cur->n_streams++];
@@ -197,7 +183,7 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                     rc = fail(err, errlen, lineno, "unknown node type");
                     goto out;
                 }
-                if ((rc = grow((void **)&st->types, &cap_types, st->n_nodes + 1, 1))) goto out;
+                if ((rc = sg_array_grow((void **)&st->types, &cap_types, st->n_nodes + 1, 1))) goto out;
                 st->types[st->n_nodes++] = (uint8_t)t;
                 p = skip_ws(p);
             }
@@ -230,7 +216,7 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                 rc = fail(err, errlen, lineno, "expected 'event eK sA:i -> sB:j'");
                 goto out;
             }
-            if ((rc = grow((void **)&cur->edges, &cap_edges, cur->n_edges + 1, sizeof *cur->edges)))
+            if ((rc = sg_array_grow((void **)&cur->edges, &cap_edges, cur->n_edges + 1, sizeof *cur->edges)))
                 goto out;
             cur->edges[cur->n_edges++] = ed;
         } else {
@@ -332,7 +318,7 @@ int sg_topo_from_graph(const sg_graph_t *g, sg_topo_graph_t *out)
             continue;
         }
         if (e->kind == SG_EDGE_EVENT) {
-            if ((rc = grow((void **)&out->edges, &cap_edges, out->n_edges + 1, sizeof *out->edges)))
+            if ((rc = sg_array_grow((void **)&out->edges, &cap_edges, out->n_edges + 1, sizeof *out->edges)))
                 goto fail;
             sg_topo_edge_t te = {e->event, a.stream, a.index, b.stream, b.index};
             out->edges[out->n_edges++] = te;

@@ -60,8 +60,7 @@ int sg_edge_kind_from_name(const char *name)
 
 /* ---- small helpers -------------------------------------------------------- */
 
-/* Grow *arr (element size `elem`) so that it holds at least `need` entries. */
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+int sg_array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap) return SG_OK;
     if (need == UINT32_MAX) return SG_ELIMIT;
@@ -202,7 +201,7 @@ int sg_graph_add_stream(sg_graph_t *g, const char *label, uint64_t handle, uint3
 {
     if (!g) return SG_EINVAL;
     g = root_of(g);
-    int rc = grow((void **)&g->streams, &g->cap_streams, g->n_streams + 1, sizeof *g->streams);
+    int rc = sg_array_grow((void **)&g->streams, &g->cap_streams, g->n_streams + 1, sizeof *g->streams);
     if (rc) return rc;
     uint32_t id = g->n_streams;
     sg_stream_t *s = &g->streams[id];
@@ -220,7 +219,7 @@ int sg_graph_add_event(sg_graph_t *g, const char *label, uint64_t handle, uint32
 {
     if (!g) return SG_EINVAL;
     g = root_of(g);
-    int rc = grow((void **)&g->events, &g->cap_events, g->n_events + 1, sizeof *g->events);
+    int rc = sg_array_grow((void **)&g->events, &g->cap_events, g->n_events + 1, sizeof *g->events);
     if (rc) return rc;
     uint32_t id = g->n_events;
     sg_event_t *e = &g->events[id];
@@ -239,7 +238,7 @@ int sg_graph_add_buffer(sg_graph_t *g, sg_buffer_kind_t kind, uint64_t address, 
 {
     if (!g || (unsigned)kind >= SG_BUFFER_KIND_COUNT) return SG_EINVAL;
     g = root_of(g);
-    int rc = grow((void **)&g->buffers, &g->cap_buffers, g->n_buffers + 1, sizeof *g->buffers);
+    int rc = sg_array_grow((void **)&g->buffers, &g->cap_buffers, g->n_buffers + 1, sizeof *g->buffers);
     if (rc) return rc;
     uint32_t id = g->n_buffers;
     sg_buffer_t *b = &g->buffers[id];
@@ -262,7 +261,7 @@ int sg_graph_add_image(sg_graph_t *g, sg_image_kind_t kind, const char *hash, ui
     if (!g || (unsigned)kind >= SG_IMAGE_KIND_COUNT || !hash || strlen(hash) != 16)
         return SG_EINVAL;
     g = root_of(g);
-    int rc = grow((void **)&g->images, &g->cap_images, g->n_images + 1, sizeof *g->images);
+    int rc = sg_array_grow((void **)&g->images, &g->cap_images, g->n_images + 1, sizeof *g->images);
     if (rc) return rc;
     uint32_t id = g->n_images;
     sg_image_t *im = &g->images[id];
@@ -323,7 +322,7 @@ int sg_graph_add_node(sg_graph_t *g, sg_node_type_t type, uint32_t stream, uint6
                       sg_node_id_t *out_id)
 {
     if (!g || (unsigned)type >= SG_NODE_TYPE_COUNT) return SG_EINVAL;
-    int rc = grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes);
+    int rc = sg_array_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes);
     if (rc) return rc;
     sg_node_id_t id = g->n_nodes;
     sg_node_t *n = &g->nodes[id];
@@ -465,7 +464,7 @@ int sg_node_add_cond_body(sg_graph_t *g, sg_node_id_t id, sg_graph_t **out)
 
 static int adj_push(sg_edge_id_t **arr, uint32_t *n, uint32_t *cap, sg_edge_id_t e)
 {
-    int rc = grow((void **)arr, cap, *n + 1, sizeof **arr);
+    int rc = sg_array_grow((void **)arr, cap, *n + 1, sizeof **arr);
     if (rc) return rc;
     (*arr)[(*n)++] = e;
     return SG_OK;
@@ -488,7 +487,7 @@ static int add_edge_full(sg_graph_t *g, sg_node_id_t from, sg_node_id_t to, sg_e
     sg_node_t *a = sg_graph_node(g, from), *b = sg_graph_node(g, to);
     if (!a || !b || from == to || (unsigned)kind >= SG_EDGE_KIND_COUNT) return SG_EINVAL;
     if (kind == SG_EDGE_EVENT ? !sg_graph_event(g, event) : event != SG_NONE) return SG_EINVAL;
-    int rc = grow((void **)&g->edges, &g->cap_edges, g->n_edges + 1, sizeof *g->edges);
+    int rc = sg_array_grow((void **)&g->edges, &g->cap_edges, g->n_edges + 1, sizeof *g->edges);
     if (rc) return rc;
     sg_edge_id_t id = g->n_edges;
     if ((rc = adj_push(&a->out, &a->n_out, &a->cap_out, id))) return rc;
@@ -817,7 +816,7 @@ int sg_graph_log_pass(sg_graph_t *g, const char *pass, const char *summary)
 {
     if (!g || !pass) return SG_EINVAL;
     g = root_of(g);
-    int rc = grow((void **)&g->pass_log, &g->cap_pass_log, g->n_pass_log + 1, sizeof *g->pass_log);
+    int rc = sg_array_grow((void **)&g->pass_log, &g->cap_pass_log, g->n_pass_log + 1, sizeof *g->pass_log);
     if (rc) return rc;
     sg_pass_log_t *l = &g->pass_log[g->n_pass_log];
     l->pass = strdup(pass);

@@ -412,6 +412,12 @@ int sg_graph_log_pass(sg_graph_t *g, const char *pass, const char *summary);
 /* Deep copy (tables, nodes, edges, bodies, ids preserved). NULL on OOM. */
 sg_graph_t *sg_graph_clone(const sg_graph_t *g);
 
+/* Grow *arr (entries of `elem` bytes, *cap of them) so that it holds at
+ * least `need`, doubling; new entries are zeroed. SG_ENOMEM or SG_ELIMIT
+ * (past UINT32_MAX - 1 entries) leave *arr and *cap as they were. Shared by
+ * every growable table of sgcap. */
+int sg_array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
+
 #ifdef __cplusplus
 }
 #endif
