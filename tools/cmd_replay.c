@@ -36,7 +36,8 @@ static const char usage[] =
     "                      trace, one track per captured stream\n"
     "  --relocate          do not ask for the recorded addresses: place memory\n"
     "                      anywhere and relocate pointers (tests the fallback)\n"
-    "  --force             replay on a GPU of another compute capability\n"
+    "  --force             replay on another GPU model, compute capability or\n"
+    "                      driver version than the bundle was captured with\n"
     "  --device N          GPU ordinal (default 0)\n"
     "  --timings           print how long reading, placing, loading, building,\n"
     "                      instantiating and uploading took\n"
@@ -50,7 +51,7 @@ static const char usage[] =
     "exit codes: 0 ran (and, with --validate, every compared buffer matched);\n"
     "1 a validation mismatch, an in-process-only graph, or a failure on the GPU;\n"
     "2 bad usage or bad input: a missing or malformed bundle, code image or\n"
-    "snapshot, or a GPU of another compute capability without --force\n";
+    "snapshot, or another GPU model, compute capability or driver without --force\n";
 
 #define CMD "replay"
 

@@ -17,6 +17,7 @@
 #                         per stream, fork branches overlap
 #   gpu.replay.host       a host node: in-process only, exit 1
 #   gpu.replay.fakecc     another compute capability: exit 2; --force runs
+#   gpu.replay.fakegpu    another GPU model or driver: exit 2; --force runs
 #   cpu.replay.cli        the CLI checks that need no GPU (label cpu)
 #   cpu.replay.fake       the whole replay (placement, relocation, restore,
 #                         build, validate, bench, --vs) against a pretend
@@ -92,7 +93,7 @@ target_link_libraries(replay_make_bundle PRIVATE sgcap_graph CUDA::cuda_driver)
 # `sgcap` and the producer are what the tests run
 add_custom_target(replay_gpu_tests ALL DEPENDS replay_make_bundle sgcap)
 
-foreach(step make validate corrupt relocate alloc bench vs profile host fakecc)
+foreach(step make validate corrupt relocate alloc bench vs profile host fakecc fakegpu)
   add_test(NAME gpu.replay.${step} COMMAND bash ${sgcap_replay_script} ${PROJECT_BINARY_DIR} ${step})
   set_tests_properties(gpu.replay.${step} PROPERTIES LABELS "gpu" TIMEOUT 300)
   if(step STREQUAL "make")

@@ -11,7 +11,7 @@
 # Steps: cli, fake (no GPU: fake runs replay against a pretend libcuda that
 # executes the kernels on the CPU) | make (writes the GPU bundles: run it
 # first) | validate | corrupt | relocate | alloc | bench | vs | profile |
-# host | fakecc.
+# host | fakecc | fakegpu.
 # Bundles and outputs go to $SGCAP_REPLAY_OUT (default BUILD_DIR/replay-gpu).
 # Each command runs under a timeout ($SGCAP_REPLAY_TIMEOUT s, default 120).
 # Prints "PASS step" / "FAIL step: why" and exits 1 if any step failed.
@@ -25,7 +25,7 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 steps=("$@")
 if [ ${#steps[@]} -eq 0 ]; then
-  steps=(cli fake make validate corrupt relocate alloc bench vs profile host fakecc)
+  steps=(cli fake make validate corrupt relocate alloc bench vs profile host fakecc fakegpu)
 fi
 sgcap=$build/bin/sgcap
 mk=$build/bin/replay_make_bundle
@@ -209,6 +209,30 @@ step_fakecc() {
   expect "--force" || return 1
   run 0 "$sgcap" replay "$out/fj_cc80.sgraph" --validate --force || return 1
   expect "8 match, 0 MISMATCH" || return 1
+}
+
+# The same bundle said to come from another GPU model, then another driver:
+# refused (exit 2) with a message naming both and --force; --force replays.
+step_fakegpu() {
+  need "$out/fj.sgraph" || return 1
+  for what in name driver; do
+    rm -rf "$out/fj_$what.sgraph"
+    cp -r "$out/fj.sgraph" "$out/fj_$what.sgraph"
+    python3 - "$out/fj_$what.sgraph/graph.json" "$what" <<'PY' || return 1
+import json, sys
+path, what = sys.argv[1], sys.argv[2]
+g = json.load(open(path))
+if what == "name":
+    g["device"]["name"] = "NVIDIA A100-SXM4-80GB"
+else:
+    g["device"]["driver_version"] = 12080
+json.dump(g, open(path, "w"))
+PY
+    run 2 "$sgcap" replay "$out/fj_$what.sgraph" --validate || return 1
+    expect "--force" || return 1
+    run 0 "$sgcap" replay "$out/fj_$what.sgraph" --validate --force || return 1
+    expect "8 match, 0 MISMATCH" || return 1
+  done
 }
 
 for s in "${steps[@]}"; do
