@@ -17,6 +17,12 @@
 /* Small enough that libFuzzer's RSS limit is never the finding. */
 #define FUZZ_MAX_IMAGE (16u << 20)
 
+/* The reader's promises; a broken one traps, which libFuzzer reports. */
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        if (!(x)) __builtin_trap();                                                                \
+    } while (0)
+
 static volatile uint64_t sink;
 
 static void read_elf(const uint8_t *p, size_t n)
@@ -59,10 +65,14 @@ static bool read_fatbin(const uint8_t *p, size_t n, unsigned flags)
     for (uint32_t i = 0; i < fb.n_entries; i++) {
         const uint8_t *raw;
         size_t rawn;
-        if (sg_fatbin_entry_payload(&fb, i, &raw, &rawn) == SG_OK) sink += rawn;
+        if (sg_fatbin_entry_payload(&fb, i, &raw, &rawn) == SG_OK) {
+            CHECK(raw >= p && rawn <= n && (size_t)(raw - p) <= n - rawn); /* never outside */
+            sink += rawn;
+        }
         uint8_t *img;
         size_t len;
         if (sg_fatbin_extract(&fb, i, FUZZ_MAX_IMAGE, &img, &len) != SG_OK) continue;
+        CHECK(img != NULL && len <= FUZZ_MAX_IMAGE); /* the cap holds */
         if (fb.entries[i].kind == SG_FATBIN_ENTRY_ELF) read_elf(img, len);
         if (fb.entries[i].kind == SG_FATBIN_ENTRY_PTX) read_ptx(img, len);
         uint64_t sz;
@@ -75,6 +85,11 @@ static bool read_fatbin(const uint8_t *p, size_t n, unsigned flags)
     char *ptx = NULL;
     size_t ptx_len = 0;
     if (sg_fatbin_pick_ptx(&fb, 90, NULL, FUZZ_MAX_IMAGE, &pick, &ptx, &ptx_len) == SG_OK) {
+        /* OK comes with text from a real entry; anything else with none */
+        if (pick.reason == SG_PTX_OK)
+            CHECK(ptx != NULL && pick.entry < fb.n_entries && ptx_len <= FUZZ_MAX_IMAGE);
+        else
+            CHECK(ptx == NULL);
         sink += pick.reason + ptx_len;
         free(ptx);
     }
@@ -100,10 +115,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     read_elf(data, size);
     sg_elf_section_t s;
-    if (sg_elf_find_section(data, size, ".nv_fatbin", &s) == SG_OK && s.type != 8)
+    if (sg_elf_find_section(data, size, ".nv_fatbin", &s) == SG_OK && s.type != 8) {
+        CHECK(s.offset <= size && s.size <= size - s.offset); /* sections stay inside */
         read_fatbin(data + s.offset, (size_t)s.size, 0);
-    if (sg_elf_find_section(data, size, "__nv_relfatbin", &s) == SG_OK && s.type != 8)
+    }
+    if (sg_elf_find_section(data, size, "__nv_relfatbin", &s) == SG_OK && s.type != 8) {
+        CHECK(s.offset <= size && s.size <= size - s.offset);
         read_fatbin(data + s.offset, (size_t)s.size, 0);
+    }
     read_ptx(data, size);
     return 0;
 }
