@@ -532,9 +532,12 @@ static int build_into(bctx_t *b, sg_graph_t *g, CUgraph graph, int depth, char *
         snprintf(why, n, "out of memory");
         goto out;
     }
+    /* Asked again with arrays for a count of 0, the driver answers
+     * CUDA_ERROR_INVALID_VALUE (graphs with no edges: single-node captures,
+     * independent explicit nodes), so only list what exists. */
     size_t nn2 = nn, ne2 = ne;
-    r = get_nodes(graph, nodes, &nn2);
-    if (r == CUDA_SUCCESS) r = get_edges(graph, from, to, ed, &ne2);
+    r = nn ? get_nodes(graph, nodes, &nn2) : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS && ne) r = get_edges(graph, from, to, ed, &ne2);
     if (r != CUDA_SUCCESS) {
         snprintf(why, n, "cannot list the graph's nodes/edges (CUDA error %d)", (int)r);
         rc = SG_ECUDA;

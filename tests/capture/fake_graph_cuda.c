@@ -491,6 +491,8 @@ EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode
 EXPORT CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
 {
     fgraph_t *fg = (fgraph_t *)g;
+    /* The real driver (580) refuses arrays with a count of 0. */
+    if (nodes && *n == 0) return CUDA_ERROR_INVALID_VALUE;
     if (nodes)
         for (size_t i = 0; i < fg->n && i < *n; i++)
             nodes[i] = (CUgraphNode)fg->nodes[i];
@@ -501,6 +503,8 @@ EXPORT CUresult cuGraphGetEdges_v2(CUgraph g, CUgraphNode *from, CUgraphNode *to
                                    CUgraphEdgeData *ed, size_t *n)
 {
     fgraph_t *fg = (fgraph_t *)g;
+    /* The real driver (580) refuses arrays with a count of 0. */
+    if (from && *n == 0) return CUDA_ERROR_INVALID_VALUE;
     size_t k = 0;
     for (size_t i = 0; i < fg->n; i++)
         for (size_t j = 0; j < fg->nodes[i]->n_deps; j++) {
