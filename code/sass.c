@@ -1,0 +1,1054 @@
+/* sass.c: the SASS side of the access analysis around the listing parser
+ * (sass_text.c) and the dataflow (sass_flow.c): finding and running
+ * nvdisasm, cutting kernels out of cubins, the per-(cubin, kernel) cache,
+ * and the byte ranges of an access over a launch. See sass.h.
+ *
+ * nvdisasm runs in raw mode (-b SMxx) on the concatenated .text sections of
+ * the kernels asked for: its start-up (~0.2-0.4 s) dwarfs the per-
+ * instruction cost (~15 us), so one run serves a whole batch, and raw mode
+ * does not make it load the whole cubin (libtorch's are tens of MiB).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/bytes.h"
+#include "capture/elf.h"
+#include "capture/fatbin.h"
+#include "code/sass.h"
+#include "graph/graph.h"
+#include <uthash.h>
+
+extern char **environ;
+
+#define MAX_CODE (256u << 20) /* bytes of SASS in one nvdisasm run */
+
+const char *sg_sass_atom_name(sg_sass_atom_t a)
+{
+    static const char *n[] = {"1",        "tid.x",    "tid.y",    "tid.z",     "ctaid.x",
+                              "ctaid.y",  "ctaid.z",  "ntid.x",   "ntid.y",    "ntid.z",
+                              "nctaid.x", "nctaid.y", "nctaid.z"};
+    return (unsigned)a < SG_SASS_ATOM_COUNT ? n[a] : "?";
+}
+
+const char *sg_sass_status_name(sg_sass_status_t s)
+{
+    static const char *n[] = {"analysed",  "no_disassembler", "rejected",
+                              "no_kernel", "bad_cubin",       "too_complex"};
+    return (unsigned)s < SG_SASS_STATUS_COUNT ? n[s] : "?";
+}
+
+void sg_sass_kernel_free(sg_sass_kernel_t *k)
+{
+    if (!k)
+        return;
+    free(k->name);
+    free(k->accesses);
+    free(k->params);
+    memset(k, 0, sizeof *k);
+}
+
+int sg_sass_analyze_text(const char *text, size_t len, const char *name,
+                         const sg_sass_target_t *target, sg_sass_kernel_t *out)
+{
+    if (!out)
+        return SG_EINVAL;
+    sg_sass_listing_t l;
+    char err[160];
+    int rc = sg_sass_parse(text, len, &l, err, sizeof err);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        out->name = name ? strdup(name) : NULL;
+        out->status = SG_SASS_REJECTED;
+        snprintf(out->reason, sizeof out->reason, "unknown: listing unreadable: %s", err);
+        return rc == SG_ENOMEM ? rc : 0;
+    }
+    uint32_t first = 0, count = l.n_insns;
+    const char *nm = name;
+    if (l.n_funcs) {
+        uint32_t f = 0;
+        if (name) {
+            while (f < l.n_funcs && strcmp(l.funcs[f].name, name))
+                f++;
+        }
+        if (f == l.n_funcs) {
+            memset(out, 0, sizeof *out);
+            out->name = name ? strdup(name) : NULL;
+            out->status = SG_SASS_NO_KERNEL;
+            snprintf(out->reason, sizeof out->reason, "unknown: the listing has no kernel %s",
+                     name ? name : "");
+            sg_sass_listing_free(&l);
+            return 0;
+        }
+        first = l.funcs[f].first;
+        count = l.funcs[f].count;
+        nm = l.funcs[f].name;
+    }
+    uint32_t pc0 = count ? l.insns[first].pc : 0;
+    rc = sg_sass_analyze(&l, first, count, pc0, nm, target, out);
+    sg_sass_listing_free(&l);
+    return rc;
+}
+
+/* ---- finding nvdisasm --------------------------------------------------------- */
+
+static bool executable(const char *p)
+{
+    struct stat st;
+    return p && stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
+}
+
+static bool try_path(char *out, size_t len, const char *dir, const char *file)
+{
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/%s", dir, file) >= (int)sizeof p)
+        return false;
+    if (!executable(p))
+        return false;
+    snprintf(out, len, "%s", p);
+    return true;
+}
+
+static bool try_glob(char *out, size_t len, const char *pattern)
+{
+    glob_t g;
+    bool ok = false;
+    if (glob(pattern, 0, NULL, &g) == 0) {
+        /* the last match: the highest python / CUDA version */
+        for (size_t i = g.gl_pathc; i-- > 0 && !ok;)
+            if (executable(g.gl_pathv[i])) {
+                snprintf(out, len, "%s", g.gl_pathv[i]);
+                ok = true;
+            }
+    }
+    globfree(&g);
+    return ok;
+}
+
+/* pip's nvidia-cuda-nvdisasm under a python prefix */
+static bool try_prefix(char *out, size_t len, const char *prefix)
+{
+    static const char *sub[] = {
+        "lib/python3*/site-packages/nvidia/cu13/bin/nvdisasm",
+        "lib/python3*/site-packages/nvidia/cuda_nvdisasm/bin/nvdisasm",
+        "lib/python3*/dist-packages/nvidia/cu13/bin/nvdisasm",
+        "lib/python3*/dist-packages/nvidia/cuda_nvdisasm/bin/nvdisasm",
+        "lib/python3/dist-packages/nvidia/cu13/bin/nvdisasm",
+        "local/lib/python3*/dist-packages/nvidia/cu13/bin/nvdisasm",
+    };
+    char pat[4096];
+    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+        if (snprintf(pat, sizeof pat, "%s/%s", prefix, sub[i]) >= (int)sizeof pat)
+            continue;
+        if (try_glob(out, len, pat))
+            return true;
+    }
+    return false;
+}
+
+static bool search_disassembler(char *out, size_t len)
+{
+    const char *path = getenv("PATH");
+    if (path) {
+        char *dup = strdup(path);
+        if (dup) {
+            bool ok = false;
+            for (char *s = NULL, *d = strtok_r(dup, ":", &s); d && !ok; d = strtok_r(NULL, ":", &s))
+                ok = *d && try_path(out, len, d, "nvdisasm");
+            free(dup);
+            if (ok)
+                return true;
+        }
+    }
+    static const char *env_dirs[] = {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"};
+    for (size_t i = 0; i < sizeof env_dirs / sizeof env_dirs[0]; i++) {
+        const char *d = getenv(env_dirs[i]);
+        char b[4096];
+        if (d && *d && snprintf(b, sizeof b, "%s/bin", d) < (int)sizeof b &&
+            try_path(out, len, b, "nvdisasm"))
+            return true;
+    }
+    if (try_path(out, len, "/usr/local/cuda/bin", "nvdisasm") ||
+        try_glob(out, len, "/usr/local/cuda-*/bin/nvdisasm"))
+        return true;
+    /* python prefixes: a venv, the python3s on PATH (their ../), pyenv, ~/.local */
+    const char *venv = getenv("VIRTUAL_ENV");
+    if (venv && *venv && try_prefix(out, len, venv))
+        return true;
+    if (path) {
+        char *dup = strdup(path);
+        if (dup) {
+            bool ok = false;
+            for (char *s = NULL, *d = strtok_r(dup, ":", &s); d && !ok; d = strtok_r(NULL, ":", &s)) {
+                char py[4096], real[4096];
+                if (!*d || snprintf(py, sizeof py, "%s/python3", d) >= (int)sizeof py ||
+                    !executable(py))
+                    continue;
+                if (!realpath(py, real))
+                    continue;
+                char *slash = strrchr(real, '/');
+                if (!slash)
+                    continue;
+                *slash = 0; /* .../bin */
+                slash = strrchr(real, '/');
+                if (!slash)
+                    continue;
+                *slash = 0; /* the prefix */
+                ok = try_prefix(out, len, real[0] ? real : "/");
+            }
+            free(dup);
+            if (ok)
+                return true;
+        }
+    }
+    const char *home = getenv("HOME");
+    const char *pyenv = getenv("PYENV_ROOT");
+    char b[4096];
+    if (pyenv && *pyenv && snprintf(b, sizeof b, "%s/versions/*", pyenv) < (int)sizeof b) {
+        char pat[4096];
+        if (snprintf(pat, sizeof pat, "%.3900s/lib/python3*/site-packages/nvidia/cu13/bin/nvdisasm",
+                     b) < (int)sizeof pat &&
+            try_glob(out, len, pat))
+            return true;
+    }
+    if (home && *home) {
+        char pat[4096];
+        snprintf(pat, sizeof pat,
+                 "%s/.pyenv/versions/*/lib/python3*/site-packages/nvidia/cu13/bin/nvdisasm", home);
+        if (try_glob(out, len, pat))
+            return true;
+        snprintf(b, sizeof b, "%s/.local", home);
+        if (try_prefix(out, len, b))
+            return true;
+    }
+    return try_prefix(out, len, "/usr") || try_prefix(out, len, "/usr/local");
+}
+
+static pthread_mutex_t find_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool find_done;
+static char find_path[4096];
+
+int sg_sass_find_disassembler(char *path, size_t len)
+{
+    const char *env = getenv("SGCAP_NVDISASM");
+    if (env && *env) {
+        if (!executable(env))
+            return SG_ENOENT;
+        snprintf(path, len, "%s", env);
+        return 0;
+    }
+    pthread_mutex_lock(&find_lock);
+    if (!find_done) {
+        if (!search_disassembler(find_path, sizeof find_path))
+            find_path[0] = 0;
+        find_done = true;
+    }
+    int rc = find_path[0] ? 0 : SG_ENOENT;
+    if (rc == 0)
+        snprintf(path, len, "%s", find_path);
+    pthread_mutex_unlock(&find_lock);
+    return rc;
+}
+
+/* ---- running it ------------------------------------------------------------------ */
+
+static uint64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+static void first_line(const char *s, size_t n, char *err, size_t errlen)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == '\n' || s[i] == ' '))
+        i++;
+    size_t e = i;
+    while (e < n && s[e] != '\n' && s[e] != 0)
+        e++;
+    if (err && errlen)
+        snprintf(err, errlen, "%.*s", (int)(e - i < 150 ? e - i : 150), s + i);
+}
+
+int sg_sass_disassemble(const sg_sass_options_t *opt, uint32_t arch, bool arch_specific,
+                        const uint8_t *code, size_t n, char **text, size_t *text_len, char *err,
+                        size_t errlen)
+{
+    if (!text || !text_len || (!code && n))
+        return SG_EINVAL;
+    *text = NULL;
+    *text_len = 0;
+    if (err && errlen)
+        err[0] = 0;
+    char tool[4096];
+    if (opt && opt->nvdisasm) {
+        if (!executable(opt->nvdisasm))
+            return SG_ENOENT;
+        snprintf(tool, sizeof tool, "%s", opt->nvdisasm);
+    } else if (sg_sass_find_disassembler(tool, sizeof tool) != 0) {
+        return SG_ENOENT;
+    }
+    uint32_t timeout = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
+    size_t cap = opt && opt->max_output ? opt->max_output : ((size_t)512 << 20);
+    char arg_arch[16];
+    snprintf(arg_arch, sizeof arg_arch, "SM%u%s", arch, arch_specific ? "a" : "");
+
+    const char *tmpdir = getenv("TMPDIR");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/sgcap-sass-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
+        return SG_EIO;
+    }
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, code + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            unlink(tmp);
+            snprintf(err, errlen, "cannot write the temporary file");
+            return SG_EIO;
+        }
+        off += (size_t)w;
+    }
+    close(fd);
+
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+    int rc = 0;
+    pid_t pid = -1;
+    char *buf = NULL, ebuf[1024];
+    size_t blen = 0, bcap = 0, elen = 0;
+    if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+        rc = SG_EIO;
+        goto done;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+    char *argv[] = {tool, "-b", arg_arch, tmp, NULL};
+    int sp = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(outp[1]);
+    close(errp[1]);
+    outp[1] = errp[1] = -1;
+    if (sp != 0) {
+        pid = -1;
+        snprintf(err, errlen, "cannot run %s: %s", tool, strerror(sp));
+        rc = SG_EIO;
+        goto done;
+    }
+    uint64_t deadline = now_ms() + timeout;
+    bool out_open = true, err_open = true;
+    while (out_open || err_open) {
+        uint64_t t = now_ms();
+        if (t >= deadline) {
+            snprintf(err, errlen, "nvdisasm timed out after %u ms", timeout);
+            rc = SG_ELIMIT;
+            break;
+        }
+        struct pollfd pf[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+        int pr = poll(pf, 2, (int)(deadline - t));
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr < 0) {
+            rc = SG_EIO;
+            break;
+        }
+        if (out_open && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            if (bcap - blen < 65536) {
+                size_t nc = bcap ? bcap * 2 : 1 << 20;
+                char *nb = realloc(buf, nc + 1);
+                if (!nb) {
+                    rc = SG_ENOMEM;
+                    break;
+                }
+                buf = nb;
+                bcap = nc;
+            }
+            ssize_t r = read(outp[0], buf + blen, bcap - blen);
+            if (r > 0) {
+                blen += (size_t)r;
+                if (blen > cap) {
+                    snprintf(err, errlen, "nvdisasm printed more than %zu bytes", cap);
+                    rc = SG_ELIMIT;
+                    break;
+                }
+            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                out_open = false;
+            }
+        }
+        if (err_open && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            char junk[4096];
+            ssize_t r = read(errp[0], junk, sizeof junk);
+            if (r > 0) {
+                size_t k = (size_t)r < sizeof ebuf - 1 - elen ? (size_t)r : sizeof ebuf - 1 - elen;
+                memcpy(ebuf + elen, junk, k);
+                elen += k;
+            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                err_open = false;
+            }
+        }
+    }
+done:
+    if (pid > 0) {
+        int status = 0;
+        if (rc)
+            kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            ebuf[elen] = 0;
+            if (elen)
+                first_line(ebuf, elen, err, errlen);
+            else
+                snprintf(err, errlen, "nvdisasm exited with status %d", status);
+            rc = SG_EFORMAT;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (outp[i] >= 0)
+            close(outp[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+    }
+    unlink(tmp);
+    if (rc == 0 && blen == 0) {
+        snprintf(err, errlen, "nvdisasm printed nothing");
+        rc = SG_EFORMAT;
+    }
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[blen] = 0;
+    *text = buf;
+    *text_len = blen;
+    return 0;
+}
+
+/* ---- cubins ---------------------------------------------------------------------- */
+
+/* EIATTR_PARAM_CBANK (0x0a) in .nv.info.<kernel>: {u32 sym, u16 offset, u16 size}.
+ * Entries are {u8 format, u8 attribute, ...}: format 4 has a u16 size and a
+ * payload, 1/2/3 a 2-byte value. */
+static void read_param_cbank(const uint8_t *cubin, size_t n, const char *name, uint32_t *base,
+                             uint32_t *size)
+{
+    char sec[4096];
+    sg_elf_section_t s;
+    if (snprintf(sec, sizeof sec, ".nv.info.%s", name) >= (int)sizeof sec ||
+        sg_elf_find_section(cubin, n, sec, &s) != 0 || s.type == 8)
+        return;
+    const uint8_t *p = cubin + s.offset;
+    uint64_t i = 0;
+    while (i + 4 <= s.size) {
+        uint8_t fmt = p[i], attr = p[i + 1];
+        if (fmt == 4) {
+            uint16_t len = sg_rd16(p + i + 2);
+            if (!sg_in_bounds(i + 4, len, s.size))
+                return;
+            if (attr == 0x0a && len >= 8) {
+                *base = sg_rd16(p + i + 8);
+                *size = sg_rd16(p + i + 10);
+            }
+            i += 4 + len;
+        } else if (fmt >= 1 && fmt <= 3) {
+            i += 4;
+        } else {
+            return;
+        }
+    }
+}
+
+/* Offsets of the function symbols defined in section `shndx` (the kernel's
+ * own helpers). */
+static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uint32_t **out,
+                             uint32_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    sg_elf_section_t st;
+    if (sg_elf_find_section(cubin, n, ".symtab", &st) != 0 || st.type == 8)
+        return 0;
+    uint32_t cap = 0;
+    for (uint64_t o = 0; o + 24 <= st.size; o += 24) {
+        const uint8_t *sym = cubin + st.offset + o;
+        uint8_t info = sym[4];
+        uint16_t sh = sg_rd16(sym + 6);
+        uint64_t val = sg_rd64(sym + 8);
+        if ((info & 0xf) != 2 || sh != shndx || val > UINT32_MAX)
+            continue;
+        if (*count == cap) {
+            uint32_t nc = cap ? cap * 2 : 8;
+            uint32_t *np = realloc(*out, nc * sizeof *np);
+            if (!np) {
+                free(*out);
+                *out = NULL;
+                *count = 0;
+                return SG_ENOMEM;
+            }
+            *out = np;
+            cap = nc;
+        }
+        (*out)[(*count)++] = (uint32_t)val;
+    }
+    return 0;
+}
+
+static void set_unknown(sg_sass_kernel_t *k, const char *name, sg_sass_status_t s, const char *why)
+{
+    sg_sass_kernel_free(k);
+    k->name = name ? strdup(name) : NULL;
+    k->status = s;
+    snprintf(k->reason, sizeof k->reason, "unknown: %.180s", why);
+}
+
+typedef struct {
+    uint64_t off, size;  /* in the concatenated code */
+    uint32_t pbase, psize;
+    uint32_t *calls;
+    uint32_t ncalls;
+    bool ok;
+} kslice_t;
+
+int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *names,
+                          uint32_t n_names, const sg_sass_options_t *opt, sg_sass_kernel_t *out)
+{
+    if (!out || (!names && n_names))
+        return SG_EINVAL;
+    for (uint32_t i = 0; i < n_names; i++)
+        memset(&out[i], 0, sizeof out[i]);
+    if (n_names == 0)
+        return 0;
+    uint32_t arch = 0;
+    if (!cubin || sg_elf_check(cubin, n) != 0 || sg_elf_cuda_arch(cubin, n, &arch) != 0) {
+        for (uint32_t i = 0; i < n_names; i++)
+            set_unknown(&out[i], names[i], SG_SASS_BAD_CUBIN, "not a cubin (ELF for CUDA)");
+        return 0;
+    }
+    kslice_t *ks = calloc(n_names, sizeof *ks);
+    uint8_t *code = NULL;
+    uint64_t total = 0;
+    int rc = 0;
+    if (!ks)
+        return SG_ENOMEM;
+    for (uint32_t i = 0; i < n_names; i++) {
+        char sec[4096];
+        sg_elf_section_t s;
+        if (!names[i] || snprintf(sec, sizeof sec, ".text.%s", names[i]) >= (int)sizeof sec ||
+            sg_elf_find_section(cubin, n, sec, &s) != 0) {
+            set_unknown(&out[i], names[i], SG_SASS_NO_KERNEL, "the cubin has no such kernel");
+            continue;
+        }
+        if (s.type == 8 || s.size == 0 || s.size % 16 || s.size > MAX_CODE - total) {
+            set_unknown(&out[i], names[i], SG_SASS_BAD_CUBIN,
+                        s.size > MAX_CODE - total ? "kernel code over the size cap"
+                                                  : "kernel section empty or misaligned");
+            continue;
+        }
+        ks[i].off = total;
+        ks[i].size = s.size;
+        total += s.size;
+        ks[i].pbase = sg_sass_default_param_base(arch);
+        read_param_cbank(cubin, n, names[i], &ks[i].pbase, &ks[i].psize);
+        if ((rc = section_functions(cubin, n, s.index, &ks[i].calls, &ks[i].ncalls)))
+            goto out;
+        ks[i].ok = true;
+    }
+    if (total == 0)
+        goto out;
+    code = malloc(total);
+    if (!code) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < n_names; i++)
+        if (ks[i].ok) {
+            char sec[4096];
+            sg_elf_section_t s;
+            snprintf(sec, sizeof sec, ".text.%s", names[i]);
+            sg_elf_find_section(cubin, n, sec, &s);
+            memcpy(code + ks[i].off, cubin + s.offset, s.size);
+        }
+    char *text = NULL, err[192] = "";
+    size_t tlen = 0;
+    int dr = sg_sass_disassemble(opt, arch, false, code, total, &text, &tlen, err, sizeof err);
+    if (dr == SG_EFORMAT && (arch == 90 || arch >= 100)) {
+        /* an arch-specific (sm_XXa) build: its instructions need SMXXa */
+        char err2[192];
+        int d2 = sg_sass_disassemble(opt, arch, true, code, total, &text, &tlen, err2, sizeof err2);
+        if (d2 == 0)
+            dr = 0;
+    }
+    if (dr != 0) {
+        char why[256];
+        sg_sass_status_t st = SG_SASS_REJECTED;
+        if (dr == SG_ENOENT) {
+            snprintf(why, sizeof why, "no disassembler (nvdisasm not found; set SGCAP_NVDISASM)");
+            st = SG_SASS_NO_DISASSEMBLER;
+        } else if (dr == SG_ENOMEM) {
+            rc = SG_ENOMEM;
+            goto out;
+        } else {
+            snprintf(why, sizeof why, "nvdisasm rejected the cubin (%s)", err[0] ? err : "no message");
+        }
+        for (uint32_t i = 0; i < n_names; i++)
+            if (ks[i].ok)
+                set_unknown(&out[i], names[i], st, why);
+        goto out;
+    }
+    sg_sass_listing_t l;
+    char perr[160];
+    int pr = sg_sass_parse(text, tlen, &l, perr, sizeof perr);
+    free(text);
+    if (pr) {
+        if (pr == SG_ENOMEM) {
+            rc = SG_ENOMEM;
+            goto out;
+        }
+        char why[256];
+        snprintf(why, sizeof why, "nvdisasm output unreadable (%s)", perr);
+        for (uint32_t i = 0; i < n_names; i++)
+            if (ks[i].ok)
+                set_unknown(&out[i], names[i], SG_SASS_REJECTED, why);
+        goto out;
+    }
+    for (uint32_t i = 0; i < n_names && rc == 0; i++) {
+        if (!ks[i].ok)
+            continue;
+        uint32_t lo = 0, hi = l.n_insns;
+        while (lo < hi) {
+            uint32_t m = (lo + hi) / 2;
+            if (l.insns[m].pc < ks[i].off)
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        uint32_t e = lo;
+        while (e < l.n_insns && l.insns[e].pc < ks[i].off + ks[i].size)
+            e++;
+        if (e == lo || l.insns[lo].pc != ks[i].off) {
+            set_unknown(&out[i], names[i], SG_SASS_REJECTED,
+                        "nvdisasm output does not cover the kernel's code");
+            continue;
+        }
+        sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
+                              .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls};
+        rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, names[i], &t, &out[i]);
+        if (rc == SG_EINVAL)
+            rc = 0;
+    }
+    sg_sass_listing_free(&l);
+out:
+    for (uint32_t i = 0; i < n_names; i++)
+        free(ks[i].calls);
+    free(ks);
+    free(code);
+    return rc;
+}
+
+int sg_sass_pick_cubin(const sg_fatbin_t *fb, uint32_t device_arch, uint32_t *entry)
+{
+    if (!fb || !entry)
+        return SG_EINVAL;
+    uint32_t best = SG_NONE, best_arch = 0;
+    for (uint32_t i = 0; i < fb->n_entries; i++) {
+        const sg_fatbin_entry_t *e = &fb->entries[i];
+        if (e->kind != SG_FATBIN_ENTRY_ELF)
+            continue;
+        bool special = (e->flags & (SG_FATBIN_FLAG_ARCH_SPECIFIC | SG_FATBIN_FLAG_FAMILY_SPECIFIC)) != 0;
+        bool ok = e->arch == device_arch ||
+                  (!special && e->arch / 10 == device_arch / 10 && e->arch < device_arch);
+        if (!ok)
+            continue;
+        /* the exact arch first; among equals the plain build */
+        if (best == SG_NONE || e->arch > best_arch ||
+            (e->arch == best_arch && !special &&
+             (fb->entries[best].flags & SG_FATBIN_FLAG_ARCH_SPECIFIC))) {
+            best = i;
+            best_arch = e->arch;
+        }
+    }
+    if (best == SG_NONE)
+        return SG_ENOENT;
+    *entry = best;
+    return 0;
+}
+
+/* ---- the cache -------------------------------------------------------------------- */
+
+typedef struct {
+    char key[17 + 1 + 4096];
+    sg_sass_kernel_t k;
+    UT_hash_handle hh;
+} centry_t;
+
+struct sg_sass_cache {
+    sg_sass_options_t opt;
+    char nvdisasm[4096];
+    centry_t *map;
+    uint32_t runs, kernels;
+};
+
+sg_sass_cache_t *sg_sass_cache_new(const sg_sass_options_t *opt)
+{
+    sg_sass_cache_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    if (opt) {
+        c->opt = *opt;
+        if (opt->nvdisasm) {
+            snprintf(c->nvdisasm, sizeof c->nvdisasm, "%s", opt->nvdisasm);
+            c->opt.nvdisasm = c->nvdisasm;
+        }
+    }
+    return c;
+}
+
+void sg_sass_cache_free(sg_sass_cache_t *c)
+{
+    if (!c)
+        return;
+    centry_t *e, *t;
+    HASH_ITER(hh, c->map, e, t)
+    {
+        HASH_DEL(c->map, e);
+        sg_sass_kernel_free(&e->k);
+        free(e);
+    }
+    free(c);
+}
+
+static bool make_key(char *key, size_t len, const char hash[17], const char *name)
+{
+    return snprintf(key, len, "%s:%s", hash, name) < (int)len;
+}
+
+static centry_t *lookup(sg_sass_cache_t *c, const char *key)
+{
+    centry_t *e = NULL;
+    HASH_FIND_STR(c->map, key, e);
+    return e;
+}
+
+int sg_sass_cache_prefetch(sg_sass_cache_t *c, const uint8_t *cubin, size_t n,
+                           const char *const *names, uint32_t n_names)
+{
+    if (!c || (!names && n_names) || (!cubin && n))
+        return SG_EINVAL;
+    char hash[17];
+    sg_code_hash(cubin, n, hash);
+    const char **todo = calloc(n_names ? n_names : 1, sizeof *todo);
+    if (!todo)
+        return SG_ENOMEM;
+    uint32_t nt = 0;
+    char key[sizeof((centry_t *)0)->key];
+    for (uint32_t i = 0; i < n_names; i++) {
+        if (!names[i] || !make_key(key, sizeof key, hash, names[i]) || lookup(c, key))
+            continue;
+        bool dup = false;
+        for (uint32_t j = 0; j < nt && !dup; j++)
+            dup = !strcmp(todo[j], names[i]);
+        if (!dup)
+            todo[nt++] = names[i];
+    }
+    int rc = 0;
+    if (nt) {
+        sg_sass_kernel_t *ks = calloc(nt, sizeof *ks);
+        if (!ks) {
+            free(todo);
+            return SG_ENOMEM;
+        }
+        rc = sg_sass_analyze_cubin(cubin, n, todo, nt, &c->opt, ks);
+        c->runs++;
+        for (uint32_t i = 0; i < nt; i++) {
+            centry_t *e = rc ? NULL : calloc(1, sizeof *e);
+            if (!e) {
+                sg_sass_kernel_free(&ks[i]);
+                if (!rc)
+                    rc = SG_ENOMEM;
+                continue;
+            }
+            make_key(e->key, sizeof e->key, hash, todo[i]);
+            e->k = ks[i];
+            HASH_ADD_STR(c->map, key, e);
+            if (!lookup(c, e->key)) { /* uthash ran out of memory */
+                sg_sass_kernel_free(&e->k);
+                free(e);
+                rc = SG_ENOMEM;
+                continue;
+            }
+            c->kernels++;
+        }
+        free(ks);
+    }
+    free(todo);
+    return rc;
+}
+
+int sg_sass_cache_get(sg_sass_cache_t *c, const uint8_t *cubin, size_t n, const char *name,
+                      const sg_sass_kernel_t **out)
+{
+    if (!c || !name || !out)
+        return SG_EINVAL;
+    *out = NULL;
+    char hash[17], key[sizeof((centry_t *)0)->key];
+    sg_code_hash(cubin, n, hash);
+    if (!make_key(key, sizeof key, hash, name))
+        return SG_ELIMIT;
+    centry_t *e = lookup(c, key);
+    if (!e) {
+        int rc = sg_sass_cache_prefetch(c, cubin, n, &name, 1);
+        if (rc)
+            return rc;
+        e = lookup(c, key);
+        if (!e)
+            return SG_ENOMEM;
+    }
+    *out = &e->k;
+    return 0;
+}
+
+void sg_sass_cache_stats(const sg_sass_cache_t *c, uint32_t *runs, uint32_t *kernels)
+{
+    if (runs)
+        *runs = c ? c->runs : 0;
+    if (kernels)
+        *kernels = c ? c->kernels : 0;
+}
+
+/* ---- ranges --------------------------------------------------------------------------- */
+
+static bool atom_range(uint8_t a, const uint32_t grid[3], const uint32_t block[3], int64_t *lo,
+                       int64_t *hi)
+{
+    switch (a) {
+    case SG_SASS_ATOM_NONE: *lo = *hi = 1; return true;
+    case SG_SASS_TID_X: case SG_SASS_TID_Y: case SG_SASS_TID_Z:
+        *lo = 0, *hi = (int64_t)block[a - SG_SASS_TID_X] - 1; return true;
+    case SG_SASS_CTAID_X: case SG_SASS_CTAID_Y: case SG_SASS_CTAID_Z:
+        *lo = 0, *hi = (int64_t)grid[a - SG_SASS_CTAID_X] - 1; return true;
+    case SG_SASS_NTID_X: case SG_SASS_NTID_Y: case SG_SASS_NTID_Z:
+        *lo = *hi = block[a - SG_SASS_NTID_X]; return true;
+    case SG_SASS_NCTAID_X: case SG_SASS_NCTAID_Y: case SG_SASS_NCTAID_Z:
+        *lo = *hi = grid[a - SG_SASS_NCTAID_X]; return true;
+    default: return false;
+    }
+}
+
+/* min and max of an affine over the launch box (each atom independently). */
+static bool affine_range(const sg_sass_affine_t *f, const uint32_t grid[3],
+                         const uint32_t block[3], int64_t *mn, int64_t *mx, int64_t *cst)
+{
+    __int128 lo = 0, hi = 0;
+    *cst = 0;
+    for (uint32_t i = 0; i < f->n && i < SG_SASS_MAX_TERMS; i++) {
+        int64_t al, ah, bl, bh;
+        if (!atom_range(f->t[i].a, grid, block, &al, &ah) ||
+            !atom_range(f->t[i].b, grid, block, &bl, &bh))
+            return false;
+        if (f->t[i].a == SG_SASS_ATOM_NONE && f->t[i].b == SG_SASS_ATOM_NONE)
+            *cst += f->t[i].coef;
+        __int128 c[4] = {(__int128)al * bl, (__int128)al * bh, (__int128)ah * bl, (__int128)ah * bh};
+        __int128 pl = c[0], ph = c[0];
+        for (int k = 1; k < 4; k++) {
+            if (c[k] < pl) pl = c[k];
+            if (c[k] > ph) ph = c[k];
+        }
+        __int128 tl = pl * f->t[i].coef, th = ph * f->t[i].coef;
+        if (tl > th) {
+            __int128 s = tl;
+            tl = th;
+            th = s;
+        }
+        lo += tl;
+        hi += th;
+    }
+    if (lo < INT64_MIN || hi > INT64_MAX)
+        return false;
+    *mn = (int64_t)lo;
+    *mx = (int64_t)hi;
+    return true;
+}
+
+/* Does the affine take every integer value between its min and max over the
+ * launch? True for ctaid.x*ntid.x + tid.x and a single atom with unit
+ * coefficient (plus a constant). */
+static bool affine_contiguous(const sg_sass_affine_t *f)
+{
+    uint32_t nt = 0;
+    bool tid = false, gid = false, one = false;
+    for (uint32_t i = 0; i < f->n; i++) {
+        const uint8_t a = f->t[i].a, b = f->t[i].b;
+        if (a == SG_SASS_ATOM_NONE && b == SG_SASS_ATOM_NONE)
+            continue;
+        nt++;
+        if (f->t[i].coef != 1)
+            return false;
+        if (a == SG_SASS_TID_X && b == SG_SASS_ATOM_NONE)
+            tid = true;
+        else if (a == SG_SASS_CTAID_X && b == SG_SASS_NTID_X)
+            gid = true;
+        else if (b == SG_SASS_ATOM_NONE && a >= SG_SASS_TID_X && a <= SG_SASS_CTAID_Z)
+            one = true;
+    }
+    return (nt == 2 && tid && gid) || (nt == 1 && one);
+}
+
+int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size_t params_len,
+                          const uint32_t grid[3], const uint32_t block[3], sg_sass_extent_t *out)
+{
+    if (!a || !out || !grid || !block)
+        return SG_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (a->base < 0 || !a->index_known || !params || (uint64_t)a->base + 8 > params_len)
+        return SG_ENOENT;
+    for (int d = 0; d < 3; d++)
+        if (!grid[d] || !block[d])
+            return 0; /* an empty launch touches nothing */
+    uint64_t ptr = sg_rd64(params + a->base);
+    int64_t mn, mx, cst;
+    if (!affine_range(&a->index, grid, block, &mn, &mx, &cst))
+        return SG_ENOENT;
+    bool exact = true;
+    bool dense = a->stride > 0 && a->stride <= a->width;
+    bool contiguous = affine_contiguous(&a->index) || (a->stride > 0);
+    if (a->guarded && a->guard_param >= 0 &&
+        (uint64_t)a->guard_param + a->guard_width <= params_len) {
+        /* index - c_i = s * (L - c_L): cap L below the bound */
+        int64_t bound;
+        if (a->guard_width == 8)
+            bound = (int64_t)sg_rd64(params + a->guard_param);
+        else if (a->guard_unsigned)
+            bound = (int64_t)sg_rd32(params + a->guard_param);
+        else
+            bound = (int32_t)sg_rd32(params + a->guard_param);
+        int64_t lmn, lmx, lc;
+        int64_t s = 0;
+        /* the scale s: ratio of the first non-constant coefficients */
+        for (uint32_t i = 0; i < a->index.n && !s; i++)
+            if (a->index.t[i].a || a->index.t[i].b)
+                for (uint32_t j = 0; j < a->guard_lhs.n; j++)
+                    if (a->guard_lhs.t[j].a == a->index.t[i].a &&
+                        a->guard_lhs.t[j].b == a->index.t[i].b && a->guard_lhs.t[j].coef > 0 &&
+                        a->index.t[i].coef % a->guard_lhs.t[j].coef == 0)
+                        s = a->index.t[i].coef / a->guard_lhs.t[j].coef;
+        bool prop = s > 0 && affine_range(&a->guard_lhs, grid, block, &lmn, &lmx, &lc);
+        if (prop) {
+            /* verify index == cst + s*(L - lc) term by term */
+            sg_sass_affine_t chk = a->guard_lhs;
+            for (uint32_t j = 0; j < chk.n && prop; j++)
+                if (chk.t[j].a || chk.t[j].b) {
+                    bool hit = false;
+                    for (uint32_t i = 0; i < a->index.n; i++)
+                        if (a->index.t[i].a == chk.t[j].a && a->index.t[i].b == chk.t[j].b &&
+                            a->index.t[i].coef == s * chk.t[j].coef)
+                            hit = true;
+                    prop = hit;
+                }
+            uint32_t nvi = 0, nvl = 0;
+            for (uint32_t i = 0; i < a->index.n; i++)
+                nvi += (a->index.t[i].a || a->index.t[i].b);
+            for (uint32_t j = 0; j < chk.n; j++)
+                nvl += (chk.t[j].a || chk.t[j].b);
+            prop = prop && nvi == nvl;
+        }
+        if (prop) {
+            int64_t top = bound - 1 < lmx ? bound - 1 : lmx;
+            if (top < lmn)
+                return 0; /* no thread passes the check */
+            mx = cst + s * (top - lc);
+            mn = cst + s * (lmn - lc);
+            exact = affine_contiguous(&a->guard_lhs);
+        } else {
+            exact = false; /* the check may cut the range: an upper bound */
+            dense = false;
+        }
+    }
+    if (!contiguous)
+        dense = false;
+    out->lo = ptr + (uint64_t)mn;
+    out->hi = ptr + (uint64_t)mx + a->width;
+    out->exact = exact;
+    out->dense = dense && exact;
+    return 0;
+}
+
+static size_t fmt_affine(const sg_sass_affine_t *f, char *b, size_t len)
+{
+    size_t o = 0;
+    if (f->n == 0)
+        return (size_t)snprintf(b, len, "0");
+    for (uint32_t i = 0; i < f->n && i < SG_SASS_MAX_TERMS; i++) {
+        int64_t c = f->t[i].coef;
+        const char *sign = i == 0 ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
+        uint64_t mag = c < 0 ? (uint64_t)0 - (uint64_t)c : (uint64_t)c;
+        int w;
+        if (f->t[i].a == SG_SASS_ATOM_NONE)
+            w = snprintf(b + o, o < len ? len - o : 0, "%s%llu", sign, (unsigned long long)mag);
+        else if (f->t[i].b == SG_SASS_ATOM_NONE && mag == 1)
+            w = snprintf(b + o, o < len ? len - o : 0, "%s%s", sign, sg_sass_atom_name(f->t[i].a));
+        else if (f->t[i].b == SG_SASS_ATOM_NONE)
+            w = snprintf(b + o, o < len ? len - o : 0, "%s%llu*%s", sign, (unsigned long long)mag,
+                         sg_sass_atom_name(f->t[i].a));
+        else if (mag == 1)
+            w = snprintf(b + o, o < len ? len - o : 0, "%s%s*%s", sign,
+                         sg_sass_atom_name(f->t[i].a), sg_sass_atom_name(f->t[i].b));
+        else
+            w = snprintf(b + o, o < len ? len - o : 0, "%s%llu*%s*%s", sign,
+                         (unsigned long long)mag, sg_sass_atom_name(f->t[i].a),
+                         sg_sass_atom_name(f->t[i].b));
+        if (w > 0)
+            o += (size_t)w;
+    }
+    return o;
+}
+
+void sg_sass_access_format(const sg_sass_access_t *a, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return;
+    buf[0] = 0;
+    if (!a)
+        return;
+    static const char *kinds[] = {"?", "load", "store", "?", "atomic"};
+    size_t o = (size_t)snprintf(buf, len, "0x%04x %s %s %uB", a->pc, a->op,
+                                a->kind <= 4 ? kinds[a->kind] : "?", a->width);
+    char idx[256];
+    if (a->base >= 0) {
+        o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " P[0x%x]",
+                              (unsigned)a->base);
+        if (a->index_known) {
+            fmt_affine(&a->index, idx, sizeof idx);
+            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " + (%s)%s",
+                                  idx, a->index_32bit ? " [32-bit index]" : "");
+            if (a->guarded) {
+                fmt_affine(&a->guard_lhs, idx, sizeof idx);
+                o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0,
+                                      " if %s < P[0x%x]%s%s", idx, (unsigned)a->guard_param,
+                                      a->guard_width == 8 ? ".64" : "",
+                                      a->guard_unsigned ? " (unsigned)" : "");
+            }
+        }
+    }
+    if (a->reason[0])
+        snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " %s%s",
+                 a->base >= 0 ? "; " : "unknown: ", a->reason);
+}
