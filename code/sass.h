@@ -168,6 +168,7 @@ typedef struct {
     bool reg2_uniform;
     bool reg2_wide;
     int64_t imm;      /* IMM, LABEL target; CBANK, MEM: the offset */
+    double fimm;      /* FIMM: the value printed */
     uint8_t sreg;     /* SREG: sg_sass_atom_t, 0 for others */
 } sg_sass_operand_t;
 

@@ -556,14 +556,23 @@ static val_t rdslot(const ctx_t *x, const state_t *st, const sg_sass_operand_t *
     return slot_read(&st->slots[si], g);
 }
 
+static void poly_widen(poly_t *p, uint32_t off);
+
 /* Combine a low and a high word into one 64-bit value (kind VAL). */
 static val_t make_pair(const val_t *lo, const val_t *hi)
 {
-    if ((lo->kind == V_VAL || lo->kind == V_LO) && hi->kind == V_HI && poly_eq(&lo->p, &hi->p)) {
-        val_t r = *lo;
-        r.kind = V_VAL;
-        r.flags |= hi->flags;
-        return r;
+    if ((lo->kind == V_VAL || lo->kind == V_LO) && hi->kind == V_HI) {
+        poly_t lp = lo->p;
+        if (!poly_eq(&lp, &hi->p))
+            for (uint8_t i = 0; i < hi->p.n; i++)
+                if (hi->p.t[i].a == 0 && (hi->p.t[i].b & A_P64))
+                    poly_widen(&lp, A_OFF(hi->p.t[i].b));
+        if (poly_eq(&lp, &hi->p)) {
+            val_t r = *hi;
+            r.kind = V_VAL;
+            prov_merge(&r, lo, true);
+            return r;
+        }
     }
     int64_t c;
     if (lo->kind == V_VAL && hi->kind == V_VAL && poly_is_const(&hi->p, &c) && c == 0) {
@@ -589,6 +598,15 @@ static val_t make_pair(const val_t *lo, const val_t *hi)
     val_t r = top(lo->kind != V_TOP && hi->kind != V_TOP ? F_HIGH : 0);
     prov_merge(&r, lo, true);
     prov_merge(&r, hi, true);
+    /* the low and high words of one pointer parameter flowed into the two halves */
+    for (uint8_t i = 0; i < lo->nprov; i++) {
+        uint16_t a = lo->prov[i].atom;
+        if (!(a & A_P32) || !lo->prov[i].base || (A_OFF(a) & 7))
+            continue;
+        for (uint8_t j = 0; j < hi->nprov; j++)
+            if (hi->prov[j].atom == a + 1)
+                prov_add(&r, (uint16_t)(A_P64 | (a & 0x3fff)), 1);
+    }
     return r;
 }
 
@@ -1140,6 +1158,86 @@ static uint8_t skip_preds(const sg_sass_insn_t *in, uint8_t i)
     return i;
 }
 
+/* Carry-out predicates written by operands [1, a), PT not counted. */
+static uint8_t count_carries(const sg_sass_insn_t *in, uint8_t a)
+{
+    uint8_t k = 0;
+    for (uint8_t i = 1; i < a; i++) {
+        int pi = pred_index(&in->ops[i]);
+        k += pi != 7 && pi != 15;
+    }
+    return k;
+}
+
+/* Replace the parameter word P32[off] by the 64-bit word P64[off]. */
+static void poly_widen(poly_t *p, uint32_t off)
+{
+    for (uint8_t i = 0; i < p->n; i++)
+        if (p->t[i].a == 0 && p->t[i].b == (uint16_t)(A_P32 | (off >> 2)))
+            p->t[i].b = (uint16_t)(A_P64 | (off >> 2));
+    /* the order of terms may change: P64 sorts after every P32 */
+    for (uint8_t i = 1; i < p->n; i++)
+        for (uint8_t j = i; j > 0 && tkey(&p->t[j - 1]) > tkey(&p->t[j]); j--) {
+            term_t t = p->t[j];
+            p->t[j] = p->t[j - 1];
+            p->t[j - 1] = t;
+        }
+}
+
+/* The high word of the 64-bit sum named by carry p. When the low add took
+ * the low word P32[o] of a parameter and this one takes its high word
+ * P32[o+4] (sm_75/80 add constant-bank words directly), the sum is really
+ * P64[o]: the pair check widens the low word's term to match. */
+static val_t hi_from_carry(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint8_t from,
+                           const pred_t *p, const guard_t *g)
+{
+    val_t v = mkval(V_HI, &p->p);
+    v.flags = p->flags;
+    for (uint8_t i = from; i < in->n_ops; i++) {
+        const sg_sass_operand_t *o = &in->ops[i];
+        val_t w;
+        if (o->kind == SG_SASS_OP_CBANK)
+            w = cbank_val(x, o, 0, false);
+        else if (o->kind == SG_SASS_OP_REG && !is_zero_reg(o))
+            w = rdslot(x, st, o, 0, g);
+        else
+            continue;
+        if (w.kind != V_VAL || w.p.n != 1 || w.p.t[0].a || w.p.t[0].c != 1 ||
+            !(w.p.t[0].b & A_P32) || A_OFF(w.p.t[0].b) < 4)
+            continue;
+        uint32_t lo = A_OFF(w.p.t[0].b) - 4;
+        if (lo & 7)
+            continue;
+        for (uint8_t k = 0; k < v.p.n; k++)
+            if (v.p.t[k].a == 0 && v.p.t[k].b == (uint16_t)(A_P32 | (lo >> 2)) && v.p.t[k].c == 1) {
+                poly_widen(&v.p, lo);
+                prov_add(&v, (uint16_t)(A_P64 | (lo >> 2)), 1);
+                break;
+            }
+    }
+    return v;
+}
+
+/* The high word of an add whose carry is not known: unknown, but the
+ * pointer words flowing in still flow in. */
+static void high_word_unknown(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint8_t from,
+                              const guard_t *g)
+{
+    val_t t = top(0);
+    for (uint8_t i = from; i < in->n_ops; i++)
+        if (in->ops[i].kind == SG_SASS_OP_REG || in->ops[i].kind == SG_SASS_OP_CBANK) {
+            sg_sass_operand_t r = in->ops[i];
+            val_t v = r.kind == SG_SASS_OP_REG ? rdslot(x, st, &r, 0, g) : cbank_val(x, &r, 0, false);
+            prov_merge(&t, &v, !r.neg && !r.inv);
+        }
+    uint8_t d = 0;
+    for (uint8_t i = 1; i < in->n_ops && in->ops[i].kind == SG_SASS_OP_PRED; i++) {
+        pred_t p = {0};
+        pred_write(x, st, pred_index(&in->ops[i]), &p, g);
+    }
+    wr32(x, st, &in->ops[d], t, g);
+}
+
 static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const guard_t *g)
 {
     char base[48];
@@ -1210,6 +1308,53 @@ static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
             clobber(x, st, &in->ops[k], w, F_CALL, NULL, NULL);
         }
     }
+}
+
+/* The binary16 encoding of an immediate printed as a number, when exact. */
+static bool half_bits(const sg_sass_operand_t *o, uint16_t *out)
+{
+    double v;
+    if (o->kind == SG_SASS_OP_IMM && o->imm == 0)
+        v = 0;
+    else if (o->kind == SG_SASS_OP_FIMM)
+        v = o->fimm;
+    else
+        return false;
+    if (v != v)
+        return false;
+    uint16_t sign = 0;
+    if (v < 0 || (v == 0 && 1 / v < 0)) {
+        sign = 0x8000;
+        v = -v;
+    }
+    if (v == 0) {
+        *out = sign;
+        return true;
+    }
+    /* subnormal: m * 2^-24, m < 1024 */
+    double m = v * 16777216.0;
+    if (m < 1024) {
+        if (m != (double)(uint32_t)m)
+            return false;
+        *out = (uint16_t)(sign | (uint32_t)m);
+        return true;
+    }
+    for (int e = 1; e < 31; e++) {
+        double scale = 1;
+        for (int k = 0; k < e - 25; k++)
+            scale *= 2;
+        for (int k = 0; k < 25 - e; k++)
+            scale /= 2;
+        /* value = (1024 + f) * 2^(e - 25) */
+        double q = v / scale;
+        if (q >= 1024 && q < 2048) {
+            if (q != (double)(uint32_t)q)
+                return false;
+            *out = (uint16_t)(sign | (e << 10) | ((uint32_t)q - 1024));
+            return true;
+        }
+    }
+    return false;
 }
 
 static void step(ctx_t *x, state_t *st, uint32_t idx)
@@ -1326,6 +1471,15 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         return;
     }
+    if (base_is(op, "HFMA2") && n == 5 && is_zero_reg(&o[1]) && is_zero_reg(&o[2])) {
+        /* HFMA2 d, -RZ, RZ, hi, lo: a 32-bit constant made of two halves */
+        uint16_t hi, lo;
+        if (half_bits(&o[3], &hi) && half_bits(&o[4], &lo)) {
+            wr32(x, st, &o[0], constval((int32_t)(((uint32_t)hi << 16) | lo)), g);
+            return;
+        }
+        goto generic;
+    }
     if (base_is(op, "S2R") || base_is(op, "S2UR")) {
         if (n < 2)
             goto generic;
@@ -1391,13 +1545,13 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             if (cp->kind == SG_SASS_OP_PRED && !cp->inv && !carry_out) {
                 const pred_t *p = pred_get(st, pred_index(cp), g);
                 if (p->kind == P_CARRY) {
-                    val_t v = mkval(V_HI, &p->p);
-                    v.flags = p->flags;
+                    val_t v = hi_from_carry(x, st, in, a, p, g);
                     wr32(x, st, &o[0], v, g);
                     return;
                 }
             }
-            goto generic;
+            high_word_unknown(x, st, in, a, g);
+            return;
         }
         if (carry_out)
             goto generic;
@@ -1427,7 +1581,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         base_is(op, "UIADD") || base_is(op, "VIADD") || base_is(op, "UVIADD") ||
         base_is(op, "IADD32I")) {
         uint8_t a = skip_preds(in, 1);
-        uint8_t ncarry = (uint8_t)(a - 1);
+        uint8_t ncarry = count_carries(in, a);
         if (a >= n)
             goto generic;
         /* operands from a to the first predicate after it */
@@ -1440,13 +1594,16 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                     pred_index(&o[i]) != 15) {
                     const pred_t *p = pred_get(st, pred_index(&o[i]), g);
                     if (p->kind == P_CARRY && ncarry == 0) {
-                        val_t v = mkval(V_HI, &p->p);
-                        v.flags = p->flags;
+                        val_t v = hi_from_carry(x, st, in, a, p, g);
                         wr32(x, st, &o[0], v, g);
                         return;
                     }
                     break;
                 }
+            if (ncarry == 0) {
+                high_word_unknown(x, st, in, a, g);
+                return;
+            }
             goto generic;
         }
         if (has_mod(op, "64")) {
@@ -1482,19 +1639,21 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
 
     if (base_is(op, "LEA") || base_is(op, "ULEA")) {
         uint8_t a = skip_preds(in, 1);
-        uint8_t ncarry = (uint8_t)(a - 1);
+        uint8_t ncarry = count_carries(in, a);
         if (has_mod(op, "HI")) {
             if (has_mod(op, "X") && ncarry == 0) {
                 const sg_sass_operand_t *cp = &o[n - 1];
                 if (cp->kind == SG_SASS_OP_PRED && !cp->inv) {
                     const pred_t *p = pred_get(st, pred_index(cp), g);
                     if (p->kind == P_CARRY) {
-                        val_t v = mkval(V_HI, &p->p);
-                        v.flags = p->flags | (has_mod(op, "SX32") ? F_W32 : 0);
+                        val_t v = hi_from_carry(x, st, in, a, p, g);
+                        v.flags |= has_mod(op, "SX32") ? F_W32 : 0;
                         wr32(x, st, &o[0], v, g);
                         return;
                     }
                 }
+                high_word_unknown(x, st, in, a, g);
+                return;
             }
             goto generic;
         }
@@ -1739,6 +1898,9 @@ static int build_blocks(ctx_t *x)
         int gid = -1;
         if (last->guard >= 0 && last->guard != 7)
             gid = ((last->guard_uniform ? 8 : 0) + last->guard) * 2 + (last->guard_neg ? 1 : 0);
+        if (gid < 0 && base_is(last->op, "BRA") && last->n_ops > 1 &&
+            last->ops[0].kind == SG_SASS_OP_PRED && last->ops[0].reg != 7)
+            gid = pred_index(&last->ops[0]) * 2 + (last->ops[0].inv ? 1 : 0); /* BRA.U UP0, L */
         bool never = last->guard == 7 && last->guard_neg;
         if (never) {
             bk->succ[0] = next;

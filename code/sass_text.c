@@ -342,9 +342,16 @@ static void parse_operand(parser_t *ps, uint32_t insn, uint8_t idx, const char *
                 q->n_fixes++;
             }
         }
-    } else if (isdigit((unsigned char)p[0]) || (p[0] == '-' && isdigit((unsigned char)p[1])) ||
-               !strcmp(p, "+INF") || !strcmp(p, "-INF") || !strcmp(p, "+QNAN")) {
+    } else if (isdigit((unsigned char)p[0]) || (p[0] == '-' && isdigit((unsigned char)p[1]))) {
+        char *fe;
+        double d = strtod(p, &fe);
+        if (*fe == 0) {
+            o->kind = SG_SASS_OP_FIMM;
+            o->fimm = d;
+        }
+    } else if (!strcmp(p, "+INF") || !strcmp(p, "-INF") || !strcmp(p, "+QNAN")) {
         o->kind = SG_SASS_OP_FIMM;
+        o->fimm = 0.0 / 0.0; /* not a value we use */
     }
     o->neg = neg;
     o->inv = inv;
