@@ -836,35 +836,35 @@ void sg_sass_cache_stats(const sg_sass_cache_t *c, uint32_t *runs, uint32_t *ker
 
 /* ---- ranges --------------------------------------------------------------------------- */
 
-static bool atom_range(uint8_t a, const uint32_t grid[3], const uint32_t block[3], int64_t *lo,
-                       int64_t *hi)
+/* Value range of every atom over a launch (lo[a]..hi[a]). */
+typedef struct {
+    int64_t lo[SG_SASS_ATOM_COUNT], hi[SG_SASS_ATOM_COUNT];
+} box_t;
+
+static void launch_box(box_t *b, const uint32_t grid[3], const uint32_t block[3])
 {
-    switch (a) {
-    case SG_SASS_ATOM_NONE: *lo = *hi = 1; return true;
-    case SG_SASS_TID_X: case SG_SASS_TID_Y: case SG_SASS_TID_Z:
-        *lo = 0, *hi = (int64_t)block[a - SG_SASS_TID_X] - 1; return true;
-    case SG_SASS_CTAID_X: case SG_SASS_CTAID_Y: case SG_SASS_CTAID_Z:
-        *lo = 0, *hi = (int64_t)grid[a - SG_SASS_CTAID_X] - 1; return true;
-    case SG_SASS_NTID_X: case SG_SASS_NTID_Y: case SG_SASS_NTID_Z:
-        *lo = *hi = block[a - SG_SASS_NTID_X]; return true;
-    case SG_SASS_NCTAID_X: case SG_SASS_NCTAID_Y: case SG_SASS_NCTAID_Z:
-        *lo = *hi = grid[a - SG_SASS_NCTAID_X]; return true;
-    default: return false;
+    b->lo[SG_SASS_ATOM_NONE] = b->hi[SG_SASS_ATOM_NONE] = 1;
+    for (int d = 0; d < 3; d++) {
+        b->lo[SG_SASS_TID_X + d] = 0, b->hi[SG_SASS_TID_X + d] = (int64_t)block[d] - 1;
+        b->lo[SG_SASS_CTAID_X + d] = 0, b->hi[SG_SASS_CTAID_X + d] = (int64_t)grid[d] - 1;
+        b->lo[SG_SASS_NTID_X + d] = b->hi[SG_SASS_NTID_X + d] = block[d];
+        b->lo[SG_SASS_NCTAID_X + d] = b->hi[SG_SASS_NCTAID_X + d] = grid[d];
     }
 }
 
-/* min and max of an affine over the launch box (each atom independently). */
-static bool affine_range(const sg_sass_affine_t *f, const uint32_t grid[3],
-                         const uint32_t block[3], int64_t *mn, int64_t *mx, int64_t *cst)
+/* min and max of an affine over the box (each atom independently: an
+ * affine function over a box attains both). */
+static bool affine_range(const sg_sass_affine_t *f, const box_t *bx, int64_t *mn, int64_t *mx,
+                         int64_t *cst)
 {
     __int128 lo = 0, hi = 0;
     *cst = 0;
     for (uint32_t i = 0; i < f->n && i < SG_SASS_MAX_TERMS; i++) {
-        int64_t al, ah, bl, bh;
-        if (!atom_range(f->t[i].a, grid, block, &al, &ah) ||
-            !atom_range(f->t[i].b, grid, block, &bl, &bh))
+        uint8_t a = f->t[i].a, b = f->t[i].b;
+        if (a >= SG_SASS_ATOM_COUNT || b >= SG_SASS_ATOM_COUNT)
             return false;
-        if (f->t[i].a == SG_SASS_ATOM_NONE && f->t[i].b == SG_SASS_ATOM_NONE)
+        int64_t al = bx->lo[a], ah = bx->hi[a], bl = bx->lo[b], bh = bx->hi[b];
+        if (a == SG_SASS_ATOM_NONE && b == SG_SASS_ATOM_NONE)
             *cst += f->t[i].coef;
         __int128 c[4] = {(__int128)al * bl, (__int128)al * bh, (__int128)ah * bl, (__int128)ah * bh};
         __int128 pl = c[0], ph = c[0];
@@ -874,9 +874,9 @@ static bool affine_range(const sg_sass_affine_t *f, const uint32_t grid[3],
         }
         __int128 tl = pl * f->t[i].coef, th = ph * f->t[i].coef;
         if (tl > th) {
-            __int128 s = tl;
+            __int128 t = tl;
             tl = th;
-            th = s;
+            th = t;
         }
         lo += tl;
         hi += th;
@@ -912,6 +912,57 @@ static bool affine_contiguous(const sg_sass_affine_t *f)
     return (nt == 2 && tid && gid) || (nt == 1 && one);
 }
 
+/* Guard lhs = c*atom + k (c > 0, atom a thread or block index): lower the
+ * atom's maximum to what passes "lhs < bound". */
+static bool cap_one_atom(const sg_sass_affine_t *g, int64_t bound, box_t *bx)
+{
+    int64_t k = 0, c = 0;
+    int atom = -1;
+    for (uint32_t i = 0; i < g->n; i++) {
+        if (g->t[i].a == SG_SASS_ATOM_NONE && g->t[i].b == SG_SASS_ATOM_NONE) {
+            k = g->t[i].coef;
+            continue;
+        }
+        if (atom >= 0 || g->t[i].b != SG_SASS_ATOM_NONE || g->t[i].coef <= 0 ||
+            g->t[i].a < SG_SASS_TID_X || g->t[i].a > SG_SASS_CTAID_Z)
+            return false;
+        atom = g->t[i].a;
+        c = g->t[i].coef;
+    }
+    if (atom < 0)
+        return false;
+    /* c*v + k <= bound - 1  <=>  v <= floor((bound - 1 - k) / c) */
+    __int128 num = (__int128)bound - 1 - k;
+    __int128 q = num >= 0 ? num / c : -((-num + c - 1) / c);
+    if (q < bx->hi[atom])
+        bx->hi[atom] = q < INT64_MIN ? INT64_MIN : (int64_t)q;
+    return true;
+}
+
+/* With the geometry known: is the index c + s*(tid.x + block.x*ctaid.x)
+ * with 0 < s <= width (every byte between the ends touched)? PyTorch's
+ * kernels write 128*ctaid.x where the pattern has ntid.x. */
+static bool dense_1d(const sg_sass_access_t *a, const uint32_t grid[3], const uint32_t block[3])
+{
+    box_t bx;
+    launch_box(&bx, grid, block);
+    __int128 st = 0, sc = 0;
+    for (uint32_t i = 0; i < a->index.n; i++) {
+        uint8_t x = a->index.t[i].a, y = a->index.t[i].b;
+        int64_t c = a->index.t[i].coef;
+        if (x == SG_SASS_TID_X && y == SG_SASS_ATOM_NONE)
+            st += c;
+        else if (x == SG_SASS_CTAID_X && y == SG_SASS_ATOM_NONE)
+            sc += c;
+        else if (x == SG_SASS_CTAID_X && y == SG_SASS_NTID_X)
+            sc += (__int128)c * block[0];
+        else if ((x < SG_SASS_ATOM_COUNT && bx.lo[x] != bx.hi[x]) ||
+                 (y < SG_SASS_ATOM_COUNT && bx.lo[y] != bx.hi[y]))
+            return false; /* another dimension that varies */
+    }
+    return st > 0 && st <= a->width && (grid[0] == 1 || sc == st * block[0]);
+}
+
 int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size_t params_len,
                           const uint32_t grid[3], const uint32_t block[3], sg_sass_extent_t *out)
 {
@@ -925,7 +976,9 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
             return 0; /* an empty launch touches nothing */
     uint64_t ptr = sg_rd64(params + a->base);
     int64_t mn, mx, cst;
-    if (!affine_range(&a->index, grid, block, &mn, &mx, &cst))
+    box_t bx;
+    launch_box(&bx, grid, block);
+    if (!affine_range(&a->index, &bx, &mn, &mx, &cst))
         return SG_ENOENT;
     bool exact = true;
     bool dense = a->stride > 0 && a->stride <= a->width;
@@ -950,7 +1003,7 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
                         a->guard_lhs.t[j].b == a->index.t[i].b && a->guard_lhs.t[j].coef > 0 &&
                         a->index.t[i].coef % a->guard_lhs.t[j].coef == 0)
                         s = a->index.t[i].coef / a->guard_lhs.t[j].coef;
-        bool prop = s > 0 && affine_range(&a->guard_lhs, grid, block, &lmn, &lmx, &lc);
+        bool prop = s > 0 && affine_range(&a->guard_lhs, &bx, &lmn, &lmx, &lc);
         if (prop) {
             /* verify index == cst + s*(L - lc) term by term */
             sg_sass_affine_t chk = a->guard_lhs;
@@ -977,6 +1030,14 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
             mx = cst + s * (top - lc);
             mn = cst + s * (lmn - lc);
             exact = affine_contiguous(&a->guard_lhs);
+        } else if (cap_one_atom(&a->guard_lhs, bound, &bx)) {
+            /* "c*atom + k < bound" (a block-level check such as PyTorch's
+             * remaining >= block_work_size): cap that atom, stay exact */
+            bool empty = false;
+            for (int t = 0; t < SG_SASS_ATOM_COUNT; t++)
+                empty |= bx.hi[t] < bx.lo[t];
+            if (empty || !affine_range(&a->index, &bx, &mn, &mx, &cst))
+                return 0;
         } else {
             exact = false; /* the check may cut the range: an upper bound */
             dense = false;
@@ -984,6 +1045,8 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
     }
     if (!contiguous)
         dense = false;
+    if (!dense && exact)
+        dense = dense_1d(a, grid, block);
     out->lo = ptr + (uint64_t)mn;
     out->hi = ptr + (uint64_t)mx + a->width;
     out->exact = exact;

@@ -1003,7 +1003,7 @@ static const char *flag_reason(uint16_t f)
     if (f & F_MEM)
         return "address loaded from memory";
     if (f & F_JOIN)
-        return "address differs across paths (changes around a loop)";
+        return "address differs across paths (selected, or changes around a loop)";
     if (f & F_CALL)
         return "address clobbered by a call";
     if (f & F_CBANK)
@@ -1131,7 +1131,7 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
         }
     } else {
         const char *r = flag_reason(addr->flags);
-        if (a->n_candidates == 1 && !(addr->flags & F_UNREACHED)) {
+        if (a->n_candidates == 1) {
             a->base = a->candidates[0];
             snprintf(a->reason, sizeof a->reason, "index unknown: %s", r);
             if (addr->flags & F_MEM)

@@ -508,7 +508,7 @@ int sg_sass_parse(const char *text, size_t len, sg_sass_listing_t *out, char *er
             memset(in, 0, sizeof *in);
             in->pc = (uint32_t)pc;
             in->guard = -1;
-            while (e < semi && isspace((unsigned char)*e))
+            while (e < semi && (isspace((unsigned char)*e) || *e == '{'))
                 e++;
             if (e < semi && *e == '@') {
                 const char *g = e + 1;
