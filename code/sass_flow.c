@@ -2190,7 +2190,7 @@ int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, 
         snprintf(out->reason, sizeof out->reason, "unknown: no such instruction range");
         return SG_EINVAL;
     }
-    ctx_t x = {.in = l->insns + first, .n = count, .pc0 = pc0, .out = out};
+    ctx_t x = {.in = l->insns ? l->insns + first : NULL, .n = count, .pc0 = pc0, .out = out};
     x.arch = target->arch;
     x.param_base = target->param_base ? target->param_base : sg_sass_default_param_base(target->arch);
     x.param_size = target->param_size;

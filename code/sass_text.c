@@ -474,6 +474,8 @@ int sg_sass_parse(const char *text, size_t len, sg_sass_listing_t *out, char *er
             s++, n--;
             while (n && isspace((unsigned char)*s))
                 s++, n--;
+            if (n == 0)
+                continue;
         }
         if (n >= 4 && s[0] == '/' && s[1] == '*' && isxdigit((unsigned char)s[2])) {
             const char *e = s + 2;

@@ -62,3 +62,7 @@ sgcap_add_fuzzer(fuzz_fatbin
                  SOURCES tests/fuzz/fuzz_fatbin.c capture/fatbin.c capture/elf.c
                          ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
+sgcap_add_fuzzer(fuzz_sass
+                 SOURCES tests/fuzz/fuzz_sass.c code/sass_text.c code/sass_flow.c code/sass.c
+                         capture/fatbin.c capture/elf.c ${sgcap_fuzz_graph_sources}
+                 INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)

@@ -11,7 +11,8 @@
  * disassembler, against expected_sm*.txt, and the cache.
  *
  * `test_sass --dump CUBIN` / `--dump-text ARCH LISTING` print the facts in the
- * expected-file format (tests/data/sass/make_fixtures.sh uses them).
+ * expected-file format (tests/data/sass/make_fixtures.sh uses them);
+ * `--summary CUBIN...` prints shares and time (tests/gpu/sass_torch.sh).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -644,6 +646,53 @@ int main(int argc, char **argv)
         fputs(s, stdout);
         free(s);
         free_kernels(k, n);
+        return 0;
+    }
+    if (argc >= 3 && !strcmp(argv[1], "--summary")) {
+        /* shares over cubins (the GPU script runs it on libtorch_cuda's) */
+        uint64_t nk = 0, ok = 0, certain = 0, acc = 0, based = 0, indexed = 0, stores = 0,
+                 stores_based = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int a = 2; a < argc; a++) {
+            uint32_t n;
+            sg_sass_kernel_t *k = analyse_cubin_file(argv[a], &n, NULL);
+            if (!k)
+                continue;
+            for (uint32_t i = 0; i < n; i++) {
+                nk++;
+                if (k[i].status != SG_SASS_ANALYSED) {
+                    if (nk - ok <= 5)
+                        printf("  %s: %s\n", k[i].name ? k[i].name : "?", k[i].reason);
+                    continue;
+                }
+                ok++;
+                certain += k[i].certain;
+                for (uint32_t j = 0; j < k[i].n_accesses; j++) {
+                    const sg_sass_access_t *x = &k[i].accesses[j];
+                    acc++;
+                    based += x->base >= 0;
+                    indexed += x->base >= 0 && x->index_known;
+                    if (x->kind != SG_SASS_LOAD) {
+                        stores++;
+                        stores_based += x->base >= 0;
+                    }
+                }
+            }
+            free_kernels(k, n);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        printf("kernels %llu, analysed %llu, certain (every store attributed) %llu (%.1f%%)\n"
+               "accesses %llu: base known %llu (%.1f%%), base and index known %llu (%.1f%%); "
+               "stores/atomics %llu, attributed %llu\n"
+               "%.1f ms in all, %.2f ms per kernel (disassembler included)\n",
+               (unsigned long long)nk, (unsigned long long)ok, (unsigned long long)certain,
+               ok ? 100.0 * certain / ok : 0.0, (unsigned long long)acc,
+               (unsigned long long)based, acc ? 100.0 * based / acc : 0.0,
+               (unsigned long long)indexed, acc ? 100.0 * indexed / acc : 0.0,
+               (unsigned long long)stores, (unsigned long long)stores_based, ms,
+               nk ? ms / nk : 0.0);
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "--dump-text")) {
