@@ -445,11 +445,12 @@ done:
 
 /* ---- cubins ---------------------------------------------------------------------- */
 
-/* EIATTR_PARAM_CBANK (0x0a) in .nv.info.<kernel>: {u32 sym, u16 offset, u16 size}.
+/* EIATTR_PARAM_CBANK (0x0a) in .nv.info.<kernel>: {u32 sym, u16 offset, u16 size};
+ * and the thread limits.
  * Entries are {u8 format, u8 attribute, ...}: format 4 has a u16 size and a
  * payload, 1/2/3 a 2-byte value. */
 static void read_param_cbank(const uint8_t *cubin, size_t n, const char *name, uint32_t *base,
-                             uint32_t *size)
+                             uint32_t *size, uint32_t max_ntid[3])
 {
     char sec[4096];
     sg_elf_section_t s;
@@ -468,6 +469,13 @@ static void read_param_cbank(const uint8_t *cubin, size_t n, const char *name, u
                 *base = sg_rd16(p + i + 8);
                 *size = sg_rd16(p + i + 10);
             }
+            /* EIATTR_MAX_THREADS (0x05), EIATTR_REQNTID (0x10): {x, y, z} */
+            if ((attr == 0x05 || attr == 0x10) && len >= 12)
+                for (int d = 0; d < 3; d++) {
+                    uint32_t v = sg_rd32(p + i + 4 + 4 * d);
+                    if (v && (!max_ntid[d] || v < max_ntid[d]))
+                        max_ntid[d] = v;
+                }
             i += 4 + len;
         } else if (fmt >= 1 && fmt <= 3) {
             i += 4;
@@ -512,6 +520,50 @@ static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uin
     return 0;
 }
 
+/* Offsets in constant bank 4 that relocate to __assertfail or vprintf. */
+static int benign_bank4(const uint8_t *cubin, size_t n, uint32_t **out, uint32_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    sg_elf_section_t rel, sym, str;
+    if (sg_elf_find_section(cubin, n, ".rela.nv.constant4", &rel) != 0 ||
+        sg_elf_find_section(cubin, n, ".symtab", &sym) != 0 ||
+        sg_elf_find_section(cubin, n, ".strtab", &str) != 0 || rel.type == 8 || sym.type == 8 ||
+        str.type == 8)
+        return 0;
+    uint32_t cap = 0;
+    for (uint64_t o = 0; o + 24 <= rel.size; o += 24) {
+        const uint8_t *r = cubin + rel.offset + o;
+        uint64_t where = sg_rd64(r), info = sg_rd64(r + 8);
+        uint64_t si = info >> 32;
+        if (si * 24 + 24 > sym.size || where > UINT32_MAX)
+            continue;
+        uint32_t name = sg_rd32(cubin + sym.offset + si * 24);
+        if (name >= str.size)
+            continue;
+        const char *nm = (const char *)cubin + str.offset + name;
+        size_t left = str.size - name;
+        bool benign = (left > 12 && !strncmp(nm, "__assertfail", 13)) ||
+                      (left > 7 && !strncmp(nm, "vprintf", 8));
+        if (!benign)
+            continue;
+        if (*count == cap) {
+            uint32_t nc = cap ? cap * 2 : 4;
+            uint32_t *np = realloc(*out, nc * sizeof *np);
+            if (!np) {
+                free(*out);
+                *out = NULL;
+                *count = 0;
+                return SG_ENOMEM;
+            }
+            *out = np;
+            cap = nc;
+        }
+        (*out)[(*count)++] = (uint32_t)where;
+    }
+    return 0;
+}
+
 static void set_unknown(sg_sass_kernel_t *k, const char *name, sg_sass_status_t s, const char *why)
 {
     sg_sass_kernel_free(k);
@@ -523,6 +575,7 @@ static void set_unknown(sg_sass_kernel_t *k, const char *name, sg_sass_status_t 
 typedef struct {
     uint64_t off, size;  /* in the concatenated code */
     uint32_t pbase, psize;
+    uint32_t max_ntid[3];
     uint32_t *calls;
     uint32_t ncalls;
     bool ok;
@@ -545,6 +598,7 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
     }
     kslice_t *ks = calloc(n_names, sizeof *ks);
     uint8_t *code = NULL;
+    uint32_t *benign = NULL, n_benign = 0;
     uint64_t total = 0;
     int rc = 0;
     if (!ks)
@@ -567,12 +621,14 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
         ks[i].size = s.size;
         total += s.size;
         ks[i].pbase = sg_sass_default_param_base(arch);
-        read_param_cbank(cubin, n, names[i], &ks[i].pbase, &ks[i].psize);
+        read_param_cbank(cubin, n, names[i], &ks[i].pbase, &ks[i].psize, ks[i].max_ntid);
         if ((rc = section_functions(cubin, n, s.index, &ks[i].calls, &ks[i].ncalls)))
             goto out;
         ks[i].ok = true;
     }
     if (total == 0)
+        goto out;
+    if ((rc = benign_bank4(cubin, n, &benign, &n_benign)))
         goto out;
     code = malloc(total);
     if (!code) {
@@ -650,7 +706,9 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
             continue;
         }
         sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
-                              .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls};
+                              .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls,
+                              .benign_c4 = benign, .n_benign_c4 = n_benign,
+                              .max_ntid = {ks[i].max_ntid[0], ks[i].max_ntid[1], ks[i].max_ntid[2]}};
         rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, names[i], &t, &out[i]);
         if (rc == SG_EINVAL)
             rc = 0;
@@ -661,6 +719,7 @@ out:
         free(ks[i].calls);
     free(ks);
     free(code);
+    free(benign);
     return rc;
 }
 
@@ -1047,6 +1106,8 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
         dense = false;
     if (!dense && exact)
         dense = dense_1d(a, grid, block);
+    if (!a->conditions_exact)
+        exact = dense = false; /* other conditions may cut it: an upper bound */
     out->lo = ptr + (uint64_t)mn;
     out->hi = ptr + (uint64_t)mx + a->width;
     out->exact = exact;
@@ -1102,6 +1163,9 @@ void sg_sass_access_format(const sg_sass_access_t *a, char *buf, size_t len)
             fmt_affine(&a->index, idx, sizeof idx);
             o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " + (%s)%s",
                                   idx, a->index_32bit ? " [32-bit index]" : "");
+            if (!a->conditions_exact)
+                o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0,
+                                      " [under other conditions too]");
             if (a->guarded) {
                 fmt_affine(&a->guard_lhs, idx, sizeof idx);
                 o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0,

@@ -95,6 +95,11 @@ typedef struct {
     /* Bounds check in force at the access: guard_lhs < P[guard_param]
      * (a guard_width-byte word, signed unless guard_unsigned). */
     bool guarded;
+    /* The guard (or, unguarded, nothing) is every condition under which the
+     * access runs. When false, some other condition (another comparison, a
+     * predicate the analysis cannot read, paths merged) also decides which
+     * threads run it: ranges from the index are upper bounds. */
+    bool conditions_exact;
     sg_sass_affine_t guard_lhs;
     int32_t guard_param;
     uint8_t guard_width;
@@ -217,6 +222,17 @@ typedef struct {
      * call leaves the kernel and makes it uncertain. */
     const uint32_t *call_targets;
     uint32_t n_call_targets;
+    /* Offsets in constant bank 4 that the cubin's relocations fill with the
+     * address of a system function that writes no memory the program sees
+     * (__assertfail, vprintf): an indirect call through such a word (how
+     * CUDA_KERNEL_ASSERT and printf are called) clobbers registers but does
+     * not make the kernel uncertain. */
+    const uint32_t *benign_c4;
+    uint32_t n_benign_c4;
+    /* __launch_bounds__ / __maxnreg__ thread limits (EIATTR_MAX_THREADS or
+     * EIATTR_REQNTID), 0 when unknown: they bound tid, which lets the
+     * analysis read `ctaid*128 | tid` as an add, as ptxas does. */
+    uint32_t max_ntid[3];
 } sg_sass_target_t;
 
 /* Default parameter base of an arch (0x160 below sm_90, 0x210 sm_90,

@@ -189,6 +189,10 @@ enum {
     F_MANY = 1u << 8,   /* more parameter words than provenance keeps */
     F_UNREACHED = 1u << 9, /* code not reached from the entry */
     F_DIV = 1u << 10,   /* shifted right / divided */
+    /* an unknown value that may itself be a pointer (loaded, from another
+     * constant bank, clobbered) flowed in additively: a single parameter
+     * candidate beside it is not proof of the base. Multiplying clears it. */
+    F_ADDPTR = 1u << 11,
 };
 
 typedef struct {
@@ -204,8 +208,13 @@ typedef struct {
     poly_t p;
 } val_t;
 
+/* Provenance keeps only the words that flow in additively (pointer
+ * candidates): a word once multiplied or shifted never becomes one again,
+ * so keeping it would only crowd the candidates out. */
 static void prov_add(val_t *v, uint16_t atom, uint8_t base)
 {
+    if (!base)
+        return;
     for (uint8_t i = 0; i < v->nprov; i++)
         if (v->prov[i].atom == atom) {
             v->prov[i].base |= base;
@@ -231,8 +240,7 @@ static void prov_merge(val_t *d, const val_t *s, bool keep_base)
 
 static void prov_unbase(val_t *v)
 {
-    for (uint8_t i = 0; i < v->nprov; i++)
-        v->prov[i].base = 0;
+    v->nprov = 0;
 }
 
 static val_t top(uint16_t flags)
@@ -314,6 +322,10 @@ typedef struct {
 
 typedef struct {
     bool reached;
+    /* some path here passed a condition that is not among the facts (a
+     * predicate it cannot read, facts lost at a join): which threads get
+     * here is then only bounded, not known */
+    bool cond_unknown;
     uint8_t nfacts;
     cmp_t facts[MAXFACT];
     pred_t preds[NPRED];
@@ -331,7 +343,8 @@ typedef struct {
 typedef struct {
     uint32_t first, count; /* instructions */
     uint32_t succ[2];      /* block indices, UINT32_MAX none */
-    int8_t fact_pred[2];   /* predicate (pred*2+neg) that holds along succ[i], -1 none */
+    int8_t fact_pred[2];   /* predicate (pred*2+neg) that holds along succ[i], -1 none,
+                              -2 a condition the analysis cannot read */
 } block_t;
 
 typedef struct {
@@ -342,6 +355,9 @@ typedef struct {
     uint32_t ntid_base; /* c[0x0][ntid_base] = ntid.x; nctaid.x at +0xc */
     const uint32_t *call_targets;
     uint32_t n_call_targets;
+    const uint32_t *benign_c4;
+    uint32_t n_benign_c4;
+    uint32_t max_ntid[3];
     uint32_t nr, nu;    /* R slots [0,nr), UR slots [nr, nr+nu) */
     uint32_t nslots;
     uint32_t verc;      /* version counter */
@@ -444,7 +460,7 @@ static void pred_write(ctx_t *x, state_t *st, int pi, const pred_t *p, const gua
 static val_t cbank_val(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus, bool want64)
 {
     if (o->reg2 != 0)
-        return top(F_CBANK);
+        return top(F_CBANK | F_ADDPTR);
     if (o->reg != 0xffff)
         return top(F_UNK); /* indexed by a register */
     int64_t off = o->imm + plus;
@@ -700,11 +716,18 @@ static val_t arith_add(const val_t *a, const val_t *b)
     return r;
 }
 
-static val_t arith_mul(const val_t *a, const val_t *b)
+static val_t arith_mul(const val_t *a0, const val_t *b0)
 {
     int64_t ca = 0, cb = 0;
-    bool ka = a->kind != V_TOP && poly_is_const(&a->p, &ca);
-    bool kb = b->kind != V_TOP && poly_is_const(&b->p, &cb);
+    bool ka = a0->kind != V_TOP && poly_is_const(&a0->p, &ca);
+    bool kb = b0->kind != V_TOP && poly_is_const(&b0->p, &cb);
+    /* a factor scaled by anything but 1 is an index, not a pointer */
+    val_t as = *a0, bs = *b0;
+    if (!(kb && cb == 1))
+        as.flags &= (uint16_t)~F_ADDPTR;
+    if (!(ka && ca == 1))
+        bs.flags &= (uint16_t)~F_ADDPTR;
+    const val_t *a = &as, *b = &bs;
     if (a->kind == V_TOP || b->kind == V_TOP) {
         val_t t = top(0);
         prov_merge(&t, a, kb && cb == 1);
@@ -783,13 +806,16 @@ static bool cmp_eq(const cmp_t *a, const cmp_t *b)
            poly_eq(&a->r, &b->r);
 }
 
-static void add_fact(state_t *st, const cmp_t *c)
+/* false when the fact had to be dropped (the list is full) */
+static bool add_fact(state_t *st, const cmp_t *c)
 {
     for (uint8_t i = 0; i < st->nfacts; i++)
         if (cmp_eq(&st->facts[i], c))
-            return;
-    if (st->nfacts < MAXFACT)
-        st->facts[st->nfacts++] = *c;
+            return true;
+    if (st->nfacts >= MAXFACT)
+        return false;
+    st->facts[st->nfacts++] = *c;
+    return true;
 }
 
 /* Predicate pi as seen by an instruction under guard g. */
@@ -1100,11 +1126,17 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                 cmp_t facts[MAXFACT + 1];
                 uint8_t nf = 0;
                 cmp_t gf;
-                if (pred_fact(st, g->id, &gf))
+                bool guard_read = g->id < 0;
+                if (pred_fact(st, g->id, &gf)) {
                     facts[nf++] = gf;
+                    guard_read = true;
+                }
                 for (uint8_t i = 0; i < st->nfacts; i++)
                     facts[nf++] = st->facts[i];
                 bool have = false;
+                poly_t gl = {0};
+                uint16_t gp = 0;
+                bool gu = false;
                 for (int pass = 0; pass < 2 && !have; pass++)
                     for (uint8_t i = 0; i < nf && !have; i++) {
                         poly_t L;
@@ -1112,6 +1144,7 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                         int64_t sc;
                         if (!normalize_guard(&facts[i], &L, &prm))
                             continue;
+                        gl = L, gp = prm, gu = facts[i].uns;
                         if (pass == 0 && !proportional(&idx, &L, &sc))
                             continue;
                         a->guarded = true;
@@ -1123,6 +1156,20 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                         a->guard_unsigned = facts[i].uns;
                         have = true;
                     }
+                /* the guard is the whole story only when it is the one condition;
+                 * "L' < P" with L' <= L (the check of an earlier element) is implied */
+                uint8_t extra = 0;
+                for (uint8_t i = 0; i < nf; i++) {
+                    poly_t L, d;
+                    uint16_t prm;
+                    int64_t c;
+                    if (have && normalize_guard(&facts[i], &L, &prm) && prm == gp &&
+                        facts[i].uns == gu && poly_add(&d, &L, &gl, -1) && poly_is_const(&d, &c) &&
+                        c <= 0)
+                        continue;
+                    extra++;
+                }
+                a->conditions_exact = guard_read && !st->cond_unknown && extra == 0;
             }
         } else if (nb > 1) {
             snprintf(a->reason, sizeof a->reason, "address adds several parameter words");
@@ -1131,16 +1178,21 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
         }
     } else {
         const char *r = flag_reason(addr->flags);
-        if (a->n_candidates == 1) {
+        if (a->n_candidates == 1 && !(addr->flags & F_ADDPTR)) {
             a->base = a->candidates[0];
             snprintf(a->reason, sizeof a->reason, "index unknown: %s", r);
             if (addr->flags & F_MEM)
                 snprintf(a->reason, sizeof a->reason, "index unknown: index loaded from memory");
+        } else if (a->n_candidates == 1) {
+            snprintf(a->reason, sizeof a->reason, "%.60s; the part beside P[0x%x] may be a pointer",
+                     r, a->candidates[0]);
         } else {
             snprintf(a->reason, sizeof a->reason, "%s", r);
         }
         uint32_t oi = addr->origin ? find_pc(x, (int64_t)addr->origin - 1) : UINT32_MAX;
-        if ((addr->flags & F_UNK) && oi != UINT32_MAX) {
+        bool unk_first = !(addr->flags & (F_UNREACHED | F_MEM | F_JOIN | F_CALL | F_CBANK |
+                                           F_NONLIN | F_HIGH | F_DIV | F_MANY));
+        if ((addr->flags & F_UNK) && unk_first && oi != UINT32_MAX) {
             size_t l = strlen(a->reason);
             snprintf(a->reason + l, sizeof a->reason - l, " (%.40s at 0x%x)", x->in[oi].op,
                      x->in[oi].pc - x->pc0);
@@ -1157,6 +1209,8 @@ static uint8_t skip_preds(const sg_sass_insn_t *in, uint8_t i)
         i++;
     return i;
 }
+
+static uint32_t dest_width(const char *op);
 
 /* Carry-out predicates written by operands [1, a), PT not counted. */
 static uint8_t count_carries(const sg_sass_insn_t *in, uint8_t a)
@@ -1248,12 +1302,20 @@ static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const gu
                base_is(in->op, "TLD4") || base_is(in->op, "TXD") || base_is(in->op, "TXQ") ||
                base_is(in->op, "TMML") || !strncmp(base, "UTC", 3) || !strcmp(in->op, "?");
     val_t pr = top(0);
-    for (uint8_t i = 0; i < in->n_ops; i++)
+    for (uint8_t i = skip_preds(in, 0) + 1; i < in->n_ops; i++)
         if (in->ops[i].kind == SG_SASS_OP_REG || in->ops[i].kind == SG_SASS_OP_CBANK) {
             val_t v = val32_raw(x, st, &in->ops[i], g);
             prov_merge(&pr, &v, false);
         }
-    pr.flags = 0;
+    uint16_t carried = (uint16_t)(pr.flags & F_ADDPTR);
+    uint8_t dst = skip_preds(in, 0);
+    for (uint8_t i = dst + 1; i < in->n_ops; i++)
+        if (in->ops[i].kind == SG_SASS_OP_REG && !is_zero_reg(&in->ops[i])) {
+            val_t v = rdslot(x, st, &in->ops[i], 0, g);
+            if (v.nprov)
+                carried = F_ADDPTR; /* e.g. a pointer rounded with LOP3 */
+        }
+    pr.flags = carried;
     pr.origin = in->pc + 1;
     uint16_t fl = F_UNK;
     if (all || base_is(in->op, "R2P")) {
@@ -1265,27 +1327,42 @@ static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const gu
         pred_t t = {0};
         pred_write(x, st, pred_index(&in->ops[i]), &t, g);
     }
-    if (i < in->n_ops && in->ops[i].kind == SG_SASS_OP_REG) {
-        uint32_t w = 1;
-        if (has_mod(in->op, "128"))
-            w = 4;
-        else if (has_mod(in->op, "64") || strstr(in->op, "F64") || strstr(in->op, "U64") ||
-                 strstr(in->op, "S64") || (in->op[0] == 'D' && !base_is(in->op, "DEPBAR")))
-            w = 2;
-        clobber(x, st, &in->ops[i], w, fl, &pr, g);
-    }
+    if (i < in->n_ops && in->ops[i].kind == SG_SASS_OP_REG)
+        clobber(x, st, &in->ops[i], dest_width(in->op), fl, &pr, g);
+}
+
+/* Registers an instruction writes from its destination (a bound for
+ * unmodelled ones: 1, pairs for 64-bit forms, 4 for 128-bit). */
+static uint32_t dest_width(const char *op)
+{
+    memop_t m = classify_mem(op);
+    if (m.kind && m.kind != SG_SASS_STORE)
+        return (m.width + 3u) / 4u;
+    if (has_mod(op, "128"))
+        return 4;
+    if (has_mod(op, "64") || has_mod(op, "WIDE") || strstr(op, "F64") || strstr(op, "U64") ||
+        strstr(op, "S64") || (op[0] == 'D' && !base_is(op, "DEPBAR")) || base_is(op, "CS2R"))
+        return 2;
+    return 1;
 }
 
 /* Registers a callee writes: everything from its first instruction to its
- * first RET. */
+ * first RET. Its results may be pointers only when it reads pointer-sized
+ * words (a parameter pair, a 64-bit load). */
 static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
 {
+    uint16_t fl = F_CALL;
+    for (uint32_t i = from; i < x->n && !base_is(x->in[i].op, "RET"); i++)
+        if (has_mod(x->in[i].op, "64") &&
+            (base_is(x->in[i].op, "LDC") || base_is(x->in[i].op, "ULDC") ||
+             base_is(x->in[i].op, "LDCU") || classify_mem(x->in[i].op).kind))
+            fl |= F_ADDPTR;
     for (uint32_t i = from; i < x->n; i++) {
         const sg_sass_insn_t *in = &x->in[i];
         if (base_is(in->op, "RET"))
             return;
         if (base_is(in->op, "CALL")) {
-            clobber_all(x, st, true, F_CALL);
+            clobber_all(x, st, true, F_CALL | F_ADDPTR);
             return;
         }
         uint8_t k = 0;
@@ -1302,12 +1379,90 @@ static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
             base_is(in->op, "BSSY") || base_is(in->op, "BSYNC"))
             continue;
         if (k < in->n_ops && in->ops[k].kind == SG_SASS_OP_REG) {
-            uint32_t w = 8; /* wide enough for pairs, vectors: precision only */
-            if (has_mod(in->op, "MMA"))
-                w = 256;
-            clobber(x, st, &in->ops[k], w, F_CALL, NULL, NULL);
+            size_t bl = strcspn(in->op, ".");
+            if (bl >= 3 && !strncmp(in->op + bl - 3, "MMA", 3)) {
+                clobber_all(x, st, false, fl);
+                continue;
+            }
+            clobber(x, st, &in->ops[k], dest_width(in->op), fl, NULL, NULL);
         }
     }
+}
+
+/* Is small a thread index below 2^k (by the launch bounds) and big a
+ * multiple of 2^k, so that big | small == big + small? (Values are taken
+ * non-negative, as everywhere here.) */
+static bool disjoint_or(const ctx_t *x, const val_t *big, const val_t *small)
+{
+    if (big->kind == V_TOP || small->kind == V_TOP || small->p.n != 1 || small->p.t[0].a ||
+        small->p.t[0].c != 1)
+        return false;
+    uint16_t t = small->p.t[0].b;
+    if (t < SG_SASS_TID_X || t > SG_SASS_TID_Z || !x->max_ntid[t - SG_SASS_TID_X])
+        return false;
+    uint64_t lim = x->max_ntid[t - SG_SASS_TID_X]; /* tid < lim */
+    uint64_t pow = 1;
+    while (pow < lim)
+        pow <<= 1;
+    for (uint8_t i = 0; i < big->p.n; i++) {
+        int64_t c = big->p.t[i].c;
+        if (c <= 0 || (uint64_t)c % pow)
+            return false;
+    }
+    return true;
+}
+
+/* The most recent writer of register r before instruction idx in its block
+ * (UINT32_MAX when none there). */
+static uint32_t writer_in_block(const ctx_t *x, uint32_t idx, const sg_sass_operand_t *r)
+{
+    uint32_t first = x->blocks ? x->blocks[x->blk_of[idx]].first : 0;
+    for (uint32_t i = idx; i-- > first;) {
+        const sg_sass_insn_t *in = &x->in[i];
+        uint8_t d = 0;
+        while (d < in->n_ops && in->ops[d].kind == SG_SASS_OP_PRED)
+            d++;
+        if (d >= in->n_ops || in->ops[d].kind != SG_SASS_OP_REG || in->ops[d].uniform != r->uniform)
+            continue;
+        uint32_t w = has_mod(in->op, "64") ? 2 : 1;
+        if (r->reg >= in->ops[d].reg && r->reg < in->ops[d].reg + w)
+            return i;
+    }
+    return UINT32_MAX;
+}
+
+/* CALL.ABS Rn where Rn:Rn+1 was just loaded from c[0x4][k] and the
+ * relocation of that word names a benign system function. */
+static bool benign_call(const ctx_t *x, uint32_t idx)
+{
+    const sg_sass_operand_t *r = &x->in[idx].ops[0];
+    uint32_t w = writer_in_block(x, idx, r);
+    if (w == UINT32_MAX)
+        return false;
+    const sg_sass_insn_t *ld = &x->in[w];
+    if (!base_is(ld->op, "LDC") || !has_mod(ld->op, "64") || ld->n_ops < 2 ||
+        ld->ops[1].kind != SG_SASS_OP_CBANK || ld->ops[1].reg2 != 4 || ld->ops[0].reg != r->reg)
+        return false;
+    int64_t off = ld->ops[1].imm;
+    if (ld->ops[1].reg != 0xffff) {
+        sg_sass_operand_t ir = {.kind = SG_SASS_OP_REG, .reg = ld->ops[1].reg,
+                                .uniform = ld->ops[1].uniform};
+        uint32_t iw = writer_in_block(x, w, &ir);
+        if (iw == UINT32_MAX)
+            return false;
+        const sg_sass_insn_t *mv = &x->in[iw];
+        if (base_is(mv->op, "MOV") && mv->n_ops >= 2 && mv->ops[1].kind == SG_SASS_OP_IMM)
+            off += mv->ops[1].imm;
+        else if (base_is(mv->op, "IMAD") && has_mod(mv->op, "MOV") && mv->n_ops == 4 &&
+                 mv->ops[3].kind == SG_SASS_OP_IMM)
+            off += mv->ops[3].imm;
+        else
+            return false;
+    }
+    for (uint32_t k = 0; k < x->n_benign_c4; k++)
+        if ((int64_t)x->benign_c4[k] == off)
+            return true;
+    return false;
 }
 
 /* The binary16 encoding of an immediate printed as a number, when exact. */
@@ -1396,7 +1551,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             }
             if (d < n && o[d].kind == SG_SASS_OP_REG) {
                 uint32_t w = m.escape ? 8 : (m.width + 3u) / 4u;
-                clobber(x, st, &o[d], w, F_MEM, NULL, g);
+                clobber(x, st, &o[d], w, F_MEM | F_ADDPTR, NULL, g);
             }
         }
         return;
@@ -1409,7 +1564,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             pred_write(x, st, pred_index(&o[i]), &t, g);
         }
         if (d < n && o[d].kind == SG_SASS_OP_REG)
-            clobber(x, st, &o[d], (mem_width(op, false) + 3u) / 4u, F_MEM, NULL, g);
+            clobber(x, st, &o[d], (mem_width(op, false) + 3u) / 4u, F_MEM | F_ADDPTR, NULL, g);
         return;
     }
     if (base_is(op, "STS") || base_is(op, "STL") || base_is(op, "NOP") || base_is(op, "BAR") ||
@@ -1449,11 +1604,15 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                 return;
             }
             escape(x, "call to a function outside the kernel", in->pc);
-            clobber_all(x, st, true, F_CALL);
+            clobber_all(x, st, true, F_CALL | F_ADDPTR);
+            return;
+        }
+        if (base_is(op, "CALL") && n >= 1 && o[0].kind == SG_SASS_OP_REG && benign_call(x, idx)) {
+            clobber_all(x, st, true, F_CALL); /* __assertfail, vprintf: no pointers back */
             return;
         }
         escape(x, "indirect branch or call", in->pc);
-        clobber_all(x, st, true, F_UNK);
+        clobber_all(x, st, true, F_UNK | F_ADDPTR);
         return;
     }
 
@@ -1750,6 +1909,18 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         return;
     }
 
+    if ((base_is(op, "LOP3") || base_is(op, "ULOP3")) && n == 6 && is_zero_reg(&o[3]) &&
+        o[4].kind == SG_SASS_OP_IMM && (o[4].imm == 0xfc || o[4].imm == 0xfe) &&
+        o[1].kind == SG_SASS_OP_REG && o[2].kind == SG_SASS_OP_REG) {
+        /* a | b where the bits cannot overlap is a + b: ctaid*128 | tid.x with
+         * at most 128 threads (launch bounds), PyTorch's block offsets */
+        val_t a = rd32(x, st, &o[1], g), b = rd32(x, st, &o[2], g);
+        if (disjoint_or(x, &a, &b) || disjoint_or(x, &b, &a)) {
+            wr32(x, st, &o[0], arith_add(&a, &b), g);
+            return;
+        }
+        goto generic;
+    }
     if (base_is(op, "ISETP") || base_is(op, "UISETP")) {
         if (n < 5 || o[0].kind != SG_SASS_OP_PRED || o[1].kind != SG_SASS_OP_PRED)
             goto generic;
@@ -1913,10 +2084,10 @@ static int build_blocks(ctx_t *x)
                 escape(x, "branch out of the kernel", last->pc);
             else
                 bk->succ[0] = x->blk_of[t];
-            bk->fact_pred[0] = (int8_t)gid;
+            bk->fact_pred[0] = (int8_t)(cond ? (gid >= 0 ? gid : -2) : -1);
             if (cond) {
                 bk->succ[1] = next;
-                bk->fact_pred[1] = (int8_t)(gid >= 0 ? gid ^ 1 : -1);
+                bk->fact_pred[1] = (int8_t)(gid >= 0 ? gid ^ 1 : -2);
             }
         } else if (base_is(last->op, "EXIT") || base_is(last->op, "KILL")) {
             if (last->guard >= 0) {
@@ -1925,8 +2096,10 @@ static int build_blocks(ctx_t *x)
             }
         } else if (base_is(last->op, "RET") || base_is(last->op, "BRX") ||
                    base_is(last->op, "JMX") || base_is(last->op, "JMP")) {
-            if (last->guard >= 0)
+            if (last->guard >= 0) {
                 bk->succ[0] = next;
+                bk->fact_pred[0] = -2;
+            }
         } else {
             bk->succ[0] = next;
         }
@@ -2012,9 +2185,43 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
                 keep[nf++] = d->facts[i];
                 break;
             }
+    /* Threads here = the union over the paths. When one path's facts are a
+     * subset of the other's, or the two differ by one complementary fact
+     * (an if/else closing), the common facts describe that union exactly. */
+    uint8_t xd = (uint8_t)(d->nfacts - nf), xs = (uint8_t)(s->nfacts - nf);
+    bool lost = s->cond_unknown;
+    if (xd && xs) {
+        lost = true;
+        if (xd == 1 && xs == 1) {
+            const cmp_t *fd = NULL, *fs = NULL;
+            for (uint8_t i = 0; i < d->nfacts; i++) {
+                bool common = false;
+                for (uint8_t j = 0; j < nf; j++)
+                    common |= cmp_eq(&d->facts[i], &keep[j]);
+                if (!common)
+                    fd = &d->facts[i];
+            }
+            for (uint8_t i = 0; i < s->nfacts; i++) {
+                bool common = false;
+                for (uint8_t j = 0; j < nf; j++)
+                    common |= cmp_eq(&s->facts[i], &keep[j]);
+                if (!common)
+                    fs = &s->facts[i];
+            }
+            if (fd && fs) {
+                cmp_t neg = *fs;
+                neg.cmp = cmp_not(neg.cmp);
+                lost = !cmp_eq(fd, &neg);
+            }
+        }
+    }
     if (nf != d->nfacts) {
         memcpy(d->facts, keep, nf * sizeof *keep);
         d->nfacts = nf;
+        ch = true;
+    }
+    if (lost && !d->cond_unknown) {
+        d->cond_unknown = true; /* threads get here under conditions no longer listed */
         ch = true;
     }
     return ch;
@@ -2085,11 +2292,17 @@ static int fixpoint(ctx_t *x)
                 int8_t fp = x->blocks[b].fact_pred[k];
                 cmp_t f;
                 uint8_t nf0 = cur.nfacts;
-                if (fp >= 0 && pred_fact(&cur, fp, &f))
-                    add_fact(&cur, &f);
+                bool cu0 = cur.cond_unknown;
+                if (fp >= 0 && pred_fact(&cur, fp, &f)) {
+                    if (!add_fact(&cur, &f))
+                        cur.cond_unknown = true;
+                } else if (fp != -1) {
+                    cur.cond_unknown = true;
+                }
                 if (state_join(x, &in[s], tmp, s))
                     dirty[s] = 1;
                 cur.nfacts = nf0;
+                cur.cond_unknown = cu0;
             }
         }
         if (x->err)
@@ -2105,7 +2318,7 @@ static int fixpoint(ctx_t *x)
         } else {
             if (is_padding(x, b))
                 continue;
-            state_top(x, &cur, F_UNREACHED);
+            state_top(x, &cur, F_UNREACHED | F_ADDPTR);
         }
         run_block(x, &cur, b);
     }
@@ -2196,6 +2409,9 @@ int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, 
     x.param_size = target->param_size;
     x.call_targets = target->call_targets;
     x.n_call_targets = target->n_call_targets;
+    x.benign_c4 = target->benign_c4;
+    x.n_benign_c4 = target->n_benign_c4;
+    memcpy(x.max_ntid, target->max_ntid, sizeof x.max_ntid);
     x.ntid_base = target->arch >= 100 ? 0x360 : 0;
     out->arch = x.arch;
     out->param_base = x.param_base;

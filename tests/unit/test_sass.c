@@ -12,7 +12,8 @@
  *
  * `test_sass --dump CUBIN` / `--dump-text ARCH LISTING` print the facts in the
  * expected-file format (tests/data/sass/make_fixtures.sh uses them);
- * `--summary CUBIN...` prints shares and time (tests/gpu/sass_torch.sh).
+ * `--summary [--match S] CUBIN...` prints shares and time, `--extract LIB ARCH
+ * DIR` writes a library's cubins (tests/gpu/sass_torch.sh uses both).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +29,7 @@
 #include <cmocka.h>
 
 #include "capture/elf.h"
+#include "capture/fatbin.h"
 #include "code/sass.h"
 #include "graph/graph.h"
 
@@ -107,8 +109,9 @@ static sg_sass_kernel_t *analyse_listing(const char *text, size_t len, uint32_t 
     return k;
 }
 
+/* Every kernel of a cubin (those whose name contains match, if given). */
 static sg_sass_kernel_t *analyse_cubin_file(const char *path, uint32_t *n,
-                                            const sg_sass_options_t *opt)
+                                            const sg_sass_options_t *opt, const char *match)
 {
     size_t len;
     char *b = read_file(path, &len);
@@ -116,9 +119,15 @@ static sg_sass_kernel_t *analyse_cubin_file(const char *path, uint32_t *n,
         return NULL;
     sg_name_list_t names = {0};
     sg_elf_list_kernels(b, len, &names);
-    sg_sass_kernel_t *k = calloc(names.n ? names.n : 1, sizeof *k);
-    sg_sass_analyze_cubin((const uint8_t *)b, len, names.names, names.n, opt, k);
-    *n = names.n;
+    const char **pick = calloc(names.n ? names.n : 1, sizeof *pick);
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < names.n; i++)
+        if (!match || strstr(names.names[i], match))
+            pick[np++] = names.names[i];
+    sg_sass_kernel_t *k = calloc(np ? np : 1, sizeof *k);
+    sg_sass_analyze_cubin((const uint8_t *)b, len, pick, np, opt, k);
+    free(pick);
+    *n = np;
     sg_name_list_free(&names);
     free(b);
     return k;
@@ -586,7 +595,7 @@ static void test_cubins(void **state)
         snprintf(cubin, sizeof cubin, DATA "kernels_sm%u.cubin", archs[i]);
         snprintf(expected, sizeof expected, DATA "expected_sm%u.txt", archs[i]);
         uint32_t n;
-        sg_sass_kernel_t *k = analyse_cubin_file(cubin, &n, NULL);
+        sg_sass_kernel_t *k = analyse_cubin_file(cubin, &n, NULL, NULL);
         assert_non_null(k);
         assert_true(n >= 12);
         for (uint32_t j = 0; j < n; j++) {
@@ -635,11 +644,48 @@ static void test_cache(void **state)
     free(cubin);
 }
 
+/* The sm_<arch> cubins of a library's .nv_fatbin, written as DIR/cNNNN.cubin
+ * (the GPU script takes libtorch_cuda's this way). */
+static int extract_cubins(const char *lib, uint32_t arch, const char *dir)
+{
+    size_t len;
+    char *b = read_file(lib, &len);
+    sg_elf_section_t s;
+    sg_fatbin_t fb;
+    char err[256];
+    if (!b || sg_elf_find_section(b, len, ".nv_fatbin", &s) != 0 ||
+        sg_fatbin_parse(b + s.offset, s.size, 0, &fb, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: no readable .nv_fatbin\n", lib);
+        free(b);
+        return 1;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < fb.n_entries; i++) {
+        uint8_t *img;
+        size_t n;
+        if (fb.entries[i].kind != SG_FATBIN_ENTRY_ELF || fb.entries[i].arch != arch ||
+            sg_fatbin_extract(&fb, i, 0, &img, &n) != 0)
+            continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/c%04u.cubin", dir, k++);
+        FILE *o = fopen(p, "wb");
+        if (o) {
+            fwrite(img, 1, n, o);
+            fclose(o);
+        }
+        free(img);
+    }
+    printf("%u sm_%u cubins from %s\n", k, arch, lib);
+    sg_fatbin_free(&fb);
+    free(b);
+    return k ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--dump")) {
         uint32_t n;
-        sg_sass_kernel_t *k = analyse_cubin_file(argv[2], &n, NULL);
+        sg_sass_kernel_t *k = analyse_cubin_file(argv[2], &n, NULL, NULL);
         if (!k)
             return 1;
         char *s = dump_all(k, n);
@@ -648,15 +694,23 @@ int main(int argc, char **argv)
         free_kernels(k, n);
         return 0;
     }
+    if (argc == 5 && !strcmp(argv[1], "--extract"))
+        return extract_cubins(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
     if (argc >= 3 && !strcmp(argv[1], "--summary")) {
         /* shares over cubins (the GPU script runs it on libtorch_cuda's) */
+        const char *match = NULL;
+        if (argc >= 5 && !strcmp(argv[2], "--match")) {
+            match = argv[3];
+            argv += 2;
+            argc -= 2;
+        }
         uint64_t nk = 0, ok = 0, certain = 0, acc = 0, based = 0, indexed = 0, stores = 0,
                  stores_based = 0;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int a = 2; a < argc; a++) {
             uint32_t n;
-            sg_sass_kernel_t *k = analyse_cubin_file(argv[a], &n, NULL);
+            sg_sass_kernel_t *k = analyse_cubin_file(argv[a], &n, NULL, match);
             if (!k)
                 continue;
             for (uint32_t i = 0; i < n; i++) {
