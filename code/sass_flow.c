@@ -1911,7 +1911,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
 
     if ((base_is(op, "LOP3") || base_is(op, "ULOP3")) && n == 6 && is_zero_reg(&o[3]) &&
         o[4].kind == SG_SASS_OP_IMM && (o[4].imm == 0xfc || o[4].imm == 0xfe) &&
-        o[1].kind == SG_SASS_OP_REG && o[2].kind == SG_SASS_OP_REG) {
+        (o[1].kind == SG_SASS_OP_REG || o[1].kind == SG_SASS_OP_IMM) &&
+        (o[2].kind == SG_SASS_OP_REG || o[2].kind == SG_SASS_OP_IMM)) {
         /* a | b where the bits cannot overlap is a + b: ctaid*128 | tid.x with
          * at most 128 threads (launch bounds), PyTorch's block offsets */
         val_t a = rd32(x, st, &o[1], g), b = rd32(x, st, &o[2], g);
