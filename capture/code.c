@@ -28,8 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf.h"
-#include "fatbin.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 #include "graph/bundle.h"
 
 /* <link.h> includes <elf.h>, which this module's include path resolves to

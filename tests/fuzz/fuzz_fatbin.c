@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/elf.h"
-#include "capture/fatbin.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 
 /* Small enough that libFuzzer's RSS limit is never the finding. */
 #define FUZZ_MAX_IMAGE (16u << 20)

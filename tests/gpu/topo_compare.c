@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/topo.h"
+#include "tests/support/topo.h"
 #include "graph/bundle.h"
 
 static char *slurp(const char *path, size_t *len)

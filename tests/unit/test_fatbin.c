@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/code_report.h"
-#include "capture/elf.h"
-#include "capture/fatbin.h"
+#include "code/code_report.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 #include "graph/bundle.h"
 
 #ifndef SGCAP_FATBIN_DIR

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "graph/graph.h"
-#include "elf.h"
+#include "elf_image.h"
 
 #ifdef __cplusplus
 extern "C" {
