@@ -1,9 +1,9 @@
 # tests/gpu/capture.cmake: GPU tests of capture/ (label "gpu"): every sample
 # binary under `sgcap run`, its bundles compared with its --expect topology
-# by topo_compare (built here; its logic, tests/support/topo.c, is unit-tested on
-# the CPU); the recapture sample for bounded memory and bundle count; the
-# PyTorch and CuPy scripts for two or more streams with event edges; inspect
-# and dot on every bundle. On a moved build tree run
+# by topo_compare (built here; its logic, tests/support/topo.c, is
+# unit-tested on the CPU); the recapture sample for bounded memory and bundle
+# count; the PyTorch and CuPy scripts for two or more streams with event
+# edges; inspect and dot on every bundle. On a moved build tree run
 # tests/gpu/capture_gpu.sh BUILD_DIR instead (no ctest, no absolute paths).
 add_executable(topo_compare ${CMAKE_CURRENT_LIST_DIR}/topo_compare.c)
 sgcap_target_defaults(topo_compare)
