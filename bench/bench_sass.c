@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "capture/elf.h"
+#include "code/elf_image.h"
 #include "code/sass.h"
 
 typedef struct {

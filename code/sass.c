@@ -23,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/bytes.h"
-#include "capture/elf.h"
-#include "capture/fatbin.h"
+#include "code/bytes.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 #include "code/sass.h"
 #include "graph/graph.h"
 #include <uthash.h>

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/fatbin.h"
+#include "code/fatbin.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -28,8 +28,8 @@
 
 #include <cmocka.h>
 
-#include "capture/elf.h"
-#include "capture/fatbin.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 #include "code/sass.h"
 #include "graph/graph.h"
 
