@@ -32,7 +32,8 @@
 
 extern char **environ;
 
-#define MAX_CODE (256u << 20) /* bytes of SASS in one nvdisasm run */
+#define MAX_CODE (256u << 20) /* bytes of SASS in one analysis */
+#define MIN_CHUNK (128u << 10) /* below this, another nvdisasm costs more than it saves */
 
 const char *sg_sass_atom_name(sg_sass_atom_t a)
 {
@@ -282,6 +283,226 @@ static void first_line(const char *s, size_t n, char *err, size_t errlen)
         snprintf(err, errlen, "%.*s", (int)(e - i < 150 ? e - i : 150), s + i);
 }
 
+/* One nvdisasm child: its temporary input, pipes and what it printed. */
+typedef struct {
+    pid_t pid;
+    int out, errfd;
+    bool out_open, err_open;
+    char tmp[4096];
+    char *buf;
+    size_t len, cap;
+    char ebuf[1024];
+    size_t elen;
+    int rc;
+    char err[192];
+} job_t;
+
+static void job_init(job_t *j)
+{
+    memset(j, 0, sizeof *j);
+    j->pid = -1;
+    j->out = j->errfd = -1;
+}
+
+/* Write the code to a temporary file and start `nvdisasm -b SMxx -base B`. */
+static int job_start(job_t *j, const char *tool, uint32_t arch, bool arch_specific,
+                     const uint8_t *code, size_t n, uint64_t base)
+{
+    char arg_arch[16], arg_base[32];
+    snprintf(arg_arch, sizeof arg_arch, "SM%u%s", arch, arch_specific ? "a" : "");
+    snprintf(arg_base, sizeof arg_base, "0x%llx", (unsigned long long)base);
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(j->tmp, sizeof j->tmp, "%s/sgcap-sass-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int fd = mkstemp(j->tmp);
+    if (fd < 0) {
+        j->tmp[0] = 0;
+        snprintf(j->err, sizeof j->err, "cannot create a temporary file: %s", strerror(errno));
+        return j->rc = SG_EIO;
+    }
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, code + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            snprintf(j->err, sizeof j->err, "cannot write the temporary file");
+            return j->rc = SG_EIO;
+        }
+        off += (size_t)w;
+    }
+    close(fd);
+    int outp[2], errp[2];
+    if (pipe2(outp, O_CLOEXEC))
+        return j->rc = SG_EIO;
+    if (pipe2(errp, O_CLOEXEC)) {
+        close(outp[0]);
+        close(outp[1]);
+        return j->rc = SG_EIO;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+    char *argv[] = {(char *)tool, "-b", arg_arch, "-base", arg_base, j->tmp, NULL};
+    int sp = posix_spawn(&j->pid, tool, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(outp[1]);
+    close(errp[1]);
+    j->out = outp[0];
+    j->errfd = errp[0];
+    if (sp != 0) {
+        j->pid = -1;
+        snprintf(j->err, sizeof j->err, "cannot run %s: %s", tool, strerror(sp));
+        return j->rc = SG_EIO;
+    }
+    j->out_open = j->err_open = true;
+    return 0;
+}
+
+/* Read every running job's output until all are done, the deadline passes
+ * or one prints more than cap. */
+static void jobs_wait(job_t *jobs, uint32_t n, uint32_t timeout_ms, size_t cap)
+{
+    uint64_t deadline = now_ms() + timeout_ms;
+    struct pollfd *pf = calloc(2 * (size_t)n, sizeof *pf);
+    if (!pf) {
+        for (uint32_t i = 0; i < n; i++)
+            if (!jobs[i].rc)
+                jobs[i].rc = SG_ENOMEM;
+        return;
+    }
+    for (;;) {
+        uint32_t np = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            job_t *j = &jobs[i];
+            if (j->rc)
+                continue;
+            if (j->out_open)
+                pf[np++] = (struct pollfd){j->out, POLLIN, 0};
+            if (j->err_open)
+                pf[np++] = (struct pollfd){j->errfd, POLLIN, 0};
+        }
+        if (np == 0)
+            break;
+        uint64_t t = now_ms();
+        if (t >= deadline) {
+            for (uint32_t i = 0; i < n; i++)
+                if (!jobs[i].rc && (jobs[i].out_open || jobs[i].err_open)) {
+                    snprintf(jobs[i].err, sizeof jobs[i].err, "nvdisasm timed out after %u ms",
+                             timeout_ms);
+                    jobs[i].rc = SG_ELIMIT;
+                }
+            break;
+        }
+        int pr = poll(pf, np, (int)(deadline - t));
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr < 0)
+            break;
+        for (uint32_t k = 0; k < np; k++) {
+            if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            job_t *j = NULL;
+            for (uint32_t i = 0; i < n && !j; i++)
+                if (!jobs[i].rc && (jobs[i].out == pf[k].fd || jobs[i].errfd == pf[k].fd))
+                    j = &jobs[i];
+            if (!j)
+                continue;
+            if (pf[k].fd == j->out) {
+                if (j->cap - j->len < 65536) {
+                    size_t nc = j->cap ? j->cap * 2 : 1 << 20;
+                    char *nb = realloc(j->buf, nc + 1);
+                    if (!nb) {
+                        j->rc = SG_ENOMEM;
+                        continue;
+                    }
+                    j->buf = nb;
+                    j->cap = nc;
+                }
+                ssize_t r = read(j->out, j->buf + j->len, j->cap - j->len);
+                if (r > 0) {
+                    j->len += (size_t)r;
+                    if (j->len > cap) {
+                        snprintf(j->err, sizeof j->err, "nvdisasm printed more than %zu bytes", cap);
+                        j->rc = SG_ELIMIT;
+                    }
+                } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                    j->out_open = false;
+                }
+            } else {
+                char junk[4096];
+                ssize_t r = read(j->errfd, junk, sizeof junk);
+                if (r > 0) {
+                    size_t room = sizeof j->ebuf - 1 - j->elen;
+                    size_t c = (size_t)r < room ? (size_t)r : room;
+                    memcpy(j->ebuf + j->elen, junk, c);
+                    j->elen += c;
+                } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                    j->err_open = false;
+                }
+            }
+        }
+    }
+    free(pf);
+}
+
+/* Reap the child (killed if it failed), remove the input, and hand the
+ * text over (NUL-terminated) when it succeeded. */
+static int job_finish(job_t *j, char **text, size_t *text_len)
+{
+    if (j->pid > 0) {
+        int status = 0;
+        if (j->rc)
+            kill(j->pid, SIGKILL);
+        while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (j->rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            j->ebuf[j->elen] = 0;
+            if (j->elen)
+                first_line(j->ebuf, j->elen, j->err, sizeof j->err);
+            else
+                snprintf(j->err, sizeof j->err, "nvdisasm exited with status %d", status);
+            j->rc = SG_EFORMAT;
+        }
+    }
+    if (j->out >= 0)
+        close(j->out);
+    if (j->errfd >= 0)
+        close(j->errfd);
+    if (j->tmp[0])
+        unlink(j->tmp);
+    j->pid = -1;
+    j->out = j->errfd = -1;
+    j->tmp[0] = 0;
+    if (j->rc == 0 && j->len == 0) {
+        snprintf(j->err, sizeof j->err, "nvdisasm printed nothing");
+        j->rc = SG_EFORMAT;
+    }
+    if (j->rc) {
+        free(j->buf);
+        j->buf = NULL;
+        return j->rc;
+    }
+    j->buf[j->len] = 0;
+    *text = j->buf;
+    *text_len = j->len;
+    j->buf = NULL;
+    return 0;
+}
+
+static int resolve_tool(const sg_sass_options_t *opt, char *tool, size_t len)
+{
+    if (opt && opt->nvdisasm) {
+        if (!executable(opt->nvdisasm))
+            return SG_ENOENT;
+        snprintf(tool, len, "%s", opt->nvdisasm);
+        return 0;
+    }
+    return sg_sass_find_disassembler(tool, len);
+}
+
 int sg_sass_disassemble(const sg_sass_options_t *opt, uint32_t arch, bool arch_specific,
                         const uint8_t *code, size_t n, char **text, size_t *text_len, char *err,
                         size_t errlen)
@@ -293,154 +514,17 @@ int sg_sass_disassemble(const sg_sass_options_t *opt, uint32_t arch, bool arch_s
     if (err && errlen)
         err[0] = 0;
     char tool[4096];
-    if (opt && opt->nvdisasm) {
-        if (!executable(opt->nvdisasm))
-            return SG_ENOENT;
-        snprintf(tool, sizeof tool, "%s", opt->nvdisasm);
-    } else if (sg_sass_find_disassembler(tool, sizeof tool) != 0) {
+    if (resolve_tool(opt, tool, sizeof tool) != 0)
         return SG_ENOENT;
-    }
-    uint32_t timeout = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
-    size_t cap = opt && opt->max_output ? opt->max_output : ((size_t)512 << 20);
-    char arg_arch[16];
-    snprintf(arg_arch, sizeof arg_arch, "SM%u%s", arch, arch_specific ? "a" : "");
-
-    const char *tmpdir = getenv("TMPDIR");
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s/sgcap-sass-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create a temporary file: %s", strerror(errno));
-        return SG_EIO;
-    }
-    size_t off = 0;
-    while (off < n) {
-        ssize_t w = write(fd, code + off, n - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            close(fd);
-            unlink(tmp);
-            snprintf(err, errlen, "cannot write the temporary file");
-            return SG_EIO;
-        }
-        off += (size_t)w;
-    }
-    close(fd);
-
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1};
-    int rc = 0;
-    pid_t pid = -1;
-    char *buf = NULL, ebuf[1024];
-    size_t blen = 0, bcap = 0, elen = 0;
-    if (pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
-        rc = SG_EIO;
-        goto done;
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-    char *argv[] = {tool, "-b", arg_arch, tmp, NULL};
-    int sp = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(outp[1]);
-    close(errp[1]);
-    outp[1] = errp[1] = -1;
-    if (sp != 0) {
-        pid = -1;
-        snprintf(err, errlen, "cannot run %s: %s", tool, strerror(sp));
-        rc = SG_EIO;
-        goto done;
-    }
-    uint64_t deadline = now_ms() + timeout;
-    bool out_open = true, err_open = true;
-    while (out_open || err_open) {
-        uint64_t t = now_ms();
-        if (t >= deadline) {
-            snprintf(err, errlen, "nvdisasm timed out after %u ms", timeout);
-            rc = SG_ELIMIT;
-            break;
-        }
-        struct pollfd pf[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
-        int pr = poll(pf, 2, (int)(deadline - t));
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr < 0) {
-            rc = SG_EIO;
-            break;
-        }
-        if (out_open && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-            if (bcap - blen < 65536) {
-                size_t nc = bcap ? bcap * 2 : 1 << 20;
-                char *nb = realloc(buf, nc + 1);
-                if (!nb) {
-                    rc = SG_ENOMEM;
-                    break;
-                }
-                buf = nb;
-                bcap = nc;
-            }
-            ssize_t r = read(outp[0], buf + blen, bcap - blen);
-            if (r > 0) {
-                blen += (size_t)r;
-                if (blen > cap) {
-                    snprintf(err, errlen, "nvdisasm printed more than %zu bytes", cap);
-                    rc = SG_ELIMIT;
-                    break;
-                }
-            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-                out_open = false;
-            }
-        }
-        if (err_open && (pf[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-            char junk[4096];
-            ssize_t r = read(errp[0], junk, sizeof junk);
-            if (r > 0) {
-                size_t k = (size_t)r < sizeof ebuf - 1 - elen ? (size_t)r : sizeof ebuf - 1 - elen;
-                memcpy(ebuf + elen, junk, k);
-                elen += k;
-            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-                err_open = false;
-            }
-        }
-    }
-done:
-    if (pid > 0) {
-        int status = 0;
-        if (rc)
-            kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-            ebuf[elen] = 0;
-            if (elen)
-                first_line(ebuf, elen, err, errlen);
-            else
-                snprintf(err, errlen, "nvdisasm exited with status %d", status);
-            rc = SG_EFORMAT;
-        }
-    }
-    for (int i = 0; i < 2; i++) {
-        if (outp[i] >= 0)
-            close(outp[i]);
-        if (errp[i] >= 0)
-            close(errp[i]);
-    }
-    unlink(tmp);
-    if (rc == 0 && blen == 0) {
-        snprintf(err, errlen, "nvdisasm printed nothing");
-        rc = SG_EFORMAT;
-    }
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[blen] = 0;
-    *text = buf;
-    *text_len = blen;
-    return 0;
+    job_t j;
+    job_init(&j);
+    if (job_start(&j, tool, arch, arch_specific, code, n, 0) == 0)
+        jobs_wait(&j, 1, opt && opt->timeout_ms ? opt->timeout_ms : 60000,
+                  opt && opt->max_output ? opt->max_output : ((size_t)512 << 20));
+    int rc = job_finish(&j, text, text_len);
+    if (rc && err && errlen)
+        snprintf(err, errlen, "%s", j.err);
+    return rc;
 }
 
 /* ---- cubins ---------------------------------------------------------------------- */
@@ -643,77 +727,142 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
             sg_elf_find_section(cubin, n, sec, &s);
             memcpy(code + ks[i].off, cubin + s.offset, s.size);
         }
-    char *text = NULL, err[192] = "";
-    size_t tlen = 0;
-    int dr = sg_sass_disassemble(opt, arch, false, code, total, &text, &tlen, err, sizeof err);
-    if (dr == SG_EFORMAT && (arch == 90 || arch >= 100)) {
-        /* an arch-specific (sm_XXa) build: its instructions need SMXXa */
-        char err2[192];
-        int d2 = sg_sass_disassemble(opt, arch, true, code, total, &text, &tlen, err2, sizeof err2);
-        if (d2 == 0)
-            dr = 0;
-    }
-    if (dr != 0) {
-        char why[256];
-        sg_sass_status_t st = SG_SASS_REJECTED;
-        if (dr == SG_ENOENT) {
-            snprintf(why, sizeof why, "no disassembler (nvdisasm not found; set SGCAP_NVDISASM)");
-            st = SG_SASS_NO_DISASSEMBLER;
-        } else if (dr == SG_ENOMEM) {
-            rc = SG_ENOMEM;
-            goto out;
-        } else {
-            snprintf(why, sizeof why, "nvdisasm rejected the cubin (%s)", err[0] ? err : "no message");
-        }
+    char tool[4096];
+    if (resolve_tool(opt, tool, sizeof tool) != 0) {
         for (uint32_t i = 0; i < n_names; i++)
             if (ks[i].ok)
-                set_unknown(&out[i], names[i], st, why);
+                set_unknown(&out[i], names[i], SG_SASS_NO_DISASSEMBLER,
+                            "no disassembler (nvdisasm not found; set SGCAP_NVDISASM)");
         goto out;
     }
-    sg_sass_listing_t l;
-    char perr[160];
-    int pr = sg_sass_parse(text, tlen, &l, perr, sizeof perr);
-    free(text);
-    if (pr) {
-        if (pr == SG_ENOMEM) {
+    /* Split the code into chunks disassembled side by side: nvdisasm is
+     * single-threaded and its cost grows with the instructions. */
+    uint32_t nok = 0;
+    for (uint32_t i = 0; i < n_names; i++)
+        nok += ks[i].ok;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t nj = opt && opt->jobs ? opt->jobs : (uint32_t)(cpus > 8 ? 8 : cpus < 1 ? 1 : cpus);
+    uint64_t by_size = (total + MIN_CHUNK - 1) / MIN_CHUNK;
+    if (!(opt && opt->jobs) && nj > by_size)
+        nj = (uint32_t)by_size; /* an explicit count is taken as asked (tests) */
+    if (nj > nok)
+        nj = nok;
+    if (nj < 1)
+        nj = 1;
+    job_t *jobs = calloc(nj, sizeof *jobs);
+    uint32_t *first = calloc(nj + 1, sizeof *first); /* kernel index where chunk c starts */
+    uint64_t *cs = calloc(nj + 1, sizeof *cs);       /* byte offset where chunk c starts */
+    if (!jobs || !first || !cs) {
+        free(jobs);
+        free(first);
+        free(cs);
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    {
+        uint32_t c = 0;
+        for (uint32_t i = 0; i < n_names && c < nj; i++) {
+            if (!ks[i].ok)
+                continue;
+            if (ks[i].off >= total / nj * c || c == 0) {
+                if (c == 0 || ks[i].off > cs[c - 1]) {
+                    first[c] = i;
+                    cs[c] = ks[i].off;
+                    c++;
+                }
+            }
+        }
+        nj = c ? c : 1;
+        first[nj] = n_names;
+        cs[nj] = total;
+    }
+    uint32_t timeout = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
+    size_t cap = opt && opt->max_output ? opt->max_output : ((size_t)512 << 20);
+    for (uint32_t c = 0; c < nj; c++) {
+        job_init(&jobs[c]);
+        job_start(&jobs[c], tool, arch, false, code + cs[c], cs[c + 1] - cs[c], cs[c]);
+    }
+    jobs_wait(jobs, nj, timeout, cap);
+    for (uint32_t c = 0; c < nj && rc == 0; c++) {
+        char *text = NULL;
+        size_t tlen = 0;
+        int dr = job_finish(&jobs[c], &text, &tlen);
+        if (dr == SG_EFORMAT && (arch == 90 || arch >= 100)) {
+            /* an arch-specific (sm_XXa) build: its instructions need SMXXa */
+            job_t r;
+            job_init(&r);
+            if (job_start(&r, tool, arch, true, code + cs[c], cs[c + 1] - cs[c], cs[c]) == 0)
+                jobs_wait(&r, 1, timeout, cap);
+            if (job_finish(&r, &text, &tlen) == 0)
+                dr = 0;
+        }
+        if (dr == SG_ENOMEM) {
             rc = SG_ENOMEM;
-            goto out;
+            break;
         }
         char why[256];
-        snprintf(why, sizeof why, "nvdisasm output unreadable (%s)", perr);
-        for (uint32_t i = 0; i < n_names; i++)
-            if (ks[i].ok)
-                set_unknown(&out[i], names[i], SG_SASS_REJECTED, why);
-        goto out;
-    }
-    for (uint32_t i = 0; i < n_names && rc == 0; i++) {
-        if (!ks[i].ok)
-            continue;
-        uint32_t lo = 0, hi = l.n_insns;
-        while (lo < hi) {
-            uint32_t m = (lo + hi) / 2;
-            if (l.insns[m].pc < ks[i].off)
-                lo = m + 1;
-            else
-                hi = m;
-        }
-        uint32_t e = lo;
-        while (e < l.n_insns && l.insns[e].pc < ks[i].off + ks[i].size)
-            e++;
-        if (e == lo || l.insns[lo].pc != ks[i].off) {
-            set_unknown(&out[i], names[i], SG_SASS_REJECTED,
-                        "nvdisasm output does not cover the kernel's code");
+        if (dr != 0) {
+            snprintf(why, sizeof why, "nvdisasm rejected the cubin (%s)",
+                     jobs[c].err[0] ? jobs[c].err : "no message");
+            for (uint32_t i = first[c]; i < first[c + 1]; i++)
+                if (ks[i].ok)
+                    set_unknown(&out[i], names[i], SG_SASS_REJECTED, why);
             continue;
         }
-        sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
-                              .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls,
-                              .benign_c4 = benign, .n_benign_c4 = n_benign,
-                              .max_ntid = {ks[i].max_ntid[0], ks[i].max_ntid[1], ks[i].max_ntid[2]}};
-        rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, names[i], &t, &out[i]);
-        if (rc == SG_EINVAL)
-            rc = 0;
+        sg_sass_listing_t l;
+        char perr[160];
+        int pr = sg_sass_parse(text, tlen, &l, perr, sizeof perr);
+        free(text);
+        if (pr) {
+            if (pr == SG_ENOMEM) {
+                rc = SG_ENOMEM;
+                break;
+            }
+            snprintf(why, sizeof why, "nvdisasm output unreadable (%s)", perr);
+            for (uint32_t i = first[c]; i < first[c + 1]; i++)
+                if (ks[i].ok)
+                    set_unknown(&out[i], names[i], SG_SASS_REJECTED, why);
+            continue;
+        }
+        for (uint32_t i = first[c]; i < first[c + 1] && rc == 0; i++) {
+            if (!ks[i].ok)
+                continue;
+            uint32_t lo = 0, hi = l.n_insns;
+            while (lo < hi) {
+                uint32_t m = (lo + hi) / 2;
+                if (l.insns[m].pc < ks[i].off)
+                    lo = m + 1;
+                else
+                    hi = m;
+            }
+            uint32_t e = lo;
+            while (e < l.n_insns && l.insns[e].pc < ks[i].off + ks[i].size)
+                e++;
+            if (e == lo || l.insns[lo].pc != ks[i].off) {
+                set_unknown(&out[i], names[i], SG_SASS_REJECTED,
+                            "nvdisasm output does not cover the kernel's code");
+                continue;
+            }
+            sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
+                                  .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls,
+                                  .benign_c4 = benign, .n_benign_c4 = n_benign,
+                                  .max_ntid = {ks[i].max_ntid[0], ks[i].max_ntid[1], ks[i].max_ntid[2]}};
+            rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, names[i], &t, &out[i]);
+            if (rc == SG_EINVAL)
+                rc = 0;
+        }
+        sg_sass_listing_free(&l);
     }
-    sg_sass_listing_free(&l);
+    for (uint32_t c = 0; c < nj; c++)
+        if (jobs[c].pid > 0 || jobs[c].tmp[0] || jobs[c].buf) {
+            char *t = NULL;
+            size_t tl;
+            if (job_finish(&jobs[c], &t, &tl) == 0)
+                free(t);
+        }
+    free(jobs);
+    free(first);
+    free(cs);
 out:
     for (uint32_t i = 0; i < n_names; i++)
         free(ks[i].calls);

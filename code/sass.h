@@ -265,6 +265,9 @@ typedef struct {
     const char *nvdisasm; /* NULL: sg_sass_find_disassembler */
     uint32_t timeout_ms;  /* per nvdisasm run; 0: 60000 */
     size_t max_output;    /* cap on its stdout; 0: 512 MiB */
+    /* nvdisasm runs side by side for one batch (each on a slice of the
+     * kernels); 0: the CPUs, up to 8, one per 128 KiB of code at least */
+    uint32_t jobs;
 } sg_sass_options_t;
 
 /* Run nvdisasm on raw SASS bytes (nvdisasm -b SM<arch>[a]): the listing text

@@ -608,6 +608,13 @@ static void test_cubins(void **state)
                     a->accesses[2].guard_param == 0x18);
         char *got = dump_all(k, n);
         check_against(got, expected);
+        free_kernels(k, n);
+        /* the same facts when the batch is split over several nvdisasm runs */
+        sg_sass_options_t opt = {.jobs = 5};
+        k = analyse_cubin_file(cubin, &n, &opt, NULL);
+        char *split = dump_all(k, n);
+        assert_string_equal(split, got);
+        free(split);
         free(got);
         free_kernels(k, n);
     }
