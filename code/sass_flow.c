@@ -2270,7 +2270,10 @@ static int fixpoint(ctx_t *x)
         state_top(x, &in[0], 0);
         dirty[0] = 1;
     }
-    uint64_t visits = 0, cap = (uint64_t)x->nblocks * 64 + 1024;
+    /* bounds: visits per block (joins only go up a short lattice, 2-4 are
+     * typical), and slot copies in all (~0.3 ns each: a few seconds at most) */
+    uint64_t visits = 0, cap = (uint64_t)x->nblocks * 16 + 256;
+    uint64_t work = 0, work_cap = 200000000ull;
     bool any = x->nblocks > 0;
     while (any && rc == 0) {
         any = false;
@@ -2279,7 +2282,8 @@ static int fixpoint(ctx_t *x)
                 continue;
             dirty[b] = 0;
             any = true;
-            if (++visits > cap) {
+            work += x->nslots + x->blocks[b].count * 8u;
+            if (++visits > cap || work > work_cap) {
                 rc = SG_ELIMIT;
                 break;
             }
