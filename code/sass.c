@@ -1191,8 +1191,10 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
     bool exact = true;
     bool dense = a->stride > 0 && a->stride <= a->width;
     bool contiguous = affine_contiguous(&a->index) || (a->stride > 0);
-    if (a->guarded && a->guard_param >= 0 &&
-        (uint64_t)a->guard_param + a->guard_width <= params_len) {
+    if (a->guarded && (a->guard_param < 0 ||
+                       (uint64_t)a->guard_param + a->guard_width > params_len))
+        return SG_ENOENT; /* the bound is not in the bytes given */
+    if (a->guarded) {
         /* index - c_i = s * (L - c_L): cap L below the bound */
         int64_t bound;
         if (a->guard_width == 8)

@@ -252,8 +252,9 @@ static void test_plain_index(void **state)
     memcpy(params + 24, &n, 4);
     assert_int_equal(sg_sass_access_extent(&k->accesses[0], params, sizeof params, grid, block, &e), 0);
     assert_int_equal(e.hi, e.lo);
-    /* parameters too short: no answer */
+    /* parameters too short: no answer, also when only the bound is cut off */
     assert_int_equal(sg_sass_access_extent(&k->accesses[0], params, 4, grid, block, &e), SG_ENOENT);
+    assert_int_equal(sg_sass_access_extent(&k->accesses[0], params, 24, grid, block, &e), SG_ENOENT);
 }
 
 static void test_vectorized(void **state)
