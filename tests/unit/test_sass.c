@@ -584,6 +584,37 @@ static void test_bad_cubins_and_tools(void **state)
     free(cubin);
 }
 
+/* The cubin the driver would load: exact arch (an sm_90a build on sm_90 too),
+ * else the highest same-major one below, never another major. multi.fatbin
+ * is built by tests/fatbin/fatbin.cmake: sm_75, sm_90a and sm_100 ELF
+ * entries beside PTX. */
+static void test_pick_cubin(void **state)
+{
+    (void)state;
+    size_t len;
+    char *b = read_file(SGCAP_BINARY_DIR "/tests/fatbin-data/multi.fatbin", &len);
+    assert_non_null(b);
+    sg_fatbin_t fb;
+    char err[128];
+    assert_int_equal(sg_fatbin_parse(b, len, 0, &fb, err, sizeof err), 0);
+    static const struct {
+        uint32_t device, arch;
+        int rc;
+    } cases[] = {{75, 75, 0}, {90, 90, 0}, {100, 100, 0}, {103, 100, 0},
+                 {86, 0, SG_ENOENT}, {120, 0, SG_ENOENT}, {89, 0, SG_ENOENT}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t e = SG_NONE;
+        assert_int_equal(sg_sass_pick_cubin(&fb, cases[i].device, &e), cases[i].rc);
+        if (cases[i].rc == 0) {
+            assert_int_equal(fb.entries[e].kind, SG_FATBIN_ENTRY_ELF);
+            assert_int_equal(fb.entries[e].arch, cases[i].arch);
+        }
+    }
+    assert_int_equal(sg_sass_pick_cubin(NULL, 90, NULL), SG_EINVAL);
+    sg_fatbin_free(&fb);
+    free(b);
+}
+
 /* ---- with the real disassembler --------------------------------------------------------- */
 
 static const uint32_t archs[] = {75, 80, 86, 89, 90, 100, 120};
@@ -788,6 +819,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_unknowns, setup_sm90, teardown),
         cmocka_unit_test(test_expected_text),
         cmocka_unit_test(test_parse_odd),
+        cmocka_unit_test(test_pick_cubin),
         cmocka_unit_test_setup_teardown(test_bad_cubins_and_tools, setup_tmp, teardown_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
