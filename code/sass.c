@@ -1060,115 +1060,130 @@ static void launch_box(box_t *b, const uint32_t grid[3], const uint32_t block[3]
     }
 }
 
-/* min and max of an affine over the box (each atom independently: an
- * affine function over a box attains both). */
-static bool affine_range(const sg_sass_affine_t *f, const box_t *bx, int64_t *mn, int64_t *mx,
-                         int64_t *cst)
+/* An affine folded over a box: atoms with one value become constants, the
+ * rest stay as coef * atom. Fails on a product of two varying atoms. */
+typedef struct {
+    __int128 k;
+    __int128 c[SG_SASS_ATOM_COUNT];
+} linear_t;
+
+static bool fold(const sg_sass_affine_t *f, const box_t *bx, linear_t *out)
 {
-    __int128 lo = 0, hi = 0;
-    *cst = 0;
+    memset(out, 0, sizeof *out);
     for (uint32_t i = 0; i < f->n && i < SG_SASS_MAX_TERMS; i++) {
         uint8_t a = f->t[i].a, b = f->t[i].b;
         if (a >= SG_SASS_ATOM_COUNT || b >= SG_SASS_ATOM_COUNT)
             return false;
-        int64_t al = bx->lo[a], ah = bx->hi[a], bl = bx->lo[b], bh = bx->hi[b];
-        if (a == SG_SASS_ATOM_NONE && b == SG_SASS_ATOM_NONE)
-            *cst += f->t[i].coef;
-        __int128 c[4] = {(__int128)al * bl, (__int128)al * bh, (__int128)ah * bl, (__int128)ah * bh};
-        __int128 pl = c[0], ph = c[0];
-        for (int k = 1; k < 4; k++) {
-            if (c[k] < pl) pl = c[k];
-            if (c[k] > ph) ph = c[k];
-        }
-        __int128 tl = pl * f->t[i].coef, th = ph * f->t[i].coef;
-        if (tl > th) {
-            __int128 t = tl;
-            tl = th;
-            th = t;
-        }
-        lo += tl;
-        hi += th;
+        bool va = a && bx->lo[a] != bx->hi[a], vb = b && bx->lo[b] != bx->hi[b];
+        __int128 c = f->t[i].coef;
+        if (va && vb)
+            return false;
+        if (a && !va)
+            c *= bx->lo[a];
+        if (b && !vb)
+            c *= bx->lo[b];
+        if (va)
+            out->c[a] += c;
+        else if (vb)
+            out->c[b] += c;
+        else
+            out->k += c;
     }
-    if (lo < INT64_MIN || hi > INT64_MAX)
-        return false;
-    *mn = (int64_t)lo;
-    *mx = (int64_t)hi;
     return true;
 }
 
-/* Does the affine take every integer value between its min and max over the
- * launch? True for ctaid.x*ntid.x + tid.x and a single atom with unit
- * coefficient (plus a constant). */
-static bool affine_contiguous(const sg_sass_affine_t *f)
+static void linear_range(const linear_t *l, const box_t *bx, __int128 *mn, __int128 *mx)
 {
-    uint32_t nt = 0;
-    bool tid = false, gid = false, one = false;
-    for (uint32_t i = 0; i < f->n; i++) {
-        const uint8_t a = f->t[i].a, b = f->t[i].b;
-        if (a == SG_SASS_ATOM_NONE && b == SG_SASS_ATOM_NONE)
+    *mn = *mx = l->k;
+    for (int a = 1; a < SG_SASS_ATOM_COUNT; a++) {
+        if (!l->c[a])
             continue;
-        nt++;
-        if (f->t[i].coef != 1)
-            return false;
-        if (a == SG_SASS_TID_X && b == SG_SASS_ATOM_NONE)
-            tid = true;
-        else if (a == SG_SASS_CTAID_X && b == SG_SASS_NTID_X)
-            gid = true;
-        else if (b == SG_SASS_ATOM_NONE && a >= SG_SASS_TID_X && a <= SG_SASS_CTAID_Z)
-            one = true;
+        __int128 x = l->c[a] * bx->lo[a], y = l->c[a] * bx->hi[a];
+        *mn += x < y ? x : y;
+        *mx += x < y ? y : x;
     }
-    return (nt == 2 && tid && gid) || (nt == 1 && one);
 }
 
-/* Guard lhs = c*atom + k (c > 0, atom a thread or block index): lower the
- * atom's maximum to what passes "lhs < bound". */
-static bool cap_one_atom(const sg_sass_affine_t *g, int64_t bound, box_t *bx)
+static int varying(const linear_t *l, int *atom)
 {
-    int64_t k = 0, c = 0;
-    int atom = -1;
-    for (uint32_t i = 0; i < g->n; i++) {
-        if (g->t[i].a == SG_SASS_ATOM_NONE && g->t[i].b == SG_SASS_ATOM_NONE) {
-            k = g->t[i].coef;
-            continue;
+    int n = 0;
+    for (int a = 1; a < SG_SASS_ATOM_COUNT; a++)
+        if (l->c[a]) {
+            n++;
+            *atom = a;
         }
-        if (atom >= 0 || g->t[i].b != SG_SASS_ATOM_NONE || g->t[i].coef <= 0 ||
-            g->t[i].a < SG_SASS_TID_X || g->t[i].a > SG_SASS_CTAID_Z)
-            return false;
-        atom = g->t[i].a;
-        c = g->t[i].coef;
+    return n;
+}
+
+/* Does the linear form take every integer between its min and max? One
+ * atom with coefficient +-1, or tid.x + (tid.x's range)*ctaid.x. */
+static bool contiguous(const linear_t *l, const box_t *bx)
+{
+    int atom = 0, n = varying(l, &atom);
+    if (n == 0)
+        return true;
+    if (n == 1)
+        return l->c[atom] == 1 || l->c[atom] == -1;
+    __int128 span = (__int128)bx->hi[SG_SASS_TID_X] - bx->lo[SG_SASS_TID_X] + 1;
+    return n == 2 && l->c[SG_SASS_TID_X] == 1 && l->c[SG_SASS_CTAID_X] == span;
+}
+
+static __int128 floor_div(__int128 a, __int128 b)
+{
+    __int128 q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static __int128 ceil_div(__int128 a, __int128 b)
+{
+    return -floor_div(-a, b);
+}
+
+/* lhs(v) = c*v + k OP B as bounds on v, intersected into [*lo, *hi]. */
+static bool bound_atom(__int128 c, __int128 k, uint8_t op, __int128 B, __int128 *lo, __int128 *hi)
+{
+    /* in terms of c*v: c*v <= M, c*v >= m, or both (EQ) */
+    bool up = false, down = false;
+    __int128 M = 0, m = 0;
+    switch (op) {
+    case SG_SASS_LT: up = true, M = B - k - 1; break;
+    case SG_SASS_LE: up = true, M = B - k; break;
+    case SG_SASS_GT: down = true, m = B - k + 1; break;
+    case SG_SASS_GE: down = true, m = B - k; break;
+    case SG_SASS_EQ: up = down = true, M = m = B - k; break;
+    default: return false;
     }
-    if (atom < 0)
-        return false;
-    /* c*v + k <= bound - 1  <=>  v <= floor((bound - 1 - k) / c) */
-    __int128 num = (__int128)bound - 1 - k;
-    __int128 q = num >= 0 ? num / c : -((-num + c - 1) / c);
-    if (q < bx->hi[atom])
-        bx->hi[atom] = q < INT64_MIN ? INT64_MIN : (int64_t)q;
+    if (c < 0) {
+        /* c*v <= M  <=>  (-c)*v >= -M */
+        bool t = up;
+        up = down, down = t;
+        __int128 tm = M;
+        M = -m, m = -tm;
+        c = -c;
+    }
+    if (up) {
+        __int128 v = floor_div(M, c);
+        if (v < *hi)
+            *hi = v;
+    }
+    if (down) {
+        __int128 v = ceil_div(m, c);
+        if (v > *lo)
+            *lo = v;
+    }
     return true;
 }
 
-/* With the geometry known: is the index c + s*(tid.x + block.x*ctaid.x)
- * with 0 < s <= width (every byte between the ends touched)? PyTorch's
- * kernels write 128*ctaid.x where the pattern has ntid.x. */
-static bool dense_1d(const sg_sass_access_t *a, const uint32_t grid[3], const uint32_t block[3])
+static bool compare(__int128 x, uint8_t op, __int128 B)
 {
-    box_t bx;
-    launch_box(&bx, grid, block);
-    __int128 st = 0, sc = 0;
-    for (uint32_t i = 0; i < a->index.n; i++) {
-        uint8_t x = a->index.t[i].a, y = a->index.t[i].b;
-        int64_t c = a->index.t[i].coef;
-        if (x == SG_SASS_TID_X && y == SG_SASS_ATOM_NONE)
-            st += c;
-        else if (x == SG_SASS_CTAID_X && y == SG_SASS_ATOM_NONE)
-            sc += c;
-        else if (x == SG_SASS_CTAID_X && y == SG_SASS_NTID_X)
-            sc += (__int128)c * block[0];
-        else if ((x < SG_SASS_ATOM_COUNT && bx.lo[x] != bx.hi[x]) ||
-                 (y < SG_SASS_ATOM_COUNT && bx.lo[y] != bx.hi[y]))
-            return false; /* another dimension that varies */
+    switch (op) {
+    case SG_SASS_LT: return x < B;
+    case SG_SASS_LE: return x <= B;
+    case SG_SASS_GT: return x > B;
+    case SG_SASS_GE: return x >= B;
+    case SG_SASS_EQ: return x == B;
+    default: return x != B;
     }
-    return st > 0 && st <= a->width && (grid[0] == 1 || sc == st * block[0]);
 }
 
 int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size_t params_len,
@@ -1177,92 +1192,112 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
     if (!a || !out || !grid || !block)
         return SG_EINVAL;
     memset(out, 0, sizeof *out);
-    if (a->base < 0 || !a->index_known || !params || (uint64_t)a->base + 8 > params_len)
+    if (a->base < 0 || !a->index_known || !params || (uint64_t)a->base + 8 > params_len ||
+        a->n_conds > SG_SASS_MAX_CONDS)
         return SG_ENOENT;
     for (int d = 0; d < 3; d++)
         if (!grid[d] || !block[d])
             return 0; /* an empty launch touches nothing */
-    uint64_t ptr = sg_rd64(params + a->base);
-    int64_t mn, mx, cst;
+    __int128 bound[SG_SASS_MAX_CONDS];
+    for (uint32_t i = 0; i < a->n_conds; i++) {
+        const sg_sass_cond_t *c = &a->conds[i];
+        if (c->param < 0) {
+            bound[i] = c->rhs_const;
+            continue;
+        }
+        if ((uint64_t)c->param + c->width > params_len)
+            return SG_ENOENT; /* the bound is not in the bytes given */
+        if (c->width == 8)
+            bound[i] = c->uns ? (__int128)sg_rd64(params + c->param)
+                              : (__int128)(int64_t)sg_rd64(params + c->param);
+        else
+            bound[i] = c->uns ? (__int128)sg_rd32(params + c->param)
+                              : (__int128)(int32_t)sg_rd32(params + c->param);
+    }
     box_t bx;
     launch_box(&bx, grid, block);
-    if (!affine_range(&a->index, &bx, &mn, &mx, &cst))
+    bool used[SG_SASS_MAX_CONDS] = {false};
+    /* conditions on no varying index, and on a single one, narrow the box
+     * (twice: a cap can make another condition single-atom) */
+    for (int round = 0; round < 2; round++)
+        for (uint32_t i = 0; i < a->n_conds; i++) {
+            linear_t l;
+            int atom = 0;
+            if (used[i] || !fold(&a->conds[i].lhs, &bx, &l))
+                continue;
+            int nv = varying(&l, &atom);
+            if (nv == 0) {
+                if (!compare(l.k, a->conds[i].op, bound[i]))
+                    return 0; /* no thread runs it */
+                used[i] = true;
+            } else if (nv == 1 && atom >= SG_SASS_TID_X && atom <= SG_SASS_CTAID_Z) {
+                __int128 lo = bx.lo[atom], hi = bx.hi[atom];
+                if (!bound_atom(l.c[atom], l.k, a->conds[i].op, bound[i], &lo, &hi))
+                    continue;
+                if (hi < lo)
+                    return 0;
+                bx.lo[atom] = (int64_t)lo;
+                bx.hi[atom] = (int64_t)hi;
+                used[i] = true;
+            }
+        }
+    linear_t idx;
+    if (!fold(&a->index, &bx, &idx))
         return SG_ENOENT;
-    bool exact = true;
-    bool dense = a->stride > 0 && a->stride <= a->width;
-    bool contiguous = affine_contiguous(&a->index) || (a->stride > 0);
-    if (a->guarded && (a->guard_param < 0 ||
-                       (uint64_t)a->guard_param + a->guard_width > params_len))
-        return SG_ENOENT; /* the bound is not in the bytes given */
-    if (a->guarded) {
-        /* index - c_i = s * (L - c_L): cap L below the bound */
-        int64_t bound;
-        if (a->guard_width == 8)
-            bound = (int64_t)sg_rd64(params + a->guard_param);
-        else if (a->guard_unsigned)
-            bound = (int64_t)sg_rd32(params + a->guard_param);
-        else
-            bound = (int32_t)sg_rd32(params + a->guard_param);
-        int64_t lmn, lmx, lc;
-        int64_t s = 0;
-        /* the scale s: ratio of the first non-constant coefficients */
-        for (uint32_t i = 0; i < a->index.n && !s; i++)
-            if (a->index.t[i].a || a->index.t[i].b)
-                for (uint32_t j = 0; j < a->guard_lhs.n; j++)
-                    if (a->guard_lhs.t[j].a == a->index.t[i].a &&
-                        a->guard_lhs.t[j].b == a->index.t[i].b && a->guard_lhs.t[j].coef > 0 &&
-                        a->index.t[i].coef % a->guard_lhs.t[j].coef == 0)
-                        s = a->index.t[i].coef / a->guard_lhs.t[j].coef;
-        bool prop = s > 0 && affine_range(&a->guard_lhs, &bx, &lmn, &lmx, &lc);
-        if (prop) {
-            /* verify index == cst + s*(L - lc) term by term */
-            sg_sass_affine_t chk = a->guard_lhs;
-            for (uint32_t j = 0; j < chk.n && prop; j++)
-                if (chk.t[j].a || chk.t[j].b) {
-                    bool hit = false;
-                    for (uint32_t i = 0; i < a->index.n; i++)
-                        if (a->index.t[i].a == chk.t[j].a && a->index.t[i].b == chk.t[j].b &&
-                            a->index.t[i].coef == s * chk.t[j].coef)
-                            hit = true;
-                    prop = hit;
-                }
-            uint32_t nvi = 0, nvl = 0;
-            for (uint32_t i = 0; i < a->index.n; i++)
-                nvi += (a->index.t[i].a || a->index.t[i].b);
-            for (uint32_t j = 0; j < chk.n; j++)
-                nvl += (chk.t[j].a || chk.t[j].b);
-            prop = prop && nvi == nvl;
+    /* G: the index's varying part over its gcd-free scale s, which
+     * conditions of the form G + k OP B bound */
+    __int128 s = 0;
+    for (int t = 1; t < SG_SASS_ATOM_COUNT; t++)
+        if (idx.c[t]) {
+            __int128 v = idx.c[t] < 0 ? -idx.c[t] : idx.c[t];
+            while (v) {
+                __int128 r = s % v;
+                s = v;
+                v = r;
+            }
         }
-        if (prop) {
-            int64_t top = bound - 1 < lmx ? bound - 1 : lmx;
-            if (top < lmn)
-                return 0; /* no thread passes the check */
-            mx = cst + s * (top - lc);
-            mn = cst + s * (lmn - lc);
-            exact = affine_contiguous(&a->guard_lhs);
-        } else if (cap_one_atom(&a->guard_lhs, bound, &bx)) {
-            /* "c*atom + k < bound" (a block-level check such as PyTorch's
-             * remaining >= block_work_size): cap that atom, stay exact */
-            bool empty = false;
-            for (int t = 0; t < SG_SASS_ATOM_COUNT; t++)
-                empty |= bx.hi[t] < bx.lo[t];
-            if (empty || !affine_range(&a->index, &bx, &mn, &mx, &cst))
-                return 0;
-        } else {
-            exact = false; /* the check may cut the range: an upper bound */
-            dense = false;
+    linear_t G = idx;
+    G.k = 0;
+    __int128 gmin = 0, gmax = 0, imin, imax;
+    bool capped = false;
+    if (s > 0) {
+        for (int t = 1; t < SG_SASS_ATOM_COUNT; t++)
+            G.c[t] /= s;
+        linear_range(&G, &bx, &gmin, &gmax);
+        for (uint32_t i = 0; i < a->n_conds; i++) {
+            linear_t l;
+            if (used[i] || !fold(&a->conds[i].lhs, &bx, &l))
+                continue;
+            bool same = true;
+            for (int t = 1; t < SG_SASS_ATOM_COUNT; t++)
+                same &= l.c[t] == G.c[t];
+            __int128 lo = gmin, hi = gmax;
+            if (!same || !bound_atom(1, l.k, a->conds[i].op, bound[i], &lo, &hi))
+                continue;
+            gmin = lo, gmax = hi;
+            used[i] = capped = true;
         }
+        if (gmax < gmin)
+            return 0;
+        imin = idx.k + s * gmin;
+        imax = idx.k + s * gmax;
+    } else {
+        imin = imax = idx.k;
     }
-    if (!contiguous)
-        dense = false;
-    if (!dense && exact)
-        dense = dense_1d(a, grid, block);
-    if (!a->conditions_exact)
-        exact = dense = false; /* other conditions may cut it: an upper bound */
-    out->lo = ptr + (uint64_t)mn;
-    out->hi = ptr + (uint64_t)mx + a->width;
+    bool exact = a->conditions_exact, dense;
+    for (uint32_t i = 0; i < a->n_conds; i++)
+        exact &= used[i];
+    if (capped)
+        exact &= contiguous(&G, &bx);
+    /* dense: the index steps through G's contiguous values by s <= width */
+    dense = exact && (s == 0 || (contiguous(&G, &bx) && s <= a->width));
+    uint64_t ptr = sg_rd64(params + a->base);
+    if (imin < -(__int128)INT64_MAX || imax > (__int128)INT64_MAX)
+        return SG_ENOENT;
+    out->lo = ptr + (uint64_t)(int64_t)imin;
+    out->hi = ptr + (uint64_t)(int64_t)imax + a->width;
     out->exact = exact;
-    out->dense = dense && exact;
+    out->dense = dense;
     return 0;
 }
 
@@ -1314,16 +1349,24 @@ void sg_sass_access_format(const sg_sass_access_t *a, char *buf, size_t len)
             fmt_affine(&a->index, idx, sizeof idx);
             o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " + (%s)%s",
                                   idx, a->index_32bit ? " [32-bit index]" : "");
+            static const char *ops[] = {"<", "<=", ">", ">=", "==", "!="};
+            for (uint32_t i = 0; i < a->n_conds && i < SG_SASS_MAX_CONDS; i++) {
+                const sg_sass_cond_t *c = &a->conds[i];
+                fmt_affine(&c->lhs, idx, sizeof idx);
+                char rhs[48];
+                if (c->param >= 0)
+                    snprintf(rhs, sizeof rhs, "P[0x%x]%s%s", (unsigned)c->param,
+                             c->width == 8 ? ".64" : "", c->uns ? " (unsigned)" : "");
+                else
+                    snprintf(rhs, sizeof rhs, "%lld%s", (long long)c->rhs_const,
+                             c->uns ? " (unsigned)" : "");
+                o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0,
+                                      "%s %s %s %s", i ? " and" : " if", idx,
+                                      c->op < 6 ? ops[c->op] : "?", rhs);
+            }
             if (!a->conditions_exact)
                 o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0,
-                                      " [under other conditions too]");
-            if (a->guarded) {
-                fmt_affine(&a->guard_lhs, idx, sizeof idx);
-                o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0,
-                                      " if %s < P[0x%x]%s%s", idx, (unsigned)a->guard_param,
-                                      a->guard_width == 8 ? ".64" : "",
-                                      a->guard_unsigned ? " (unsigned)" : "");
-            }
+                                      " [and conditions not known]");
         }
     }
     if (a->reason[0])

@@ -67,6 +67,20 @@ typedef struct {
     } t[SG_SASS_MAX_TERMS];
 } sg_sass_affine_t;
 
+/* A condition under which an access runs: lhs OP P[param] (a width-byte
+ * word, unsigned when uns), or lhs OP rhs_const when param is -1. */
+typedef enum { SG_SASS_LT = 0, SG_SASS_LE, SG_SASS_GT, SG_SASS_GE, SG_SASS_EQ, SG_SASS_NE } sg_sass_op_t;
+
+typedef struct {
+    sg_sass_affine_t lhs;
+    uint8_t op;     /* sg_sass_op_t */
+    int32_t param;  /* byte offset of the bound's parameter word, -1: a constant */
+    uint8_t width;  /* 4 or 8 */
+    bool uns;
+    int64_t rhs_const;
+} sg_sass_cond_t;
+
+#define SG_SASS_MAX_CONDS 5
 #define SG_SASS_MAX_CANDIDATES 4
 #define SG_SASS_REASON 112
 
@@ -95,10 +109,12 @@ typedef struct {
     /* Bounds check in force at the access: guard_lhs < P[guard_param]
      * (a guard_width-byte word, signed unless guard_unsigned). */
     bool guarded;
-    /* The guard (or, unguarded, nothing) is every condition under which the
-     * access runs. When false, some other condition (another comparison, a
-     * predicate the analysis cannot read, paths merged) also decides which
-     * threads run it: ranges from the index are upper bounds. */
+    /* Every condition known to hold where the access runs (the guard is
+     * one of them), and whether they are all of them: false when a
+     * predicate the analysis cannot read, or paths merged, also decide which
+     * threads run it (ranges from the index are then upper bounds). */
+    uint32_t n_conds;
+    sg_sass_cond_t conds[SG_SASS_MAX_CONDS];
     bool conditions_exact;
     sg_sass_affine_t guard_lhs;
     int32_t guard_param;
@@ -319,8 +335,10 @@ typedef struct {
 
 /* The bytes an access touches over a launch, from the parameter bytes and
  * the geometry. SG_ENOENT when the access's base or index is unknown, or
- * its parameter words lie outside params. The guard is applied when the
- * index is a positive multiple of the guard's left side. */
+ * its parameter words lie outside params. Conditions on one thread or
+ * block index (PyTorch's `remaining >= block_work`) cap that index; those
+ * whose left side the index is a positive multiple of (`i < n`) cap the
+ * index; constant ones are evaluated; any other makes it an upper bound. */
 int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size_t params_len,
                           const uint32_t grid[3], const uint32_t block[3], sg_sass_extent_t *out);
 

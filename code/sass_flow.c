@@ -989,6 +989,63 @@ static bool normalize_guard(const cmp_t *f, poly_t *lhs, uint16_t *param)
     return poly_add(lhs, &X, &rest, -1);
 }
 
+/* A fact as "lhs OP P" (lhs free of parameters) or "lhs OP constant":
+ * l - r = sign*P + X gives -X swap(OP) P for sign +1 and X OP P for -1. */
+static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
+{
+    static const uint8_t swap[] = {SG_SASS_GT, SG_SASS_GE, SG_SASS_LT, SG_SASS_LE, SG_SASS_EQ,
+                                   SG_SASS_NE};
+    poly_t d;
+    if (!poly_add(&d, &f->l, &f->r, -1))
+        return false;
+    int found = -1;
+    for (uint8_t i = 0; i < d.n; i++)
+        if ((d.t[i].a | d.t[i].b) & A_PARAM) {
+            if (found >= 0 || d.t[i].a || (d.t[i].c != 1 && d.t[i].c != -1))
+                return false;
+            found = i;
+        }
+    memset(out, 0, sizeof *out);
+    out->uns = f->uns;
+    if (found < 0) {
+        /* D OP 0: keep D's constant on the right */
+        int64_t k = 0;
+        poly_t x = d;
+        for (uint8_t i = 0; i < x.n; i++)
+            if (!x.t[i].a && !x.t[i].b) {
+                k = x.t[i].c;
+                memmove(&x.t[i], &x.t[i + 1], (size_t)(x.n - i - 1) * sizeof(term_t));
+                x.n--;
+                break;
+            }
+        affine_from_poly(&x, &out->lhs);
+        out->op = f->cmp;
+        out->param = -1;
+        out->width = f->wide ? 8 : 4;
+        out->rhs_const = -k;
+        return true;
+    }
+    uint16_t p = d.t[found].b;
+    int64_t sign = d.t[found].c;
+    if (f->wide && !(p & A_P64))
+        return false;
+    poly_t x = d;
+    memmove(&x.t[found], &x.t[found + 1], (size_t)(x.n - found - 1) * sizeof(term_t));
+    x.n--;
+    if (sign > 0) {
+        poly_t z = {0};
+        if (!poly_add(&x, &z, &x, -1))
+            return false;
+        out->op = swap[f->cmp];
+    } else {
+        out->op = f->cmp;
+    }
+    affine_from_poly(&x, &out->lhs);
+    out->param = (int32_t)A_OFF(p);
+    out->width = (p & A_P64) ? 8 : 4;
+    return true;
+}
+
 /* Is the non-constant part of x a positive multiple s of that of y? */
 static bool proportional(const poly_t *x, const poly_t *y, int64_t *s)
 {
@@ -1156,20 +1213,17 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                         a->guard_unsigned = facts[i].uns;
                         have = true;
                     }
-                /* the guard is the whole story only when it is the one condition;
-                 * "L' < P" with L' <= L (the check of an earlier element) is implied */
-                uint8_t extra = 0;
+                (void)gl, (void)gp, (void)gu;
+                /* every condition, for the range to use */
+                bool all = true;
                 for (uint8_t i = 0; i < nf; i++) {
-                    poly_t L, d;
-                    uint16_t prm;
-                    int64_t c;
-                    if (have && normalize_guard(&facts[i], &L, &prm) && prm == gp &&
-                        facts[i].uns == gu && poly_add(&d, &L, &gl, -1) && poly_is_const(&d, &c) &&
-                        c <= 0)
-                        continue;
-                    extra++;
+                    if (a->n_conds < SG_SASS_MAX_CONDS &&
+                        export_cond(&facts[i], &a->conds[a->n_conds]))
+                        a->n_conds++;
+                    else
+                        all = false;
                 }
-                a->conditions_exact = guard_read && !st->cond_unknown && extra == 0;
+                a->conditions_exact = guard_read && !st->cond_unknown && all;
             }
         } else if (nb > 1) {
             snprintf(a->reason, sizeof a->reason, "address adds several parameter words");

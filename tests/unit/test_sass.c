@@ -269,6 +269,7 @@ static void test_vectorized(void **state)
     for (uint32_t i = 0; i < k->n_accesses; i++) {
         assert_true(k->accesses[i].index_known);
         assert_true(k->accesses[i].guarded);
+        assert_true(k->accesses[i].conditions_exact);
         assert_int_equal(k->accesses[i].guard_param, 0); /* int N, the first parameter */
         /* Array<char*,2> at offset 8: data[0] stored, data[1] loaded */
         assert_int_equal(k->accesses[i].base, k->accesses[i].kind == SG_SASS_STORE ? 8 : 16);
@@ -291,6 +292,29 @@ static void test_vectorized(void **state)
     assert_int_equal(e.hi, o + 2048);
     assert_true(e.exact);
     assert_true(e.dense);
+    /* block 1 takes the scalar tail: element 512 + tid + 128k while < N */
+    int tails = 0;
+    for (uint32_t i = 0; i < k->n_accesses; i++) {
+        const sg_sass_access_t *t = &k->accesses[i];
+        if (t->width != 4 || t->kind != SG_SASS_STORE)
+            continue;
+        assert_true(t->conditions_exact);
+        assert_int_equal(t->n_conds, 2);
+        int64_t c = 0; /* the element offset 128k, in bytes */
+        for (uint32_t j = 0; j < t->index.n; j++)
+            if (t->index.t[j].a == SG_SASS_ATOM_NONE)
+                c = t->index.t[j].coef;
+        assert_int_equal(sg_sass_access_extent(t, params, sizeof params, grid, block, &e), 0);
+        uint64_t lo = o + 2048 + (uint64_t)c, hi = lo + 512;
+        if (hi > o + 4000)
+            hi = o + 4000; /* N = 1000 floats */
+        assert_int_equal(e.lo, lo);
+        assert_int_equal(e.hi, hi);
+        assert_true(e.exact);
+        assert_true(e.dense);
+        tails++;
+    }
+    assert_int_equal(tails, 4);
     /* N = 100: no block is full, the float4 store does not run */
     N = 100;
     memcpy(params, &N, 4);
