@@ -604,15 +604,33 @@ static void fill_provenance(sg_graph_t *g)
     g->pid = sg_shim.cfg.pid;
 }
 
+/* Count a graph that could not be recorded under its reason (the first
+ * SG_SHIM_FAILURE_KINDS reasons; later ones under the last slot). Under out. */
+static void count_failure(const char *why)
+{
+    uint32_t k = 0;
+    for (; k < SG_SHIM_FAILURE_KINDS && sg_shim.failures[k].count; k++)
+        if (strcmp(sg_shim.failures[k].why, why) == 0) break;
+    if (k == SG_SHIM_FAILURE_KINDS) {
+        k = SG_SHIM_FAILURE_KINDS - 1;
+        snprintf(sg_shim.failures[k].why, sizeof sg_shim.failures[k].why, "other reasons");
+    } else if (!sg_shim.failures[k].count) {
+        snprintf(sg_shim.failures[k].why, sizeof sg_shim.failures[k].why, "%s", why);
+    }
+    sg_shim.failures[k].count++;
+}
+
 /* A graph was instantiated (or an exec updated from it): model, bundle. */
 static void graph_instantiated(CUgraphExec exec, CUgraph graph, const char *api)
 {
     char why[256] = "";
     sg_graph_t *g = sg_shim_build(graph, why, sizeof why);
     pthread_mutex_lock(&sg_shim.out);
+    sg_shim.graphs_seen++;
     if (!g) {
         if (sg_shim.builds_failed++ < 16)
             sg_shim_log("capture: graph %p (%s) not recorded: %s", (void *)graph, api, why);
+        count_failure(why);
         pthread_mutex_unlock(&sg_shim.out);
         return;
     }
@@ -919,6 +937,17 @@ __attribute__((destructor)) static void sg_shim_summary(void)
     char code[256];
     sg_code_summary(code, sizeof code);
     const sg_outbox_t *o = &sg_shim.outbox;
+    /* The coverage line first: every graph the program instantiated (or
+     * updated an exec from) is either recorded or counted with its reason. */
+    char why[SG_SHIM_FAILURE_KINDS * 180] = "";
+    size_t wl = 0;
+    for (uint32_t k = 0; k < SG_SHIM_FAILURE_KINDS && sg_shim.failures[k].count; k++)
+        wl += (size_t)snprintf(why + wl, sizeof why - wl, "%s%" PRIu64 " %s", k ? "; " : " (",
+                               sg_shim.failures[k].count, sg_shim.failures[k].why);
+    if (wl && wl < sizeof why) snprintf(why + wl, sizeof why - wl, ")");
+    sg_shim_log("summary: graphs: %" PRIu64 " seen, %" PRIu64 " recorded, %" PRIu64
+                " not recorded%s",
+                sg_shim.graphs_seen, sg_shim.graphs, sg_shim.builds_failed, why);
     sg_shim_log("summary: %" PRIu64 " graphs (%" PRIu64 "%s distinct, %" PRIu64
                 " from stream capture), %" PRIu64 " nodes, %" PRIu64 " streams, %" PRIu64
                 " events; %u bundles written to %s (%" PRIu64 " duplicates of them, %" PRIu64

@@ -42,6 +42,8 @@ typedef struct {
     int64_t pid;
 } sg_shim_config_t;
 
+#define SG_SHIM_FAILURE_KINDS 8
+
 /* A conditional node made with cuGraphAddNode_v2: its bodies. */
 typedef struct sg_cond_info {
     uint64_t node;  /* key */
@@ -75,8 +77,13 @@ typedef struct {
     sg_outbox_t outbox;
     uint32_t next_sequence;
     /* totals for the exit summary (under out) */
+    uint64_t graphs_seen; /* instantiations and exec updates */
     uint64_t graphs, graphs_captured, nodes, streams, events, builds_failed;
     uint64_t crosscheck_bad;
+    struct {
+        char why[160];
+        uint64_t count;
+    } failures[SG_SHIM_FAILURE_KINDS]; /* distinct reasons a graph was not recorded */
     atomic_int cuda_seen;
 } sg_shim_t;
 

@@ -52,6 +52,52 @@ for s in fork_join threads mixed; do
   grep -q "cluster" "$work/$s.dot" || fail "$s: dot has no stream lanes"
 done
 
+# Graph shapes real frameworks build, most of them without a single edge
+# (a one-kernel capture, independent explicit nodes, one empty node, XLA's
+# node-by-node command buffers with a single-kernel child graph, a capture
+# into an existing graph, a conditional whose body is one kernel). The fake
+# driver refuses to list arrays for a count of 0, as driver 580 does: every
+# one must be recorded, with the topology the probe issued.
+for s in single independent one_empty to_graph xla conditional1; do
+  out=$work/$s
+  run "$s" "$out" "$s" || continue
+  grep -q "summary: graphs: 1 seen, 1 recorded, 0 not recorded$" "$work/$s.stderr" || {
+    fail "$s: not recorded"
+    grep "summary: graphs\|not recorded" "$work/$s.stderr" | sed 's/^/    /'
+    continue
+  }
+  "$probe" "$s" --expect >"$work/$s.topo"
+  if "$topo" "$work/$s.topo" "$out"/*.sgraph >"$work/$s.cmp"; then
+    ok "$s: recorded, topology"
+  else
+    fail "$s: topology"
+    sed 's/^/    /' "$work/$s.cmp"
+  fi
+  grep -q '"crosscheck": {"done": true, "ok": true' "$out"/*.sgraph/graph.json ||
+    fail "$s: cross-check not ok"
+done
+# Bodies with no edges are read too: the child graph and the conditional
+# body each hold their one kernel.
+for s in xla conditional1; do
+  g=$(ls -d "$work/$s"/*.sgraph 2>/dev/null | head -n 1)
+  [ -n "$g" ] || continue
+  python3 - "$g/graph.json" <<'EOF2' && ok "$s: single-node body recorded" || fail "$s: body"
+import json, sys
+g = json.load(open(sys.argv[1]))
+bodies = [x["body"] for x in g["nodes"] if x["type"] == "child_graph"]
+bodies += [b for x in g["nodes"] if x["type"] == "conditional" for b in x["conditional"]["bodies"]]
+assert len(bodies) == 1, bodies
+assert [x["type"] for x in bodies[0]["nodes"]] == ["kernel"] and bodies[0]["edges"] == [], bodies
+k = bodies[0]["nodes"][0]["kernel"]
+assert k["name"] == "_Z6k_axpbPfPKfffm" and k["image"] == 0, k
+EOF2
+done
+g=$(ls -d "$work"/xla/*.sgraph 2>/dev/null | head -n 1)
+if [ -n "$g" ]; then
+  grep -q '"graph_alloc"' "$g/graph.json" && grep -q '"alloc_node": 0' "$g/graph.json" ||
+    fail "xla: the explicit mem_alloc node does not own a graph allocation"
+fi
+
 # The PTX the probe loaded from .rodata is the kernels' image, kept once.
 g=$(ls -d "$work"/fork_join/*.sgraph 2>/dev/null | head -n 1)
 if [ -n "$g" ]; then

@@ -48,6 +48,7 @@ struct fnode {
     void *host_data;
     CUevent event;
     CUgraph bodies[4]; /* conditional */
+    CUgraph child;     /* child graph node: its own copy of the body */
 };
 
 typedef struct {
@@ -486,6 +487,107 @@ EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode
         nd->bodies[i] = (CUgraph)calloc(1, sizeof(fgraph_t));
     p->conditional.phGraph_out = nd->bodies;
     *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+/* Explicit construction (cuGraphAdd*Node), the way XLA builds command
+ * buffers: the node depends on exactly the nodes given. */
+static fnode_t *add_explicit(CUgraph g, CUgraphNodeType type, const CUgraphNode *deps, size_t n)
+{
+    return graph_add((fgraph_t *)g, type, (fnode_t *const *)deps, n);
+}
+static void kernel_payload(fnode_t *nd, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    ffunc_t *f = (ffunc_t *)p->func;
+    nd->func = f;
+    nd->grid[0] = p->gridDimX, nd->grid[1] = p->gridDimY, nd->grid[2] = p->gridDimZ;
+    nd->block[0] = p->blockDimX, nd->block[1] = p->blockDimY, nd->block[2] = p->blockDimZ;
+    nd->shmem = p->sharedMemBytes;
+    for (int i = 0; f && i < f->n_params; i++) {
+        memcpy(nd->param_bytes + f->off[i], p->kernelParams[i], f->size[i]);
+        nd->param_ptr[i] = nd->param_bytes + f->off[i];
+    }
+}
+EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                        size_t n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_KERNEL, deps, n);
+    kernel_payload(nd, p);
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                     size_t n, const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+    (void)ctx;
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEMSET, deps, n);
+    nd->memset = *p;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                     size_t n, const CUDA_MEMCPY3D *p, CUcontext ctx)
+{
+    (void)ctx;
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEMCPY, deps, n);
+    nd->memcpy = *p;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddHostNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+                                   const CUDA_HOST_NODE_PARAMS *p)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_HOST, deps, n);
+    nd->host_fn = p->fn;
+    nd->host_data = p->userData;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                       size_t n, CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC, deps, n);
+    cuMemAlloc_v2(&p->dptr, p->bytesize);
+    nd->dptr = p->dptr;
+    nd->bytes = p->bytesize;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                      size_t n, CUdeviceptr dptr)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEM_FREE, deps, n);
+    nd->dptr = dptr;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+/* CUDA embeds a clone of the child; here the child must simply outlive the
+ * node (the probe keeps it). */
+EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                         size_t n, CUgraph child)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_GRAPH, deps, n);
+    nd->child = child;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode n, CUgraph *g)
+{
+    fnode_t *nd = (fnode_t *)n;
+    if (nd->type != CU_GRAPH_NODE_TYPE_GRAPH) return CUDA_ERROR_INVALID_VALUE;
+    *g = nd->child;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphNodeGetDependencies_v2(CUgraphNode n, CUgraphNode *deps,
+                                              CUgraphEdgeData *ed, size_t *count)
+{
+    fnode_t *nd = (fnode_t *)n;
+    /* The real driver (580) refuses arrays with a count of 0. */
+    if (deps && *count == 0) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; deps && i < nd->n_deps && i < *count; i++) {
+        deps[i] = (CUgraphNode)nd->deps[i];
+        if (ed) memset(&ed[i], 0, sizeof ed[i]);
+    }
+    *count = nd->n_deps;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
