@@ -51,9 +51,14 @@ static const char usage[] =
     "exit codes: 0 ran (and, with --validate, every compared buffer matched);\n"
     "1 a validation mismatch, an in-process-only graph, or a failure on the GPU;\n"
     "2 bad usage or bad input: a missing or malformed bundle, code image or\n"
-    "snapshot, or another GPU model, compute capability or driver without --force\n";
+    "snapshot, or another GPU model, compute capability or driver without --force;\n"
+    "3 --validate compared nothing (no snapshots, only graph-internal memory, the\n"
+    "snapshot cap, or a graph that touches no memory): the reason is printed\n";
 
 #define CMD "replay"
+
+/* --validate ran but had nothing to compare: not a pass, not a mismatch. */
+#define SG_EXIT_NOTHING_COMPARED 3
 
 typedef struct {
     const char *bundle, *vs, *trace;
@@ -272,8 +277,52 @@ static bool print_validation(const sg_graph_t *g, const sg_buffer_check_t *c, ui
     }
     printf("validate: %u buffers compared: %u match, %u MISMATCH; %u not compared\n", compared,
            matched, compared - matched, skipped);
-    if (compared == 0) printf("validate: warning: nothing was compared (no after-snapshots)\n");
     return matched == compared;
+}
+
+/* Nothing compared is not a pass: say why, from what each buffer lacks. */
+static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t *c, uint32_t n)
+{
+    uint32_t internal = 0, capped = 0, none = 0, other = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_buffer_t *b = &g->buffers[c[i].buffer];
+        const char *note = b->snapshot_note ? b->snapshot_note : "";
+        if (b->kind == SG_BUFFER_GRAPH_ALLOC &&
+            (strstr(c[i].note, "inside the graph") || strstr(note, "freed by the graph")))
+            internal++;
+        else if (strstr(note, "SGCAP_SNAPSHOT_MAX_BYTES"))
+            capped++;
+        else if (!b->after_file && !b->snapshot_note)
+            none++;
+        else
+            other++;
+    }
+    printf("validate: NOTHING COMPARED (exit %d): ", SG_EXIT_NOTHING_COMPARED);
+    if (n == 0) {
+        printf("the graph touches no memory sgcap knows of (%u nodes)\n", sg_graph_node_count(g));
+        return;
+    }
+    const char *sep = "";
+    if (none) {
+        printf("%s%u buffer%s without snapshots (capture with SGCAP_SNAPSHOT=1, or sgcap run "
+               "--snapshot)",
+               sep, none, none == 1 ? "" : "s");
+        sep = "; ";
+    }
+    if (internal) {
+        printf("%s%u buffer%s only graph-internal memory (allocated and freed inside the graph: "
+               "nothing outlives a launch)",
+               sep, internal, internal == 1 ? " is" : "s are");
+        sep = "; ";
+    }
+    if (capped) {
+        printf("%s%u buffer%s over the snapshot cap (SGCAP_SNAPSHOT_MAX_BYTES)", sep, capped,
+               capped == 1 ? "" : "s");
+        sep = "; ";
+    }
+    if (other) printf("%s%u buffer%s not compared for other reasons (above)", sep, other,
+                      other == 1 ? "" : "s");
+    putchar('\n');
 }
 
 static int rewrite_bundle(const char *path, sg_graph_t *g)
@@ -467,7 +516,15 @@ static int run(int argc, char **argv)
             exit_code = exit_for(rc);
             goto out;
         }
-        if (!print_validation(g, checks, n, &a.cmp)) exit_code = SG_EXIT_FINDING;
+        uint32_t compared = 0;
+        for (uint32_t i = 0; i < n; i++)
+            compared += checks[i].status != SG_CHECK_SKIPPED;
+        if (!print_validation(g, checks, n, &a.cmp)) {
+            exit_code = SG_EXIT_FINDING;
+        } else if (compared == 0) {
+            print_nothing_compared(g, checks, n);
+            exit_code = SG_EXIT_NOTHING_COMPARED;
+        }
         free(checks);
     }
     if (a.profile || a.trace) {
