@@ -20,7 +20,6 @@
 #include "graph/views.h"
 #include "extents.h"
 
-#define MAX_PARAMS 4096
 #define ADDRESS_RANGE_BUDGET 64 /* cuMemGetAddressRange lookups per graph */
 
 typedef struct bufmap {
@@ -34,6 +33,7 @@ typedef struct {
     bufmap_t *bufs;
     sg_memmap_t graph_allocs; /* this graph's mem_alloc nodes */
     bufmap_t *alloc_bufs;
+    const sg_override_t *ov; /* in-place changes of the exec being recorded */
     uint32_t range_budget;
     uint32_t unreadable; /* nodes whose payload could not be read */
     int oom;
@@ -179,51 +179,33 @@ static void fill_kernel(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
 {
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memset(&p, 0, sizeof p);
-    __typeof__(&cuGraphKernelNodeGetParams_v2) get = SG_REAL(cuGraphKernelNodeGetParams_v2);
-    CUresult r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    CUresult r;
+    const sg_override_t *ovr =
+        sg_execs_override(b->ov, (uint64_t)(uintptr_t)h, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (ovr) {
+        p = *sg_override_kernel(ovr); /* the exec was changed in place: what it runs now */
+        r = CUDA_SUCCESS;
+    } else {
+        __typeof__(&cuGraphKernelNodeGetParams_v2) get = SG_REAL(cuGraphKernelNodeGetParams_v2);
+        r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    }
     if (r != CUDA_SUCCESS) {
         unreadable(b, g, id, "kernel parameters", r);
         sg_node_set_kernel_name(g, id, "");
         return;
     }
     /* A kernel may come as a CUfunction, a CUkernel (func == NULL), or a
-     * CUkernel cast to CUfunction (context-independent launches): ask the
-     * function form first and fall back to the kernel form. */
+     * CUkernel cast to CUfunction (context-independent launches); kinfo
+     * knows which, and everything else the driver says about it. */
     CUfunction func = p.func;
     CUkernel kern = p.kern;
-    const char *name = NULL;
-    __typeof__(&cuFuncGetName) fname = SG_REAL(cuFuncGetName);
-    __typeof__(&cuKernelGetName) kname = SG_REAL(cuKernelGetName);
-    bool use_kernel_api = func == NULL;
-    if (func && fname && fname(&name, func) != CUDA_SUCCESS) {
-        name = NULL;
-        if (kname && kname(&name, (CUkernel)func) == CUDA_SUCCESS) {
-            use_kernel_api = true;
-            kern = (CUkernel)func;
-        }
-    } else if (!func && kern && kname && kname(&name, kern) != CUDA_SUCCESS) {
-        name = NULL;
-    }
+    const sg_kinfo_t *ki = sg_kinfo_get(func, kern);
+    if (func && ki->kernel_api) kern = (CUkernel)func;
+    const char *name = ki->name;
     sg_node_set_kernel_name(g, id, name ? name : "");
 
-    uint32_t offs[MAX_PARAMS], sizes[MAX_PARAMS];
-    uint32_t n_params = 0, total = 0;
-    __typeof__(&cuFuncGetParamInfo) fpi = SG_REAL(cuFuncGetParamInfo);
-    __typeof__(&cuKernelGetParamInfo) kpi = SG_REAL(cuKernelGetParamInfo);
-    for (size_t i = 0; i < MAX_PARAMS; i++) {
-        size_t off = 0, size = 0;
-        CUresult pr = CUDA_ERROR_NOT_FOUND;
-        if (!use_kernel_api && fpi)
-            pr = fpi(func, i, &off, &size);
-        else if (use_kernel_api && kpi)
-            pr = kpi(kern, i, &off, &size);
-        if (pr != CUDA_SUCCESS) break; /* past the last parameter */
-        if (off + size > SG_BUNDLE_MAX_PARAM_BYTES) break;
-        offs[n_params] = (uint32_t)off;
-        sizes[n_params] = (uint32_t)size;
-        if (off + size > total) total = (uint32_t)(off + size);
-        n_params++;
-    }
+    const uint32_t *offs = ki->offs, *sizes = ki->sizes;
+    uint32_t n_params = ki->n_params, total = ki->total;
     uint8_t *bytes = calloc(1, total ? total : 1);
     bool has_extra = false;
     if (bytes && p.kernelParams) {
@@ -285,8 +267,7 @@ static void fill_kernel(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
     if (bytes) {
         /* A pointer-to-const parameter (from the mangled signature) is read
          * through, unless the kernel casts const away: record a read. */
-        bool *ro = calloc(n_params ? n_params : 1, sizeof *ro);
-        if (ro && name) sg_kernel_const_pointer_params(name, n_params, ro);
+        const bool *ro = ki->ro;
         for (uint32_t i = 0; i < n_params; i++) {
             sg_access_mode_t mode = ro && ro[i] && sizes[i] == 8 ? SG_ACCESS_READ
                                                                  : SG_ACCESS_UNKNOWN;
@@ -297,7 +278,6 @@ static void fill_kernel(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
                 access_at(b, g, id, word, 0, mode, true);
             }
         }
-        free(ro);
     }
     free(bytes);
 }
@@ -319,8 +299,15 @@ static void fill_memcpy(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
 {
     CUDA_MEMCPY3D p;
     memset(&p, 0, sizeof p);
-    __typeof__(&cuGraphMemcpyNodeGetParams) get = SG_REAL(cuGraphMemcpyNodeGetParams);
-    CUresult r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    CUresult r = CUDA_SUCCESS;
+    const sg_override_t *o =
+        sg_execs_override(b->ov, (uint64_t)(uintptr_t)h, CU_GRAPH_NODE_TYPE_MEMCPY);
+    if (o) {
+        p = *sg_override_memcpy(o);
+    } else {
+        __typeof__(&cuGraphMemcpyNodeGetParams) get = SG_REAL(cuGraphMemcpyNodeGetParams);
+        r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    }
     if (r != CUDA_SUCCESS) {
         unreadable(b, g, id, "copy parameters", r);
         return;
@@ -355,8 +342,15 @@ static void fill_memset(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
 {
     CUDA_MEMSET_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
-    __typeof__(&cuGraphMemsetNodeGetParams) get = SG_REAL(cuGraphMemsetNodeGetParams);
-    CUresult r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    CUresult r = CUDA_SUCCESS;
+    const sg_override_t *o =
+        sg_execs_override(b->ov, (uint64_t)(uintptr_t)h, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (o) {
+        p = *sg_override_memset(o);
+    } else {
+        __typeof__(&cuGraphMemsetNodeGetParams) get = SG_REAL(cuGraphMemsetNodeGetParams);
+        r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    }
     if (r != CUDA_SUCCESS) {
         unreadable(b, g, id, "memset parameters", r);
         return;
@@ -671,7 +665,7 @@ static void fill_device(sg_device_t *d)
 /* ---- entry -------------------------------------------------------------------------------------
  */
 
-sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
+sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, size_t n)
 {
     sg_graph_t *g = sg_graph_create();
     if (!g) {
@@ -681,6 +675,7 @@ sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
     bctx_t b;
     memset(&b, 0, sizeof b);
     b.root = g;
+    b.ov = ov;
     b.range_budget = ADDRESS_RANGE_BUDGET;
     sg_memmap_init(&b.graph_allocs);
     /* Relaxed: another thread may hold a global-mode capture, and some of

@@ -403,6 +403,7 @@ static void fcache_clear(void)
 static void unmap_handle(uint64_t handle)
 {
     fcache_clear();
+    sg_kinfo_invalidate(); /* its function handles may be reused */
     handle_t *h = NULL;
     HASH_FIND(hh, C.handles, &handle, sizeof handle, h);
     if (h) {

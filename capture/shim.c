@@ -620,11 +620,13 @@ static void count_failure(const char *why)
     sg_shim.failures[k].count++;
 }
 
-/* A graph was instantiated (or an exec updated from it): model, bundle. */
-static void graph_instantiated(CUgraphExec exec, CUgraph graph, const char *api)
+/* A graph was instantiated (or an exec updated from it, or changed in
+ * place: then ov holds the changes): model, bundle. */
+static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t *ov,
+                           const char *api)
 {
     char why[256] = "";
-    sg_graph_t *g = sg_shim_build(graph, why, sizeof why);
+    sg_graph_t *g = sg_shim_build(graph, ov, why, sizeof why);
     pthread_mutex_lock(&sg_shim.out);
     sg_shim.graphs_seen++;
     if (!g) {
@@ -696,6 +698,39 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph, const char *api)
     sg_graph_destroy(g);
 }
 
+static void graph_instantiated(CUgraphExec exec, CUgraph graph, const char *api)
+{
+    sg_execs_bind(exec, graph);
+    graph_recorded(exec, graph, NULL, api);
+}
+
+/* Before a launch: an exec changed in place since it was recorded is
+ * recorded again as it is now (or, when that cannot be done, loses its
+ * snapshot binding: a snapshot would pair its memory with the wrong model). */
+static void exec_refresh(CUgraphExec exec)
+{
+    CUgraph graph = NULL;
+    sg_override_t *ov = NULL;
+    char why[200] = "";
+    int rc = sg_execs_pending(exec, &graph, &ov, why, sizeof why);
+    if (rc == 1) {
+        graph_recorded(exec, graph, ov, "an exec changed in place");
+    } else if (rc < 0) {
+        pthread_mutex_lock(&sg_shim.out);
+        sg_shim.graphs_seen++;
+        sg_shim.builds_failed++;
+        char line[260];
+        snprintf(line, sizeof line, "an exec changed in place: %s", why);
+        count_failure(line);
+        if (sg_shim.builds_failed <= 16)
+            sg_shim_log("capture: exec %p not recorded again: %s (no snapshot)", (void *)exec,
+                        line);
+        pthread_mutex_unlock(&sg_shim.out);
+        sg_snap_forget(exec);
+    }
+    sg_execs_free_overrides(ov);
+}
+
 static void cond_node_added(sg_call_t *c)
 {
     sg_args_cuGraphAddNode_v2_t *a = SG_CALL_ARGS(c, cuGraphAddNode_v2);
@@ -755,6 +790,7 @@ static void cond_handle_created(sg_call_t *c)
 static void graph_destroyed(CUgraph graph)
 {
     uint64_t g = (uint64_t)(uintptr_t)graph;
+    sg_execs_graph_destroyed(graph);
     pthread_mutex_lock(&sg_shim.hot);
     sg_book_forget(sg_shim.book, g);
     sg_cond_info_t *ci, *tmp;
@@ -780,6 +816,8 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
     (void)user;
     note_cuda();
     if (c->proto == SG_FN_cuGraphLaunch) {
+        if (phase == SG_PHASE_BEFORE && !sg_shim_stream_in_capture(c->stream))
+            exec_refresh(SG_CALL_ARGS(c, cuGraphLaunch)->hGraph);
         sg_snap_on_launch(phase, c);
         if (phase == SG_PHASE_AFTER) enqueue_after(c); /* launched into a capture: a child graph */
         return;
@@ -787,8 +825,10 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
     if (phase == SG_PHASE_BEFORE) {
         if (c->proto == SG_FN_cuGraphDestroy)
             graph_destroyed(SG_CALL_ARGS(c, cuGraphDestroy)->hGraph);
-        else if (c->proto == SG_FN_cuGraphExecDestroy)
+        else if (c->proto == SG_FN_cuGraphExecDestroy) {
             sg_snap_forget(SG_CALL_ARGS(c, cuGraphExecDestroy)->hGraphExec);
+            sg_execs_forget(SG_CALL_ARGS(c, cuGraphExecDestroy)->hGraphExec);
+        }
         return;
     }
     if (c->result != CUDA_SUCCESS) return;
@@ -829,6 +869,17 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
     case SG_FN_cuGraphConditionalHandleCreate:
         cond_handle_created(c);
         break;
+    case SG_FN_cuGraphExecKernelNodeSetParams_v2:
+    case SG_FN_cuGraphExecMemcpyNodeSetParams:
+    case SG_FN_cuGraphExecMemsetNodeSetParams:
+    case SG_FN_cuGraphExecNodeSetParams:
+    case SG_FN_cuGraphExecHostNodeSetParams:
+    case SG_FN_cuGraphExecChildGraphNodeSetParams:
+    case SG_FN_cuGraphExecEventRecordNodeSetEvent:
+    case SG_FN_cuGraphExecEventWaitNodeSetEvent:
+    case SG_FN_cuGraphNodeSetEnabled:
+        sg_execs_on_set(c);
+        break;
     default:
         break;
     }
@@ -864,6 +915,8 @@ static void atfork_child(void)
     sg_shim.cfg.pid = (int64_t)getpid();
     atomic_store(&sg_shim.cuda_seen, 0);
     sg_snap_atfork_child();
+    sg_execs_atfork_child();
+    sg_kinfo_atfork_child();
 }
 
 static const sg_observer_t observer = {

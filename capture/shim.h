@@ -104,10 +104,50 @@ uint64_t sg_shim_stream_key(CUstream s) SG_SHIM_HIDDEN;
 /* Is the stream in a capture we track? (takes the hot lock) */
 bool sg_shim_stream_in_capture(CUstream s) SG_SHIM_HIDDEN;
 
+/* ---- execs.c: in-place changes of executable graphs ---- */
+typedef struct sg_override sg_override_t; /* new parameters of one node */
+/* exec was instantiated from / updated with graph (forgets earlier changes). */
+void sg_execs_bind(CUgraphExec exec, CUgraph graph) SG_SHIM_HIDDEN;
+void sg_execs_forget(CUgraphExec exec) SG_SHIM_HIDDEN;
+void sg_execs_graph_destroyed(CUgraph graph) SG_SHIM_HIDDEN;
+/* AFTER of cuGraphExec*SetParams, cuGraphNodeSetEnabled & co. */
+void sg_execs_on_set(sg_call_t *call) SG_SHIM_HIDDEN;
+/* At a launch: 0 = unchanged since recorded; 1 = changed: record *graph
+ * again with *ov (a private copy: free it with sg_execs_free_overrides);
+ * -1 = changed in a way that cannot be recorded (why says how). The change
+ * counts as handled either way. */
+int sg_execs_pending(CUgraphExec exec, CUgraph *graph, sg_override_t **ov, char *why,
+                     size_t n) SG_SHIM_HIDDEN;
+void sg_execs_free_overrides(sg_override_t *ov) SG_SHIM_HIDDEN;
+/* The override of `node` if it has one of that type, else NULL. */
+const sg_override_t *sg_execs_override(const sg_override_t *ov, uint64_t node,
+                                       CUgraphNodeType type) SG_SHIM_HIDDEN;
+const CUDA_KERNEL_NODE_PARAMS *sg_override_kernel(const sg_override_t *o) SG_SHIM_HIDDEN;
+const CUDA_MEMCPY3D *sg_override_memcpy(const sg_override_t *o) SG_SHIM_HIDDEN;
+const CUDA_MEMSET_NODE_PARAMS *sg_override_memset(const sg_override_t *o) SG_SHIM_HIDDEN;
+void sg_execs_atfork_child(void) SG_SHIM_HIDDEN;
+
 /* ---- build.c ---- */
 /* Build the model of a CUgraph (capture record, node payloads, buffers,
- * code images). Takes the hot lock. NULL with a reason on failure. */
-sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n) SG_SHIM_HIDDEN;
+ * code images), with the nodes in `ov` (may be NULL) read from there
+ * instead of the graph. Takes the hot lock. NULL with a reason on failure. */
+sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why,
+                          size_t n) SG_SHIM_HIDDEN;
+
+/* ---- kinfo.c: per-kernel facts, asked once per function handle ---- */
+typedef struct {
+    char *name;      /* mangled; NULL when the driver would not say */
+    bool kernel_api; /* the handle is a CUkernel (possibly cast to CUfunction) */
+    uint32_t n_params, total;
+    uint32_t *offs, *sizes; /* cuFuncGetParamInfo / cuKernelGetParamInfo */
+    bool *ro;               /* pointer-to-const parameters (from the mangled name) */
+} sg_kinfo_t;
+/* Never NULL (an empty entry when unknown); valid for the life of the
+ * process. func may be NULL (then kern is the kernel). */
+const sg_kinfo_t *sg_kinfo_get(CUfunction func, CUkernel kern) SG_SHIM_HIDDEN;
+/* A module or library was unloaded: handles may be reused. */
+void sg_kinfo_invalidate(void) SG_SHIM_HIDDEN;
+void sg_kinfo_atfork_child(void) SG_SHIM_HIDDEN;
 
 /* ---- code.c: code images ---- */
 int sg_code_attach(void) SG_SHIM_HIDDEN;

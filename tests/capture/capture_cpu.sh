@@ -98,6 +98,31 @@ if [ -n "$g" ]; then
     fail "xla: the explicit mem_alloc node does not own a graph allocation"
 fi
 
+# An exec changed in place (cuGraphExecKernelNodeSetParams, XLA's way): the
+# next launch records what it runs now (a second bundle with the new scalar
+# and output, snapshotted at that launch); the same change again is a
+# duplicate; a change the model cannot express (a disabled node) is counted
+# as not recorded, with its reason, and gets no snapshot.
+out=$work/exec_set_params
+if SGCAP_SNAPSHOT=1 run exec_set_params "$out" exec_set_params; then
+  grep -q "summary: graphs: 4 seen, 3 recorded, 1 not recorded (1 an exec changed in place: cuGraphNodeSetEnabled" \
+    "$work/exec_set_params.stderr" && ok "exec_set_params: counted" || {
+    fail "exec_set_params: summary"
+    grep "summary: graphs" "$work/exec_set_params.stderr" | sed 's/^/    /'
+  }
+  n=$(ls -d "$out"/*.sgraph 2>/dev/null | wc -l)
+  [ "$n" = 2 ] || fail "exec_set_params: $n bundles, expected 2"
+  b1=$(ls -d "$out"/*.1.sgraph 2>/dev/null | head -n 1)
+  if [ -n "$b1" ] && python3 - "$b1/graph.json" <<'EOF2'; then ok "exec_set_params: the changed exec recorded as it runs"; else fail "exec_set_params: second bundle"; fi
+import json, struct, sys
+g = json.load(open(sys.argv[1]))
+k = g["nodes"][0]["kernel"]
+b = bytes.fromhex(k["params"]["bytes"])
+assert struct.unpack_from("<f", b, 16)[0] == 7.0, b.hex()
+assert all(x.get("after") for x in g["buffers"]), g["buffers"]
+EOF2
+fi
+
 # The PTX the probe loaded from .rodata is the kernels' image, kept once.
 g=$(ls -d "$work"/fork_join/*.sgraph 2>/dev/null | head -n 1)
 if [ -n "$g" ]; then

@@ -353,6 +353,32 @@ static CUgraph conditional1(void)
     return g;
 }
 
+/* An exec changed in place after instantiation (XLA's way of reusing a
+ * command buffer with new buffers): k_axpb's scalar and output change, then
+ * the same change again, then a node is disabled (not modelled). */
+static void exec_set_params(void)
+{
+    CUgraph g = fork_join(1.5f);
+    CUgraphExec exec;
+    CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+    CHECK(cuGraphLaunch(exec, S[0]));
+    CUgraphNode nodes[8];
+    size_t nn = 8;
+    CHECK(cuGraphGetNodes(g, nodes, &nn));
+    float m = 7.0f, add = 0.25f;
+    void *args[] = {&c, &x, &m, &add, &n};
+    CUDA_KERNEL_NODE_PARAMS p = kparams(k_axpb, args);
+    for (int i = 0; i < 2; i++) {
+        CHECK(cuGraphExecKernelNodeSetParams_v2(exec, nodes[0], &p));
+        CHECK(cuGraphLaunch(exec, S[0]));
+    }
+    CHECK(cuGraphNodeSetEnabled(exec, nodes[1], 0));
+    CHECK(cuGraphLaunch(exec, S[0]));
+    CHECK(cuStreamSynchronize(S[0]));
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(g));
+}
+
 typedef struct {
     const char *name;
     CUgraph (*make)(void);
@@ -385,7 +411,7 @@ int main(int argc, char **argv)
     }
     const char *what = argv[1];
     if (strcmp(what, "--list") == 0) {
-        puts("fork_join threads mixed conditional recapture explicit");
+        puts("fork_join threads mixed conditional recapture explicit exec_set_params");
         for (size_t i = 0; i < N_EDGELESS; i++)
             printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
         return 0;
@@ -431,6 +457,8 @@ int main(int argc, char **argv)
         CHECK(cuStreamSynchronize(S[0]));
         CHECK(cuGraphExecDestroy(exec));
         CHECK(cuGraphDestroy(g));
+    } else if (strcmp(what, "exec_set_params") == 0) {
+        exec_set_params();
     } else if (strcmp(what, "fork_join") == 0 || strcmp(what, "mixed") == 0 ||
         strcmp(what, "threads") == 0 || strcmp(what, "conditional") == 0) {
         CUgraph g = what[0] == 'f'   ? fork_join(1.5f)

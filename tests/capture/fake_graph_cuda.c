@@ -689,6 +689,20 @@ EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdate
     if (info) memset(info, 0, sizeof *info);
     return CUDA_SUCCESS;
 }
+/* In-place changes of an exec: the fake runs nothing, so they only have to
+ * be accepted (the shim must notice them). */
+EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode n,
+                                                  const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    (void)e;
+    return ((fnode_t *)n)->type == CU_GRAPH_NODE_TYPE_KERNEL && p ? CUDA_SUCCESS
+                                                                   : CUDA_ERROR_INVALID_VALUE;
+}
+EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec e, CUgraphNode n, unsigned int on)
+{
+    (void)e, (void)n, (void)on;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
 {
     (void)e;
