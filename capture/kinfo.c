@@ -33,6 +33,7 @@ typedef struct kinfo_entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static kinfo_entry_t *table, *retired;
 static uint32_t n_live;
+static _Atomic uint64_t generation; /* counts invalidations */
 
 /* Ask the driver. The name decides whether the handle is a CUfunction or a
  * CUkernel (context-independent launches cast a CUkernel to CUfunction):
@@ -94,6 +95,7 @@ static void retire_all(void)
         retired = e;
     }
     n_live = 0;
+    generation++;
 }
 
 const sg_kinfo_t *sg_kinfo_get(CUfunction func, CUkernel kern)
@@ -125,6 +127,11 @@ void sg_kinfo_invalidate(void)
     pthread_mutex_lock(&lock);
     retire_all();
     pthread_mutex_unlock(&lock);
+}
+
+uint64_t sg_kinfo_generation(void)
+{
+    return generation;
 }
 
 void sg_kinfo_atfork_child(void)

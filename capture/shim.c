@@ -620,11 +620,124 @@ static void count_failure(const char *why)
     sg_shim.failures[k].count++;
 }
 
+/* Raw digests already seen (rawdigest.c) -> the model digest they built
+ * (or, past SGCAP_MAX_BUNDLES, a stand-in digest that only counts them) and
+ * their counts: a graph seen before costs a digest, not a model build.
+ * Bounded: cleared when full. Under out. */
+typedef struct raw_entry {
+    uint64_t raw;
+    uint64_t model;
+    bool built; /* model is a real model digest */
+    sg_raw_digest_t counts;
+    UT_hash_handle hh;
+} raw_entry_t;
+#define RAW_MAX 65536u
+#define RAW_STAND_IN 0x5ca1ab1e00000001ull /* xor'd into a raw digest used for counting */
+static raw_entry_t *raws;
+static uint32_t n_raws;
+
+static void raw_remember(uint64_t raw, uint64_t model, bool built, const sg_raw_digest_t *counts)
+{
+    raw_entry_t *e = NULL;
+    HASH_FIND(hh, raws, &raw, sizeof raw, e);
+    if (!e) {
+        if (n_raws >= RAW_MAX) {
+            raw_entry_t *x, *tmp;
+            HASH_ITER(hh, raws, x, tmp)
+            {
+                HASH_DEL(raws, x);
+                free(x);
+            }
+            n_raws = 0;
+        }
+        e = calloc(1, sizeof *e);
+        if (!e) return;
+        e->raw = raw;
+        HASH_ADD(hh, raws, raw, sizeof e->raw, e);
+        if (!e->hh.tbl) { /* HASH_NONFATAL_OOM: not added */
+            free(e);
+            return;
+        }
+        n_raws++;
+    }
+    e->model = model;
+    e->built = built;
+    e->counts = *counts;
+}
+
+static void count_recorded(const sg_raw_digest_t *c)
+{
+    sg_shim.graphs++;
+    if (c->captured) sg_shim.graphs_captured++;
+    sg_shim.nodes += c->nodes;
+    sg_shim.streams += c->streams;
+    sg_shim.events += c->events;
+}
+
+static void bind_duplicate(CUgraphExec exec, uint32_t existing)
+{
+    char path[4096 + 160];
+    if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
+                              sg_shim.cfg.pid, existing) == SG_OK)
+        sg_snap_bind(exec, path, NULL);
+}
+
+static void over_limit(CUgraphExec exec, bool report)
+{
+    if (report)
+        sg_shim_log("capture: SGCAP_MAX_BUNDLES=%u reached: further graphs are counted, not "
+                    "written",
+                    sg_shim.outbox.max_bundles);
+    sg_snap_forget(exec);
+}
+
+/* A graph whose raw digest says it needs no model: a duplicate of a bundle,
+ * or (past the bound) one only counted. Returns false when it must be built.
+ * Under out. */
+static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
+{
+    raw_entry_t *e = NULL;
+    HASH_FIND(hh, raws, &raw->digest, sizeof raw->digest, e);
+    uint64_t digest;
+    if (e)
+        digest = e->model;
+    else if (sg_shim.outbox.written >= sg_shim.outbox.max_bundles)
+        digest = raw->digest ^ RAW_STAND_IN;
+    else
+        return false;
+    if (sg_outbox_would_write(&sg_shim.outbox, digest)) return false; /* an earlier write failed */
+    sg_shim.graphs_seen++;
+    sg_shim.graphs_by_digest++;
+    count_recorded(e ? &e->counts : raw);
+    uint32_t existing = 0;
+    bool report = false;
+    switch (sg_outbox_decide(&sg_shim.outbox, digest, &existing, &report)) {
+    case SG_OUTBOX_DUPLICATE:
+        bind_duplicate(exec, existing);
+        break;
+    case SG_OUTBOX_OVER_LIMIT:
+        over_limit(exec, report);
+        break;
+    case SG_OUTBOX_WRITE: /* excluded by sg_outbox_would_write */
+        break;
+    }
+    if (!e) raw_remember(raw->digest, digest, false, raw);
+    return true;
+}
+
 /* A graph was instantiated (or an exec updated from it, or changed in
  * place: then ov holds the changes): model, bundle. */
 static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t *ov,
                            const char *api)
 {
+    sg_raw_digest_t raw;
+    bool have_raw = sg_shim_raw_digest(graph, ov, &raw) == SG_OK;
+    if (have_raw) {
+        pthread_mutex_lock(&sg_shim.out);
+        bool done = graph_known(exec, &raw);
+        pthread_mutex_unlock(&sg_shim.out);
+        if (done) return;
+    }
     char why[256] = "";
     sg_graph_t *g = sg_shim_build(graph, ov, why, sizeof why);
     pthread_mutex_lock(&sg_shim.out);
@@ -638,17 +751,16 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
     }
     g->sequence = sg_shim.next_sequence++;
     fill_provenance(g);
-    sg_shim.graphs++;
-    if (g->capture_id) sg_shim.graphs_captured++;
-    sg_shim.nodes += sg_graph_node_count(g);
-    sg_shim.streams += g->n_streams;
-    sg_shim.events += g->n_events;
+    sg_raw_digest_t counts = {0, sg_graph_node_count(g), g->n_streams, g->n_events,
+                              g->capture_id != 0};
+    count_recorded(&counts);
     if (g->crosscheck_done && !g->crosscheck_ok) {
         if (sg_shim.crosscheck_bad++ < 16)
             sg_shim_log("capture: graph %u cross-check: %s", g->sequence,
                         g->crosscheck_note ? g->crosscheck_note : "differs");
     }
     uint64_t digest = sg_graph_digest(g);
+    if (have_raw) raw_remember(raw.digest, digest, true, &counts);
     uint32_t existing = 0;
     bool report = false;
     char path[4096 + 160];
@@ -682,16 +794,10 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
         break;
     }
     case SG_OUTBOX_DUPLICATE:
-        if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
-                                  sg_shim.cfg.pid, existing) == SG_OK)
-            sg_snap_bind(exec, path, NULL);
+        bind_duplicate(exec, existing);
         break;
     case SG_OUTBOX_OVER_LIMIT:
-        if (report)
-            sg_shim_log("capture: SGCAP_MAX_BUNDLES=%u reached: further graphs are counted, not "
-                        "written",
-                        sg_shim.outbox.max_bundles);
-        sg_snap_forget(exec);
+        over_limit(exec, report);
         break;
     }
     pthread_mutex_unlock(&sg_shim.out);
@@ -998,9 +1104,10 @@ __attribute__((destructor)) static void sg_shim_summary(void)
         wl += (size_t)snprintf(why + wl, sizeof why - wl, "%s%" PRIu64 " %s", k ? "; " : " (",
                                sg_shim.failures[k].count, sg_shim.failures[k].why);
     if (wl && wl < sizeof why) snprintf(why + wl, sizeof why - wl, ")");
-    sg_shim_log("summary: graphs: %" PRIu64 " seen, %" PRIu64 " recorded, %" PRIu64
-                " not recorded%s",
-                sg_shim.graphs_seen, sg_shim.graphs, sg_shim.builds_failed, why);
+    sg_shim_log("summary: graphs: %" PRIu64 " seen, %" PRIu64 " recorded (%" PRIu64
+                " by digest alone), %" PRIu64 " not recorded%s",
+                sg_shim.graphs_seen, sg_shim.graphs, sg_shim.graphs_by_digest,
+                sg_shim.builds_failed, why);
     sg_shim_log("summary: %" PRIu64 " graphs (%" PRIu64 "%s distinct, %" PRIu64
                 " from stream capture), %" PRIu64 " nodes, %" PRIu64 " streams, %" PRIu64
                 " events; %u bundles written to %s (%" PRIu64 " duplicates of them, %" PRIu64

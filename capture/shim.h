@@ -77,7 +77,8 @@ typedef struct {
     sg_outbox_t outbox;
     uint32_t next_sequence;
     /* totals for the exit summary (under out) */
-    uint64_t graphs_seen; /* instantiations and exec updates */
+    uint64_t graphs_seen;  /* instantiations and exec updates */
+    uint64_t graphs_by_digest; /* of graphs: recorded without a model build */
     uint64_t graphs, graphs_captured, nodes, streams, events, builds_failed;
     uint64_t crosscheck_bad;
     struct {
@@ -134,6 +135,16 @@ void sg_execs_atfork_child(void) SG_SHIM_HIDDEN;
 sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why,
                           size_t n) SG_SHIM_HIDDEN;
 
+/* ---- rawdigest.c: a graph's digest without a model ---- */
+typedef struct {
+    uint64_t digest;
+    uint32_t nodes, streams, events; /* for the summary when no model is built */
+    bool captured;                   /* it has a capture record */
+} sg_raw_digest_t;
+/* Equal raw digests build equal models. SG_EUNSUPPORTED for graphs with
+ * bodies (always built); other errors: build it and let the build say. */
+int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *out) SG_SHIM_HIDDEN;
+
 /* ---- kinfo.c: per-kernel facts, asked once per function handle ---- */
 typedef struct {
     char *name;      /* mangled; NULL when the driver would not say */
@@ -147,6 +158,7 @@ typedef struct {
 const sg_kinfo_t *sg_kinfo_get(CUfunction func, CUkernel kern) SG_SHIM_HIDDEN;
 /* A module or library was unloaded: handles may be reused. */
 void sg_kinfo_invalidate(void) SG_SHIM_HIDDEN;
+uint64_t sg_kinfo_generation(void) SG_SHIM_HIDDEN; /* changes at every invalidation */
 void sg_kinfo_atfork_child(void) SG_SHIM_HIDDEN;
 
 /* ---- code.c: code images ---- */

@@ -61,7 +61,7 @@ done
 for s in single independent one_empty to_graph xla conditional1; do
   out=$work/$s
   run "$s" "$out" "$s" || continue
-  grep -q "summary: graphs: 1 seen, 1 recorded, 0 not recorded$" "$work/$s.stderr" || {
+  grep -q "summary: graphs: 1 seen, 1 recorded (0 by digest alone), 0 not recorded$" "$work/$s.stderr" || {
     fail "$s: not recorded"
     grep "summary: graphs\|not recorded" "$work/$s.stderr" | sed 's/^/    /'
     continue
@@ -105,7 +105,7 @@ fi
 # as not recorded, with its reason, and gets no snapshot.
 out=$work/exec_set_params
 if SGCAP_SNAPSHOT=1 run exec_set_params "$out" exec_set_params; then
-  grep -q "summary: graphs: 4 seen, 3 recorded, 1 not recorded (1 an exec changed in place: cuGraphNodeSetEnabled" \
+  grep -q "summary: graphs: 4 seen, 3 recorded (1 by digest alone), 1 not recorded (1 an exec changed in place: cuGraphNodeSetEnabled" \
     "$work/exec_set_params.stderr" && ok "exec_set_params: counted" || {
     fail "exec_set_params: summary"
     grep "summary: graphs" "$work/exec_set_params.stderr" | sed 's/^/    /'
@@ -152,6 +152,13 @@ if SGCAP_MAX_BUNDLES=8 run recapture "$out" recapture 40; then
       "$work/recapture.stderr" || {
     fail "recapture: counts in the summary"
     grep summary "$work/recapture.stderr"
+  }
+  # Identical re-captures and graphs past the bound cost a digest, no model:
+  # 8 of the 20 distinct graphs are built, 32 graphs are known by digest.
+  grep -q "summary: graphs: 40 seen, 40 recorded (32 by digest alone), 0 not recorded" \
+    "$work/recapture.stderr" || {
+    fail "recapture: graphs recorded by digest alone"
+    grep "summary: graphs" "$work/recapture.stderr" | sed 's/^/    /'
   }
   grep -q "peak [0-9] tags held (now 0 in 0 graphs" "$work/recapture.stderr" ||
     fail "recapture: bookkeeping not bounded (see the summary)"

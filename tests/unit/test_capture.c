@@ -48,6 +48,20 @@ static void test_memmap_basic(void **state)
     assert_null(sg_memmap_find(&m, 0x1100));
     assert_int_equal(sg_memmap_find(&m, 0x3080)->kind, SG_BUFFER_ASYNC);
     assert_int_equal(m.bytes, 0x200);
+    /* every change moves the generation (raw digests rely on it); lookups
+     * and refused changes do not */
+    uint64_t gen = m.generation;
+    sg_memmap_find(&m, 0x1000);
+    assert_int_equal(sg_memmap_remove_at(&m, 0x2000), SG_ENOENT);
+    assert_int_equal(m.generation, gen);
+    assert_int_equal(sg_memmap_add(&m, 0x7000, 0x10, SG_BUFFER_DEVICE, 0, false, NULL), SG_OK);
+    assert_true(m.generation > gen);
+    gen = m.generation;
+    assert_int_equal(sg_memmap_remove_at(&m, 0x7000), SG_OK);
+    assert_true(m.generation > gen);
+    gen = m.generation;
+    sg_memmap_remove_span(&m, 0x9000, 0x10);
+    assert_true(m.generation > gen);
     assert_int_equal(sg_memmap_remove_at(&m, 0x1080), SG_ENOENT);
     assert_int_equal(sg_memmap_remove_at(&m, 0x1000), SG_OK);
     assert_null(sg_memmap_find(&m, 0x1000));
@@ -718,14 +732,18 @@ static void test_outbox(void **state)
     sg_outbox_init(&o, 2);
     uint32_t seq = 0;
     bool report = false;
+    assert_true(sg_outbox_would_write(&o, 0xa));
+    assert_int_equal(o.offered, 0); /* asking changes nothing */
     assert_int_equal(sg_outbox_decide(&o, 0xa, &seq, &report), SG_OUTBOX_WRITE);
     sg_outbox_done(&o, 0xa, 0, true);
+    assert_false(sg_outbox_would_write(&o, 0xa));
     assert_int_equal(sg_outbox_decide(&o, 0xa, &seq, &report), SG_OUTBOX_DUPLICATE);
     assert_int_equal(seq, 0);
     assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_WRITE);
     sg_outbox_done(&o, 0xb, 2, false); /* failed: not remembered, counted */
     assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_WRITE);
     sg_outbox_done(&o, 0xb, 3, true);
+    assert_false(sg_outbox_would_write(&o, 0xc)); /* full */
     assert_int_equal(sg_outbox_decide(&o, 0xc, &seq, &report), SG_OUTBOX_OVER_LIMIT);
     assert_true(report);
     assert_int_equal(sg_outbox_decide(&o, 0xd, &seq, &report), SG_OUTBOX_OVER_LIMIT);
