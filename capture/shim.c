@@ -774,23 +774,26 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
             sg_shim_log("capture: cannot create %s (%s): graph %u not written", sg_shim.cfg.dir,
                         strerror(errno), g->sequence);
         } else {
+            /* The snapshot keeps its own copy of the model; the writer
+             * takes this one (bundle first, then any snapshot rewrite). */
+            sg_snap_bind(exec, path, g);
             void *blobs = NULL;
             size_t n_blobs = 0;
             sg_code_blobs(g, &blobs, &n_blobs);
-            sg_diag_t diag;
-            memset(&diag, 0, sizeof diag);
-            int rc = sg_bundle_write(g, path, blobs, n_blobs, 0, &diag);
+            uint32_t seq = g->sequence;
+            int rc = sg_writer_submit(g, path, blobs, n_blobs, 0, NULL, 0, "bundle");
             free(blobs);
             if (rc == SG_OK) {
+                g = NULL;
                 ok = true;
             } else {
-                char msg[900];
-                sg_shim_log("capture: writing %s failed: %s", path,
-                            sg_diag_format(&diag, msg, sizeof msg));
+                sg_shim_log("capture: out of memory queueing %s: not written", path);
+                sg_snap_forget(exec);
             }
+            sg_outbox_done(&sg_shim.outbox, digest, seq, ok);
+            break;
         }
         sg_outbox_done(&sg_shim.outbox, digest, g->sequence, ok);
-        if (ok) sg_snap_bind(exec, path, g);
         break;
     }
     case SG_OUTBOX_DUPLICATE:
@@ -1000,10 +1003,12 @@ static void atfork_prepare(void)
     pthread_mutex_lock(&sg_shim.hot);
     pthread_mutex_lock(&sg_shim.out);
     sg_code_atfork_prepare();
+    sg_writer_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+    sg_writer_atfork_parent();
     sg_code_atfork_parent();
     pthread_mutex_unlock(&sg_shim.out);
     pthread_mutex_unlock(&sg_shim.hot);
@@ -1011,6 +1016,7 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+    sg_writer_atfork_child();
     sg_code_atfork_child();
     pthread_mutex_unlock(&sg_shim.out);
     pthread_mutex_unlock(&sg_shim.hot);
@@ -1082,7 +1088,9 @@ int sg_capture_attach(void)
 /* The summary goes out at exit from every process that used CUDA. */
 __attribute__((destructor)) static void sg_shim_summary(void)
 {
-    if (!atomic_load(&attached) || !atomic_load(&sg_shim.cuda_seen)) return;
+    if (!atomic_load(&attached)) return;
+    sg_writer_flush(); /* every bundle is on disk before the program's exit returns */
+    if (!atomic_load(&sg_shim.cuda_seen)) return;
     /* Only processes that instantiated a graph have something to say (a
      * program's helper processes, eager-only runs and captures that were
      * never instantiated stay quiet at info level). */
@@ -1113,8 +1121,9 @@ __attribute__((destructor)) static void sg_shim_summary(void)
                 " events; %u bundles written to %s (%" PRIu64 " duplicates of them, %" PRIu64
                 " distinct graphs over SGCAP_MAX_BUNDLES=%u, %" PRIu64 " failed)",
                 sg_shim.graphs, o->distinct, o->seen_full ? "+" : "", sg_shim.graphs_captured,
-                sg_shim.nodes, sg_shim.streams, sg_shim.events, o->written, sg_shim.cfg.dir,
-                o->duplicates, o->over_limit, o->max_bundles, o->failed);
+                sg_shim.nodes, sg_shim.streams, sg_shim.events,
+                o->written - (uint32_t)sg_writer_failed(), sg_shim.cfg.dir, o->duplicates,
+                o->over_limit, o->max_bundles, o->failed + sg_writer_failed());
     if (code[0]) sg_shim_log("summary: %s", code);
     sg_shim_log("summary: bookkeeping: %" PRIu64 " captures, %" PRIu64
                 " nodes tagged, peak %" PRIu64 " tags held (now %" PRIu64 " in %u graphs, %" PRIu64

@@ -27,6 +27,7 @@
 #include "graph/graph.h"
 #include "memmap.h"
 #include "outbox.h"
+#include "graph/bundle.h"
 
 #define SG_SHIM_HIDDEN __attribute__((visibility("hidden")))
 
@@ -183,6 +184,19 @@ void sg_snap_bind(CUgraphExec exec, const char *path, const sg_graph_t *g) SG_SH
 void sg_snap_forget(CUgraphExec exec) SG_SHIM_HIDDEN;
 void sg_snap_on_launch(sg_phase_t phase, sg_call_t *call) SG_SHIM_HIDDEN;
 void sg_snap_atfork_child(void) SG_SHIM_HIDDEN;
+
+/* ---- writer.c: bundle writes off the program's thread ---- */
+/* Write g (taken) with blobs (copied; their data must stay valid until the
+ * write: code images do, `owned` memory is freed after it) to path, in
+ * submission order. SG_ENOMEM: nothing taken, nothing written. */
+int sg_writer_submit(sg_graph_t *g, const char *path, const sg_bundle_blob_t *blobs,
+                     size_t n_blobs, unsigned flags, void **owned, size_t n_owned,
+                     const char *what) SG_SHIM_HIDDEN;
+void sg_writer_flush(void) SG_SHIM_HIDDEN; /* wait until every submitted write is done */
+uint64_t sg_writer_failed(void) SG_SHIM_HIDDEN;
+void sg_writer_atfork_prepare(void) SG_SHIM_HIDDEN;
+void sg_writer_atfork_parent(void) SG_SHIM_HIDDEN;
+void sg_writer_atfork_child(void) SG_SHIM_HIDDEN;
 
 /* ---- logging ---- */
 #define sg_shim_log(...) sg_inject_log(SG_LOG_INFO, __VA_ARGS__)

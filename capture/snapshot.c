@@ -6,9 +6,9 @@
  *
  * At cuGraphLaunch BEFORE: synchronize the launch stream and the context,
  * copy each buffer to the host; the program's launch then runs; AFTER:
- * synchronize again,
- * copy again, rewrite the bundle (code blobs included, the rewrite is
- * atomic). A byte cap over both copies (SGCAP_SNAPSHOT_MAX_BYTES) skips
+ * synchronize again, copy again, and hand the bundle's rewrite (code blobs
+ * included, atomic) to the writer thread (writer.c), after the bundle's own
+ * first write. A byte cap over both copies (SGCAP_SNAPSHOT_MAX_BYTES) skips
  * whole buffers, and every buffer without a snapshot says why in its
  * snapshot_note. Graph allocations have no contents before the launch
  * (the graph allocates them) and none after it when the graph frees them.
@@ -314,22 +314,34 @@ static void snapshot_after(sg_call_t *c)
     size_t nc = 0;
     sg_code_blobs(g, &code, &nc);
     sg_bundle_blob_t *all = calloc(nd + nc + 1, sizeof *all);
+    /* The writer takes the model, the copies and their names. */
+    void **owned = calloc(2 * (size_t)f->n + 2, sizeof *owned);
     int rc = SG_ENOMEM;
-    sg_diag_t diag;
-    memset(&diag, 0, sizeof diag);
-    if (all) {
+    if (all && owned) {
         if (nc) memcpy(all, code, nc * sizeof *all);
         if (nd) memcpy(all + nc, data, nd * sizeof *all);
-        rc = sg_bundle_write(g, f->bundle->path, all, nc + nd, SG_BUNDLE_OVERWRITE, &diag);
+        size_t no = 0;
+        owned[no++] = names;
+        for (uint32_t i = 0; i < f->n; i++) {
+            if (f->before[i]) owned[no++] = f->before[i];
+            if (f->after[i]) owned[no++] = f->after[i];
+        }
+        rc = sg_writer_submit(g, f->bundle->path, all, nc + nd, SG_BUNDLE_OVERWRITE, owned, no,
+                              "snapshot");
     }
     if (rc == SG_OK) {
+        f->model = NULL;
+        for (uint32_t i = 0; i < f->n; i++)
+            f->before[i] = f->after[i] = NULL;
+        names = NULL;
+        owned = NULL;
         sg_shim_log("snapshot: %s: %u of %u buffers, %" PRIu64 " bytes before and after launch %u",
                     f->bundle->path, with, f->n, bytes, sg_shim.cfg.snapshot_launch);
     } else {
-        char msg[900];
-        sg_shim_log("snapshot: rewriting %s failed: %s", f->bundle->path,
-                    sg_diag_format(&diag, msg, sizeof msg));
+        sg_shim_log("snapshot: out of memory queueing the rewrite of %s: no snapshot",
+                    f->bundle->path);
     }
+    free(owned);
     free(all);
     free(code);
     free(data);
