@@ -4,9 +4,9 @@
 # `sgcap run`; the bundles must have the topology the probe issued, carry
 # its code image and buffers, deduplicate re-captures, respect
 # SGCAP_MAX_BUNDLES, take snapshots, and survive an unwritable directory.
-# usage: capture_cpu.sh SGCAP PROBE FAKE_LIB_DIR TOPO_COMPARE WORKDIR
+# usage: capture_cpu.sh SGCAP PROBE FAKE_LIB_DIR TOPO_COMPARE WORKDIR [TRITON_SRC]
 set -u
-sgcap=$1 probe=$2 fake=$3 topo=$4 work=$5
+sgcap=$1 probe=$2 fake=$3 topo=$4 work=$5 triton_src=${6:-}
 rm -rf "$work"
 mkdir -p "$work"
 export LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -121,6 +121,43 @@ b = bytes.fromhex(k["params"]["bytes"])
 assert struct.unpack_from("<f", b, 16)[0] == 7.0, b.hex()
 assert all(x.get("after") for x in g["buffers"]), g["buffers"]
 EOF2
+fi
+
+# Triton's cubins come with their PTX, found in Triton's cache: beside the
+# cubin loaded by path, and by content for the cubin loaded from memory (a
+# decoy directory holds a cubin of the same kernel name and size but other
+# bytes, and a PTX that must not be taken).
+if [ -n "$triton_src" ] && [ -f "$triton_src/sum1.cubin" ]; then
+  cache=$work/triton-cache
+  mkdir -p "$cache/AAAA" "$cache/BBBB" "$cache/CCCC"
+  cp "$triton_src/add0.cubin" "$cache/AAAA/triton_poi_fused_add_0.cubin"
+  cp "$triton_src/add0.ptx" "$cache/AAAA/triton_poi_fused_add_0.ptx"
+  head -c "$(stat -c %s "$triton_src/sum1.cubin")" /dev/zero >"$cache/BBBB/triton_red_fused_sum_1.cubin"
+  echo "// decoy: not the PTX of the loaded cubin" >"$cache/BBBB/triton_red_fused_sum_1.ptx"
+  cp "$triton_src/sum1.cubin" "$cache/CCCC/triton_red_fused_sum_1.cubin"
+  cp "$triton_src/sum1.ptx" "$cache/CCCC/triton_red_fused_sum_1.ptx"
+  echo '{"name": "triton_red_fused_sum_1"}' >"$cache/CCCC/triton_red_fused_sum_1.json"
+  out=$work/triton
+  if TRITON_CACHE_DIR=$cache run triton "$out" triton "$cache"; then
+    grep -q "Triton PTX found for 2 cubins (0 not found)" "$work/triton.stderr" ||
+      fail "triton: summary does not count 2 PTX found"
+    g=$(ls -d "$out"/*.sgraph 2>/dev/null | head -n 1)
+    if [ -n "$g" ] && python3 - "$g" <<'EOF2'; then ok "triton: PTX of both cubins recorded and linked"; else fail "triton: PTX images"; fi
+import json, os, sys
+b = sys.argv[1]
+g = json.load(open(os.path.join(b, "graph.json")))
+imgs = g["images"]
+cubins = [i for i in imgs if i["kind"] == "cubin"]
+ptx = {i["id"]: i for i in imgs if i["kind"] == "ptx"}
+assert len(cubins) == 2 and len(ptx) == 2, imgs
+for c in cubins:
+    assert "ptx-source:" in c["note"], c
+    pid = int(c["note"].split("ptx-source:")[1].split("(image ")[1].split(",")[0])
+    text = open(os.path.join(b, ptx[pid]["file"])).read()
+    assert "decoy" not in text and ".entry triton_" in text, text[:200]
+    assert 90 in ptx[pid]["ptx_archs"], ptx[pid]
+EOF2
+  fi
 fi
 
 # The PTX the probe loaded from .rodata is the kernels' image, kept once.

@@ -379,6 +379,40 @@ static void exec_set_params(void)
     CHECK(cuGraphDestroy(g));
 }
 
+/* Triton's two ways of loading a cubin: by path from its cache
+ * (Inductor's launcher) and from memory (Triton's own); argv names the
+ * cache, laid out by capture_cpu.sh. One kernel of each in one capture. */
+static CUgraph triton(const char *cache)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/AAAA/triton_poi_fused_add_0.cubin", cache);
+    CUmodule m1, m2;
+    CHECK(cuModuleLoad(&m1, path));
+    snprintf(path, sizeof path, "%s/CCCC/triton_red_fused_sum_1.cubin", cache);
+    FILE *f = fopen(path, "rb");
+    static char image[1 << 20];
+    size_t len = f ? fread(image, 1, sizeof image, f) : 0;
+    if (f) fclose(f);
+    if (!len) {
+        fprintf(stderr, "capture_probe: cannot read %s\n", path);
+        exit(1);
+    }
+    char *copy = malloc(len); /* heap memory, as Triton hands it over */
+    memcpy(copy, image, len);
+    CHECK(cuModuleLoadData(&m2, copy));
+    free(copy);
+    CUfunction f1, f2;
+    CHECK(cuModuleGetFunction(&f1, m1, "triton_poi_fused_add_0"));
+    CHECK(cuModuleGetFunction(&f2, m2, "triton_red_fused_sum_1"));
+    CUgraph g = NULL;
+    void *args[] = {&a};
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    launch(f1, S[0], args);
+    launch(f2, S[0], args);
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
 typedef struct {
     const char *name;
     CUgraph (*make)(void);
@@ -411,7 +445,7 @@ int main(int argc, char **argv)
     }
     const char *what = argv[1];
     if (strcmp(what, "--list") == 0) {
-        puts("fork_join threads mixed conditional recapture explicit exec_set_params");
+        puts("fork_join threads mixed conditional recapture explicit exec_set_params triton");
         for (size_t i = 0; i < N_EDGELESS; i++)
             printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
         return 0;
@@ -459,6 +493,15 @@ int main(int argc, char **argv)
         CHECK(cuGraphDestroy(g));
     } else if (strcmp(what, "exec_set_params") == 0) {
         exec_set_params();
+    } else if (strcmp(what, "triton") == 0) {
+        if (argc < 3) {
+            fprintf(stderr, "capture_probe: triton CACHE_DIR\n");
+            return 2;
+        }
+        CUgraph g = triton(argv[2]);
+        CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+        CHECK(cuGraphExecDestroy(exec));
+        CHECK(cuGraphDestroy(g));
     } else if (strcmp(what, "fork_join") == 0 || strcmp(what, "mixed") == 0 ||
         strcmp(what, "threads") == 0 || strcmp(what, "conditional") == 0) {
         CUgraph g = what[0] == 'f'   ? fork_join(1.5f)
