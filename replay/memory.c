@@ -38,6 +38,8 @@ static int place_device(sg_replay_t *r, uint32_t i, const CUmemAllocationProp *p
     const sg_region_t *reg = &r->regions[i];
     sg_region_state_t *s = &r->rs[i];
     CUdeviceptr hint = r->opt.relocate ? 0 : (CUdeviceptr)reg->base;
+    /* Kept free since before CUDA loaded (reserve.c): give it back just now. */
+    if (hint) sg_replay__unreserve(reg->base, reg->size);
     SG_CU_TRY(sg_cu.cuMemAddressReserve(&s->va, reg->size, gran, hint, 0), "cuMemAddressReserve");
     s->reserved = true;
     if (r->opt.relocate && s->va == reg->base) {
@@ -66,9 +68,11 @@ static int place_host(sg_replay_t *r, uint32_t i, char *err, size_t errlen)
     const sg_region_t *reg = &r->regions[i];
     sg_region_state_t *s = &r->rs[i];
     void *p = MAP_FAILED;
-    if (!r->opt.relocate)
+    if (!r->opt.relocate) {
+        sg_replay__unreserve(reg->base, reg->size);
         p = mmap((void *)(uintptr_t)reg->base, reg->size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    }
     if (p == MAP_FAILED)
         p = mmap(NULL, reg->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
@@ -134,6 +138,14 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
         if (rc) return sg_replay__fail(err, errlen, rc, "out of memory");
     }
     return SG_OK;
+}
+
+void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *total)
+{
+    *same = 0;
+    *total = r->n_regions;
+    for (uint32_t i = 0; r->rs && i < r->n_regions; i++)
+        if (r->rs[i].va == r->regions[i].base) (*same)++;
 }
 
 void sg_replay__release_memory(sg_replay_t *r)

@@ -80,6 +80,24 @@ int sg_replay_plan_regions(const sg_graph_t *g, uint64_t device_granularity, uin
 /* Which region holds [addr, addr+size)? SG_NONE if none. */
 uint32_t sg_region_find(const sg_region_t *r, uint32_t n, uint64_t addr, uint64_t size, bool host);
 
+/* ---- early reservation of the recorded ranges (CPU) ------------------------ */
+
+typedef struct {
+    uint32_t regions;     /* recorded regions (2 MiB device / page host granularity) */
+    uint32_t reserved;    /* held (PROT_NONE) until memory.c maps them */
+    uint32_t taken;       /* already mapped in this process: will be relocated */
+    uint64_t first_taken; /* base of the first taken one, 0 if none */
+} sg_reserve_report_t;
+
+/* Reserve g's recorded ranges now (call before the driver is loaded; may be
+ * called for several graphs). Adds to *rep (zero it first). Placement
+ * releases each range right before it maps it. Returns 0 or SG_ENOMEM /
+ * SG_EINVAL (a range that wraps around). */
+int sg_replay_reserve(const sg_graph_t *g, sg_reserve_report_t *rep);
+/* Release every reservation still held; how many are held. */
+void sg_replay_unreserve_all(void);
+uint32_t sg_replay_reservations_held(void);
+
 /* ---- relocation (CPU) -------------------------------------------------------- */
 
 typedef struct {
@@ -249,6 +267,8 @@ const sg_replay_timings_t *sg_replay_timings(const sg_replay_t *r);
 const sg_reloc_report_t *sg_replay_relocations(const sg_replay_t *r);
 /* Buffers placed at their recorded address / elsewhere / by the graph. */
 void sg_replay_placement(const sg_replay_t *r, uint32_t *same, uint32_t *moved, uint32_t *by_graph);
+/* Regions (what is mapped) placed at their recorded address, of all. */
+void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *total);
 
 /* Write the "before" snapshots into the buffers (others are zeroed when
  * placed). Bundle errors on a missing or bad snapshot. */

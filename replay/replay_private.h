@@ -195,6 +195,9 @@ struct sg_replay {
 
 /* memory.c */
 int sg_replay__place(sg_replay_t *r, char *err, size_t errlen);
+/* reserve.c: give back the early reservations inside [base, base+size),
+ * right before mapping it; returns how many were released. */
+uint32_t sg_replay__unreserve(uint64_t base, uint64_t size);
 void sg_replay__release_memory(sg_replay_t *r);
 /* code.c */
 int sg_replay__load_code(sg_replay_t *r, char *err, size_t errlen);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
+#include <unistd.h>
 
 #include "bundle_open.h"
 #include "cli.h"
@@ -36,6 +38,9 @@ static const char usage[] =
     "                      trace, one track per captured stream\n"
     "  --relocate          do not ask for the recorded addresses: place memory\n"
     "                      anywhere and relocate pointers (tests the fallback)\n"
+    "  --no-reserve        do not reserve the recorded address ranges before CUDA\n"
+    "                      loads (nor re-run without address randomization when\n"
+    "                      one is already taken)\n"
     "  --force             replay on another GPU model, compute capability or\n"
     "                      driver version than the bundle was captured with\n"
     "  --device N          GPU ordinal (default 0)\n"
@@ -62,7 +67,7 @@ static const char usage[] =
 
 typedef struct {
     const char *bundle, *vs, *trace;
-    bool validate, profile, relocate, force, timings, verbose;
+    bool validate, profile, relocate, force, timings, verbose, no_reserve;
     sg_compare_options_t cmp;
     uint32_t bench, warmup, profile_launches;
     int device;
@@ -128,6 +133,8 @@ static int parse_args(int argc, char **argv, args_t *a)
             a->profile = true;
         } else if (!strcmp(o, "--relocate")) {
             a->relocate = true;
+        } else if (!strcmp(o, "--no-reserve")) {
+            a->no_reserve = true;
         } else if (!strcmp(o, "--force")) {
             a->force = true;
         } else if (!strcmp(o, "--timings")) {
@@ -429,13 +436,63 @@ static int do_profile(const args_t *a, sg_replay_t *r, sg_graph_t *g)
     return exit_code;
 }
 
+/* What the early reservation achieved, for the memory line. */
+static sg_reserve_report_t reserve_report;
+static bool reexecuted;
+
+#define REEXEC_ENV "SGCAP_REPLAY_NO_ASLR"
+
+/* Keep the recorded ranges free before CUDA (or anything else) maps memory
+ * here. A range the process already holds at start is only free in another
+ * layout: run once more without address randomization (`argv` is the
+ * subcommand's, main's array shifted by one, so argv - 1 is the whole
+ * command line). Returns only if it did not re-run. */
+static void reserve_early(const args_t *a, char **argv, const sg_graph_t *g, const sg_graph_t *g2)
+{
+    reexecuted = getenv(REEXEC_ENV) != NULL;
+    if (a->no_reserve || a->relocate) return;
+    memset(&reserve_report, 0, sizeof reserve_report);
+    if (sg_replay_reserve(g, &reserve_report) != SG_OK ||
+        (g2 && sg_replay_reserve(g2, &reserve_report) != SG_OK))
+        return; /* placement reports what it could not place */
+    if (reserve_report.taken == 0 || reexecuted) return;
+    int pers = personality(0xffffffff);
+    if (pers == -1 || (pers & ADDR_NO_RANDOMIZE)) return;
+    fflush(stdout);
+    fflush(stderr);
+    sg_replay_unreserve_all();
+    if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1 &&
+        setenv(REEXEC_ENV, "1", 1) == 0) {
+        execv("/proc/self/exe", argv - 1);
+        personality((unsigned long)pers); /* still here: carry on as we are */
+    }
+    unsetenv(REEXEC_ENV);
+    memset(&reserve_report, 0, sizeof reserve_report);
+    sg_replay_reserve(g, &reserve_report);
+    if (g2) sg_replay_reserve(g2, &reserve_report);
+}
+
 static void print_open(const args_t *a, sg_replay_t *r, const sg_graph_t *g, const char *path)
 {
-    uint32_t same, moved, by_graph;
+    uint32_t same, moved, by_graph, rsame, rtotal;
     sg_replay_placement(r, &same, &moved, &by_graph);
+    sg_replay_region_placement(r, &rsame, &rtotal);
     printf("memory: %s: %u buffers at their recorded addresses, %u relocated, %u allocated by "
            "the graph\n",
            path, same, moved, by_graph);
+    if (rtotal && !a->relocate) {
+        printf("memory: %s: %u of %u regions placed at their recorded address", path, rsame,
+               rtotal);
+        if (a->no_reserve)
+            printf(" (no early reservation: --no-reserve)");
+        else
+            printf(" (%u of %u kept free from the start, %u already taken in this process)%s",
+                   reserve_report.reserved, reserve_report.regions, reserve_report.taken,
+                   reexecuted ? "; sgcap re-ran itself without address randomization to free "
+                                "ranges its first layout held"
+                              : "");
+        putchar('\n');
+    }
     const sg_reloc_report_t *rep = sg_replay_relocations(r);
     if (rep->n || moved) sg_reloc_report_print(rep, g, a->verbose, stdout);
     const sg_replay_timings_t *t = sg_replay_timings(r);
@@ -497,6 +554,7 @@ static int run(int argc, char **argv)
         }
         if (!plan_or_report(a.vs, g2, &plan2, a.verbose, &exit_code)) goto out;
     }
+    reserve_early(&a, argv, g, g2);
     int rc = sg_replay_device_check(g, a.device, a.force, stderr, err, sizeof err);
     if (!rc && g2) rc = sg_replay_device_check(g2, a.device, a.force, NULL, err, sizeof err);
     if (rc) {

@@ -47,8 +47,19 @@ struct CUevent_st {
     double ms;
 };
 
+/* FAKE_CUDA_OCCUPY=ADDR:SIZE: at cuInit, take address space there the way a
+ * driver takes some for itself (the address is a hint: elsewhere when it is
+ * not free), so tests can see whether replay kept the range free. */
 static CUresult f_cuInit(unsigned int flags)
 {
+    const char *occ = getenv("FAKE_CUDA_OCCUPY");
+    if (occ) {
+        char *end = NULL;
+        unsigned long long addr = strtoull(occ, &end, 0), size = 0;
+        if (end && *end == ':') size = strtoull(end + 1, NULL, 0);
+        if (addr && size)
+            mmap((void *)(uintptr_t)addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
     return CUDA_SUCCESS;
 }
 static CUresult f_cuDriverGetVersion(int *v)
