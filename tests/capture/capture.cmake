@@ -13,6 +13,15 @@ set_target_properties(capture_fake_cuda PROPERTIES OUTPUT_NAME cuda SOVERSION 1
   LIBRARY_OUTPUT_DIRECTORY ${SGCAP_CAPTURE_TEST_DIR}/fake C_VISIBILITY_PRESET hidden)
 target_include_directories(capture_fake_cuda PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 target_link_options(capture_fake_cuda PRIVATE -Wl,-Bsymbolic-functions)
+target_link_libraries(capture_fake_cuda PRIVATE ${CMAKE_DL_LIBS})
+
+# A fake libcupti.so.13 (one subscriber, per-id callbacks) for the shim
+# loaded through CUDA_INJECTION64_PATH alone.
+add_library(capture_fake_cupti SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_cupti.c)
+set_target_properties(capture_fake_cupti PROPERTIES OUTPUT_NAME cupti SOVERSION 13
+  LIBRARY_OUTPUT_DIRECTORY ${SGCAP_CAPTURE_TEST_DIR}/fake C_VISIBILITY_PRESET hidden)
+target_include_directories(capture_fake_cupti PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+add_dependencies(capture_fake_cuda capture_fake_cupti)
 
 add_executable(capture_probe ${CMAKE_CURRENT_LIST_DIR}/capture_probe.c)
 set_target_properties(capture_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${SGCAP_CAPTURE_TEST_DIR})

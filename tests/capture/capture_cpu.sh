@@ -160,6 +160,33 @@ EOF2
   fi
 fi
 
+# Loaded through CUDA_INJECTION64_PATH alone (no LD_PRELOAD): the fake
+# driver calls InitializeInjection at cuInit and the shim observes it
+# through (fake) CUPTI callbacks: the same bundle as under LD_PRELOAD. With
+# another subscriber first, it says it intercepts nothing; the program runs.
+shim=$(dirname "$sgcap")/../lib/libsgcap.so
+if [ -f "$shim" ]; then
+  out=$work/injection
+  env -u LD_PRELOAD CUDA_INJECTION64_PATH="$shim" SGCAP_DIR="$out" "$probe" fork_join \
+    >"$work/injection.stdout" 2>"$work/injection.stderr"
+  "$probe" fork_join --expect >"$work/injection.topo"
+  if grep -q "observing the driver through CUPTI callbacks" "$work/injection.stderr" &&
+    grep -q "summary: graphs: 1 seen, 1 recorded" "$work/injection.stderr" &&
+    "$topo" --min-streams 2 "$work/injection.topo" "$out"/*.sgraph >"$work/injection.cmp" &&
+    grep -q '"crosscheck": {"done": true, "ok": true' "$out"/*.sgraph/graph.json; then
+    ok "injection alone: recorded through CUPTI, same topology"
+  else
+    fail "injection alone"
+    cat "$work/injection.stderr" "$work/injection.cmp" 2>/dev/null | sed 's/^/    /'
+  fi
+  env -u LD_PRELOAD FAKE_CUPTI_BUSY=1 CUDA_INJECTION64_PATH="$shim" SGCAP_DIR="$work/busy" \
+    "$probe" fork_join >"$work/busy.stdout" 2>"$work/busy.stderr"
+  grep -q "nothing is intercepted (cuptiSubscribe failed: multiple subscribers (another tool" \
+    "$work/busy.stderr" && grep -q "capture_probe fork_join: OK" "$work/busy.stdout" &&
+    [ ! -d "$work/busy" ] && ok "injection alone, CUPTI busy: said so, program ran" ||
+    fail "injection alone with another CUPTI subscriber"
+fi
+
 # The PTX the probe loaded from .rodata is the kernels' image, kept once.
 g=$(ls -d "$work"/fork_join/*.sgraph 2>/dev/null | head -n 1)
 if [ -n "$g" ]; then

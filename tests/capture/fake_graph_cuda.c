@@ -9,6 +9,9 @@
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <cupti_driver_cbid.h>
+#include <dlfcn.h>
+#include <generated_cuda_meta.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +131,14 @@ static fnode_t *enqueue(CUstream s, CUgraphNodeType type)
 EXPORT CUresult cuInit(unsigned int flags)
 {
     (void)flags;
+    static int injected;
+    const char *inj = getenv("CUDA_INJECTION64_PATH");
+    if (inj && *inj && !injected) {
+        injected = 1;
+        void *h = dlopen(inj, RTLD_NOW | RTLD_LOCAL);
+        int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+        if (init) init();
+    }
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDriverGetVersion(int *v)
@@ -184,7 +195,7 @@ EXPORT CUresult cuCtxSynchronize(void)
 {
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamSynchronize(CUstream s)
+static CUresult cuStreamSynchronize_impl(CUstream s)
 {
     (void)s;
     return CUDA_SUCCESS;
@@ -202,7 +213,7 @@ static CUresult begin(CUstream s, fgraph_t *g, const CUgraphNode *deps, size_t n
         st->deps[st->n++] = (fnode_t *)deps[i];
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+static CUresult cuStreamBeginCapture_v2_impl(CUstream s, CUstreamCaptureMode mode)
 {
     (void)mode;
     return begin(s, NULL, NULL, 0);
@@ -215,7 +226,7 @@ EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraph
     (void)mode;
     return begin(s, (fgraph_t *)g, deps, n);
 }
-EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+static CUresult cuStreamEndCapture_impl(CUstream s, CUgraph *g)
 {
     fstream_t *st = stream_of(s);
     if (!st->capturing) return CUDA_ERROR_ILLEGAL_STATE;
@@ -253,7 +264,7 @@ EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode *de
         st->deps[st->n++] = (fnode_t *)deps[i];
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+static CUresult cuEventRecord_impl(CUevent e, CUstream s)
 {
     fstream_t *st = stream_of(s);
     fevent_t *ev = event_of(e);
@@ -270,9 +281,9 @@ EXPORT CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags
         nd->event = e;
         return CUDA_SUCCESS;
     }
-    return cuEventRecord(e, s);
+    return cuEventRecord_impl(e, s);
 }
-EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+static CUresult cuStreamWaitEvent_impl(CUstream s, CUevent e, unsigned int flags)
 {
     fstream_t *st = stream_of(s);
     fevent_t *ev = event_of(e);
@@ -303,7 +314,7 @@ EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 }
 
 /* ---- modules and functions ---- */
-EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
+static CUresult cuModuleLoadData_impl(CUmodule *m, const void *image)
 {
     *m = (CUmodule)(uintptr_t)(0x5000 + ((uintptr_t)image & 0xfff0));
     return CUDA_SUCCESS;
@@ -379,7 +390,7 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction fn, size_t i, size_t *off, size_t 
 }
 
 /* ---- enqueues ---- */
-EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+static CUresult cuLaunchKernel_impl(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                                void **extra)
 {
@@ -429,20 +440,20 @@ EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
     }
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+static CUresult cuMemAlloc_v2_impl(CUdeviceptr *p, size_t n)
 {
     *p = next_addr;
     next_addr += (n + 0xfffff) & ~(CUdeviceptr)0xfffff;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+static CUresult cuMemFree_v2_impl(CUdeviceptr p)
 {
     (void)p;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
 {
-    cuMemAlloc_v2(p, n);
+    cuMemAlloc_v2_impl(p, n);
     fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
     if (nd) {
         nd->dptr = *p;
@@ -554,7 +565,7 @@ EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *out, CUgraph g, const CUgrap
                                        size_t n, CUDA_MEM_ALLOC_NODE_PARAMS *p)
 {
     fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC, deps, n);
-    cuMemAlloc_v2(&p->dptr, p->bytesize);
+    cuMemAlloc_v2_impl(&p->dptr, p->bytesize);
     nd->dptr = p->dptr;
     nd->bytes = p->bytesize;
     *out = (CUgraphNode)nd;
@@ -683,7 +694,7 @@ EXPORT CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode n, CUevent *e)
     *e = ((fnode_t *)n)->event;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long f)
+static CUresult cuGraphInstantiateWithFlags_impl(CUgraphExec *e, CUgraph g, unsigned long long f)
 {
     (void)f;
     *e = (CUgraphExec)calloc(1, 64);
@@ -711,18 +722,18 @@ EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec e, CUgraphNode n, unsigned int
     (void)e, (void)n, (void)on;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+static CUresult cuGraphLaunch_impl(CUgraphExec e, CUstream s)
 {
     (void)e;
     (void)s;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
+static CUresult cuGraphExecDestroy_impl(CUgraphExec e)
 {
     free(e);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphDestroy(CUgraph g)
+static CUresult cuGraphDestroy_impl(CUgraph g)
 {
     fgraph_t *fg = (fgraph_t *)g;
     for (size_t i = 0; i < fg->n; i++)
@@ -730,4 +741,92 @@ EXPORT CUresult cuGraphDestroy(CUgraph g)
     free(fg->nodes);
     free(fg);
     return CUDA_SUCCESS;
+}
+
+/* ---- CUDA_INJECTION64_PATH and CUPTI callbacks --------------------------------------
+ * Like the driver: cuInit loads the library named by CUDA_INJECTION64_PATH
+ * and calls its InitializeInjection; the entry points below report entry
+ * and exit to a subscriber of the (fake) libcupti, when one is loaded, with
+ * CUPTI's own parameter structs. */
+typedef void (*dispatch_fn)(int, unsigned, const char *, const void *, const CUresult *);
+static void dispatch_call(int site, unsigned cbid, const char *name, const void *p,
+                          const CUresult *r)
+{
+    static dispatch_fn f;
+    if (!f) {
+        void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+        if (h) f = (dispatch_fn)dlsym(h, "fake_cupti_dispatch");
+    }
+    if (f) f(site, cbid, name, p, r);
+}
+#define TRACED(name, ...)                                                                          \
+    name##_params cupti_params_ = {__VA_ARGS__};                                                   \
+    dispatch_call(0, CUPTI_DRIVER_TRACE_CBID_##name, #name, &cupti_params_, NULL);                 \
+    CUresult cupti_result_ = name##_impl(__VA_ARGS__);                                             \
+    dispatch_call(1, CUPTI_DRIVER_TRACE_CBID_##name, #name, &cupti_params_, &cupti_result_);       \
+    return cupti_result_;
+
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    TRACED(cuStreamBeginCapture_v2, s, mode)
+}
+
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    TRACED(cuEventRecord, e, s)
+}
+
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    TRACED(cuStreamWaitEvent, s, e, flags)
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params, void **extra)
+{
+    TRACED(cuLaunchKernel, fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    TRACED(cuStreamEndCapture, s, g)
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long f)
+{
+    TRACED(cuGraphInstantiateWithFlags, e, g, f)
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+    TRACED(cuGraphLaunch, e, s)
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph g)
+{
+    TRACED(cuGraphDestroy, g)
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+    TRACED(cuGraphExecDestroy, e)
+}
+
+EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    TRACED(cuModuleLoadData, m, image)
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    TRACED(cuMemAlloc_v2, p, n)
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    TRACED(cuMemFree_v2, p)
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    TRACED(cuStreamSynchronize, s)
 }
