@@ -18,6 +18,7 @@
 #include "assemble.h"
 #include "graph/bundle.h"
 #include "graph/views.h"
+#include "arena.h"
 #include "extents.h"
 
 #define ADDRESS_RANGE_BUDGET 64 /* cuMemGetAddressRange lookups per graph */
@@ -686,6 +687,12 @@ sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, siz
     pthread_mutex_lock(&sg_shim.hot);
     int rc = build_into(&b, g, graph, 0, why, n);
     if (rc == SG_OK) rc = sg_capture_segment_extents(g);
+    char arena_note[256] = "";
+    if (rc == SG_OK) {
+        sg_arena_limits_t lim = {sg_shim.cfg.arena_bytes, sg_shim.cfg.arena_open_bytes, 2u << 20};
+        int split = sg_capture_split_arenas(g, &lim, arena_note, sizeof arena_note);
+        if (split < 0) rc = split;
+    }
     fill_device(&g->device);
     pthread_mutex_unlock(&sg_shim.hot);
     sg_inject_relaxed_end(&relaxed);
@@ -705,6 +712,7 @@ sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, siz
         sg_graph_destroy(g);
         return NULL;
     }
+    if (arena_note[0]) sg_graph_log_pass(g, "capture", arena_note);
     if (b.unreadable) {
         char line[120];
         snprintf(line, sizeof line, "%u nodes with unreadable parameters (see node labels)",

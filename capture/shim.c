@@ -1067,6 +1067,8 @@ int sg_capture_attach(void)
     cfg->snapshot_launch = (uint32_t)env_u64("SGCAP_SNAPSHOT_LAUNCH", 1, 1, UINT32_MAX);
     cfg->snapshot_max_bytes = env_u64("SGCAP_SNAPSHOT_MAX_BYTES", 1ull << 30, 0, UINT64_MAX);
     cfg->code_max_bytes = env_u64("SGCAP_CODE_MAX_BYTES", 512ull << 20, 0, UINT64_MAX);
+    cfg->arena_bytes = env_u64("SGCAP_ARENA_BYTES", 1ull << 30, 1, UINT64_MAX);
+    cfg->arena_open_bytes = env_u64("SGCAP_ARENA_OPEN_BYTES", 64ull << 20, 1, UINT64_MAX);
     cfg->pid = (int64_t)getpid();
     read_program_name(cfg->program, sizeof cfg->program);
 

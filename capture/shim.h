@@ -39,6 +39,8 @@ typedef struct {
     uint32_t snapshot_launch;    /* SGCAP_SNAPSHOT_LAUNCH, default 1 */
     uint64_t snapshot_max_bytes; /* SGCAP_SNAPSHOT_MAX_BYTES, default 1 GiB */
     uint64_t code_max_bytes;     /* SGCAP_CODE_MAX_BYTES, default 512 MiB of copied images */
+    uint64_t arena_bytes;        /* SGCAP_ARENA_BYTES: split buffers larger (arena.h), 1 GiB */
+    uint64_t arena_open_bytes;   /* SGCAP_ARENA_OPEN_BYTES: an open-ended access in one, 64 MiB */
     char program[80];
     int64_t pid;
 } sg_shim_config_t;

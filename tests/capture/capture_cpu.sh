@@ -58,7 +58,7 @@ done
 # into an existing graph, a conditional whose body is one kernel). The fake
 # driver refuses to list arrays for a count of 0, as driver 580 does: every
 # one must be recorded, with the topology the probe issued.
-for s in single independent one_empty to_graph xla conditional1; do
+for s in single independent one_empty to_graph xla conditional1 arena; do
   out=$work/$s
   run "$s" "$out" "$s" || continue
   grep -q "summary: graphs: 1 seen, 1 recorded (0 by digest alone), 0 not recorded$" "$work/$s.stderr" || {
@@ -185,6 +185,24 @@ if [ -f "$shim" ]; then
     "$work/busy.stderr" && grep -q "capture_probe fork_join: OK" "$work/busy.stdout" &&
     [ ! -d "$work/busy" ] && ok "injection alone, CUPTI busy: said so, program ran" ||
     fail "injection alone with another CUPTI subscriber"
+fi
+
+# An 8 GiB arena reached in three places: recorded as those ranges (the
+# open-ended last one capped), each small enough to snapshot.
+out=$work/arena_snap
+if SGCAP_SNAPSHOT=1 run arena_snap "$out" arena; then
+  g=$(ls -d "$out"/*.sgraph | head -n 1)
+  if python3 - "$g/graph.json" <<'EOF2'; then ok "arena: recorded as the ranges reached, snapshotted"; else fail "arena"; fi
+import json, sys
+g = json.load(open(sys.argv[1]))
+b = g["buffers"]
+big = [x for x in b if x["size"] > (1 << 30)]
+assert not big, big
+arena = [x for x in b if int(x["address"], 16) >= 0x7f0000000000 and x["size"] != 4 << 20]
+assert all(x.get("after") and x.get("before") for x in b), b
+assert any("arenas" in p["summary"] for p in g["pass_log"]), g["pass_log"]
+assert sum(1 for x in b if x["size"] >= 64 << 20) == 2, b  # the capped kernel accesses
+EOF2
 fi
 
 # The PTX the probe loaded from .rodata is the kernels' image, kept once.

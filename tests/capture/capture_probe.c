@@ -413,6 +413,23 @@ static CUgraph triton(const char *cache)
     return g;
 }
 
+/* A framework's arena (XLA preallocates most of the GPU): one 8 GiB
+ * allocation, three kernels on pointers into it. */
+static CUgraph arena(void)
+{
+    CUdeviceptr base, in, mid, far;
+    CHECK(cuMemAlloc_v2(&base, 8ull << 30));
+    in = base + 0x200000;
+    mid = base + 0x400000;
+    far = base + (5ull << 30);
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    axpb(S[0], &mid, &in, 2.0f, 1.0f);
+    axpb(S[0], &far, &mid, 3.0f, 1.0f);
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
 typedef struct {
     const char *name;
     CUgraph (*make)(void);
@@ -426,6 +443,7 @@ static const scenario_t edgeless[] = {
     {"to_graph", to_graph, to_graph_expect},
     {"xla", xla, xla_expect},
     {"conditional1", conditional1, "explicit conditional\n"},
+    {"arena", arena, "stream s0 kernel kernel\n"},
 };
 #define N_EDGELESS (sizeof edgeless / sizeof *edgeless)
 

@@ -26,6 +26,7 @@
 #include "capture/extents.h"
 #include "capture/memmap.h"
 #include "capture/outbox.h"
+#include "capture/arena.h"
 #include "tests/support/topo.h"
 #include "graph/bundle.h"
 #include "graph/graph.h"
@@ -990,6 +991,93 @@ static void test_topo_explicit(void **state)
     }
 }
 
+/* An arena (a buffer over the threshold) becomes the ranges its nodes
+ * reach; the open-ended access is capped; other buffers keep their order. */
+static void test_split_arenas(void **state)
+{
+    (void)state;
+    const uint64_t GiB = 1ull << 30, base = 0x7f0000000000ull;
+    sg_graph_t *g = sg_graph_create();
+    uint32_t s0, small, arena, other, big_alloc;
+    assert_int_equal(sg_graph_add_stream(g, NULL, 0, &s0), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x10000, 4096, &small), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, base, 2 * GiB, &arena), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x20000, 4096, &other), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x7e0000000000ull, 2 * GiB,
+                                         &big_alloc),
+                     0);
+    sg_node_id_t a, b, c, d, e;
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 0, &a);
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 1, &b);
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 2, &c);
+    sg_graph_add_node(g, SG_NODE_MEMCPY, s0, 3, &d);
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 4, &e);
+    sg_node_add_access(g, a, arena, 0, 0x100000, SG_ACCESS_READ);
+    sg_node_add_access(g, a, small, 0, 4096, SG_ACCESS_UNKNOWN);
+    sg_node_add_access(g, b, arena, 0x100000, 0x40000000 - 0x100000, SG_ACCESS_UNKNOWN);
+    sg_node_add_access(g, c, arena, 0x40000000, 2 * GiB - 0x40000000, SG_ACCESS_UNKNOWN); /* open */
+    sg_node_add_access(g, d, arena, 0x7ff00000, 0x1000, SG_ACCESS_WRITE);
+    sg_node_add_access(g, d, other, 0, 4096, SG_ACCESS_READ);
+    sg_node_add_access(g, e, big_alloc, 0x1000, 2 * GiB - 0x1000, SG_ACCESS_UNKNOWN);
+    sg_arena_limits_t lim = {GiB, 64u << 20, 2u << 20};
+    char note[256];
+    assert_int_equal(sg_capture_split_arenas(g, &lim, note, sizeof note), 1);
+    assert_non_null(strstr(note, "1 allocation of 2.0 GiB"));
+    assert_non_null(strstr(note, "the 3 ranges the nodes reach"));
+    assert_non_null(strstr(note, "2 kernel accesses of unknown extent capped at 67108864 bytes"));
+    assert_int_equal(g->n_buffers, 6);
+    /* the others keep their order; the arena's ranges come last */
+    assert_int_equal(g->buffers[0].address, 0x10000);
+    assert_int_equal(g->buffers[1].address, 0x20000);
+    assert_int_equal(g->buffers[2].kind, SG_BUFFER_GRAPH_ALLOC); /* never split */
+    /* a (1 MiB) and b (capped to 64 MiB) merge; c's 64 MiB is its own */
+    assert_int_equal(g->buffers[3].address, base);
+    assert_int_equal(g->buffers[3].size, 0x100000 + (64u << 20));
+    assert_int_equal(g->buffers[4].address, base + 0x40000000);
+    assert_int_equal(g->buffers[4].size, 64u << 20);
+    assert_int_equal(g->buffers[5].address, base + 0x7ff00000);
+    assert_int_equal(g->buffers[5].size, 0x1000);
+    for (uint32_t i = 0; i < g->n_buffers; i++) {
+        char label[16];
+        snprintf(label, sizeof label, "b%u", i);
+        assert_string_equal(g->buffers[i].label, label);
+        assert_int_equal(g->buffers[i].id, i);
+    }
+    const sg_node_t *na = sg_graph_node(g, a), *nb = sg_graph_node(g, b), *nc = sg_graph_node(g, c);
+    const sg_node_t *nd = sg_graph_node(g, d), *ne = sg_graph_node(g, e);
+    assert_int_equal(na->accesses[0].buffer, 3);
+    assert_int_equal(na->accesses[0].offset, 0);
+    assert_int_equal(na->accesses[1].buffer, 0);
+    assert_int_equal(nb->accesses[0].buffer, 3);
+    assert_int_equal(nb->accesses[0].offset, 0x100000);
+    assert_int_equal(nb->accesses[0].size, 64u << 20);
+    assert_int_equal(nc->accesses[0].buffer, 4);
+    assert_int_equal(nc->accesses[0].offset, 0);
+    assert_int_equal(nc->accesses[0].size, 64u << 20);
+    assert_int_equal(nd->accesses[0].buffer, 5);
+    assert_int_equal(nd->accesses[0].offset, 0);
+    assert_int_equal(nd->accesses[1].buffer, 1);
+    assert_int_equal(ne->accesses[0].buffer, 2);
+    /* again: nothing left over the threshold that is reached only in places */
+    assert_int_equal(sg_capture_split_arenas(g, &lim, note, sizeof note), 0);
+    sg_graph_destroy(g);
+
+    /* reached everywhere, or named by a memory node: kept whole */
+    g = sg_graph_create();
+    sg_graph_add_stream(g, NULL, 0, &s0);
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, base, 2 * GiB, &arena);
+    sg_graph_add_node(g, SG_NODE_MEMSET, s0, 0, &a);
+    sg_node_add_access(g, a, arena, 0, 2 * GiB, SG_ACCESS_WRITE);
+    assert_int_equal(sg_capture_split_arenas(g, &lim, NULL, 0), 0);
+    sg_graph_add_node(g, SG_NODE_MEM_FREE, s0, 1, &b);
+    sg_graph_node(g, b)->u.mem.buffer = arena;
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 2, &c);
+    sg_node_add_access(g, c, arena, 0, 4096, SG_ACCESS_READ);
+    assert_int_equal(sg_capture_split_arenas(g, &lim, NULL, 0), 0);
+    assert_int_equal(g->n_buffers, 1);
+    sg_graph_destroy(g);
+}
+
 /* Open-ended kernel accesses are cut at the next entry into the buffer. */
 static void test_segment_extents(void **state)
 {
@@ -1031,6 +1119,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segment_extents),
+        cmocka_unit_test(test_split_arenas),
         cmocka_unit_test(test_memmap_basic),
         cmocka_unit_test(test_memmap_vmm_merge_and_split),
         cmocka_unit_test(test_memmap_random),
