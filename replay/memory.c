@@ -140,6 +140,22 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
     return SG_OK;
 }
 
+int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, char *err,
+                           size_t errlen)
+{
+    if (!size) return SG_OK;
+    SG_CU_TRY(sg_cu.cuMemcpyDtoH(dst, r->buf_addr[i], size), "reading a buffer back");
+    return SG_OK;
+}
+
+int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t size, char *err,
+                            size_t errlen)
+{
+    if (!size) return SG_OK;
+    SG_CU_TRY(sg_cu.cuMemcpyHtoD(r->buf_addr[i], src, size), "restoring a snapshot");
+    return SG_OK;
+}
+
 void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *total)
 {
     *same = 0;

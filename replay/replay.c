@@ -261,9 +261,9 @@ int sg_replay_restore(sg_replay_t *r, char *err, size_t errlen)
         size_t size = 0;
         int rc = read_snapshot(r, b, b->before_file, &data, &size, err, errlen);
         if (rc) return rc;
-        CUresult cr = size ? sg_cu.cuMemcpyHtoD(r->buf_addr[i], data, size) : CUDA_SUCCESS;
+        rc = sg_replay__write_buffer(r, i, data, size, err, errlen);
         free(data);
-        if (cr != CUDA_SUCCESS) return sg_replay__cu_fail(err, errlen, cr, "restoring a snapshot");
+        if (rc) return rc;
         if (size != b->size && r->opt.log)
             fprintf(r->opt.log,
                     "warning: the before-snapshot of %s holds %zu of its %" PRIu64
@@ -328,11 +328,10 @@ int sg_replay_validate(sg_replay_t *r, const sg_compare_options_t *o, sg_buffer_
             rc = sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
             break;
         }
-        CUresult cr = size ? sg_cu.cuMemcpyDtoH(got, r->buf_addr[i], size) : CUDA_SUCCESS;
-        if (cr != CUDA_SUCCESS) {
+        rc = sg_replay__read_buffer(r, i, got, size, err, errlen);
+        if (rc) {
             free(want);
             free(got);
-            rc = sg_replay__cu_fail(err, errlen, cr, "reading a buffer back");
             break;
         }
         sg_compare_buffers(got, want, size, o, &x->cmp);

@@ -294,6 +294,18 @@ typedef struct {
 int sg_replay_validate(sg_replay_t *r, const sg_compare_options_t *o, sg_buffer_check_t **out,
                        uint32_t *n_out, char *err, size_t errlen);
 
+/* After a mismatch: read every compared buffer, restore, launch again and
+ * compare the second replay with the first. differing > 0: the graph is not
+ * deterministic; 0: the replay is repeatable, so the difference from the
+ * capture comes from something the bundle does not hold. */
+typedef struct {
+    uint32_t compared, differing; /* buffers */
+    uint32_t first_buffer;        /* the first that differed */
+    uint64_t bytes_differing;
+    uint64_t max_ulp; /* float32 view, where the sizes allow */
+} sg_repeat_result_t;
+int sg_replay_repeat(sg_replay_t *r, sg_repeat_result_t *out, char *err, size_t errlen);
+
 /* Timed launches. Each launch is timed with its own pair of CUDA events,
  * after `warmup` untimed launches; samples_us (n entries) may be NULL.
  * With two replays, launches alternate in chunks so both see the same GPU

@@ -195,6 +195,12 @@ struct sg_replay {
 
 /* memory.c */
 int sg_replay__place(sg_replay_t *r, char *err, size_t errlen);
+/* The bytes of buffer i now (device or host memory, wherever it lives) /
+ * written from data. size is at most the buffer's. */
+int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, char *err,
+                           size_t errlen);
+int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t size, char *err,
+                            size_t errlen);
 /* reserve.c: give back the early reservations inside [base, base+size),
  * right before mapping it; returns how many were released. */
 uint32_t sg_replay__unreserve(uint64_t base, uint64_t size);

@@ -287,6 +287,33 @@ static bool print_validation(const sg_graph_t *g, const sg_buffer_check_t *c, ui
     return matched == compared;
 }
 
+/* A mismatch has two kinds of cause; a second replay tells them apart. */
+static void explain_mismatch(sg_replay_t *r, const sg_graph_t *g)
+{
+    char err[1024];
+    sg_repeat_result_t rep;
+    if (sg_replay_repeat(r, &rep, err, sizeof err) != SG_OK) {
+        printf("validate: could not replay a second time to find out why: %s\n", err);
+        return;
+    }
+    if (rep.differing) {
+        char u[48];
+        ulp_text(rep.max_ulp, u, sizeof u);
+        printf("validate: why: the graph is not deterministic: a second replay differs from the "
+               "first in %u of %u buffers (%s first; %" PRIu64 " bytes; as float32 at most %s): "
+               "floating-point atomics, split reductions or a race; no bit-exact comparison can "
+               "pass (compare with --tolerance ulp=N)\n",
+               rep.differing, rep.compared, g->buffers[rep.first_buffer].label,
+               rep.bytes_differing, u);
+    } else {
+        printf("validate: why: two replays agree with each other (%u buffers), so the replay is "
+               "repeatable but not what the program computed: the graph depends on something "
+               "the bundle does not hold (memory no snapshot covered, module state, work outside "
+               "the graph)\n",
+               rep.compared);
+    }
+}
+
 /* Nothing compared is not a pass: say why, from what each buffer lacks. */
 static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t *c, uint32_t n)
 {
@@ -579,6 +606,7 @@ static int run(int argc, char **argv)
             compared += checks[i].status != SG_CHECK_SKIPPED;
         if (!print_validation(g, checks, n, &a.cmp)) {
             exit_code = SG_EXIT_FINDING;
+            explain_mismatch(r, g);
         } else if (compared == 0) {
             print_nothing_compared(g, checks, n);
             exit_code = SG_EXIT_NOTHING_COMPARED;

@@ -110,6 +110,7 @@ step_fake() {
   expect "8 buffers compared: 8 match, 0 MISMATCH" || return 1
   run 1 "${fake[@]}" "$out/fake_corrupt.sgraph" --validate || return 1
   expect "b5 .*MISMATCH: 1 of 16384 bytes differ, first at byte 5461" || return 1
+  expect "why: two replays agree with each other" || return 1
   # The recorded range is kept free from the start: a driver that takes
   # address space at cuInit (FAKE_CUDA_OCCUPY) then lands elsewhere; without
   # the early reservation it takes the range and the buffers move.
