@@ -29,9 +29,17 @@ typedef struct bufmap {
     UT_hash_handle hh;
 } bufmap_t;
 
+/* A range of pageable host memory some copy of this graph reads or writes. */
+typedef struct {
+    uint64_t start, end;
+    uint32_t buffer;
+} host_range_t;
+
 typedef struct {
     sg_graph_t *root;
     bufmap_t *bufs;
+    host_range_t *host; /* pageable host buffers, by start */
+    uint32_t n_host, cap_host;
     sg_memmap_t graph_allocs; /* this graph's mem_alloc nodes */
     bufmap_t *alloc_bufs;
     const sg_override_t *ov; /* in-place changes of the exec being recorded */
@@ -89,12 +97,12 @@ static uint32_t find_buffer(bctx_t *b, uint64_t addr, uint64_t *offset, uint64_t
     return idx;
 }
 
-static void access_at(bctx_t *b, sg_graph_t *g, sg_node_id_t id, uint64_t addr, uint64_t bytes,
+static bool access_at(bctx_t *b, sg_graph_t *g, sg_node_id_t id, uint64_t addr, uint64_t bytes,
                       sg_access_mode_t mode, bool allow_lookup)
 {
     uint64_t off = 0, rest = 0;
     uint32_t buf = find_buffer(b, addr, &off, &rest, allow_lookup);
-    if (buf == SG_NONE) return;
+    if (buf == SG_NONE) return false;
     if (bytes == 0 || bytes > rest) bytes = rest;
     sg_node_t *n = sg_graph_node(g, id);
     for (uint32_t i = 0; i < n->n_accesses; i++) { /* one entry per (buffer, offset) */
@@ -102,10 +110,52 @@ static void access_at(bctx_t *b, sg_graph_t *g, sg_node_id_t id, uint64_t addr, 
         if (a->buffer == buf && a->offset == off) {
             if (bytes > a->size) a->size = bytes;
             a->mode |= mode;
-            return;
+            return true;
         }
     }
     sg_node_add_access(g, id, buf, off, bytes, mode);
+    return true;
+}
+
+/* A unified address the memory map does not know: plain host memory when
+ * the driver says it is no CUDA memory at all (a copy with
+ * cudaMemcpyDefault from a stack variable). */
+static bool pageable_host(uint64_t addr)
+{
+    __typeof__(&cuPointerGetAttribute) get = SG_REAL(cuPointerGetAttribute);
+    if (!get) return false;
+    CUmemorytype t = 0;
+    return get(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)addr) == CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The host side of a copy. Pinned memory is in the memory map; anything
+ * else is pageable memory of the program (a variable on its stack, a heap
+ * block), recorded as exactly the bytes copied: one buffer per range, grown
+ * when a later copy of the graph reaches past its end. */
+static void host_access(bctx_t *b, sg_graph_t *g, sg_node_id_t id, uint64_t addr, uint64_t len,
+                        sg_access_mode_t mode)
+{
+    uint64_t off = 0, rest = 0;
+    if (!addr || !len || addr + len < addr) return;
+    if (find_buffer(b, addr, &off, &rest, false) != SG_NONE) {
+        access_at(b, g, id, addr, len, mode, false);
+        return;
+    }
+    for (uint32_t i = 0; i < b->n_host; i++) {
+        host_range_t *h = &b->host[i];
+        if (addr < h->start || addr > h->end) continue;
+        if (addr + len > h->end) {
+            h->end = addr + len;
+            sg_graph_buffer(b->root, h->buffer)->size = h->end - h->start;
+        }
+        sg_node_add_access(g, id, h->buffer, addr - h->start, len, mode);
+        return;
+    }
+    uint32_t idx;
+    if (sg_graph_add_buffer(b->root, SG_BUFFER_HOST_PAGEABLE, addr, len, &idx)) return;
+    if (sg_array_grow((void **)&b->host, &b->cap_host, b->n_host + 1, sizeof *b->host) == SG_OK)
+        b->host[b->n_host++] = (host_range_t){addr, addr + len, idx};
+    sg_node_add_access(g, id, idx, 0, len, mode);
 }
 
 /* Bytes a 3-D copy or set spans from its first byte. */
@@ -335,8 +385,16 @@ static void fill_memcpy(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
     uint64_t src = c->src, dst = c->dst;
     uint64_t src_len = extent(c->width, c->height, c->depth, p.srcPitch, p.srcHeight);
     uint64_t dst_len = extent(c->width, c->height, c->depth, p.dstPitch, p.dstHeight);
-    if (src) access_at(b, g, id, src, src_len, SG_ACCESS_READ, true);
-    if (dst) access_at(b, g, id, dst, dst_len, SG_ACCESS_WRITE, true);
+    if (src && sh)
+        host_access(b, g, id, src, src_len, SG_ACCESS_READ);
+    else if (src && !access_at(b, g, id, src, src_len, SG_ACCESS_READ, true) &&
+             p.srcMemoryType == CU_MEMORYTYPE_UNIFIED && pageable_host(src))
+        host_access(b, g, id, src, src_len, SG_ACCESS_READ);
+    if (dst && dh)
+        host_access(b, g, id, dst, dst_len, SG_ACCESS_WRITE);
+    else if (dst && !access_at(b, g, id, dst, dst_len, SG_ACCESS_WRITE, true) &&
+             p.dstMemoryType == CU_MEMORYTYPE_UNIFIED && pageable_host(dst))
+        host_access(b, g, id, dst, dst_len, SG_ACCESS_WRITE);
 }
 
 static void fill_memset(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h)
@@ -708,6 +766,7 @@ sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, siz
         free(m);
     }
     sg_memmap_clear(&b.graph_allocs);
+    free(b.host);
     if (rc) {
         sg_graph_destroy(g);
         return NULL;

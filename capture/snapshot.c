@@ -26,6 +26,9 @@
 
 #include "graph/bundle.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 typedef struct snap_bundle {
     char *path;
     sg_graph_t *model; /* until snapshotted */
@@ -141,6 +144,21 @@ static void inflight_free(inflight_t *f)
     free(f);
 }
 
+/* Copy n bytes of this process at addr, refusing (not faulting on) what
+ * is not mapped: process_vm_readv on ourselves reports EFAULT instead. */
+static bool read_own_memory(void *dst, uint64_t addr, uint64_t n)
+{
+    uint64_t done = 0;
+    while (done < n) {
+        struct iovec local = {(char *)dst + done, (size_t)(n - done)};
+        struct iovec remote = {(void *)(uintptr_t)(addr + done), (size_t)(n - done)};
+        ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+        if (r <= 0) return false;
+        done += (uint64_t)r;
+    }
+    return true;
+}
+
 /* Copy buffer b of the model to a new host block, or NULL with a note. */
 static void *copy_out(inflight_t *f, sg_buffer_t *b, const char *when)
 {
@@ -157,6 +175,18 @@ static void *copy_out(inflight_t *f, sg_buffer_t *b, const char *when)
     if (!host) {
         set_note(b, "not snapshotted: out of host memory for %" PRIu64 " bytes", b->size);
         return NULL;
+    }
+    if (sg_buffer_kind_is_host(b->kind)) {
+        /* The program's own host memory: read it without trusting that it
+         * is still mapped (a crash here would be the program's). */
+        if (!read_own_memory(host, b->address, b->size)) {
+            free(host);
+            set_note(b, "not snapshotted: the host memory was not readable %s the launch",
+                     when);
+            return NULL;
+        }
+        f->budget -= b->size;
+        return host;
     }
     CUresult r = CUDA_ERROR_NOT_FOUND;
     __typeof__(&cuMemcpyDtoH_v2) copy = SG_REAL(cuMemcpyDtoH_v2);

@@ -79,6 +79,12 @@ static int place_host(sg_replay_t *r, uint32_t i, char *err, size_t errlen)
         return sg_replay__fail(err, errlen, SG_ENOMEM,
                                "cannot map %" PRIu64 " bytes of host memory", reg->size);
     s->host = p;
+    if (reg->pageable) {
+        /* The program's plain memory (a stack variable, a heap block): a
+         * copy node reads or writes it as host memory, exactly as it did. */
+        s->va = (CUdeviceptr)(uintptr_t)p;
+        return SG_OK;
+    }
     SG_CU_TRY(sg_cu.cuMemHostRegister(p, reg->size,
                                       CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE),
               "cuMemHostRegister");
@@ -126,7 +132,7 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
             continue;
         }
         if (buf->size == 0) continue;
-        bool host = buf->kind == SG_BUFFER_HOST_PINNED;
+        bool host = sg_buffer_kind_is_host(buf->kind);
         uint32_t k = sg_region_find(r->regions, r->n_regions, buf->address, buf->size, host);
         if (k == SG_NONE)
             return sg_replay__fail(err, errlen, SG_EINVAL, "buffer %s lies in no region (bug)",
@@ -140,10 +146,25 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
     return SG_OK;
 }
 
+/* Host buffers live in our own mapping: their bytes, or NULL for others. */
+static uint8_t *host_bytes(sg_replay_t *r, uint32_t i)
+{
+    const sg_buffer_t *b = &r->g->buffers[i];
+    if (!sg_buffer_kind_is_host(b->kind)) return NULL;
+    uint32_t k = sg_region_find(r->regions, r->n_regions, b->address, b->size, true);
+    if (k == SG_NONE || !r->rs[k].host) return NULL;
+    return (uint8_t *)r->rs[k].host + (b->address - r->regions[k].base);
+}
+
 int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, char *err,
                            size_t errlen)
 {
     if (!size) return SG_OK;
+    uint8_t *h = host_bytes(r, i);
+    if (h) {
+        memcpy(dst, h, size);
+        return SG_OK;
+    }
     SG_CU_TRY(sg_cu.cuMemcpyDtoH(dst, r->buf_addr[i], size), "reading a buffer back");
     return SG_OK;
 }
@@ -152,8 +173,22 @@ int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t 
                             size_t errlen)
 {
     if (!size) return SG_OK;
+    uint8_t *h = host_bytes(r, i);
+    if (h) {
+        memcpy(h, src, size);
+        return SG_OK;
+    }
     SG_CU_TRY(sg_cu.cuMemcpyHtoD(r->buf_addr[i], src, size), "restoring a snapshot");
     return SG_OK;
+}
+
+bool sg_replay__is_host_address(const sg_replay_t *r, uint64_t addr)
+{
+    for (uint32_t k = 0; k < r->n_regions; k++)
+        if (r->regions[k].host && r->rs[k].va && addr >= r->rs[k].va &&
+            addr < r->rs[k].va + r->regions[k].size)
+            return true;
+    return false;
 }
 
 void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *total)

@@ -159,6 +159,8 @@ int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_opti
         return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
     }
     rc = open_steps(r, err, errlen);
+    uint32_t n_influenced = 0;
+    if (!rc && r->opt.skip_host_nodes) rc = sg_replay_host_influenced(g, &r->influenced, &n_influenced);
     if (rc) {
         sg_replay_close(r);
         return rc;
@@ -202,6 +204,7 @@ void sg_replay_close(sg_replay_t *r)
     free(r->buf_addr);
     free(r->buf_place);
     free(r->buf_freed);
+    free(r->influenced);
     sg_reloc_map_free(&r->map);
     sg_reloc_report_free(&r->report);
     free(r->bundle);
@@ -308,6 +311,11 @@ int sg_replay_validate(sg_replay_t *r, const sg_compare_options_t *o, sg_buffer_
         if (!b->after_file) {
             snprintf(x->note, sizeof x->note, "no after-snapshot%s%s", b->snapshot_note ? ": " : "",
                      b->snapshot_note ? b->snapshot_note : "");
+            continue;
+        }
+        if (r->influenced && r->influenced[i]) {
+            snprintf(x->note, sizeof x->note,
+                     "may depend on a host callback that --host-nodes skip left out");
             continue;
         }
         if (r->buf_place[i] == SG_PLACE_GRAPH && (r->buf_freed[i] || !r->buf_addr[i])) {

@@ -49,11 +49,24 @@ typedef struct {
     uint32_t nodes_by_type[SG_NODE_TYPE_COUNT]; /* every level */
     uint32_t nodes;                             /* every level */
     uint32_t max_depth;                         /* 0 = no bodies */
+    uint32_t host_nodes_skipped;                /* with skip_host_nodes */
+    bool skip_host_nodes;                       /* how it was planned */
 } sg_replay_plan_t;
 
 /* Classify every node of g (bodies included). Returns 0 (the plan may still
  * hold blockers), SG_ENOMEM, or SG_ECYCLE when a graph is not a DAG. */
 int sg_replay_plan(const sg_graph_t *g, sg_replay_plan_t *plan);
+/* The same; with skip_host_nodes a host callback is a warning, not a
+ * blocker (replayed as an empty node, see sg_replay_host_influenced). */
+int sg_replay_plan_with(const sg_graph_t *g, bool skip_host_nodes, sg_replay_plan_t *plan);
+
+/* Buffers whose contents after a launch may depend on host callbacks that
+ * a replay skips: every host buffer (a callback may read or write it) and,
+ * from there, every buffer written by a node that runs after a host node
+ * and reads an influenced buffer. *out (malloc'd, one per buffer, NULL when
+ * the graph has no host node) is true for those. Returns 0 or SG_ENOMEM /
+ * SG_ECYCLE. */
+int sg_replay_host_influenced(const sg_graph_t *g, bool **out, uint32_t *n_influenced);
 void sg_replay_plan_free(sg_replay_plan_t *plan);
 
 /* Is this kernel name one that needs the original processes (NCCL)? */
@@ -68,7 +81,8 @@ bool sg_replay_kernel_needs_process(const char *mangled);
  * (the graph's own mem_alloc node creates them). */
 typedef struct {
     uint64_t base, size; /* aligned recorded range */
-    bool host;           /* pinned host memory (page granularity) */
+    bool host;           /* host memory (page granularity) */
+    bool pageable;       /* host memory that was not pinned: mapped, not registered */
     uint32_t n_buffers;  /* buffers inside */
 } sg_region_t;
 
@@ -231,6 +245,7 @@ typedef struct {
     uint64_t max_image_bytes; /* bound on a code image; 0 = 1 GiB */
     FILE *log;                /* warnings and reports; NULL = none */
     bool verbose;             /* full relocation report */
+    bool skip_host_nodes;     /* host callbacks become empty nodes (--host-nodes skip) */
 } sg_replay_options_t;
 
 typedef struct {

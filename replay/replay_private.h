@@ -187,6 +187,7 @@ struct sg_replay {
     sg_built_node_t *built;
     uint32_t n_built, cap_built;
     bool unfreed_alloc; /* a graph allocation outlives the launch */
+    bool *influenced;   /* per buffer, with skip_host_nodes: may depend on a skipped callback */
     bool launched;
     CUevent *bench_events; /* 2 per launch of one bench chunk */
     uint32_t n_bench_events;
@@ -201,6 +202,8 @@ int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, c
                            size_t errlen);
 int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t size, char *err,
                             size_t errlen);
+/* Does a (placed) address lie in host memory of this replay? */
+bool sg_replay__is_host_address(const sg_replay_t *r, uint64_t addr);
 /* reserve.c: give back the early reservations inside [base, base+size),
  * right before mapping it; returns how many were released. */
 uint32_t sg_replay__unreserve(uint64_t base, uint64_t size);

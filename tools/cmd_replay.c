@@ -38,6 +38,9 @@ static const char usage[] =
     "                      trace, one track per captured stream\n"
     "  --relocate          do not ask for the recorded addresses: place memory\n"
     "                      anywhere and relocate pointers (tests the fallback)\n"
+    "  --host-nodes skip   replay a graph with host callbacks without them (empty\n"
+    "                      nodes in their place); --validate then compares only what\n"
+    "                      no callback can have influenced, and says so\n"
     "  --no-reserve        do not reserve the recorded address ranges before CUDA\n"
     "                      loads (nor re-run without address randomization when\n"
     "                      one is already taken)\n"
@@ -67,7 +70,7 @@ static const char usage[] =
 
 typedef struct {
     const char *bundle, *vs, *trace;
-    bool validate, profile, relocate, force, timings, verbose, no_reserve;
+    bool validate, profile, relocate, force, timings, verbose, no_reserve, skip_host;
     sg_compare_options_t cmp;
     uint32_t bench, warmup, profile_launches;
     int device;
@@ -135,6 +138,14 @@ static int parse_args(int argc, char **argv, args_t *a)
             a->relocate = true;
         } else if (!strcmp(o, "--no-reserve")) {
             a->no_reserve = true;
+        } else if (!strcmp(o, "--host-nodes")) {
+            if (!v || (strcmp(v, "skip") && strcmp(v, "fail"))) {
+                sg_cli_error(CMD, "--host-nodes wants skip or fail (fail: in-process only, the "
+                                  "default)");
+                return -1;
+            }
+            a->skip_host = !strcmp(v, "skip");
+            i++;
         } else if (!strcmp(o, "--force")) {
             a->force = true;
         } else if (!strcmp(o, "--timings")) {
@@ -200,9 +211,9 @@ static void print_plan(const char *path, const sg_graph_t *g, const sg_replay_pl
 }
 
 static bool plan_or_report(const char *path, const sg_graph_t *g, sg_replay_plan_t *p, bool verbose,
-                           int *exit_code)
+                           bool skip_host, int *exit_code)
 {
-    int rc = sg_replay_plan(g, p);
+    int rc = sg_replay_plan_with(g, skip_host, p);
     if (rc) {
         sg_cli_error(CMD, "%s: %s", path, sg_strerror(rc));
         *exit_code = SG_EXIT_USAGE;
@@ -317,11 +328,13 @@ static void explain_mismatch(sg_replay_t *r, const sg_graph_t *g)
 /* Nothing compared is not a pass: say why, from what each buffer lacks. */
 static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t *c, uint32_t n)
 {
-    uint32_t internal = 0, capped = 0, none = 0, other = 0;
+    uint32_t internal = 0, capped = 0, none = 0, other = 0, host = 0;
     for (uint32_t i = 0; i < n; i++) {
         const sg_buffer_t *b = &g->buffers[c[i].buffer];
         const char *note = b->snapshot_note ? b->snapshot_note : "";
-        if (b->kind == SG_BUFFER_GRAPH_ALLOC &&
+        if (strstr(c[i].note, "--host-nodes skip"))
+            host++;
+        else if (b->kind == SG_BUFFER_GRAPH_ALLOC &&
             (strstr(c[i].note, "inside the graph") || strstr(note, "freed by the graph")))
             internal++;
         else if (strstr(note, "SGCAP_SNAPSHOT_MAX_BYTES"))
@@ -352,6 +365,11 @@ static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t 
     if (capped) {
         printf("%s%u buffer%s over the snapshot cap (SGCAP_SNAPSHOT_MAX_BYTES)", sep, capped,
                capped == 1 ? "" : "s");
+        sep = "; ";
+    }
+    if (host) {
+        printf("%s%u buffer%s may depend on the host callbacks left out (--host-nodes skip)", sep,
+               host, host == 1 ? "" : "s");
         sep = "; ";
     }
     if (other) printf("%s%u buffer%s not compared for other reasons (above)", sep, other,
@@ -542,7 +560,8 @@ static int start(const args_t *a, const char *path, const sg_graph_t *g, bool pr
                                .relocate = a->relocate,
                                .profile = profile,
                                .log = stderr,
-                               .verbose = a->verbose};
+                               .verbose = a->verbose,
+                               .skip_host_nodes = a->skip_host};
     int rc = sg_replay_open(path, g, &opt, out, err, sizeof err);
     if (rc) {
         sg_cli_error(CMD, "%s: %s%s", path,
@@ -572,14 +591,18 @@ static int run(int argc, char **argv)
 
     g = sg_cli_open_bundle(CMD, a.bundle);
     if (!g) return SG_EXIT_USAGE;
-    if (!plan_or_report(a.bundle, g, &plan, a.verbose, &exit_code)) goto out;
+    if (!plan_or_report(a.bundle, g, &plan, a.verbose, a.skip_host, &exit_code)) goto out;
+    if (plan.host_nodes_skipped)
+        printf("replay: %s: %u host callbacks left out (--host-nodes skip): what they may "
+               "influence is not compared\n",
+               a.bundle, plan.host_nodes_skipped);
     if (a.vs) {
         g2 = sg_cli_open_bundle(CMD, a.vs);
         if (!g2) {
             exit_code = SG_EXIT_USAGE;
             goto out;
         }
-        if (!plan_or_report(a.vs, g2, &plan2, a.verbose, &exit_code)) goto out;
+        if (!plan_or_report(a.vs, g2, &plan2, a.verbose, a.skip_host, &exit_code)) goto out;
     }
     reserve_early(&a, argv, g, g2);
     int rc = sg_replay_device_check(g, a.device, a.force, stderr, err, sizeof err);

@@ -58,7 +58,7 @@ done
 # into an existing graph, a conditional whose body is one kernel). The fake
 # driver refuses to list arrays for a count of 0, as driver 580 does: every
 # one must be recorded, with the topology the probe issued.
-for s in single independent one_empty to_graph xla conditional1 arena; do
+for s in single independent one_empty to_graph xla conditional1 arena host_copy; do
   out=$work/$s
   run "$s" "$out" "$s" || continue
   grep -q "summary: graphs: 1 seen, 1 recorded (0 by digest alone), 0 not recorded$" "$work/$s.stderr" || {
@@ -202,6 +202,28 @@ arena = [x for x in b if int(x["address"], 16) >= 0x7f0000000000 and x["size"] !
 assert all(x.get("after") and x.get("before") for x in b), b
 assert any("arenas" in p["summary"] for p in g["pass_log"]), g["pass_log"]
 assert sum(1 for x in b if x["size"] >= 64 << 20) == 2, b  # the capped kernel accesses
+EOF2
+fi
+
+# Host memory in copies: each pageable range is a host_pageable buffer of
+# exactly the bytes copied (format version 2), snapshotted from the
+# program's memory before and after the launch.
+out=$work/host_snap
+if SGCAP_SNAPSHOT=1 run host_snap "$out" host_copy; then
+  g=$(ls -d "$out"/*.sgraph | head -n 1)
+  if python3 - "$g" <<'EOF2'; then ok "host_copy: pageable ranges recorded and snapshotted"; else fail "host_copy: host buffers"; fi
+import json, os, subprocess, sys
+b = sys.argv[1]
+g = json.load(open(os.path.join(b, "graph.json")))
+assert g["version"] == 2, g["version"]
+host = sorted((x for x in g["buffers"] if x["kind"] == "host_pageable"), key=lambda x: x["size"])
+assert [x["size"] for x in host] == [8, 16, 64, 256], host
+want = {8: 0x33, 16: 0x44, 64: 0x11, 256: 0x22}
+for x in host:
+    for when in ("before", "after"):
+        data = subprocess.run(["zstd", "-dc", os.path.join(b, x[when])], check=True,
+                              capture_output=True).stdout
+        assert data == bytes([want[x["size"]]]) * x["size"], (x, when, data[:16])
 EOF2
 fi
 

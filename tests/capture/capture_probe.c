@@ -430,6 +430,33 @@ static CUgraph arena(void)
     return g;
 }
 
+/* Copies to and from the program's own host memory: a reduction result into
+ * a variable on the stack (D2H), a slice into a heap block (D2H),
+ * parameters from a heap block (H2D) and, with unified addressing
+ * (cudaMemcpyDefault), from another stack variable. The snapshot must hold
+ * their bytes: each is filled with a pattern the test knows. */
+static uint8_t *host_params, *host_slice;
+static CUgraph host_copy(void)
+{
+    static uint64_t result; /* stands for a stack variable: alive across the launch */
+    static uint32_t unified_src[4];
+    host_params = malloc(64);
+    host_slice = malloc(256);
+    memset(host_params, 0x11, 64);
+    memset(host_slice, 0x22, 256);
+    memset(&result, 0x33, sizeof result);
+    memset(unified_src, 0x44, sizeof unified_src);
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuMemcpyHtoDAsync_v2(a, host_params, 64, S[0]));
+    axpb(S[0], &b, &a, 2.0f, 1.0f);
+    CHECK(cuMemcpyDtoHAsync_v2(&result, b, sizeof result, S[0]));
+    CHECK(cuMemcpyDtoHAsync_v2(host_slice, b, 256, S[0]));
+    CHECK(cuMemcpyAsync(c, (CUdeviceptr)(uintptr_t)unified_src, sizeof unified_src, S[0]));
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
 typedef struct {
     const char *name;
     CUgraph (*make)(void);
@@ -444,6 +471,7 @@ static const scenario_t edgeless[] = {
     {"xla", xla, xla_expect},
     {"conditional1", conditional1, "explicit conditional\n"},
     {"arena", arena, "stream s0 kernel kernel\n"},
+    {"host_copy", host_copy, "stream s0 memcpy kernel memcpy memcpy memcpy\n"},
 };
 #define N_EDGELESS (sizeof edgeless / sizeof *edgeless)
 

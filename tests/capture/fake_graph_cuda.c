@@ -429,6 +429,40 @@ EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
     }
     return CUDA_SUCCESS;
 }
+static void copy_node(CUstream s, CUmemorytype dt, void *dh, CUdeviceptr dd, CUmemorytype st,
+                      const void *sh, CUdeviceptr sd, size_t n)
+{
+    fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+    if (!nd) return;
+    memset(&nd->memcpy, 0, sizeof nd->memcpy);
+    nd->memcpy.dstMemoryType = dt;
+    nd->memcpy.dstHost = dh;
+    nd->memcpy.dstDevice = dd;
+    nd->memcpy.srcMemoryType = st;
+    nd->memcpy.srcHost = sh;
+    nd->memcpy.srcDevice = sd;
+    nd->memcpy.WidthInBytes = n;
+    nd->memcpy.Height = 1;
+    nd->memcpy.Depth = 1;
+}
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    copy_node(s, CU_MEMORYTYPE_HOST, dst, 0, CU_MEMORYTYPE_DEVICE, NULL, src, n);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    copy_node(s, CU_MEMORYTYPE_DEVICE, NULL, dst, CU_MEMORYTYPE_HOST, src, 0, n);
+    return CUDA_SUCCESS;
+}
+/* Like the driver: no CUDA memory at all is an invalid value. */
+EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    if (a != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return CUDA_ERROR_NOT_SUPPORTED;
+    if (p < 0x7f0000000000ull || p >= next_addr) return CUDA_ERROR_INVALID_VALUE;
+    *(CUmemorytype *)data = CU_MEMORYTYPE_DEVICE;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
 {
     fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_HOST);

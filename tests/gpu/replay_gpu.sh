@@ -132,6 +132,25 @@ step_fake() {
   else
     echo "  (personality(ADDR_NO_RANDOMIZE) refused here: re-run not tested)"
   fi
+  # Pageable host memory in a copy node: allocated at its address, restored,
+  # and compared like any buffer.
+  run 0 "$fb" "$out/fake_host.sgraph" --host || return 1
+  run 0 "${fake[@]}" "$out/fake_host.sgraph" --validate || return 1
+  expect "9 buffers at their recorded addresses, 0 relocated" || return 1
+  expect "b8 +64 B +match" || return 1
+  expect "9 buffers compared: 9 match, 0 MISMATCH" || return 1
+  run 0 "${fake[@]}" "$out/fake_host.sgraph" --validate --relocate || return 1
+  expect "9 buffers compared: 9 match, 0 MISMATCH" || return 1
+  # A host callback: in-process only, unless --host-nodes skip, which then
+  # leaves out what the callback may influence (the host buffer) and says so.
+  run 0 "$fb" "$out/fake_hostnode.sgraph" --host-node || return 1
+  run 1 "${fake[@]}" "$out/fake_hostnode.sgraph" --validate || return 1
+  expect "in-process only" || return 1
+  expect "--host-nodes skip replays without it" || return 1
+  run 0 "${fake[@]}" "$out/fake_hostnode.sgraph" --validate --host-nodes skip || return 1
+  expect "1 host callbacks left out" || return 1
+  expect "b8 .*not compared: may depend on a host callback that --host-nodes skip left out" || return 1
+  expect "8 buffers compared: 8 match, 0 MISMATCH; 1 not compared" || return 1
   run 0 "${fake[@]}" "$out/fake.sgraph" --bench 50 || return 1
   expect "median [0-9.]+ us per launch \(50 launches" || return 1
   run 0 "${fake[@]}" "$out/fake.sgraph" --vs "$out/fake_alloc.sgraph" --bench 20 || return 1

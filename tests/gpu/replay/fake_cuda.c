@@ -352,13 +352,15 @@ static CUresult f_cuGraphLaunch(CUgraphExec e, CUstream s)
             }
         } else if (f->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
             const CUDA_MEMCPY3D *m = &f->memcpy;
+            uintptr_t dst = m->dstMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)m->dstHost
+                                                                    : (uintptr_t)m->dstDevice;
+            uintptr_t src = m->srcMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)m->srcHost
+                                                                    : (uintptr_t)m->srcDevice;
             for (size_t z = 0; z < m->Depth; z++)
                 for (size_t y = 0; y < m->Height; y++)
-                    memmove(
-                        (void *)(uintptr_t)(m->dstDevice + (z * m->dstHeight + y) * m->dstPitch),
-                        (const void *)(uintptr_t)(m->srcDevice +
-                                                  (z * m->srcHeight + y) * m->srcPitch),
-                        m->WidthInBytes);
+                    memmove((void *)(dst + (z * m->dstHeight + y) * m->dstPitch),
+                            (const void *)(src + (z * m->srcHeight + y) * m->srcPitch),
+                            m->WidthInBytes);
         }
     }
     return CUDA_SUCCESS;
