@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uthash.h>
@@ -47,6 +48,9 @@ typedef struct dir_ent {
 static struct {
     char root[4096];
     bool root_set;
+    struct timespec scanned_mtime; /* the root's mtime at the last scan */
+    time_t scanned_at;              /* when it was (wall clock) */
+    bool scanned;
     char **dirs; /* directory names under root, in index order */
     uint32_t n_dirs, cap_dirs;
     dir_ent_t *seen;
@@ -141,10 +145,23 @@ static void index_add(const char *stem, uint32_t dir)
     e->dirs[e->n++] = dir;
 }
 
-/* Read the cache directories not indexed yet. */
+/* Read the cache directories not indexed yet. The root's mtime changes
+ * when Triton adds a directory: unchanged since the last scan, nothing is
+ * new (programs that load many cubins Triton never made, XLA's, pay one
+ * stat per load). */
 static void index_new_dirs(void)
 {
     if (!T.root[0]) return;
+    struct stat st;
+    if (stat(T.root, &st) != 0) return;
+    /* a coarse file-system clock can hide a change made in the tick of
+     * the last scan: trust an unchanged mtime only once it is old */
+    if (T.scanned && st.st_mtim.tv_sec == T.scanned_mtime.tv_sec &&
+        st.st_mtim.tv_nsec == T.scanned_mtime.tv_nsec && T.scanned_at > st.st_mtim.tv_sec + 1)
+        return;
+    T.scanned = true;
+    T.scanned_mtime = st.st_mtim;
+    T.scanned_at = time(NULL);
     DIR *d = opendir(T.root);
     if (!d) return;
     struct dirent *de;
