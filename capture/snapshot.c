@@ -26,6 +26,8 @@
 
 #include "graph/bundle.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -153,10 +155,33 @@ static bool read_own_memory(void *dst, uint64_t addr, uint64_t n)
         struct iovec local = {(char *)dst + done, (size_t)(n - done)};
         struct iovec remote = {(void *)(uintptr_t)(addr + done), (size_t)(n - done)};
         ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-        if (r <= 0) return false;
-        done += (uint64_t)r;
+        if (r > 0) {
+            done += (uint64_t)r;
+            continue;
+        }
+        if (r < 0 && (errno == ENOSYS || errno == EPERM)) break; /* a sandbox: the pipe way */
+        return false;
     }
-    return true;
+    if (done == n) return true;
+    /* Through a pipe: write(2) reads our memory in the kernel, which says
+     * EFAULT instead of faulting. */
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return false;
+    bool ok = true;
+    while (ok && done < n) {
+        size_t chunk = n - done < 65536 ? (size_t)(n - done) : 65536;
+        ssize_t w = write(p[1], (const void *)(uintptr_t)(addr + done), chunk);
+        ok = w > 0;
+        for (ssize_t got = 0; ok && got < w;) {
+            ssize_t rr = read(p[0], (char *)dst + done + got, (size_t)(w - got));
+            ok = rr > 0;
+            got += rr > 0 ? rr : 0;
+        }
+        if (ok) done += (uint64_t)w;
+    }
+    close(p[0]);
+    close(p[1]);
+    return ok && done == n;
 }
 
 /* Copy buffer b of the model to a new host block, or NULL with a note. */
