@@ -842,14 +842,23 @@ static void exec_refresh(CUgraphExec exec)
 
 static void cond_node_added(sg_call_t *c)
 {
-    sg_args_cuGraphAddNode_v2_t *a = SG_CALL_ARGS(c, cuGraphAddNode_v2);
-    if (!a->nodeParams || !a->phGraphNode || a->nodeParams->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
-        return;
-    const CUDA_CONDITIONAL_NODE_PARAMS *p = &a->nodeParams->conditional;
+    /* cuGraphAddNode (no edge data) and _v2 differ only there */
+    CUgraphNode *out;
+    CUgraph graph;
+    CUgraphNodeParams *np;
+    if (c->proto == SG_FN_cuGraphAddNode) {
+        sg_args_cuGraphAddNode_t *a = SG_CALL_ARGS(c, cuGraphAddNode);
+        out = a->phGraphNode, graph = a->hGraph, np = a->nodeParams;
+    } else {
+        sg_args_cuGraphAddNode_v2_t *a = SG_CALL_ARGS(c, cuGraphAddNode_v2);
+        out = a->phGraphNode, graph = a->hGraph, np = a->nodeParams;
+    }
+    if (!np || !out || np->type != CU_GRAPH_NODE_TYPE_CONDITIONAL) return;
+    const CUDA_CONDITIONAL_NODE_PARAMS *p = &np->conditional;
     sg_cond_info_t *ci = calloc(1, sizeof *ci);
     if (!ci) return;
-    ci->node = (uint64_t)(uintptr_t)*a->phGraphNode;
-    ci->graph = (uint64_t)(uintptr_t)a->hGraph;
+    ci->node = (uint64_t)(uintptr_t)*out;
+    ci->graph = (uint64_t)(uintptr_t)graph;
     ci->type = (uint32_t)p->type;
     ci->handle = (uint64_t)p->handle;
     ci->n_bodies = p->phGraph_out ? p->size : 0;
@@ -972,6 +981,7 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
         graph_instantiated(SG_CALL_ARGS(c, cuGraphExecUpdate_v2)->hGraphExec,
                            SG_CALL_ARGS(c, cuGraphExecUpdate_v2)->hGraph, "cuGraphExecUpdate");
         break;
+    case SG_FN_cuGraphAddNode:
     case SG_FN_cuGraphAddNode_v2:
         cond_node_added(c);
         break;
