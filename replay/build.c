@@ -259,18 +259,19 @@ static int memcpy_params(build_t *b, const sg_node_t *n, const char *path, CUgra
     CUDA_MEMCPY3D *m = &p->memcpy.copyParams;
     /* Device memory by unified address; host memory (pinned or pageable)
      * named as host memory, which a pageable range needs. */
-    if (sg_replay__is_host_address(b->r, src)) {
+    void *host_src = sg_replay__host_pointer(b->r, src), *host_dst = sg_replay__host_pointer(b->r, dst);
+    if (host_src) {
         m->srcMemoryType = CU_MEMORYTYPE_HOST;
-        m->srcHost = (const void *)(uintptr_t)src;
+        m->srcHost = host_src;
     } else {
         m->srcMemoryType = CU_MEMORYTYPE_UNIFIED;
         m->srcDevice = src;
     }
     m->srcPitch = c->src_pitch ? c->src_pitch : c->width;
     m->srcHeight = at_least_1(c->height);
-    if (sg_replay__is_host_address(b->r, dst)) {
+    if (host_dst) {
         m->dstMemoryType = CU_MEMORYTYPE_HOST;
-        m->dstHost = (void *)(uintptr_t)dst;
+        m->dstHost = host_dst;
     } else {
         m->dstMemoryType = CU_MEMORYTYPE_UNIFIED;
         m->dstDevice = dst;

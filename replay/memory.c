@@ -182,13 +182,13 @@ int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t 
     return SG_OK;
 }
 
-bool sg_replay__is_host_address(const sg_replay_t *r, uint64_t addr)
+void *sg_replay__host_pointer(const sg_replay_t *r, uint64_t addr)
 {
     for (uint32_t k = 0; k < r->n_regions; k++)
-        if (r->regions[k].host && r->rs[k].va && addr >= r->rs[k].va &&
+        if (r->regions[k].host && r->rs[k].va && r->rs[k].host && addr >= r->rs[k].va &&
             addr < r->rs[k].va + r->regions[k].size)
-            return true;
-    return false;
+            return (uint8_t *)r->rs[k].host + (addr - r->rs[k].va);
+    return NULL;
 }
 
 void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *total)

@@ -202,8 +202,9 @@ int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, c
                            size_t errlen);
 int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t size, char *err,
                             size_t errlen);
-/* Does a (placed) address lie in host memory of this replay? */
-bool sg_replay__is_host_address(const sg_replay_t *r, uint64_t addr);
+/* The host pointer of a (placed) address in host memory of this replay
+ * (its device alias may differ), or NULL for device memory. */
+void *sg_replay__host_pointer(const sg_replay_t *r, uint64_t addr);
 /* reserve.c: give back the early reservations inside [base, base+size),
  * right before mapping it; returns how many were released. */
 uint32_t sg_replay__unreserve(uint64_t base, uint64_t size);
