@@ -208,8 +208,7 @@ int sg_capture_split_arenas(sg_graph_t *g, const sg_arena_limits_t *lim, char *n
         uint64_t base = buf->address;
         sg_buffer_kind_t kind = buf->kind;
         for (size_t i = 0; i < m && rc == SG_OK; i++)
-            rc = sg_graph_add_buffer(g, kind, base + s.v[i].start, s.v[i].end - s.v[i].start,
-                                     NULL);
+            rc = sg_graph_add_buffer(g, kind, base + s.v[i].start, s.v[i].end - s.v[i].start, NULL);
         if (rc) break;
         repoint(g, b, s.v, m, first);
         gone[b] = true;

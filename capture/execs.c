@@ -38,9 +38,9 @@ struct sg_override {
 };
 
 typedef struct exec_entry {
-    uint64_t exec;  /* key */
-    uint64_t graph; /* what it was instantiated/updated from; 0 once destroyed */
-    bool dirty;     /* changed in place since it was last recorded */
+    uint64_t exec;          /* key */
+    uint64_t graph;         /* what it was instantiated/updated from; 0 once destroyed */
+    bool dirty;             /* changed in place since it was last recorded */
     char unrecordable[160]; /* set: changed in a way the model cannot express */
     sg_override_t *ov;
     UT_hash_handle hh;
@@ -130,7 +130,8 @@ static int copy_kernel(sg_override_t *o, const CUDA_KERNEL_NODE_PARAMS *p)
         o->args = calloc(ki->n_params ? ki->n_params : 1, sizeof *o->args);
         if (!o->bytes || !o->args) return SG_ENOMEM;
         for (uint32_t i = 0; i < ki->n_params; i++) {
-            if (p->kernelParams[i]) memcpy(o->bytes + ki->offs[i], p->kernelParams[i], ki->sizes[i]);
+            if (p->kernelParams[i])
+                memcpy(o->bytes + ki->offs[i], p->kernelParams[i], ki->sizes[i]);
             o->args[i] = o->bytes + ki->offs[i];
         }
         o->kernel.kernelParams = o->args;
@@ -337,8 +338,9 @@ int sg_execs_pending(CUgraphExec exec, CUgraph *graph, sg_override_t **ov, char 
             snprintf(why, n, "%s", e->unrecordable);
             rc = -1;
         } else if (!e->graph) {
-            snprintf(why, n, "its graph was destroyed before the change, so it cannot be read "
-                             "again");
+            snprintf(why, n,
+                     "its graph was destroyed before the change, so it cannot be read "
+                     "again");
             rc = -1;
         } else {
             bool ok;
@@ -356,8 +358,7 @@ int sg_execs_pending(CUgraphExec exec, CUgraph *graph, sg_override_t **ov, char 
     return rc;
 }
 
-const sg_override_t *sg_execs_override(const sg_override_t *ov, uint64_t node,
-                                       CUgraphNodeType type)
+const sg_override_t *sg_execs_override(const sg_override_t *ov, uint64_t node, CUgraphNodeType type)
 {
     const sg_override_t *o = NULL;
     HASH_FIND(hh, ov, &node, sizeof node, o);

@@ -83,7 +83,7 @@ static int kernel_part(XXH3_state_t *h, CUgraphNode node, const sg_override_t *o
     const sg_kinfo_t *ki = sg_kinfo_get(p.func, p.kern);
     put_u64(h, (uint64_t)(uintptr_t)p.func);
     put_u64(h, (uint64_t)(uintptr_t)p.kern);
-    uint32_t geo[7] = {p.gridDimX,  p.gridDimY,  p.gridDimZ,     p.blockDimX,
+    uint32_t geo[7] = {p.gridDimX,  p.gridDimY,  p.gridDimZ,      p.blockDimX,
                        p.blockDimY, p.blockDimZ, p.sharedMemBytes};
     put(h, geo, sizeof geo);
     if (p.kernelParams) {
@@ -256,7 +256,9 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
                          index_get(&idx, (uint64_t)(uintptr_t)to[i]),
                          (uint32_t)ed[i].from_port | (uint32_t)ed[i].to_port << 8 |
                              (uint32_t)ed[i].type << 16,
-                         kind, event, 0};
+                         kind,
+                         event,
+                         0};
         put(h, e, sizeof e);
     }
     out->digest = XXH3_64bits_digest(h);

@@ -206,8 +206,7 @@ static void *copy_out(inflight_t *f, sg_buffer_t *b, const char *when)
          * is still mapped (a crash here would be the program's). */
         if (!read_own_memory(host, b->address, b->size)) {
             free(host);
-            set_note(b, "not snapshotted: the host memory was not readable %s the launch",
-                     when);
+            set_note(b, "not snapshotted: the host memory was not readable %s the launch", when);
             return NULL;
         }
         f->budget -= b->size;

@@ -49,7 +49,7 @@ static struct {
     char root[4096];
     bool root_set;
     struct timespec scanned_mtime; /* the root's mtime at the last scan */
-    time_t scanned_at;              /* when it was (wall clock) */
+    time_t scanned_at;             /* when it was (wall clock) */
     bool scanned;
     char **dirs; /* directory names under root, in index order */
     uint32_t n_dirs, cap_dirs;

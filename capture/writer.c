@@ -127,9 +127,8 @@ static bool start_thread(void)
     return W.started;
 }
 
-int sg_writer_submit(sg_graph_t *g, const char *path, const sg_bundle_blob_t *blobs,
-                     size_t n_blobs, unsigned flags, void **owned, size_t n_owned,
-                     const char *what)
+int sg_writer_submit(sg_graph_t *g, const char *path, const sg_bundle_blob_t *blobs, size_t n_blobs,
+                     unsigned flags, void **owned, size_t n_owned, const char *what)
 {
     job_t *j = calloc(1, sizeof *j);
     if (j) {

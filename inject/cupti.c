@@ -84,9 +84,11 @@ typedef struct {
 #include "inject/hooks.def"
 #undef SG_HOOK
 
-#define SG_CB_ENTRY(ret, fam, flav, hs, st, name, proto, ...)                                      \
-    [CUPTI_DRIVER_TRACE_CBID_##name] = {SG_FN_##name,   SG_FN_##proto, SG_FAMILY_##fam, flav, hs, \
-                                        1,              cb_stream_##name},
+// clang-format off
+#define SG_CB_ENTRY(ret, fam, flav, hs, st, name, proto, ...) \
+    [CUPTI_DRIVER_TRACE_CBID_##name] = \
+        {SG_FN_##name, SG_FN_##proto, SG_FAMILY_##fam, flav, hs, 1, cb_stream_##name},
+// clang-format on
 #define SG_HOOK(ret, fam, flav, hs_st, name, ...)                                                  \
     SG_CB_ONLY_##ret(SG_CB_APPLY, SG_CB_ENTRY, ret, fam, flav, hs_st, name, __VA_ARGS__)
 static const cb_entry_t by_cbid[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
@@ -144,20 +146,47 @@ static __thread int tls_top;
 static void observe(sg_phase_t phase, sg_call_t *c)
 {
     switch ((sg_family_t)c->family) {
-    case SG_FAMILY_CAPTURE: sg_observe_capture(phase, c); break;
-    case SG_FAMILY_CAPINFO: sg_observe_capinfo(phase, c); break;
-    case SG_FAMILY_EVENT: sg_observe_event(phase, c); break;
-    case SG_FAMILY_WAIT: sg_observe_wait(phase, c); break;
-    case SG_FAMILY_LAUNCH: sg_observe_launch(phase, c); break;
-    case SG_FAMILY_COPY: sg_observe_copy(phase, c); break;
-    case SG_FAMILY_MEMSET: sg_observe_memset(phase, c); break;
-    case SG_FAMILY_ALLOC: sg_observe_alloc(phase, c); break;
-    case SG_FAMILY_FREE: sg_observe_free(phase, c); break;
-    case SG_FAMILY_POOL: sg_observe_pool(phase, c); break;
-    case SG_FAMILY_GRAPH: sg_observe_graph(phase, c); break;
-    case SG_FAMILY_MODULE: sg_observe_module(phase, c); break;
-    case SG_FAMILY_SYNC: sg_observe_sync(phase, c); break;
-    default: break;
+    case SG_FAMILY_CAPTURE:
+        sg_observe_capture(phase, c);
+        break;
+    case SG_FAMILY_CAPINFO:
+        sg_observe_capinfo(phase, c);
+        break;
+    case SG_FAMILY_EVENT:
+        sg_observe_event(phase, c);
+        break;
+    case SG_FAMILY_WAIT:
+        sg_observe_wait(phase, c);
+        break;
+    case SG_FAMILY_LAUNCH:
+        sg_observe_launch(phase, c);
+        break;
+    case SG_FAMILY_COPY:
+        sg_observe_copy(phase, c);
+        break;
+    case SG_FAMILY_MEMSET:
+        sg_observe_memset(phase, c);
+        break;
+    case SG_FAMILY_ALLOC:
+        sg_observe_alloc(phase, c);
+        break;
+    case SG_FAMILY_FREE:
+        sg_observe_free(phase, c);
+        break;
+    case SG_FAMILY_POOL:
+        sg_observe_pool(phase, c);
+        break;
+    case SG_FAMILY_GRAPH:
+        sg_observe_graph(phase, c);
+        break;
+    case SG_FAMILY_MODULE:
+        sg_observe_module(phase, c);
+        break;
+    case SG_FAMILY_SYNC:
+        sg_observe_sync(phase, c);
+        break;
+    default:
+        break;
     }
 }
 
@@ -182,8 +211,8 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain domain, CUpti_
         c->flavour = (sg_flavour_t)e->flavour;
         c->has_stream = e->has_stream;
         if (c->has_stream)
-            c->stream = sg_inject_canonical_stream(e->stream(cb->functionParams),
-                                                   (sg_flavour_t)e->flavour);
+            c->stream =
+                sg_inject_canonical_stream(e->stream(cb->functionParams), (sg_flavour_t)e->flavour);
         /* read-only under CUPTI: observers that would change arguments
          * (optimize) cannot work this way */
         c->args = (void *)cb->functionParams;

@@ -259,7 +259,8 @@ static int memcpy_params(build_t *b, const sg_node_t *n, const char *path, CUgra
     CUDA_MEMCPY3D *m = &p->memcpy.copyParams;
     /* Device memory by unified address; host memory (pinned or pageable)
      * named as host memory, which a pageable range needs. */
-    void *host_src = sg_replay__host_pointer(b->r, src), *host_dst = sg_replay__host_pointer(b->r, dst);
+    void *host_src = sg_replay__host_pointer(b->r, src),
+         *host_dst = sg_replay__host_pointer(b->r, dst);
     if (host_src) {
         m->srcMemoryType = CU_MEMORYTYPE_HOST;
         m->srcHost = host_src;

@@ -23,8 +23,7 @@ static bool has_host_node(const sg_graph_t *g)
         const sg_node_t *n = sg_graph_node(g, i);
         if (!n) continue;
         if (n->type == SG_NODE_HOST) return true;
-        if (n->type == SG_NODE_CHILD_GRAPH && n->u.child && has_host_node(n->u.child))
-            return true;
+        if (n->type == SG_NODE_CHILD_GRAPH && n->u.child && has_host_node(n->u.child)) return true;
         for (uint32_t b = 0; n->type == SG_NODE_CONDITIONAL && b < n->u.cond.n_bodies; b++)
             if (has_host_node(n->u.cond.bodies[b])) return true;
     }
@@ -89,8 +88,8 @@ int sg_replay_host_influenced(const sg_graph_t *g, bool **out, uint32_t *n_influ
         return SG_ENOMEM;
     }
     for (uint32_t b = 0; b < g->n_buffers; b++)
-        t[b] = sg_buffer_kind_is_host(g->buffers[b].kind) ||
-               g->buffers[b].kind == SG_BUFFER_MANAGED;
+        t[b] =
+            sg_buffer_kind_is_host(g->buffers[b].kind) || g->buffers[b].kind == SG_BUFFER_MANAGED;
     for (uint32_t k = 0; k < n; k++) {
         const sg_node_t *x = sg_graph_node(g, order[k]);
         bool host = x->type == SG_NODE_HOST;

@@ -160,7 +160,8 @@ int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_opti
     }
     rc = open_steps(r, err, errlen);
     uint32_t n_influenced = 0;
-    if (!rc && r->opt.skip_host_nodes) rc = sg_replay_host_influenced(g, &r->influenced, &n_influenced);
+    if (!rc && r->opt.skip_host_nodes)
+        rc = sg_replay_host_influenced(g, &r->influenced, &n_influenced);
     if (rc) {
         sg_replay_close(r);
         return rc;

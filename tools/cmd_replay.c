@@ -314,8 +314,8 @@ static void explain_mismatch(sg_replay_t *r, const sg_graph_t *g)
                "first in %u of %u buffers (%s first; %" PRIu64 " bytes; as float32 at most %s): "
                "floating-point atomics, split reductions or a race; no bit-exact comparison can "
                "pass (compare with --tolerance ulp=N)\n",
-               rep.differing, rep.compared, g->buffers[rep.first_buffer].label,
-               rep.bytes_differing, u);
+               rep.differing, rep.compared, g->buffers[rep.first_buffer].label, rep.bytes_differing,
+               u);
     } else {
         printf("validate: why: two replays agree with each other (%u buffers), so the replay is "
                "repeatable but not what the program computed: the graph depends on something "
@@ -335,7 +335,7 @@ static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t 
         if (strstr(c[i].note, "--host-nodes skip"))
             host++;
         else if (b->kind == SG_BUFFER_GRAPH_ALLOC &&
-            (strstr(c[i].note, "inside the graph") || strstr(note, "freed by the graph")))
+                 (strstr(c[i].note, "inside the graph") || strstr(note, "freed by the graph")))
             internal++;
         else if (strstr(note, "SGCAP_SNAPSHOT_MAX_BYTES"))
             capped++;
@@ -372,8 +372,9 @@ static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t 
                host, host == 1 ? "" : "s");
         sep = "; ";
     }
-    if (other) printf("%s%u buffer%s not compared for other reasons (above)", sep, other,
-                      other == 1 ? "" : "s");
+    if (other)
+        printf("%s%u buffer%s not compared for other reasons (above)", sep, other,
+               other == 1 ? "" : "s");
     putchar('\n');
 }
 

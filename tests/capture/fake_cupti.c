@@ -22,7 +22,8 @@ static unsigned char enabled[CUPTI_DRIVER_TRACE_CBID_SIZE];
 EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb, void *ud)
 {
     /* FAKE_CUPTI_BUSY: a profiler subscribed first */
-    if (subscriber || getenv("FAKE_CUPTI_BUSY")) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    if (subscriber || getenv("FAKE_CUPTI_BUSY"))
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     subscriber = cb;
     subscriber_data = ud;
     *sub = (CUpti_SubscriberHandle)&subscriber;
