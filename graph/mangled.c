@@ -1081,15 +1081,20 @@ int sg_kernel_const_pointer_params(const char *mangled, uint32_t n_params, bool 
     size_t len = strnlen(mangled, SG_MANGLED_MAX_INPUT + 1);
     if (len > SG_MANGLED_MAX_INPUT) return -1;
 
+    /* One allocation: every node consumes at least one character of the
+     * name, and so does every substitution candidate and parameter. */
     mp_t p = {.s = mangled, .len = len, .pos = 2};
-    p.cap_nodes = 2 * len + 16;
+    p.cap_nodes = len + 16;
     p.cap_subs = len + 16;
-    p.nodes = malloc(p.cap_nodes * sizeof *p.nodes);
-    p.subs = malloc(p.cap_subs * sizeof *p.subs);
-    const mnode_t **params = malloc((len + 1) * sizeof *params);
-    bool *tmp = malloc(SG_MANGLED_MAX_PARAMS * sizeof *tmp);
+    size_t bytes = p.cap_nodes * sizeof *p.nodes + p.cap_subs * sizeof *p.subs +
+                   (len + 1) * sizeof(const mnode_t *) + SG_MANGLED_MAX_PARAMS * sizeof(bool);
+    void *block = malloc(bytes);
     int rc = -1;
-    if (!p.nodes || !p.subs || !params || !tmp) goto out;
+    if (!block) return -1;
+    p.nodes = block;
+    p.subs = (const mnode_t **)(p.nodes + p.cap_nodes);
+    const mnode_t **params = p.subs + p.cap_subs;
+    bool *tmp = (bool *)(params + len + 1);
 
     const mnode_t *targs = NULL;
     bool is_template = false, no_return = false;
@@ -1117,9 +1122,6 @@ int sg_kernel_const_pointer_params(const char *mangled, uint32_t n_params, bool 
         ro[i] = tmp[i];
     rc = 0;
 out:
-    free(p.nodes);
-    free(p.subs);
-    free(params);
-    free(tmp);
+    free(block);
     return rc;
 }
