@@ -174,3 +174,14 @@ extern "C" __global__ void stencil3(float *y, const float *x, long n)
         y[i] = l + x[i] + r;
     }
 }
+
+/* Returns before a barrier that the other threads reach (refusal rule 4). */
+extern "C" __global__ void early_ret_barrier(float *y, const float *x, int n)
+{
+    __shared__ float t[128];
+    int i = blockIdx.x * 128 + threadIdx.x;
+    if (i >= n) return;
+    t[threadIdx.x] = x[i];
+    __syncthreads();
+    y[i] = t[127 - threadIdx.x];
+}
