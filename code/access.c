@@ -97,7 +97,6 @@ typedef struct {
     uint32_t *cond_hash;    /* 4096 buckets */
     /* blocks */
     state_t *st;            /* out-state per block */
-    uint32_t *scratch;      /* T slots */
     uint32_t *idom, *ipdom; /* (post-)dominators; ipdom: n_blocks = the exit */
     bool *in_exact;         /* in-state of each block is exact (last pass) */
     uint32_t *loop_of;      /* innermost loop per block */
@@ -494,9 +493,7 @@ static bool is_uniform_expr(const sg_access_expr_t *e)
 static uint32_t push_expr(ctx_t *c, const sg_access_expr_t *e)
 {
     sg_access_kernel_t *k = c->out;
-    uint32_t cap = k->n_exprs;
-    /* grow by powers of two: capacity is implied by n */
-    uint32_t want = k->n_exprs + 1;
+    /* grown by powers of two: the capacity is implied by the count */
     if ((k->n_exprs & (k->n_exprs - 1)) == 0 || k->n_exprs == 0) {
         uint32_t nc = k->n_exprs ? k->n_exprs * 2 : 8;
         void *p = realloc(k->exprs, (size_t)nc * sizeof(*k->exprs));
@@ -506,8 +503,6 @@ static uint32_t push_expr(ctx_t *c, const sg_access_expr_t *e)
         }
         k->exprs = p;
     }
-    (void)cap;
-    (void)want;
     k->exprs[k->n_exprs] = *e;
     return k->n_exprs++;
 }
@@ -663,7 +658,7 @@ static uint32_t v_compare(ctx_t *c, const char *cmp, sg_ptx_type_t t, uint32_t i
     sg_access_cond_t k;
     memset(&k, 0, sizeof k);
     const sg_access_expr_t *l = &a->e, *r = &b->e;
-    bool lt = false, le = false, eq = false, ne = false, swap = false;
+    bool lt = false, le = false, eq = false, swap = false;
     if (!strcmp(cmp, ".lt") || !strcmp(cmp, ".lo"))
         lt = true;
     else if (!strcmp(cmp, ".le") || !strcmp(cmp, ".ls"))
@@ -674,9 +669,7 @@ static uint32_t v_compare(ctx_t *c, const char *cmp, sg_ptx_type_t t, uint32_t i
         le = swap = true;
     else if (!strcmp(cmp, ".eq"))
         eq = true;
-    else if (!strcmp(cmp, ".ne"))
-        ne = true;
-    else
+    else if (strcmp(cmp, ".ne"))
         return pred_unknown(c);
     if (swap) {
         const sg_access_expr_t *x = l;
@@ -685,8 +678,6 @@ static uint32_t v_compare(ctx_t *c, const char *cmp, sg_ptx_type_t t, uint32_t i
     }
     if (!ax_add(l, r, -1, &k.e)) return pred_unknown(c);
     k.rel = lt ? SG_ACCESS_LT : le ? SG_ACCESS_LE : eq ? SG_ACCESS_EQ : SG_ACCESS_NE;
-    (void)ne;
-    (void)line;
     uint32_t id = intern_cond(c, &k, tmp.ob, tmp.nob);
     if (id == SG_NONE) return pred_unknown(c);
     return mk_pred(c, true, true, &id, 1);
@@ -2379,8 +2370,8 @@ typedef struct {
     uint32_t head;         /* pass-2 head value */
 } slot_class_t;
 
-static bool subst_ph(ctx_t *c, uint32_t L, const slot_class_t *cls, const uint32_t *slots_of_ph,
-                     sg_access_expr_t *e, bool prev_iteration)
+static bool subst_ph(ctx_t *c, uint32_t L, const slot_class_t *cls, sg_access_expr_t *e,
+                     bool prev_iteration)
 {
     for (uint32_t guard = 0; guard < 64; guard++) {
         sg_access_atom_t ph = 0;
@@ -2395,7 +2386,6 @@ static bool subst_ph(ctx_t *c, uint32_t L, const slot_class_t *cls, const uint32
         if (id >= c->n_ph || c->phs[id].loop != L) return false;
         uint32_t s = c->phs[id].slot;
         const slot_class_t *k = &cls[s];
-        (void)slots_of_ph;
         if (k->cls == 2) return false;
         const val_t *hv = V(c, k->head);
         if (!is_poly(hv)) return false;
@@ -2551,10 +2541,10 @@ static void process_loop(ctx_t *c, uint32_t L)
             sg_access_cond_t k = q->c;
             uint32_t ob[MAX_OB];
             uint8_t nob = 0;
-            bool ok = subst_ph(c, L, cls, NULL, &k.e, true);
+            bool ok = subst_ph(c, L, cls, &k.e, true);
             for (uint8_t j = 0; j < q->nob && ok; j++) {
                 sg_access_cond_t o = c->conds[q->ob[j]].c;
-                ok = subst_ph(c, L, cls, NULL, &o.e, true);
+                ok = subst_ph(c, L, cls, &o.e, true);
                 o.from_iter = (uint16_t)(L + 1); /* verified one iteration ahead */
                 if (ok) {
                     ob[nob] = intern_cond(c, &o, NULL, 0);
@@ -3028,7 +3018,6 @@ static void ctx_free(ctx_t *c)
     free(c->cond_hash);
     if (c->st) free(c->st[0].v);
     free(c->st);
-    free(c->scratch);
     free(c->idom);
     free(c->ipdom);
     free(c->in_exact);

@@ -113,13 +113,9 @@ int sg_ptx_build_cfg(struct sg_ptx_arena *a, sg_ptx_func_t *f)
     bl[nb - 1].end = f->n_stmts;
 
     /* 2. successors */
-    uint32_t total = 0;
-    uint32_t **succs = calloc(nb, sizeof(*succs));
     uint32_t *npred = calloc(nb, sizeof(*npred));
-    if (!succs || !npred) {
+    if (!npred) {
         free(bl);
-        free(succs);
-        free(npred);
         return SG_ENOMEM;
     }
     int rc = SG_OK;
@@ -163,9 +159,7 @@ int sg_ptx_build_cfg(struct sg_ptx_arena *a, sg_ptx_func_t *f)
         }
         bl[b].succ = s;
         bl[b].n_succ = n;
-        succs[b] = s;
         for (uint32_t i = 0; i < n; i++) npred[s[i]]++;
-        total += n;
     }
     /* 3. predecessors */
     for (uint32_t b = 0; b < nb && rc == SG_OK; b++) {
@@ -179,7 +173,6 @@ int sg_ptx_build_cfg(struct sg_ptx_arena *a, sg_ptx_func_t *f)
             sg_ptx_block_t *d = &bl[bl[b].succ[i]];
             ((uint32_t *)d->pred)[d->n_pred++] = b;
         }
-    (void)total;
     /* 4. reverse post-order by an explicit DFS */
     uint32_t *post = NULL, *stack = NULL, *pos = NULL;
     if (rc == SG_OK) {
@@ -233,7 +226,6 @@ int sg_ptx_build_cfg(struct sg_ptx_arena *a, sg_ptx_func_t *f)
         }
     }
     free(bl);
-    free(succs);
     free(npred);
     return rc;
 }

@@ -63,6 +63,6 @@ sgcap_add_fuzzer(fuzz_fatbin
                          ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
 file(GLOB sgcap_fuzz_ptx_sources RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
-     ${PROJECT_SOURCE_DIR}/code/ptx*.c)
+     ${PROJECT_SOURCE_DIR}/code/ptx*.c ${PROJECT_SOURCE_DIR}/code/access*.c)
 sgcap_add_fuzzer(fuzz_ptx SOURCES tests/fuzz/fuzz_ptx.c ${sgcap_fuzz_ptx_sources}
                  ${sgcap_fuzz_graph_sources} LIBS jansson zstd xxhash)

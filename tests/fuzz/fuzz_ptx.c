@@ -1,17 +1,21 @@
-/* fuzz_ptx.c: libFuzzer target for the PTX reader (code/ptx*.c). Arbitrary
- * bytes are parsed under small limits; whatever parses is walked the way
- * the access analysis and the fusion lifter walk it, and the reader's
- * promises are checked: every span lies inside the text, every statement
- * belongs to a block whose range holds it, successor and predecessor lists
- * agree, the reverse post-order is a permutation of the reachable blocks,
- * register ids are declared, dominators are consistent, and formatting and
- * uses/defs never overrun. Seeds: tests/fuzz/seeds/fuzz_ptx/ (a link to the
- * PTX fixtures in tests/data/ptx/). */
+/* fuzz_ptx.c: libFuzzer target for the PTX reader (code/ptx*.c) and the
+ * access analysis (code/access*.c). Arbitrary bytes are parsed under small
+ * limits; whatever parses is walked the way the access analysis and the
+ * fusion lifter walk it, and the reader's promises are checked: every span
+ * lies inside the text, every statement belongs to a block whose range
+ * holds it, successor and predecessor lists agree, the reverse post-order is
+ * a permutation of the reachable blocks, register ids are declared,
+ * dominators are consistent, and formatting and uses/defs never overrun.
+ * Then every entry is analysed and evaluated for a small launch: indices in
+ * the result stay inside its tables, every unknown has a reason, every known
+ * range is ordered. Seeds: tests/fuzz/seeds/fuzz_ptx/ (a link to the PTX
+ * fixtures in tests/data/ptx/). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "code/access.h"
 #include "code/ptx.h"
 #include "graph/graph.h"
 
@@ -112,6 +116,56 @@ static void walk(const sg_ptx_module_t *m, const sg_ptx_func_t *f)
     }
 }
 
+static void analyse(const sg_ptx_module_t *m, const sg_ptx_func_t *f)
+{
+    sg_access_kernel_t k;
+    int rc = sg_access_analyze_ptx(m, f->name, &k);
+    CHECK(rc == SG_OK || rc == SG_ENOMEM);
+    char buf[256];
+    for (uint32_t i = 0; i < k.n_sites; i++) {
+        const sg_access_site_t *s = &k.sites[i];
+        CHECK(s->reason < SG_ACCESS_R_COUNT);
+        CHECK(s->reason == SG_ACCESS_OK || s->detail[0]);
+        CHECK((uint64_t)s->first_cond + s->n_conds <= k.n_conds);
+        CHECK((uint64_t)s->first_check + s->n_checks <= k.n_conds);
+        for (uint32_t c = 0; c < s->n_conds; c++) {
+            const sg_access_cond_t *q = &k.conds[s->first_cond + c];
+            CHECK((uint64_t)q->first_check + q->n_checks <= k.n_conds);
+            sg_access_cond_format(q, buf, sizeof buf);
+        }
+        sg_access_expr_format(&s->offset, buf, sizeof buf);
+    }
+    for (uint32_t u = 0; u < k.n_uexprs; u++)
+        CHECK(k.uexprs[u].op == SG_ACCESS_U_TRIP ? k.uexprs[u].a < k.n_loops
+                                                 : k.uexprs[u].a < k.n_exprs && k.uexprs[u].b < k.n_exprs);
+    uint8_t bytes[512] = {0};
+    for (size_t i = 0; i < sizeof bytes; i += 8) bytes[i + 2] = 0x10; /* "pointers" at 1 MiB */
+    sg_kernel_t node;
+    memset(&node, 0, sizeof node);
+    node.grid[0] = 3;
+    node.grid[1] = node.grid[2] = 1;
+    node.block[0] = 64;
+    node.block[1] = 2;
+    node.block[2] = 1;
+    node.param_bytes = bytes;
+    node.params_size = k.params_size < sizeof bytes ? k.params_size : (uint32_t)sizeof bytes;
+    sg_buffer_t buf0 = {.address = 1u << 20, .size = 1u << 20, .label = "b0"};
+    sg_access_eval_t ev;
+    if (sg_access_eval(&k, &node, &buf0, 1, &ev) == SG_OK) {
+        CHECK(ev.n_ranges == k.n_sites);
+        for (uint32_t i = 0; i < ev.n_ranges; i++) {
+            const sg_access_range_t *r = &ev.ranges[i];
+            CHECK(r->status <= SG_ACCESS_ST_UNKNOWN);
+            if (r->status == SG_ACCESS_ST_KNOWN && k.sites[i].base_kind == SG_ACCESS_BASE_PARAM)
+                CHECK(r->lo < r->hi || r->hi == 0);
+            if (r->status == SG_ACCESS_ST_UNKNOWN) CHECK(r->reason != SG_ACCESS_OK);
+        }
+        sink += ev.all_known;
+        sg_access_eval_free(&ev);
+    }
+    sg_access_kernel_free(&k);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     sg_ptx_limits_t lim;
@@ -130,6 +184,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(m->src_len == size && memcmp(m->src, data, size) == 0);
     for (uint32_t i = 0; i < m->n_vars; i++) check_span(m, m->vars[i].off, m->vars[i].len);
     for (uint32_t i = 0; i < m->n_funcs; i++) walk(m, &m->funcs[i]);
+    for (uint32_t i = 0; i < m->n_funcs; i++)
+        if (m->funcs[i].is_entry && m->funcs[i].has_body) analyse(m, &m->funcs[i]);
     sg_ptx_module_free(m);
     return 0;
 }
