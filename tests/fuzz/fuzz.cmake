@@ -66,3 +66,4 @@ file(GLOB sgcap_fuzz_ptx_sources RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPEND
      ${PROJECT_SOURCE_DIR}/code/ptx*.c ${PROJECT_SOURCE_DIR}/code/access*.c)
 sgcap_add_fuzzer(fuzz_ptx SOURCES tests/fuzz/fuzz_ptx.c ${sgcap_fuzz_ptx_sources}
                  ${sgcap_fuzz_graph_sources} LIBS jansson zstd xxhash)
+sgcap_add_fuzzer(fuzz_mangled SOURCES tests/fuzz/fuzz_mangled.c graph/mangled.c)
