@@ -2224,8 +2224,16 @@ static void join_into(ctx_t *c, uint32_t b, state_t *out, uint32_t skip_inside_l
        it, same loop iteration) and that block's facts were exact */
     uint32_t d = c->idom ? c->idom[b] : SG_NONE;
     if (!exact && !dropped && ne > 1 && d != SG_NONE && d != b && c->in_exact[d] &&
-        c->loop_of[d] == c->loop_of[b] && postdominates(c, b, d))
-        exact = true;
+        c->loop_of[d] == c->loop_of[b] && postdominates(c, b, d)) {
+        /* ... provided every fact the dominator had reached this block */
+        bool kept = true;
+        for (uint8_t i = 0; i < c->st[d].nf && kept; i++) {
+            bool in = false;
+            for (uint8_t j = 0; j < out->nf && !in; j++) in = out->f[j] == c->st[d].f[i];
+            kept = in;
+        }
+        exact = kept;
+    }
     out->exact = exact;
     c->in_exact[b] = exact;
     /* a uniform if/else: two edges that differ by one uniform fact */
@@ -2463,6 +2471,16 @@ static void process_loop(ctx_t *c, uint32_t L)
         uint32_t k = ph ? 0 : 2;
         sg_access_expr_t d;
         ax_zero(&d);
+        /* recomputed every iteration to its value before the loop: invariant */
+        bool same_as_entry = ph != 0;
+        for (uint32_t i = 0; i < lp->n_latch && same_as_entry; i++)
+            same_as_entry = val_equal(c, c->st[lp->latch[i]].v[s], entry_v[s]) &&
+                            V(c, entry_v[s])->kind == V_POLY;
+        if (same_as_entry) {
+            cls[s].cls = 0;
+            cls[s].head = entry_v[s];
+            continue;
+        }
         for (uint32_t i = 0; i < lp->n_latch && k != 2; i++) {
             const val_t *lv = V(c, c->st[lp->latch[i]].v[s]);
             if (lv->kind != V_POLY || lv->partial) {

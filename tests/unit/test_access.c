@@ -609,6 +609,39 @@ static void test_loops_with_trip_counts(void **state)
     sg_access_kernel_free(&k);
 }
 
+/* A loop whose bound is re-read from the parameters every iteration, with a
+ * 32-bit counter: the trip count is the parameter. */
+static void test_counted_loop(void **state)
+{
+    (void)state;
+    const char *ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                      ".visible .entry fill(.param .u64 p, .param .u32 n)\n{\n"
+                      ".reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n"
+                      "ld.param.u64 %rd1, [p];\nmov.u32 %r1, 0;\n"
+                      "L:\nld.param.u32 %r2, [n];\nmul.wide.u32 %rd2, %r1, 4;\n"
+                      "add.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r1;\n"
+                      "add.s32 %r1, %r1, 1;\nsetp.lt.u32 %p1, %r1, %r2;\n@%p1 bra L;\nret;\n}\n";
+    sg_access_kernel_t k;
+    assert_int_equal(sg_access_analyze_text(ptx, strlen(ptx), "fill", &k), SG_OK);
+    assert_int_equal(k.reason, SG_ACCESS_OK);
+    assert_int_equal(k.n_loops, 1);
+    assert_true(k.loops[0].trip_uniform);
+    expect_site(&k, 0, SG_ACCESS_STORE, 4, 0, "4*K0");
+    assert_true(k.sites[0].exact);
+    sg_access_eval_t ev;
+    const word_t w[] = {{0, 8, B3}, {8, 4, 100}};
+    launch(&k, 2, 1, 32, 1, w, 2, &ev);
+    expect_range(&ev, 0, B3, B3 + 400, 3, true, true);
+    assert_int_equal(ev.ranges[0].thread_hi - ev.ranges[0].thread_lo, 400); /* every thread, all of it */
+    sg_access_eval_free(&ev);
+    /* n = 0: the body still runs once (the test is at the bottom) */
+    const word_t w0[] = {{0, 8, B3}, {8, 4, 0}};
+    launch(&k, 1, 1, 1, 1, w0, 2, &ev);
+    expect_range(&ev, 0, B3, B3 + 4, 3, true, true);
+    sg_access_eval_free(&ev);
+    sg_access_kernel_free(&k);
+}
+
 /* ---- the facts fusion needs ---------------------------------------------------------- */
 
 static bool has(const sg_access_kernel_t *k, sg_access_flag_t f)
@@ -780,6 +813,12 @@ static void test_bad_input(void **state)
     assert_non_null(strstr(k.detail, "1:1:"));
     assert_int_equal(k.n_sites, 0);
     sg_access_kernel_free(&k);
+    /* huge: refused by size before a byte is read */
+    assert_int_equal(sg_access_analyze_text("x", (size_t)1 << 40, "k", &k), SG_OK);
+    assert_int_equal(k.status, SG_EFORMAT);
+    assert_int_equal(k.reason, SG_ACCESS_R_PARSE);
+    assert_non_null(strstr(k.detail, "limit"));
+    sg_access_kernel_free(&k);
     size_t len;
     char *text = read_fixture("access_kernels.sm90.ptx", &len);
     assert_int_equal(sg_access_analyze_text(text, len, "no_such_kernel", &k), SG_OK);
@@ -846,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_triton),
         cmocka_unit_test(test_unknown_reasons),
         cmocka_unit_test(test_loops_with_trip_counts),
+        cmocka_unit_test(test_counted_loop),
         cmocka_unit_test(test_flags),
         cmocka_unit_test(test_sass_builder),
         cmocka_unit_test(test_cache_and_layout),
