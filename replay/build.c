@@ -66,8 +66,8 @@ static int add_built(build_t *b, CUgraphNode cu, const sg_graph_t *owner, const 
     r->t.cuda_nodes++;
     /* CUPTI ids are read now: a cloned child graph's own nodes may not
      * outlive this call's caller. */
-    if (r->opt.profile && sg_cupti.cuptiGetGraphNodeId)
-        sg_cupti.cuptiGetGraphNodeId(cu, &x->cupti_id);
+    if (r->opt.profile && sg_cupti)
+        sg_cupti->cuptiGetGraphNodeId(cu, &x->cupti_id);
     return SG_OK;
 }
 

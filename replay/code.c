@@ -96,48 +96,48 @@ static int compile_nvrtc(sg_replay_t *r, uint32_t id, const sg_image_t *im, cons
         snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
         argv[argc++] = arch;
     }
-    nvrtcResult nr = sg_nvrtc.nvrtcCreateProgram(&prog, source, "sgcap_image.cu", 0, NULL, NULL);
+    nvrtcResult nr = sg_nvrtc->nvrtcCreateProgram(&prog, source, "sgcap_image.cu", 0, NULL, NULL);
     if (nr != NVRTC_SUCCESS) {
         rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED, "code image %u: nvrtcCreateProgram: %s",
-                             id, sg_nvrtc.nvrtcGetErrorString(nr));
+                             id, sg_nvrtc->nvrtcGetErrorString(nr));
         goto out;
     }
-    nr = sg_nvrtc.nvrtcCompileProgram(prog, argc, (const char *const *)argv);
+    nr = sg_nvrtc->nvrtcCompileProgram(prog, argc, (const char *const *)argv);
     if (nr != NVRTC_SUCCESS) {
         size_t loglen = 0;
         char log[600] = "";
-        if (sg_nvrtc.nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && loglen > 1) {
+        if (sg_nvrtc->nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && loglen > 1) {
             char *full = malloc(loglen);
-            if (full && sg_nvrtc.nvrtcGetProgramLog(prog, full) == NVRTC_SUCCESS)
+            if (full && sg_nvrtc->nvrtcGetProgramLog(prog, full) == NVRTC_SUCCESS)
                 snprintf(log, sizeof log, "%s", full);
             free(full);
         }
         rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED,
                              "code image %u: NVRTC could not compile it with the recorded options "
                              "(%s): %s",
-                             id, sg_nvrtc.nvrtcGetErrorString(nr), log);
+                             id, sg_nvrtc->nvrtcGetErrorString(nr), log);
         goto out;
     }
     size_t size = 0;
-    bool cubin = sg_nvrtc.nvrtcGetCUBINSize(prog, &size) == NVRTC_SUCCESS && size > 0;
-    if (!cubin && sg_nvrtc.nvrtcGetPTXSize(prog, &size) != NVRTC_SUCCESS) size = 0;
+    bool cubin = sg_nvrtc->nvrtcGetCUBINSize(prog, &size) == NVRTC_SUCCESS && size > 0;
+    if (!cubin && sg_nvrtc->nvrtcGetPTXSize(prog, &size) != NVRTC_SUCCESS) size = 0;
     char *code = size ? malloc(size) : NULL;
     if (!code) {
         rc = sg_replay__fail(err, errlen, size ? SG_ENOMEM : SG_EUNSUPPORTED,
                              "code image %u: NVRTC produced no code", id);
         goto out;
     }
-    nr = cubin ? sg_nvrtc.nvrtcGetCUBIN(prog, code) : sg_nvrtc.nvrtcGetPTX(prog, code);
+    nr = cubin ? sg_nvrtc->nvrtcGetCUBIN(prog, code) : sg_nvrtc->nvrtcGetPTX(prog, code);
     if (nr != NVRTC_SUCCESS) {
         free(code);
         rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED, "code image %u: %s", id,
-                             sg_nvrtc.nvrtcGetErrorString(nr));
+                             sg_nvrtc->nvrtcGetErrorString(nr));
         goto out;
     }
     *out = code;
     rc = SG_OK;
 out:
-    if (prog) sg_nvrtc.nvrtcDestroyProgram(&prog);
+    if (prog) sg_nvrtc->nvrtcDestroyProgram(&prog);
     free(source);
     free(optbuf);
     free(argv);

@@ -1,6 +1,7 @@
 /* replay_private.h: what the GPU half of replay/ shares and nobody else
- * sees: the driver, CUPTI and NVRTC entry points (loaded with dlopen, so no
- * sgcap binary needs libcuda to start), the replay object, and helpers. */
+ * sees: the driver, CUPTI and NVRTC entry points (loaded at run time by
+ * code/nvlib.c, so no sgcap binary needs libcuda to start), the replay
+ * object, and helpers. */
 #ifndef SGCAP_REPLAY_PRIVATE_H
 #define SGCAP_REPLAY_PRIVATE_H
 
@@ -8,6 +9,7 @@
 #include <cupti.h>
 #include <nvrtc.h>
 
+#include "code/nvlib.h"
 #include "replay.h"
 
 /* Driver entry points, resolved with cuGetProcAddress for the CUDA version
@@ -65,48 +67,19 @@
     X(cuEventElapsedTime) \
     X(cuMemFreeAsync)
 
-#define SG_CUPTI_FUNCS(X) \
-    X(cuptiActivityRegisterCallbacks) \
-    X(cuptiActivityEnable) \
-    X(cuptiActivityDisable) \
-    X(cuptiActivityFlushAll) \
-    X(cuptiActivityGetNextRecord) \
-    X(cuptiActivityGetNumDroppedRecords) \
-    X(cuptiGetGraphNodeId) \
-    X(cuptiSubscribe) \
-    X(cuptiUnsubscribe) \
-    X(cuptiEnableCallback) \
-    X(cuptiGetResultString)
-
-#define SG_NVRTC_FUNCS(X) \
-    X(nvrtcCreateProgram) \
-    X(nvrtcCompileProgram) \
-    X(nvrtcGetProgramLogSize) \
-    X(nvrtcGetProgramLog) \
-    X(nvrtcGetCUBINSize) \
-    X(nvrtcGetCUBIN) \
-    X(nvrtcGetPTXSize) \
-    X(nvrtcGetPTX) \
-    X(nvrtcDestroyProgram) \
-    X(nvrtcGetErrorString)
-
 // clang-format on
 
 #define SG_DECLARE_FN(name) __typeof__(&name) name;
 typedef struct {
     SG_CU_FUNCS(SG_DECLARE_FN)
 } sg_cu_api_t;
-typedef struct {
-    SG_CUPTI_FUNCS(SG_DECLARE_FN)
-} sg_cupti_api_t;
-typedef struct {
-    SG_NVRTC_FUNCS(SG_DECLARE_FN)
-} sg_nvrtc_api_t;
 #undef SG_DECLARE_FN
 
 extern sg_cu_api_t sg_cu;
-extern sg_cupti_api_t sg_cupti;
-extern sg_nvrtc_api_t sg_nvrtc;
+/* CUPTI and NVRTC come from the one loader (code/nvlib.h); these are its
+ * tables once sg_replay__load_cupti/_nvrtc succeeded, else NULL. */
+extern const sg_cupti_api_t *sg_cupti;
+extern const sg_nvrtc_api_t *sg_nvrtc;
 
 /* Load each library once; later calls return the first result. */
 int sg_replay__load_cuda(char *err, size_t errlen);
