@@ -62,3 +62,7 @@ sgcap_add_fuzzer(fuzz_fatbin
                  SOURCES tests/fuzz/fuzz_fatbin.c code/fatbin.c code/elf_image.c
                          ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
+file(GLOB sgcap_fuzz_ptx_sources RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/code/ptx*.c)
+sgcap_add_fuzzer(fuzz_ptx SOURCES tests/fuzz/fuzz_ptx.c ${sgcap_fuzz_ptx_sources}
+                 ${sgcap_fuzz_graph_sources} LIBS jansson zstd xxhash)
