@@ -1,0 +1,302 @@
+/* test_fuse.c: chain fusion on the CPU (rewrite/fuse.h, the `fuse` pass):
+ * the stage analysis on the fusion benchmark's PTX (sm_90 and nvcc's
+ * default compute_75 target) and on kernels that must be refused; the
+ * plan's slots, forwarding, preloads, dead writes and its split at a
+ * stencil; the generated CUDA C compiled by NVRTC into PTX and a cubin
+ * (no GPU needed); and the pass end to end on a model graph: the fused
+ * node, sunk frees, the fusion record, the report. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "code/ptx.h"
+#include "graph/graph.h"
+#include "rewrite/fuse.h"
+#include "rewrite/pass.h"
+
+static char *read_fixture(const char *name, size_t *len)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/fuse/%s", SGCAP_SOURCE_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static sg_ptx_module_t *parse_fixture(const char *name)
+{
+    size_t len;
+    char *text = read_fixture(name, &len);
+    sg_ptx_module_t *m = NULL;
+    sg_ptx_error_t err;
+    int rc = sg_ptx_parse(text, len, NULL, &m, &err);
+    if (rc) fail_msg("%s: %s", name, err.message);
+    free(text);
+    return m;
+}
+
+static const char *const chain_names[8] = {
+    "_Z10st_affine1PKfPfm", "_Z10st_square1PKfPfm", "_Z7st_sqrtPKfPfm",   "_Z8st_clampPKfPfm",
+    "_Z10st_affine2PKfPfm", "_Z10st_square2PKfPfm", "_Z6st_sinPKfPfm",    "_Z10st_affine3PKfPfm"};
+
+#define N_EL (1u << 24)
+#define BUF(i) (0x7f0000000000ull + (uint64_t)(i) * 0x4000000ull)
+
+/* A graph like fusion_chain's capture: buffers b0..b8 of N_EL floats, node
+ * k reads b<k> and writes b<k+1> with (in, out, n) parameters. dead: the
+ * intermediates are graph allocations freed right after their last use. */
+static sg_graph_t *chain_graph(const char *const *names, uint32_t n, bool dead, uint32_t block)
+{
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    assert_int_equal(sg_graph_add_stream(g, NULL, 0, NULL), SG_OK);
+    uint32_t img;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_PTX, "0123456789abcdef", 1, &img), SG_OK);
+    for (uint32_t i = 0; i <= n; i++) {
+        bool ga = dead && i > 0 && i < n;
+        assert_int_equal(sg_graph_add_buffer(g, ga ? SG_BUFFER_GRAPH_ALLOC : SG_BUFFER_DEVICE, BUF(i),
+                                             (uint64_t)N_EL * 4, NULL),
+                         SG_OK);
+    }
+    uint64_t seq = 0;
+    sg_node_id_t prev = SG_NONE;
+    sg_node_id_t allocs[16];
+    if (dead)
+        for (uint32_t i = 1; i < n; i++) {
+            sg_node_id_t a;
+            assert_int_equal(sg_graph_add_node(g, SG_NODE_MEM_ALLOC, 0, seq++, &a), SG_OK);
+            sg_node_t *x = sg_graph_node(g, a);
+            x->u.mem.buffer = i;
+            x->u.mem.address = BUF(i);
+            x->u.mem.bytes = (uint64_t)N_EL * 4;
+            sg_graph_buffer(g, i)->alloc_node = a;
+            if (prev != SG_NONE) assert_int_equal(sg_graph_add_edge(g, prev, a, SG_EDGE_STREAM, SG_NONE, NULL), SG_OK);
+            prev = a;
+            allocs[i] = a;
+        }
+    for (uint32_t k = 0; k < n; k++) {
+        sg_node_id_t id;
+        assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, 0, seq++, &id), SG_OK);
+        assert_int_equal(sg_node_set_kernel_name(g, id, names[k]), SG_OK);
+        uint8_t bytes[24];
+        uint64_t in = BUF(k), out = BUF(k + 1), cnt = N_EL;
+        memcpy(bytes, &in, 8);
+        memcpy(bytes + 8, &out, 8);
+        memcpy(bytes + 16, &cnt, 8);
+        uint32_t offs[3] = {0, 8, 16}, sizes[3] = {8, 8, 8};
+        assert_int_equal(sg_node_set_kernel_params(g, id, 3, offs, sizes, bytes, 24), SG_OK);
+        sg_kernel_t *kk = &sg_graph_node(g, id)->u.kernel;
+        kk->image = img;
+        kk->grid[0] = N_EL / block;
+        kk->block[0] = block;
+        kk->grid[1] = kk->grid[2] = kk->block[1] = kk->block[2] = 1;
+        assert_int_equal(sg_node_add_access(g, id, k, 0, (uint64_t)N_EL * 4, SG_ACCESS_READ), SG_OK);
+        assert_int_equal(sg_node_add_access(g, id, k + 1, 0, (uint64_t)N_EL * 4, SG_ACCESS_WRITE), SG_OK);
+        if (prev != SG_NONE) assert_int_equal(sg_graph_add_edge(g, prev, id, SG_EDGE_STREAM, SG_NONE, NULL), SG_OK);
+        prev = id;
+        if (dead && k >= 1) {
+            sg_node_id_t f;
+            assert_int_equal(sg_graph_add_node(g, SG_NODE_MEM_FREE, 0, seq++, &f), SG_OK);
+            sg_node_t *x = sg_graph_node(g, f);
+            x->u.mem.buffer = k;
+            x->u.mem.address = BUF(k);
+            assert_int_equal(sg_graph_add_edge(g, prev, f, SG_EDGE_STREAM, SG_NONE, NULL), SG_OK);
+            prev = f;
+        }
+    }
+    (void)allocs;
+    return g;
+}
+
+static const sg_node_t *kernel_node(const sg_graph_t *g, uint32_t k)
+{
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = sg_graph_node(g, i);
+        if (x && x->type == SG_NODE_KERNEL && seen++ == k) return x;
+    }
+    fail_msg("no kernel %u", k);
+    return NULL;
+}
+
+static void analyze_chain(const char *fixture, bool dead)
+{
+    sg_ptx_module_t *m = parse_fixture(fixture);
+    sg_graph_t *g = chain_graph(chain_names, 8, dead, 256);
+    sg_fz_stage_t st[8];
+    for (uint32_t k = 0; k < 8; k++) {
+        assert_int_equal(sg_fz_stage_analyze(m, kernel_node(g, k), &st[k]), SG_OK);
+        if (!st[k].ok) fail_msg("stage %u: %s", k, st[k].reason);
+        /* one load of in[t], one store of out[t], guarded by t < n */
+        assert_int_equal(st[k].n_sites, 2);
+        uint32_t ld = st[k].sites[0].store ? 1 : 0, sti = 1 - ld;
+        assert_int_equal(st[k].sites[ld].addr0, BUF(k));
+        assert_int_equal(st[k].sites[ld].stride, 4);
+        assert_true(st[k].sites[ld].lowerable);
+        assert_int_equal(st[k].sites[sti].addr0, BUF(k + 1));
+        assert_int_equal(st[k].sites[sti].hi, N_EL);
+        assert_int_equal(st[k].sites[sti].hi_rt.param_off, 16); /* n, the third parameter */
+        assert_int_equal(st[k].sites[ld].base_param, 0);
+        assert_int_equal(st[k].sites[sti].base_param, 8);
+    }
+    /* x*x stores an un-rounded multiply: forwarded through a rounded copy */
+    assert_int_not_equal(st[1].sites[st[1].sites[0].store ? 0 : 1].rn_stmt, SG_NONE);
+    /* sinf reads its slow-path table: copied as a read-only module variable */
+    assert_int_equal(st[6].n_module_vars, 1);
+    assert_string_equal(m->vars[st[6].module_vars[0]].name, "__cudart_i2opi_f");
+
+    sg_fz_plan_t plan;
+    assert_int_equal(sg_fz_plan(g, st, 8, &plan), SG_OK);
+    assert_int_equal(plan.split_at, SG_NONE);
+    assert_int_equal(plan.n_stages, 8);
+    assert_int_equal(plan.n_slots, 9);
+    for (uint32_t k = 0; k < 9; k++) {
+        assert_true(plan.slots[k].lifted);
+        assert_int_equal(plan.slots[k].addr0, BUF(k));
+        /* intermediates: written by stage k-1, forwarded to stage k */
+        assert_int_equal(plan.slots[k].loaded, k < 8);
+        assert_int_equal(plan.slots[k].stored, k > 0);
+        assert_int_equal(plan.slots[k].dead, dead && k > 0 && k < 8);
+    }
+    assert_true(plan.slots[0].preload);
+    assert_int_equal(plan.slots[0].preload_n, N_EL);
+    /* only the input is read from memory; every other read is forwarded */
+    for (uint32_t k = 1; k < 9; k++) assert_false(plan.slots[k].preload);
+    for (uint32_t k = 0; k < 8; k++) {
+        uint32_t ld = st[k].sites[0].store ? 1 : 0;
+        assert_true(st[k].sites[1 - ld].must); /* every store runs for each t < n */
+        assert_true(plan.site_known[plan.site_base[k] + ld]);
+    }
+
+    sg_fz_gen_options_t o;
+    sg_fz_gen_options_default(&o);
+    sg_fz_source_t src;
+    char err[1024] = "";
+    int rc = sg_fz_generate(&plan, &o, &src, err, sizeof err);
+    if (rc) fail_msg("generate: %s", err);
+    assert_int_equal(src.block, 256);
+    assert_int_equal(src.grid, N_EL / 1024);
+    assert_int_equal(src.n_params, 8);
+    assert_int_equal(src.params_size, 8 * 32);
+    /* the write-backs: 8 live outputs, or only the last one when dead */
+    uint32_t stores = 0;
+    for (const char *p = src.source; (p = strstr(p, "*(float4 *)(a")); p++) stores++;
+    assert_int_equal(stores, dead ? 1 : 8);
+    assert_non_null(strstr(src.source, "mul.rn.f32"));
+    assert_null(strstr(src.source, "@!%%_s")); /* no fallback load left */
+    assert_non_null(strstr(src.source, "__ldg((const float4 *)(a0"));
+    sg_fz_binary_t bin;
+    rc = sg_fz_compile(&src, 90, &bin, err, sizeof err);
+    if (rc == SG_EUNSUPPORTED && strstr(err, "not available")) {
+        print_message("NVRTC not available here: %s\n", err);
+    } else {
+        if (rc) {
+            FILE *f = fopen("/tmp/sgcap_fused_failed.cu", "w");
+            if (f) {
+                fputs(src.source, f);
+                fclose(f);
+            }
+            fail_msg("compile: %s", err);
+        }
+        assert_non_null(strstr(bin.ptx, src.name));
+        assert_true(bin.cubin_len > 100);
+        assert_memory_equal(bin.cubin, "\x7f" "ELF", 4);
+        assert_true(bin.registers > 0);
+        assert_int_equal(bin.spill_bytes, 0);
+        /* 16-byte accesses in the fused kernel */
+        assert_non_null(strstr(bin.ptx, "ld.global.nc.v4.f32"));
+        if (!dead) assert_non_null(strstr(bin.ptx, "st.global.v4.f32"));
+        if (getenv("SGCAP_TEST_DUMP")) {
+            FILE *df = fopen(getenv("SGCAP_TEST_DUMP"), "w");
+            if (df) fprintf(df, "%s\n/* ---- PTX ---- */\n%s", src.source, bin.ptx), fclose(df);
+        }
+        /* again: from the cache */
+        sg_fz_binary_t again;
+        assert_int_equal(sg_fz_compile(&src, 90, &again, err, sizeof err), SG_OK);
+        assert_true(again.cached);
+        assert_int_equal(again.cubin_len, bin.cubin_len);
+        sg_fz_binary_free(&again);
+        sg_fz_binary_free(&bin);
+    }
+    sg_fz_source_free(&src);
+    sg_fz_plan_free(&plan);
+    for (uint32_t k = 0; k < 8; k++) sg_fz_stage_free(&st[k]);
+    sg_graph_destroy(g);
+    sg_ptx_module_free(m);
+}
+
+static void test_chain_sm90_live(void **state)
+{
+    (void)state;
+    analyze_chain("fusion_chain.sm90.ptx", false);
+}
+
+static void test_chain_sm75_dead(void **state)
+{
+    (void)state;
+    analyze_chain("fusion_chain.sm75.ptx", true);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    sg_ptx_module_t *m = parse_fixture("refusals.sm90.ptx");
+    const char *names[] = {"_Z10rf_stencilPKfPfm", "_Z9rf_sharedPKfPfm", "_Z8rf_scalePKfPfm",
+                           "_Z9rf_atomicPKfPfm", "_Z7rf_exitPKfPfm"};
+    sg_graph_t *g = chain_graph(names, 5, false, 256);
+    sg_fz_stage_t st[5];
+    for (uint32_t k = 0; k < 5; k++)
+        assert_int_equal(sg_fz_stage_analyze(m, kernel_node(g, k), &st[k]), SG_OK);
+    assert_true(st[0].ok); /* a stencil is thread-affine on its own ... */
+    assert_false(st[1].ok);
+    assert_non_null(strstr(st[1].reason, "shared"));
+    assert_true(st[2].ok);
+    assert_false(st[3].ok);
+    assert_non_null(strstr(st[3].reason, "atomic"));
+    assert_false(st[4].ok);
+    assert_non_null(strstr(st[4].reason, "exit"));
+    /* ... but a stencil after a stage writing what it reads is split off */
+    sg_fz_stage_t pair[2] = {st[2], st[0]};
+    /* scale writes b3 at t; make the stencil read b3 (its parameters say b0) */
+    sg_node_t *sn = (sg_node_t *)kernel_node(g, 0);
+    uint64_t b3 = BUF(3);
+    memcpy(sn->u.kernel.param_bytes, &b3, 8);
+    sg_fz_stage_t re;
+    assert_int_equal(sg_fz_stage_analyze(m, sn, &re), SG_OK);
+    assert_true(re.ok);
+    pair[1] = re;
+    sg_fz_plan_t plan;
+    assert_int_equal(sg_fz_plan(g, pair, 2, &plan), SG_OK);
+    assert_int_equal(plan.split_at, 1);
+    assert_non_null(strstr(plan.split_reason, "not thread-local"));
+    assert_int_equal(plan.n_stages, 1);
+    sg_fz_plan_free(&plan);
+    sg_fz_stage_free(&re);
+    for (uint32_t k = 0; k < 5; k++) sg_fz_stage_free(&st[k]);
+    sg_graph_destroy(g);
+    sg_ptx_module_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_sm90_live),
+        cmocka_unit_test(test_chain_sm75_dead),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
