@@ -1100,10 +1100,11 @@ static int good_move(sg_pass_ctx_t *ctx)
 static void test_pass_manager(void **state)
 {
     (void)state;
-    assert_int_equal(sg_rewrite_pass_count(), 4);
+    assert_int_equal(sg_rewrite_pass_count(), 5);
     assert_int_equal(sg_rewrite_pass_find("defer-dealloc"), 2);
     assert_int_equal(sg_rewrite_pass_find("nope"), -1);
-    assert_false(sg_rewrite_pass_is_default(3));
+    assert_true(sg_rewrite_pass_is_default(3)); /* fuse */
+    assert_false(sg_rewrite_pass_is_default(4)); /* reduce */
     async_t a = async_alloc(false, 3000, 1000);
     sg_graph_t *g = a.g;
     const char *bad[2] = {"control-deps", "nope"};
@@ -1149,12 +1150,14 @@ static void test_pass_manager(void **state)
     /* the default pipeline: report text, JSON, pass log */
     rep = sg_report_create();
     assert_int_equal(sg_rewrite_run(g, NULL, 0, rep), SG_OK);
-    assert_int_equal(g->n_pass_log, 3);
+    assert_int_equal(g->n_pass_log, 4);
     assert_string_equal(g->pass_log[2].pass, "defer-dealloc");
+    assert_string_equal(g->pass_log[3].pass, "fuse");
     const char *t = sg_report_text(rep);
     assert_non_null(strstr(t, "== control-deps =="));
     assert_non_null(strstr(t, "== fusion-legality =="));
     assert_non_null(strstr(t, "== defer-dealloc =="));
+    assert_non_null(strstr(t, "no bundle to read kernel code from")); /* fuse needs code */
     char *js = NULL;
     assert_int_equal(sg_report_json_string(rep, &js), SG_OK);
     json_error_t err;
@@ -1162,8 +1165,8 @@ static void test_pass_manager(void **state)
     assert_non_null(back);
     assert_string_equal(json_string_value(json_object_get(back, "report")), "sgcap-rewrite");
     json_t *passes = json_object_get(back, "passes");
-    assert_int_equal(json_array_size(passes), 3);
-    for (size_t i = 0; i < 3; i++) {
+    assert_int_equal(json_array_size(passes), 4);
+    for (size_t i = 0; i < 4; i++) {
         json_t *p = json_array_get(passes, i);
         assert_non_null(json_string_value(json_object_get(p, "summary")));
         assert_true(json_is_true(json_object_get(json_object_get(p, "verify"), "ok")));
