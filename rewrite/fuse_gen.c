@@ -604,6 +604,29 @@ static int emit_table(sb_t *b, const sg_fz_stage_t *st, uint32_t s, uint32_t idx
 
 /* ---- the wrapper ------------------------------------------------------------------------ */
 
+/* Store slot k of the thread's elements: 16-byte stores when every element
+ * stored and the address is aligned, else element by element. */
+static void write_back(sb_t *b, const sg_fz_plan_t *plan, uint32_t k, uint32_t E)
+{
+    const sg_fz_slot_t *y = &plan->slots[k];
+    const char *vec = y->width == 4 ? (y->constraint == 'f' ? "float4" : "uint4")
+                                     : (y->constraint == 'd' ? "double2" : "ulonglong2");
+    const char *mk = y->width == 4 ? (y->constraint == 'f' ? "make_float4" : "make_uint4")
+                                   : (y->constraint == 'd' ? "make_double2" : "make_ulonglong2");
+    uint32_t per = 16 / y->width;
+    sb_printf(b, "    if (");
+    for (uint32_t j = 0; j < E; j++) sb_printf(b, "%ss%u_%u", j ? " & " : "", k, j);
+    sb_printf(b, " && ((unsigned long long)(a%u + e0) & 15) == 0) {\n", k);
+    for (uint32_t j = 0; j < E; j += per) {
+        sb_printf(b, "        *(%s *)(a%u + e0 + %u) = %s(", vec, k, j, mk);
+        for (uint32_t q = 0; q < per; q++) sb_printf(b, "%sc%u_%u", q ? ", " : "", k, j + q);
+        sb_printf(b, ");\n");
+    }
+    sb_printf(b, "    } else {\n");
+    for (uint32_t j = 0; j < E; j++) sb_printf(b, "        if (s%u_%u) a%u[e0 + %u] = c%u_%u;\n", k, j, k, j, k, j);
+    sb_printf(b, "    }\n");
+}
+
 void sg_fz_gen_options_default(sg_fz_gen_options_t *o)
 {
     o->block = 256;
@@ -701,32 +724,20 @@ int sg_fz_generate(const sg_fz_plan_t *plan, const sg_fz_gen_options_t *opt, sg_
             sb_printf(&b, "        }\n    }\n");
         }
     }
-    /* the stages, element by element (each element runs its stages in order) */
-    for (uint32_t j = 0; j < E && !failed; j++) {
-        sb_printf(&b, "    if (e0 + %u < n_el) {\n", j);
-        for (uint32_t s = 0; s < plan->n_stages && !failed; s++) emit_stage(plan, s, j, &b, err, errlen, &failed);
-        sb_printf(&b, "    }\n");
-    }
-    /* write-backs */
-    for (uint32_t k = 0; k < plan->n_slots; k++) {
-        const sg_fz_slot_t *y = &plan->slots[k];
-        if (!y->lifted || !y->stored || y->dead) continue;
-        const char *vec = y->width == 4 ? (y->constraint == 'f' ? "float4" : "uint4")
-                                        : (y->constraint == 'd' ? "double2" : "ulonglong2");
-        const char *mk = y->width == 4 ? (y->constraint == 'f' ? "make_float4" : "make_uint4")
-                                       : (y->constraint == 'd' ? "make_double2" : "make_ulonglong2");
-        uint32_t per = 16 / y->width;
-        sb_printf(&b, "    if (");
-        for (uint32_t j = 0; j < E; j++) sb_printf(&b, "%ss%u_%u", j ? " & " : "", k, j);
-        sb_printf(&b, " && ((unsigned long long)(a%u + e0) & 15) == 0) {\n", k);
-        for (uint32_t j = 0; j < E; j += per) {
-            sb_printf(&b, "        *(%s *)(a%u + e0 + %u) = %s(", vec, k, j, mk);
-            for (uint32_t q = 0; q < per; q++) sb_printf(&b, "%sc%u_%u", q ? ", " : "", k, j + q);
-            sb_printf(&b, ");\n");
+    /* the stages in order, each for every element of the thread (so every
+     * element runs its stages in order); a slot is written back right after
+     * the last stage that stores it, so few values stay live */
+    for (uint32_t s = 0; s < plan->n_stages && !failed; s++) {
+        for (uint32_t j = 0; j < E && !failed; j++) {
+            sb_printf(&b, "    if (e0 + %u < n_el) {\n", j);
+            emit_stage(plan, s, j, &b, err, errlen, &failed);
+            sb_printf(&b, "    }\n");
         }
-        sb_printf(&b, "    } else {\n");
-        for (uint32_t j = 0; j < E; j++) sb_printf(&b, "        if (s%u_%u) a%u[e0 + %u] = c%u_%u;\n", k, j, k, j, k, j);
-        sb_printf(&b, "    }\n");
+        for (uint32_t k = 0; k < plan->n_slots; k++) {
+            const sg_fz_slot_t *y = &plan->slots[k];
+            if (!y->lifted || !y->stored || y->dead || y->last_store_stage != s) continue;
+            write_back(&b, plan, k, E);
+        }
     }
     sb_printf(&b, "}\n");
     if (b.oom) {

@@ -17,6 +17,7 @@
 #include "code/ptx.h"
 #include "graph/graph.h"
 #include "rewrite/fuse.h"
+#include "graph/bundle.h"
 #include "rewrite/pass.h"
 
 static char *read_fixture(const char *name, size_t *len)
@@ -291,12 +292,133 @@ static void test_refusals(void **state)
     sg_ptx_module_free(m);
 }
 
+/* The pass end to end: a bundle on disk with the chain's PTX as its code
+ * image, rewritten with --passes fuse. */
+static sg_graph_t *write_chain_bundle(const char *dir, const char *fixture, bool dead)
+{
+    size_t len;
+    char *ptx = read_fixture(fixture, &len);
+    sg_graph_t *g = chain_graph(chain_names, 8, dead, 256);
+    char hash[17];
+    snprintf(hash, sizeof hash, "%s", "00000000000000aa");
+    sg_image_t *im = sg_graph_image(g, 0);
+    im->file = strdup("code/chain.ptx");
+    im->size = len;
+    sg_bundle_blob_t blob = {.relpath = "code/chain.ptx", .data = ptx, .size = len};
+    sg_diag_t d;
+    assert_int_equal(sg_bundle_write(g, dir, &blob, 1, SG_BUNDLE_OVERWRITE, &d), SG_OK);
+    free(ptx);
+    return g;
+}
+
+static void pass_end_to_end(bool dead)
+{
+    char dir[] = "/tmp/sgcap_test_fuse_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/in.sgraph", dir);
+    sg_graph_t *g = write_chain_bundle(path, "fusion_chain.sm90.ptx", dead);
+    uint32_t kernels_before = 0, frees = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = sg_graph_node(g, i);
+        kernels_before += x && x->type == SG_NODE_KERNEL;
+        frees += x && x->type == SG_NODE_MEM_FREE;
+    }
+    assert_int_equal(kernels_before, 8);
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    sg_rewrite_files_t files = {0};
+    opt.bundle = path;
+    opt.files = &files;
+    const char *passes[] = {"control-deps", "fuse"};
+    sg_report_t *rep = sg_report_create();
+    int rc = sg_rewrite_run_opts(g, passes, 2, &opt, rep);
+    if (rc) fail_msg("rewrite: %s\n%s", sg_strerror(rc), sg_report_text(rep));
+    const char *t = sg_report_text(rep);
+    if (getenv("SGCAP_TEST_REPORT")) fputs(t, stderr);
+    if (strstr(t, "NVRTC is not available")) {
+        print_message("NVRTC not available: skipping the pass checks\n");
+    } else {
+        if (!strstr(t, "fused n")) fail_msg("%s", t);
+        assert_non_null(strstr(t, "verify: ok"));
+        assert_non_null(strstr(t, "bytes moved: "));
+        /* one kernel node left, the fused one, with the frees after it */
+        uint32_t kernels = 0;
+        const sg_node_t *fused = NULL;
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const sg_node_t *x = sg_graph_node(g, i);
+            if (x && x->type == SG_NODE_KERNEL) kernels++, fused = x;
+        }
+        assert_int_equal(kernels, 1);
+        assert_true(fused->synthesized);
+        assert_non_null(strstr(fused->u.kernel.name, "sgcap_fused_"));
+        assert_int_equal(fused->u.kernel.grid[0], N_EL / 1024);
+        assert_int_equal(fused->u.kernel.n_params, 8);
+        const sg_fusion_t *rec = sg_graph_fusion(g, fused->id);
+        assert_non_null(rec);
+        assert_int_equal(rec->n_stages, 8);
+        assert_int_equal(rec->tier, 1);
+        assert_string_equal(rec->stages[6].kernel.name, chain_names[6]);
+        assert_int_equal(rec->stages[3].param_base, 3 * 32);
+        /* the stage's parameters are where the record says */
+        assert_memory_equal(fused->u.kernel.param_bytes + rec->stages[5].param_base,
+                            rec->stages[5].kernel.param_bytes, 24);
+        assert_int_equal(rec->n_dropped, dead ? 7 : 0);
+        assert_int_equal(rec->cubin_image, fused->u.kernel.image);
+        const sg_image_t *ci = sg_graph_image(g, rec->cubin_image);
+        assert_int_equal(ci->kind, SG_IMAGE_CUBIN);
+        assert_int_equal(files.n, 2);
+        if (dead) {
+            /* the frees follow the fused node, in order */
+            uint32_t n_out;
+            const sg_edge_id_t *out = sg_graph_out_edges(g, fused->id, &n_out);
+            assert_int_equal(n_out, 1);
+            const sg_node_t *f1 = sg_graph_node(g, sg_graph_edge(g, out[0])->to);
+            assert_int_equal(f1->type, SG_NODE_MEM_FREE);
+            assert_int_equal(f1->u.mem.buffer, 1);
+        }
+        /* the result is a bundle like any other */
+        char outp[256];
+        snprintf(outp, sizeof outp, "%s/out.sgraph", dir);
+        sg_bundle_blob_t blobs[2];
+        for (size_t i = 0; i < files.n; i++)
+            blobs[i] = (sg_bundle_blob_t){.relpath = files.files[i].relpath, .data = files.files[i].data,
+                                          .size = files.files[i].size};
+        sg_diag_t d;
+        assert_int_equal(sg_bundle_write(g, outp, blobs, files.n, 0, &d), SG_OK);
+        sg_graph_t *back = NULL;
+        assert_int_equal(sg_bundle_read(outp, &back, &d), SG_OK);
+        assert_int_equal(sg_graph_node_count(back), sg_graph_node_count(g));
+        sg_graph_destroy(back);
+    }
+    sg_rewrite_files_free(&files);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_pass_live(void **state)
+{
+    (void)state;
+    pass_end_to_end(false);
+}
+
+static void test_pass_dead(void **state)
+{
+    (void)state;
+    pass_end_to_end(true);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_sm90_live),
         cmocka_unit_test(test_chain_sm75_dead),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_pass_live),
+        cmocka_unit_test(test_pass_dead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
