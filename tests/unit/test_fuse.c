@@ -18,6 +18,7 @@
 #include "graph/graph.h"
 #include "rewrite/fuse.h"
 #include "graph/bundle.h"
+#include "graph/views.h"
 #include "rewrite/pass.h"
 
 static char *read_fixture(const char *name, size_t *len)
@@ -377,6 +378,18 @@ static void pass_end_to_end(bool dead)
             assert_int_equal(f1->type, SG_NODE_MEM_FREE);
             assert_int_equal(f1->u.mem.buffer, 1);
         }
+        /* dot names the stages of the fused node */
+        char *dot = NULL;
+        size_t dot_len = 0;
+        FILE *df = open_memstream(&dot, &dot_len);
+        assert_non_null(df);
+        sg_dot_options_t dopt;
+        memset(&dopt, 0, sizeof dopt);
+        assert_int_equal(sg_dot_write(g, df, &dopt), SG_OK);
+        fclose(df);
+        assert_non_null(strstr(dot, "fused, tier 1, 8 stages:"));
+        assert_non_null(strstr(dot, "st_sin"));
+        free(dot);
         /* the result is a bundle like any other */
         char outp[256];
         snprintf(outp, sizeof outp, "%s/out.sgraph", dir);
