@@ -424,6 +424,76 @@ static void test_pass_dead(void **state)
     pass_end_to_end(true);
 }
 
+/* The chains sample as captured on the H200 (tests/golden/chains.sgraph),
+ * with the sample's PTX as its code image: float, double and uint32 chains,
+ * in-place steps, intermediates in graph allocations freed in the capture,
+ * event edges between two streams. */
+static void test_pass_chains_sample(void **state)
+{
+    (void)state;
+    char src[1024];
+    snprintf(src, sizeof src, "%s/tests/golden/chains.sgraph", SGCAP_SOURCE_DIR);
+    sg_graph_t *g = NULL;
+    sg_diag_t d;
+    assert_int_equal(sg_bundle_read(src, &g, &d), SG_OK);
+    char dir[] = "/tmp/sgcap_test_fuse_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/chains.sgraph", dir);
+    size_t len;
+    char pp[1024];
+    snprintf(pp, sizeof pp, "%s/tests/data/ptx/sample_chains.sm90.ptx", SGCAP_SOURCE_DIR);
+    FILE *f = fopen(pp, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    len = (size_t)ftell(f);
+    rewind(f);
+    char *ptx = malloc(len);
+    assert_int_equal(fread(ptx, 1, len, f), len);
+    fclose(f);
+    sg_image_t *im = sg_graph_image(g, 0);
+    im->kind = SG_IMAGE_PTX;
+    im->file = strdup("code/chains.ptx");
+    sg_bundle_blob_t blob = {.relpath = "code/chains.ptx", .data = ptx, .size = len};
+    assert_int_equal(sg_bundle_write(g, path, &blob, 1, 0, &d), SG_OK);
+    free(ptx);
+    uint32_t before = sg_graph_node_count(g);
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    sg_rewrite_files_t files = {0};
+    opt.bundle = path;
+    opt.files = &files;
+    sg_report_t *rep = sg_report_create();
+    int rc = sg_rewrite_run_opts(g, NULL, 0, &opt, rep); /* the default pipeline */
+    const char *t = sg_report_text(rep);
+    if (getenv("SGCAP_TEST_REPORT")) fputs(t, stderr);
+    if (rc) fail_msg("%s\n%s", sg_strerror(rc), t);
+    if (!strstr(t, "NVRTC is not available")) {
+        /* s0's 12 kernels (4 through t1/t2, frees, 8 in place) are one kernel;
+         * s1's 6 (4 uint32 steps, 2 double) split at the type change only if
+         * a conflict says so; the 2 after the join are one */
+        assert_non_null(strstr(t, "fused n"));
+        assert_null(strstr(t, "not fused:"));
+        assert_non_null(strstr(t, "verify: ok"));
+        uint32_t fused = 0;
+        for (uint32_t i = 0; i < g->n_fusions; i++) fused += g->fusions[i].n_stages;
+        assert_true(g->n_fusions >= 3);
+        assert_int_equal(sg_graph_node_count(g), before - (fused - g->n_fusions));
+        /* the in-place float steps: one slot, written back once */
+        bool overwritten = false;
+        for (uint32_t i = 0; i < g->n_fusions; i++)
+            for (uint32_t k = 0; k < g->fusions[i].n_dropped; k++)
+                overwritten |= strstr(g->fusions[i].dropped[k].reason, "overwritten") != NULL;
+        assert_true(overwritten);
+    }
+    sg_rewrite_files_free(&files);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_pass_live),
         cmocka_unit_test(test_pass_dead),
+        cmocka_unit_test(test_pass_chains_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
