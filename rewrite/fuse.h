@@ -77,6 +77,9 @@ typedef struct {
     bool must;            /* ... and does execute for every t in [lo, hi) */
     sg_fz_bound_t hi_rt;  /* hi as the wrapper computes it */
     uint32_t value_reg;   /* stores: the register stored (SG_PTX_NONE for an immediate) */
+    bool gs;              /* in a grid-stride loop: address(t, m) = addr0 + stride * (t + m * S)
+                             for iterations m >= 0, S = ntid * nctaid (period = stride * S) */
+    int64_t period;
     uint32_t rn_stmt;     /* stores: the contractable multiply that defines the value
                              (forwarded through a rounded copy), SG_NONE if none */
 } sg_fz_site_t;
@@ -113,6 +116,8 @@ typedef struct {
     uint64_t preload_n;
     sg_fz_bound_t preload_rt;
     bool dead;           /* lifted and stored: write-back dropped (no reader outside the run) */
+    bool gs;             /* grid-stride accesses: addr0 normalized into one period */
+    uint64_t gs_end;     /* ... and they stay below this (the end of their buffer) */
     uint32_t first_stage, first_site; /* the site whose base parameter the wrapper uses */
     uint32_t last_store_stage;
     char type_c[24];     /* C type of the register ("float") */
@@ -123,6 +128,8 @@ typedef struct {
     uint32_t n_stages;
     sg_fz_stage_t *stages; /* not owned */
     uint64_t elements;     /* threads of the original launch */
+    bool real_mode;        /* some slot is grid-stride: the fused kernel keeps the original
+                              geometry and every access in memory (no lifting) */
     uint32_t n_slots;
     sg_fz_slot_t *slots;
     uint32_t *site_slot;   /* per stage, per site: slot index (flattened; see site_base) */

@@ -18,9 +18,28 @@ void sg_fz_plan_free(sg_fz_plan_t *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Bytes [lo, hi) a slot's sites may touch. */
+/* Where a site's slot starts: its address at t = 0, or for a grid-stride
+ * site the address of its first iteration (offset from the base pointer
+ * reduced into one period), so every unrolled copy is one slot. */
+static uint64_t slot_key(const sg_fz_stage_t *st, const sg_fz_site_t *x)
+{
+    if (!x->gs || x->base_param == SG_NONE) return x->addr0;
+    uint64_t base = x->addr0 - (uint64_t)x->base_k;
+    int64_t off = x->base_k % x->period;
+    if (off < 0) off += x->period;
+    (void)st;
+    return base + (uint64_t)off;
+}
+
+/* Bytes [lo, hi) a slot's sites may touch (a grid-stride slot: its whole
+ * buffer, or everything from its start when it is in none). */
 static void slot_span(const sg_fz_slot_t *s, uint64_t tlo, uint64_t thi, uint64_t *lo, uint64_t *hi)
 {
+    if (s->gs) {
+        *lo = s->addr0;
+        *hi = s->gs_end;
+        return;
+    }
     if (thi <= tlo) thi = tlo + 1;
     uint64_t a = s->addr0 + (uint64_t)(s->stride * (int64_t)tlo);
     uint64_t b = s->addr0 + (uint64_t)(s->stride * (int64_t)(thi - 1));
@@ -98,22 +117,30 @@ int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *st, uint32_t n, sg_fz_plan_t 
         uint32_t slots_before = p->n_slots;
         for (uint32_t i = 0; i < st[s].n_sites; i++) {
             const sg_fz_site_t *x = &st[s].sites[i];
+            uint64_t key = slot_key(&st[s], x);
             uint32_t k = SG_NONE;
             for (uint32_t j = 0; j < p->n_slots && k == SG_NONE; j++) {
                 const sg_fz_slot_t *y = &p->slots[j];
-                if (y->addr0 == x->addr0 && y->stride == x->stride && y->width == x->width) k = j;
+                if (y->addr0 == key && y->stride == x->stride && y->width == x->width && y->gs == x->gs)
+                    k = j;
             }
             if (k == SG_NONE) {
                 k = p->n_slots++;
                 sg_fz_slot_t *y = &p->slots[k];
                 memset(y, 0, sizeof *y);
-                y->addr0 = x->addr0;
+                y->addr0 = key;
+                y->gs = x->gs;
                 y->stride = x->stride;
                 y->width = x->width;
                 y->first_stage = s;
                 y->first_site = i;
                 y->lifted = true;
-                y->buffer = sg_graph_find_buffer(g, x->addr0);
+                y->buffer = sg_graph_find_buffer(g, key);
+                if (y->gs) {
+                    const sg_buffer_t *bb = sg_graph_buffer(g, y->buffer);
+                    y->gs_end = bb ? bb->address + bb->size : UINT64_MAX;
+                    p->real_mode = true;
+                }
                 slot_ctype(y, x->type);
                 ext[k].tlo = x->lo;
                 ext[k].thi = x->hi;
@@ -168,6 +195,9 @@ int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *st, uint32_t n, sg_fz_plan_t 
             p->n_stages = s;
         }
     }
+    /* grid-stride loops: every access stays in memory, in the original geometry */
+    if (p->real_mode)
+        for (uint32_t k = 0; k < p->n_slots; k++) p->slots[k].lifted = false;
     /* preloads and dead write-backs */
     for (uint32_t k = 0; k < p->n_slots; k++) {
         sg_fz_slot_t *y = &p->slots[k];

@@ -38,12 +38,14 @@ typedef struct {
     uint32_t tag;        /* V_AFF: parameter byte offset; V_SYM: symbol (see sym_local) */
     bool sym_local;      /* V_SYM: a local variable of the function (else a module variable) */
     int64_t c, at, ac;
+    int64_t ks;          /* V_AFF: plus ks * K for an unknown K >= 0 (an induction variable) */
 } val_t;
 
 static bool val_eq(const val_t *a, const val_t *b)
 {
     return a->kind == b->kind && a->tagged == b->tagged && a->tag == b->tag &&
            a->sym_local == b->sym_local && a->c == b->c && a->at == b->at && a->ac == b->ac &&
+           a->ks == b->ks &&
            a->tag_width == b->tag_width && a->tag_signed == b->tag_signed;
 }
 
@@ -101,13 +103,25 @@ static void val_range(const ctx_t *c, const val_t *v, __int128 *lo, __int128 *hi
 
 static bool fits(const ctx_t *c, const val_t *v, bool is_signed, uint32_t bits)
 {
-    if (v->kind != V_AFF || v->tagged) return v->kind == V_AFF && bits == 64;
+    if (v->kind != V_AFF || v->tagged || v->ks) return v->kind == V_AFF && bits == 64;
     if (bits >= 64) return true;
     __int128 lo, hi;
     val_range(c, v, &lo, &hi);
     __int128 mn = is_signed ? -((__int128)1 << (bits - 1)) : 0;
     __int128 mx = is_signed ? ((__int128)1 << (bits - 1)) - 1 : ((__int128)1 << bits) - 1;
     return lo >= mn && hi <= mx;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    if (a < 0) a = -a;
+    if (b < 0) b = -b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
 }
 
 static val_t add(val_t a, val_t b, int sign)
@@ -117,18 +131,20 @@ static val_t add(val_t a, val_t b, int sign)
     if (a.kind != V_AFF || b.kind != V_AFF) return top();
     if (a.tagged && b.tagged) return top();
     if (b.tagged && sign < 0) return top();
+    if (b.ks && sign < 0) return top(); /* minus an induction: no longer K >= 0 */
     val_t r = a.tagged ? a : b;
     r.c = (int64_t)((uint64_t)a.c + (sign > 0 ? (uint64_t)b.c : 0 - (uint64_t)b.c));
     r.at = a.at + sign * b.at;
     r.ac = a.ac + sign * b.ac;
+    r.ks = gcd64(a.ks, b.ks);
     return r;
 }
 
 static val_t mul(val_t a, val_t b)
 {
     if (a.kind != V_AFF || b.kind != V_AFF) return top();
-    if (a.at || a.ac || a.tagged) {
-        if (b.at || b.ac || b.tagged) return top();
+    if (a.at || a.ac || a.tagged || a.ks) {
+        if (b.at || b.ac || b.tagged || b.ks) return top();
     } else {
         val_t t = a;
         a = b;
@@ -136,6 +152,8 @@ static val_t mul(val_t a, val_t b)
     }
     /* a is the affine one, b a plain constant */
     if (a.tagged && b.c != 1) return top();
+    if (a.ks && b.c < 0) return top();
+    a.ks *= b.c;
     a.c = (int64_t)((uint64_t)a.c * (uint64_t)b.c);
     a.at *= b.c;
     a.ac *= b.c;
@@ -262,7 +280,7 @@ static val_t eval(ctx_t *c, const sg_ptx_stmt_t *s)
     case SG_PTX_OP_SHL: {
         if (in->n_opnds != 3) return top();
         val_t a = opnd_val(c, &o[1]), b = opnd_val(c, &o[2]);
-        if (b.kind != V_AFF || b.at || b.ac || b.tagged || b.c < 0 || b.c > 62) return top();
+        if (b.kind != V_AFF || b.at || b.ac || b.tagged || b.ks || b.c < 0 || b.c > 62) return top();
         return mul(a, cst((int64_t)1 << b.c));
     }
     case SG_PTX_OP_LD:
@@ -296,6 +314,18 @@ static val_t join(val_t a, val_t b)
     if (val_eq(&a, &b)) return a;
     if (a.kind == V_SYM && b.kind == V_SYM && a.tag == b.tag && a.sym_local == b.sym_local)
         return a; /* same symbol, offsets differ: still that symbol */
+    if (a.kind == V_AFF && b.kind == V_AFF && a.tagged == b.tagged && a.tag == b.tag &&
+        a.at == b.at && a.ac == b.ac) {
+        /* an induction: {c_a + ks_a K} and {c_b + ks_b K} are both inside
+         * {min + g K} with g the gcd of the steps and the difference */
+        uint64_t lo = (uint64_t)a.c < (uint64_t)b.c ? (uint64_t)a.c : (uint64_t)b.c;
+        uint64_t diff = (uint64_t)a.c - lo + (uint64_t)b.c - lo;
+        if (diff > (uint64_t)INT64_MAX) return top();
+        val_t r = a;
+        r.c = (int64_t)lo;
+        r.ks = gcd64(gcd64(a.ks, b.ks), (int64_t)diff);
+        return r;
+    }
     return top();
 }
 
@@ -385,7 +415,8 @@ typedef struct {
 /* Is v exactly t (ctaid.x * ntid + tid.x)? */
 static bool is_t(const ctx_t *c, const val_t *v)
 {
-    return v->kind == V_AFF && !v->tagged && v->c == 0 && v->at == 1 && v->ac == (int64_t)c->ntid;
+    return v->kind == V_AFF && !v->tagged && !v->ks && v->c == 0 && v->at == 1 &&
+           v->ac == (int64_t)c->ntid;
 }
 
 /* The setp that defines predicate p, if it is the only definition. */
@@ -426,7 +457,7 @@ static bool cond_interval(ctx_t *c, uint32_t p, bool neg, ival_t *taken, ival_t 
         b = x;
         swap = true;
     }
-    if (b.kind != V_AFF || b.at || b.ac) return false;
+    if (b.kind != V_AFF || b.at || b.ac || b.ks) return false;
     uint32_t bits = type_bits(in->type);
     bool sgn = sg_ptx_type_is_signed(in->type);
     /* t must be representable in the compared width */
@@ -745,6 +776,19 @@ static void site_from(ctx_t *c, const sg_ptx_stmt_t *s, uint32_t stmt, const iva
     }
     site->stride = v.at;
     site->addr0 = (uint64_t)v.c + (uint64_t)addr->ival;
+    if (v.ks) {
+        /* a grid-stride loop: the same thread visits t, t + S, t + 2S, ... */
+        int64_t S = (int64_t)c->ntid * c->nctaid;
+        site->gs = true;
+        site->period = v.at * S;
+        site->lo = 0;
+        site->hi = c->ntid * (uint64_t)c->nctaid;
+        if (v.at <= 0 || v.ks % site->period) {
+            refuse(c, s, "%s in a loop whose step is not the grid stride",
+                   site->store ? "store" : "load");
+            return;
+        }
+    }
     if (v.tagged && v.tag_width == 8) {
         site->base_param = v.tag;
         int64_t word = 0;
@@ -753,7 +797,7 @@ static void site_from(ctx_t *c, const sg_ptx_stmt_t *s, uint32_t stmt, const iva
     }
     if (site->stride == 0 && site->store)
         refuse(c, s, "every thread stores to the same address");
-    site->lowerable = in->vec <= 1 && in->guard == SG_PTX_NONE &&
+    site->lowerable = !site->gs && in->vec <= 1 && in->guard == SG_PTX_NONE &&
                       (site->width == 4 || site->width == 8) && site->base_param != SG_NONE &&
                       site->stride == (int64_t)site->width;
     if (site->store) {
@@ -982,7 +1026,7 @@ int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz
         st->sites = ns;
         uint32_t b = s->block != SG_PTX_NONE ? s->block : 0;
         site_from(&c, s, i, &iv[b], &ns[st->n_sites]);
-        ns[st->n_sites].must = in->guard == SG_PTX_NONE &&
+        ns[st->n_sites].must = !ns[st->n_sites].gs && in->guard == SG_PTX_NONE &&
                                must_execute(&c, pd, pdw, iv, b, st->threads);
         if (ns[st->n_sites].lo < ns[st->n_sites].hi) st->n_sites++; /* unreachable sites never run */
     }

@@ -293,6 +293,103 @@ static void test_refusals(void **state)
     sg_ptx_module_free(m);
 }
 
+/* CuPy-style ElementwiseKernels (tests/data/ptx/cupy_elementwise.ptx: a
+ * grid-stride loop over CArray structs passed by value): two axpb stages,
+ * 4 iterations per thread. They fuse in the original geometry with every
+ * access kept in memory (no lifting). */
+static sg_node_id_t cupy_node(sg_graph_t *g, uint64_t seq, uint64_t in, uint64_t out, uint64_t n,
+                              uint32_t grid, uint32_t block)
+{
+    sg_node_id_t id;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, 0, seq, &id), SG_OK);
+    assert_int_equal(sg_node_set_kernel_name(g, id, "cupy_axpb"), SG_OK);
+    uint8_t b[88];
+    memset(b, 0, sizeof b);
+    uint64_t st = 4;
+    float a = 1.5f, c = 2.0f;
+    memcpy(b, &in, 8), memcpy(b + 8, &n, 8), memcpy(b + 16, &n, 8), memcpy(b + 24, &st, 8);
+    memcpy(b + 32, &a, 4), memcpy(b + 36, &c, 4);
+    memcpy(b + 40, &out, 8), memcpy(b + 48, &n, 8), memcpy(b + 56, &n, 8), memcpy(b + 64, &st, 8);
+    memcpy(b + 72, &n, 8), memcpy(b + 80, &n, 8);
+    uint32_t offs[5] = {0, 32, 36, 40, 72}, sizes[5] = {32, 4, 4, 32, 16};
+    assert_int_equal(sg_node_set_kernel_params(g, id, 5, offs, sizes, b, 88), SG_OK);
+    sg_kernel_t *k = &sg_graph_node(g, id)->u.kernel;
+    k->grid[0] = grid;
+    k->block[0] = block;
+    k->grid[1] = k->grid[2] = k->block[1] = k->block[2] = 1;
+    return id;
+}
+
+static void test_grid_stride(void **state)
+{
+    (void)state;
+    size_t len;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/ptx/cupy_elementwise.ptx", SGCAP_SOURCE_DIR);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    len = (size_t)ftell(f);
+    rewind(f);
+    char *text = malloc(len);
+    assert_int_equal(fread(text, 1, len, f), len);
+    fclose(f);
+    sg_ptx_module_t *m = NULL;
+    sg_ptx_error_t perr;
+    assert_int_equal(sg_ptx_parse(text, len, NULL, &m, &perr), SG_OK);
+    free(text);
+    sg_graph_t *g = sg_graph_create();
+    assert_int_equal(sg_graph_add_stream(g, NULL, 0, NULL), SG_OK);
+    const uint64_t n = 32768;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, BUF(i), n * 4, NULL), SG_OK);
+    sg_node_id_t a = cupy_node(g, 0, BUF(0), BUF(1), n, 64, 128);
+    sg_node_id_t b = cupy_node(g, 1, BUF(1), BUF(2), n, 64, 128);
+    sg_fz_stage_t st[2];
+    assert_int_equal(sg_fz_stage_analyze(m, sg_graph_node(g, a), &st[0]), SG_OK);
+    assert_int_equal(sg_fz_stage_analyze(m, sg_graph_node(g, b), &st[1]), SG_OK);
+    if (!st[0].ok) fail_msg("%s", st[0].reason);
+    assert_true(st[1].ok);
+    bool gs = false;
+    for (uint32_t i = 0; i < st[0].n_sites; i++) gs |= st[0].sites[i].gs;
+    assert_true(gs);
+    sg_fz_plan_t plan;
+    assert_int_equal(sg_fz_plan(g, st, 2, &plan), SG_OK);
+    if (plan.split_at != SG_NONE) fail_msg("%s", plan.split_reason);
+    assert_true(plan.real_mode);
+    /* x, y, z: three slots, whatever the unrolling */
+    assert_int_equal(plan.n_slots, 3);
+    sg_fz_gen_options_t o;
+    sg_fz_gen_options_default(&o);
+    sg_fz_source_t src;
+    char err[1024];
+    assert_int_equal(sg_fz_generate(&plan, &o, &src, err, sizeof err), SG_OK);
+    assert_int_equal(src.grid, 64);
+    assert_int_equal(src.block, 128);
+    sg_fz_binary_t bin;
+    int rc = sg_fz_compile(&src, 90, &bin, err, sizeof err);
+    if (rc != SG_EUNSUPPORTED || !strstr(err, "not available")) {
+        if (rc) fail_msg("%s", err);
+        sg_fz_binary_free(&bin);
+    }
+    /* a stage reading y at another element than the one written: split */
+    sg_node_id_t c = cupy_node(g, 2, BUF(1) + 4, BUF(0), n - 1, 64, 128);
+    sg_fz_stage_t st2[2] = {st[0]};
+    assert_int_equal(sg_fz_stage_analyze(m, sg_graph_node(g, c), &st2[1]), SG_OK);
+    assert_true(st2[1].ok);
+    sg_fz_plan_t p2;
+    assert_int_equal(sg_fz_plan(g, st2, 2, &p2), SG_OK);
+    assert_int_equal(p2.split_at, 1);
+    sg_fz_plan_free(&p2);
+    sg_fz_stage_free(&st2[1]);
+    sg_fz_source_free(&src);
+    sg_fz_plan_free(&plan);
+    sg_fz_stage_free(&st[0]);
+    sg_fz_stage_free(&st[1]);
+    sg_graph_destroy(g);
+    sg_ptx_module_free(m);
+}
+
 /* The pass end to end: a bundle on disk with the chain's PTX as its code
  * image, rewritten with --passes fuse. */
 static sg_graph_t *write_chain_bundle(const char *dir, const char *fixture, bool dead)
@@ -500,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_chain_sm90_live),
         cmocka_unit_test(test_chain_sm75_dead),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_grid_stride),
         cmocka_unit_test(test_pass_live),
         cmocka_unit_test(test_pass_dead),
         cmocka_unit_test(test_pass_chains_sample),
