@@ -70,7 +70,9 @@ typedef struct {
     uint32_t width;       /* bytes accessed */
     sg_ptx_type_t type;   /* instruction type */
     uint64_t addr0;       /* concrete address for t = 0 */
-    int64_t stride;       /* bytes per unit of t */
+    int64_t stride;       /* bytes per unit of t (per tid.x when !t_affine) */
+    int64_t cta_stride;   /* bytes per unit of ctaid.x */
+    bool t_affine;        /* cta_stride == stride * ntid: a function of t alone */
     uint32_t base_param;  /* parameter word (byte offset) the base comes from, SG_NONE if none */
     int64_t base_k;       /* address(t) = word + base_k + stride * t */
     uint64_t lo, hi;      /* the site may execute only for t in [lo, hi) */
@@ -94,7 +96,9 @@ typedef struct {
     sg_fz_site_t *sites;
     uint32_t n_module_vars;     /* module variables the body names (read-only tables) */
     uint32_t *module_vars;      /* indices into mod->vars */
-    bool ok;                    /* tier 1 possible */
+    bool cta;                   /* needs the CTA: shared memory, barriers, or accesses affine
+                                   in tid/ctaid but not in t (tier 2) */
+    bool ok;                    /* fusable (tier 1, or tier 2 when cta) */
     char reason[SG_FZ_REASON];  /* when not */
 } sg_fz_stage_t;
 
@@ -108,6 +112,9 @@ void sg_fz_stage_free(sg_fz_stage_t *st);
 typedef struct {
     uint64_t addr0;      /* concrete address of element 0 */
     int64_t stride;
+    int64_t cta_stride;
+    bool t_affine;
+    int64_t cta_lo, cta_hi; /* !t_affine: offsets it spans over the launch */
     uint32_t width;
     uint32_t buffer;     /* bundle buffer holding it, SG_NONE if none */
     bool loaded, stored; /* by some stage of the run */
@@ -128,8 +135,11 @@ typedef struct {
     uint32_t n_stages;
     sg_fz_stage_t *stages; /* not owned */
     uint64_t elements;     /* threads of the original launch */
-    bool real_mode;        /* some slot is grid-stride: the fused kernel keeps the original
-                              geometry and every access in memory (no lifting) */
+    bool real_mode;        /* some slot is grid-stride, or the run is CTA-wide: the fused
+                              kernel keeps the original geometry and every access in
+                              memory (no lifting) */
+    bool cta;              /* tier 2: some stage needs its CTA; __syncthreads() between
+                              stages, cross-stage dependencies only inside one CTA */
     uint32_t n_slots;
     sg_fz_slot_t *slots;
     uint32_t *site_slot;   /* per stage, per site: slot index (flattened; see site_base) */

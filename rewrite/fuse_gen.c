@@ -339,11 +339,11 @@ static void emit_statement(emit_t *e, uint32_t i)
     case SG_PTX_STMT_VAR_DECL:
         for (uint32_t k = 0; k < s->u.decl.n; k++) {
             const sg_ptx_var_t *v = &f->vars[s->u.decl.first + k];
-            if (v->space != SG_PTX_SPACE_LOCAL) {
+            if (v->space != SG_PTX_SPACE_LOCAL && v->space != SG_PTX_SPACE_SHARED) {
                 fail(e, "%s variable %s", sg_ptx_space_name(v->space), v->name);
                 break;
             }
-            sb_printf(&line, ".local ");
+            sb_printf(&line, "%s ", sg_ptx_space_name(v->space));
             if (v->align) sb_printf(&line, ".align %u ", v->align);
             if (v->vec > 1) sb_printf(&line, ".v%u ", v->vec);
             sb_printf(&line, "%s _s%u%s", sg_ptx_type_name(v->type), e->s, v->name);
@@ -745,6 +745,9 @@ int sg_fz_generate(const sg_fz_plan_t *plan, const sg_fz_gen_options_t *opt, sg_
      * element runs its stages in order); a slot is written back right after
      * the last stage that stores it, so few values stay live */
     for (uint32_t s = 0; s < plan->n_stages && !failed; s++) {
+        /* tier 2: a kernel boundary within the CTA (every thread gets here:
+         * the wrapper's threads are exactly the original ones) */
+        if (plan->cta && s > 0) sb_printf(&b, "    __syncthreads();\n");
         for (uint32_t j = 0; j < E && !failed; j++) {
             sb_printf(&b, "    if (e0 + %u < n_el) {\n", j);
             emit_stage(plan, s, j, &b, err, errlen, &failed);

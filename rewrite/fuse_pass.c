@@ -400,8 +400,8 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
         goto out;
     }
     memcpy(rec->hash, src.hash, sizeof rec->hash);
-    rec->tier = 1;
-    rec->codegen = strdup("inline");
+    rec->tier = plan->cta ? 2 : 1;
+    rec->codegen = strdup(plan->real_mode ? "inline, original geometry" : "inline");
     rec->ptx_image = ptx_img;
     rec->cubin_image = cubin_img;
     rec->registers = bin.registers;
@@ -444,10 +444,12 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
         goto out;
     }
     sg_rw_printf(ctx,
-                 "  fused n%u: %s, %u stages (%s .. %s), tier 1, grid %u block %u, %d registers, "
+                 "  fused n%u: %s, %u stages (%s .. %s), tier %u%s, grid %u block %u, %d registers, "
                  "%d spill bytes%s\n",
-                 ks[0], src.name, n, first, last, src.grid, src.block, bin.registers, bin.spill_bytes,
-                 bin.cached ? " (cached)" : "");
+                 ks[0], src.name, n, first, last, plan->cta ? 2 : 1,
+                 plan->cta ? " (CTA-wide: barriers between stages)"
+                 : plan->real_mode ? " (grid-stride: accesses kept in memory)" : "",
+                 src.grid, src.block, bin.registers, bin.spill_bytes, bin.cached ? " (cached)" : "");
     sg_rw_printf(ctx, "    bytes moved: %" PRIu64 " -> %" PRIu64 " (%.2fx less); writes dropped: %u\n",
                  before, after, after ? (double)before / (double)after : 0.0, dropped);
     for (uint32_t i = 0; i < nf; i++) sg_rw_printf(ctx, "    n%u (mem_free) sunk below it\n", frees[i]);

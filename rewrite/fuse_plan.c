@@ -40,6 +40,11 @@ static void slot_span(const sg_fz_slot_t *s, uint64_t tlo, uint64_t thi, uint64_
         *hi = s->gs_end;
         return;
     }
+    if (!s->t_affine) { /* over every tid.x and ctaid.x of the launch */
+        *lo = s->addr0 + (uint64_t)s->cta_lo;
+        *hi = s->addr0 + (uint64_t)s->cta_hi + s->width;
+        return;
+    }
     if (thi <= tlo) thi = tlo + 1;
     uint64_t a = s->addr0 + (uint64_t)(s->stride * (int64_t)tlo);
     uint64_t b = s->addr0 + (uint64_t)(s->stride * (int64_t)(thi - 1));
@@ -50,6 +55,32 @@ static void slot_span(const sg_fz_slot_t *s, uint64_t tlo, uint64_t thi, uint64_
 typedef struct {
     uint64_t tlo, thi; /* union of its sites' t-intervals */
 } slot_extent_t;
+
+/* Offsets [lo, hi] of a*i + b*j over i < ni, j < nj. */
+static void affine_range(int64_t a, uint64_t ni, int64_t b, uint64_t nj, int64_t *lo, int64_t *hi)
+{
+    int64_t x = a * (int64_t)(ni - 1), y = b * (int64_t)(nj - 1);
+    *lo = (x < 0 ? x : 0) + (y < 0 ? y : 0);
+    *hi = (x > 0 ? x : 0) + (y > 0 ? y : 0);
+}
+
+/* Do two slots touch the same bytes only from the same CTA? Both must move
+ * by the same distance per CTA, and what one CTA touches of both together
+ * must fit in that distance: then CTA c's bytes lie in a band
+ * [B + c*A, B + (c+1)*A) no other CTA reaches. */
+static bool cta_local(const sg_fz_slot_t *x, const sg_fz_slot_t *y, uint32_t ntid)
+{
+    if (x->gs || y->gs || x->cta_stride != y->cta_stride || x->cta_stride <= 0) return false;
+    int64_t xl, xh, yl, yh;
+    affine_range(x->stride, ntid, 0, 1, &xl, &xh);
+    affine_range(y->stride, ntid, 0, 1, &yl, &yh);
+    int64_t lo = (int64_t)x->addr0 + xl < (int64_t)y->addr0 + yl ? (int64_t)x->addr0 + xl
+                                                                  : (int64_t)y->addr0 + yl;
+    int64_t hi = (int64_t)x->addr0 + xh + x->width > (int64_t)y->addr0 + yh + y->width
+                     ? (int64_t)x->addr0 + xh + x->width
+                     : (int64_t)y->addr0 + yh + y->width;
+    return hi - lo <= x->cta_stride;
+}
 
 static bool inside_buffer(const sg_graph_t *g, uint64_t lo, uint64_t hi, uint32_t *buf)
 {
@@ -96,6 +127,8 @@ int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *st, uint32_t n, sg_fz_plan_t 
     p->n_stages = n;
     p->elements = st[0].threads;
     p->split_at = SG_NONE;
+    for (uint32_t s = 0; s < n; s++) p->cta |= st[s].cta;
+    if (p->cta) p->real_mode = true;
     uint32_t total = 0;
     for (uint32_t s = 0; s < n; s++) total += st[s].n_sites;
     p->site_slot = malloc((total ? total : 1) * sizeof *p->site_slot);
@@ -121,7 +154,8 @@ int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *st, uint32_t n, sg_fz_plan_t 
             uint32_t k = SG_NONE;
             for (uint32_t j = 0; j < p->n_slots && k == SG_NONE; j++) {
                 const sg_fz_slot_t *y = &p->slots[j];
-                if (y->addr0 == key && y->stride == x->stride && y->width == x->width && y->gs == x->gs)
+                if (y->addr0 == key && y->stride == x->stride && y->cta_stride == x->cta_stride &&
+                    y->width == x->width && y->gs == x->gs)
                     k = j;
             }
             if (k == SG_NONE) {
@@ -131,10 +165,14 @@ int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *st, uint32_t n, sg_fz_plan_t 
                 y->addr0 = key;
                 y->gs = x->gs;
                 y->stride = x->stride;
+                y->cta_stride = x->cta_stride;
+                y->t_affine = x->t_affine;
                 y->width = x->width;
                 y->first_stage = s;
                 y->first_site = i;
                 y->lifted = true;
+                if (!y->t_affine)
+                    affine_range(y->stride, st[s].ntid, y->cta_stride, st[s].nctaid, &y->cta_lo, &y->cta_hi);
                 y->buffer = sg_graph_find_buffer(g, key);
                 if (y->gs) {
                     const sg_buffer_t *bb = sg_graph_buffer(g, y->buffer);
@@ -167,6 +205,7 @@ int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *st, uint32_t n, sg_fz_plan_t 
                 slot_span(x, ext[a].tlo, ext[a].thi, &xl, &xh);
                 slot_span(y, ext[b].tlo, ext[b].thi, &yl, &yh);
                 if (xl >= yh || yl >= xh) continue;
+                if (p->cta && cta_local(x, y, st[0].ntid)) continue;
                 p->split_at = s;
                 snprintf(p->split_reason, sizeof p->split_reason,
                          "stage %u (%s) %s [0x%llx, 0x%llx) and stage %u %s [0x%llx, 0x%llx): "

@@ -74,6 +74,7 @@ typedef struct {
     val_t *v; /* by register */
     bool changed;
     char *reason;
+    bool *cta; /* set when the stage needs its CTA (tier 2) */
 } ctx_t;
 
 static void refuse(ctx_t *c, const sg_ptx_stmt_t *s, const char *fmt, ...)
@@ -277,6 +278,18 @@ static val_t eval(ctx_t *c, const sg_ptx_stmt_t *s)
         }
         if (!sg_ptx_instr_has_mod(in, ".lo")) return top();
         return add(mul(opnd_val(c, &o[1]), opnd_val(c, &o[2])), opnd_val(c, &o[3]), 1);
+    case SG_PTX_OP_NOT:
+    case SG_PTX_OP_NEG: {
+        /* ~x = -1 - x and -x, as integers (range checks come at widening) */
+        if (in->n_opnds != 2 || !sg_ptx_type_is_int(in->type) || in->type == SG_PTX_T_PRED) return top();
+        val_t a = opnd_val(c, &o[1]);
+        if (a.kind != V_AFF || a.tagged || a.ks) return top();
+        val_t r = a;
+        r.c = (in->op == SG_PTX_OP_NOT ? -1 : 0) - a.c;
+        r.at = -a.at;
+        r.ac = -a.ac;
+        return r;
+    }
     case SG_PTX_OP_SHL: {
         if (in->n_opnds != 3) return top();
         val_t a = opnd_val(c, &o[1]), b = opnd_val(c, &o[2]);
@@ -370,8 +383,6 @@ static const char *refused_op(const sg_ptx_instr_t *in)
     case SG_PTX_OP_TCGEN05: case SG_PTX_OP_CP:
         return "async-proxy operation";
     case SG_PTX_OP_GRIDDEPCONTROL: return "griddepcontrol (programmatic launch)";
-    case SG_PTX_OP_BAR: case SG_PTX_OP_BARRIER:
-        return "barrier: the stage is CTA-wide, not pointwise (tier 2)";
     case SG_PTX_OP_SHFL: case SG_PTX_OP_VOTE: case SG_PTX_OP_MATCH: case SG_PTX_OP_REDUX:
     case SG_PTX_OP_ACTIVEMASK: case SG_PTX_OP_ELECT:
         return "warp-level operation: the fused kernel maps elements to other lanes";
@@ -769,12 +780,22 @@ static void site_from(ctx_t *c, const sg_ptx_stmt_t *s, uint32_t stmt, const iva
     site->lo = iv->lo;
     site->hi = iv->hi;
     site->hi_rt = iv->hi_rt;
-    if (v.kind != V_AFF || v.ac != v.at * (int64_t)c->ntid) {
-        refuse(c, s, "%s address is not an affine function of the global thread index",
+    if (v.kind != V_AFF) {
+        refuse(c, s, "%s address is not an affine function of the thread and block index",
                site->store ? "store" : "load");
         return;
     }
     site->stride = v.at;
+    site->cta_stride = v.ac;
+    site->t_affine = v.ac == v.at * (int64_t)c->ntid;
+    if (!site->t_affine) {
+        if (v.ks) {
+            refuse(c, s, "%s in a loop, not a function of the global thread index",
+                   site->store ? "store" : "load");
+            return;
+        }
+        *c->cta = true; /* thread-local only within a CTA, if at all: tier 2 */
+    }
     site->addr0 = (uint64_t)v.c + (uint64_t)addr->ival;
     if (v.ks) {
         /* a grid-stride loop: the same thread visits t, t + S, t + 2S, ... */
@@ -797,7 +818,7 @@ static void site_from(ctx_t *c, const sg_ptx_stmt_t *s, uint32_t stmt, const iva
     }
     if (site->stride == 0 && site->store)
         refuse(c, s, "every thread stores to the same address");
-    site->lowerable = !site->gs && in->vec <= 1 && in->guard == SG_PTX_NONE &&
+    site->lowerable = !site->gs && site->t_affine && in->vec <= 1 && in->guard == SG_PTX_NONE &&
                       (site->width == 4 || site->width == 8) && site->base_param != SG_NONE &&
                       site->stride == (int64_t)site->width;
     if (site->store) {
@@ -838,6 +859,7 @@ int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz
     const sg_kernel_t *k = &node->u.kernel;
     ctx_t c = {0};
     c.reason = st->reason;
+    c.cta = &st->cta;
     c.m = mod;
     c.k = k;
     const sg_ptx_func_t *f = sg_ptx_find_func(mod, k->name);
@@ -887,9 +909,11 @@ int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz
         if (s->kind == SG_PTX_STMT_VAR_DECL) {
             for (uint32_t v = 0; v < s->u.decl.n; v++) {
                 const sg_ptx_var_t *var = &f->vars[s->u.decl.first + v];
-                if (var->space != SG_PTX_SPACE_LOCAL && var->space != SG_PTX_SPACE_REG)
-                    refuse(&c, s, "%s variable %s in the body%s", sg_ptx_space_name(var->space),
-                           var->name, var->space == SG_PTX_SPACE_SHARED ? ": tier 2" : "");
+                if (var->space == SG_PTX_SPACE_SHARED && var->size && var->linkage != SG_PTX_LINK_EXTERN)
+                    st->cta = true; /* static shared memory of its own: tier 2 */
+                else if (var->space != SG_PTX_SPACE_LOCAL && var->space != SG_PTX_SPACE_REG)
+                    refuse(&c, s, "%s variable %s in the body", sg_ptx_space_name(var->space),
+                           var->name);
             }
             continue;
         }
@@ -899,6 +923,19 @@ int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz
         if (why) {
             refuse(&c, s, "%s%s: %s", in->opcode, in->n_mods ? in->mods[0] : "", why);
             break;
+        }
+        if (in->op == SG_PTX_OP_BAR || in->op == SG_PTX_OP_BARRIER) {
+            /* a whole-CTA barrier (bar.sync 0) is tier 2; anything finer is not fused */
+            bool whole = in->n_opnds == 1 && in->opnds[0].kind == SG_PTX_OPND_INT &&
+                         in->opnds[0].ival == 0 && in->guard == SG_PTX_NONE &&
+                         (sg_ptx_instr_has_mod(in, ".sync") || in->n_mods == 0) &&
+                         !sg_ptx_instr_has_mod(in, ".warp") && !mod_prefix(in, ".cluster");
+            if (!whole) {
+                refuse(&c, s, "%s%s: a barrier other than bar.sync 0 of the whole CTA", in->opcode,
+                       in->n_mods ? in->mods[0] : "");
+                break;
+            }
+            st->cta = true;
         }
         for (uint32_t o = 0; o < in->n_opnds; o++) {
             const sg_ptx_operand_t *op = &in->opnds[o];
@@ -925,8 +962,10 @@ int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz
         }
         if ((in->op == SG_PTX_OP_LD || in->op == SG_PTX_OP_ST || in->op == SG_PTX_OP_LDU ||
              in->op == SG_PTX_OP_PREFETCH || in->op == SG_PTX_OP_PREFETCHU) &&
-            (in->space == SG_PTX_SPACE_SHARED || in->space == SG_PTX_SPACE_SHARED_CLUSTER))
-            refuse(&c, s, "shared memory access: tier 2");
+            in->space == SG_PTX_SPACE_SHARED_CLUSTER)
+            refuse(&c, s, "distributed shared memory access");
+        if ((in->op == SG_PTX_OP_LD || in->op == SG_PTX_OP_ST) && in->space == SG_PTX_SPACE_SHARED)
+            st->cta = true;
         if (in->op == SG_PTX_OP_LD && in->space == SG_PTX_SPACE_PARAM && in->vec > 1)
             refuse(&c, s, "vector ld.param");
         if (in->op == SG_PTX_OP_LDU) refuse(&c, s, "ldu");
@@ -981,13 +1020,25 @@ int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz
     }
     uint32_t pdw = 0;
     uint64_t *pd = c.reason[0] ? NULL : postdominators(f, &pdw);
+    /* a thread that returned early would not reach a later stage's barrier,
+     * nor this one's: every barrier must run in every thread */
+    for (uint32_t i = 0; i < f->n_stmts && !c.reason[0]; i++) {
+        const sg_ptx_stmt_t *s = &f->stmts[i];
+        if (s->kind != SG_PTX_STMT_INSTR ||
+            (s->u.ins.op != SG_PTX_OP_BAR && s->u.ins.op != SG_PTX_OP_BARRIER))
+            continue;
+        if (!pd || s->block == SG_PTX_NONE || !pdom(pd, pdw, s->block, 0))
+            refuse(&c, s, "barrier that a thread can skip (an early return before it)");
+    }
     /* global accesses; stores to anything not thread-local are refused */
     for (uint32_t i = 0; i < f->n_stmts && !c.reason[0]; i++) {
         const sg_ptx_stmt_t *s = &f->stmts[i];
         if (s->kind != SG_PTX_STMT_INSTR) continue;
         const sg_ptx_instr_t *in = &s->u.ins;
         if (in->op != SG_PTX_OP_LD && in->op != SG_PTX_OP_ST) continue;
-        if (in->space == SG_PTX_SPACE_PARAM || in->space == SG_PTX_SPACE_LOCAL) continue;
+        if (in->space == SG_PTX_SPACE_PARAM || in->space == SG_PTX_SPACE_LOCAL ||
+            in->space == SG_PTX_SPACE_SHARED)
+            continue; /* the stage's own memory */
         const sg_ptx_operand_t *addr = in->op == SG_PTX_OP_ST ? &in->opnds[0] : &in->opnds[1];
         if (addr->kind != SG_PTX_OPND_ADDRESS) {
             refuse(&c, s, "unexpected address operand");

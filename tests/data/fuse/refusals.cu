@@ -35,3 +35,11 @@ __global__ void rf_exit(const float *in, float *out, size_t n)
     if (in[i] < 0.0f) asm volatile("exit;");
     if (i < n) out[i] = in[i];
 }
+// reads its block's elements in reverse from global memory: what another
+// thread of the same CTA wrote in the stage before (CTA-local: tier 2)
+__global__ void rf_reverse(const float *in, float *out, size_t n)
+{
+    size_t base = (size_t)blockIdx.x * blockDim.x;
+    size_t i = base + threadIdx.x;
+    if (i < n) out[i] = in[base + (blockDim.x - 1 - threadIdx.x)];
+}
