@@ -144,6 +144,15 @@ static val_t add(val_t a, val_t b, int sign)
 static val_t mul(val_t a, val_t b)
 {
     if (a.kind != V_AFF || b.kind != V_AFF) return top();
+    /* a parameter word used as a number (a CArray stride): its concrete
+     * value; the tag only marks where a base or a bound came from */
+    if (!b.at && !b.ac && !b.ks && !(a.at || a.ac || a.ks || a.tagged)) {
+        /* both plain: fine either way round */
+    } else if (!b.at && !b.ac && !b.ks && b.tagged && !a.tagged) {
+        b.tagged = 0;
+    } else if (!a.at && !a.ac && !a.ks && a.tagged && !b.tagged) {
+        a.tagged = 0;
+    }
     if (a.at || a.ac || a.tagged || a.ks) {
         if (b.at || b.ac || b.tagged || b.ks) return top();
     } else {

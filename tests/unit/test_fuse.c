@@ -432,6 +432,30 @@ static void test_grid_stride(void **state)
         if (rc) fail_msg("%s", err);
         sg_fz_binary_free(&bin);
     }
+    /* a strided CArray: the stride is a struct member (a number here) */
+    {
+        sg_node_id_t cs;
+        assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, 0, 9, &cs), SG_OK);
+        assert_int_equal(sg_node_set_kernel_name(g, cs, "cupy_copy_strided"), SG_OK);
+        uint8_t pb[80];
+        memset(pb, 0, sizeof pb);
+        uint64_t in = BUF(0), out = BUF(2), cnt = n / 2, s8 = 8;
+        memcpy(pb, &in, 8), memcpy(pb + 8, &cnt, 8), memcpy(pb + 16, &cnt, 8), memcpy(pb + 24, &s8, 8);
+        memcpy(pb + 32, &out, 8), memcpy(pb + 40, &cnt, 8), memcpy(pb + 48, &cnt, 8), memcpy(pb + 56, &s8, 8);
+        memcpy(pb + 64, &cnt, 8), memcpy(pb + 72, &cnt, 8);
+        assert_int_equal(sg_node_set_kernel_params(g, cs, 0, NULL, NULL, pb, 80), SG_OK);
+        sg_kernel_t *kk = &sg_graph_node(g, cs)->u.kernel;
+        kk->grid[0] = 64;
+        kk->block[0] = 128;
+        kk->grid[1] = kk->grid[2] = kk->block[1] = kk->block[2] = 1;
+        sg_fz_stage_t cst;
+        assert_int_equal(sg_fz_stage_analyze(m, sg_graph_node(g, cs), &cst), SG_OK);
+        /* its index is i % shape: nothing proves that is i, so it is refused
+         * (a contiguous CArray, above, is fine) */
+        assert_false(cst.ok);
+        assert_non_null(strstr(cst.reason, "not an affine function"));
+        sg_fz_stage_free(&cst);
+    }
     /* a stage reading y at another element than the one written: split */
     sg_node_id_t c = cupy_node(g, 2, BUF(1) + 4, BUF(0), n - 1, 64, 128);
     sg_fz_stage_t st2[2] = {st[0]};
@@ -569,6 +593,84 @@ static void pass_end_to_end(bool dead)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The pass on a chain with barriers the finder and the pass must honour: an
+ * event record after stage 1 (split at the event), a geometry change at
+ * stage 4 (split), and a stage whose code image is a cubin (SASS only:
+ * refused with the reason). */
+static void test_pass_barriers(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sgcap_test_fuse_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/in.sgraph", dir);
+    size_t plen, clen;
+    char *ptx = read_fixture("fusion_chain.sm90.ptx", &plen);
+    char *cubin = read_fixture("refusals.sm90.cubin", &clen);
+    sg_graph_t *g = chain_graph(chain_names, 6, false, 256);
+    assert_int_equal(sg_graph_add_stream(g, NULL, 0, NULL), SG_OK);
+    assert_int_equal(sg_graph_add_event(g, NULL, 0, NULL), SG_OK);
+    sg_image_t *im = sg_graph_image(g, 0);
+    im->file = strdup("code/chain.ptx");
+    uint32_t ci;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_CUBIN, "00000000000000cc", clen, &ci), SG_OK);
+    sg_graph_image(g, ci)->file = strdup("code/refusals.cubin");
+    /* k1 records an event another stream waits for */
+    sg_node_id_t other;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, 1, 100, &other), SG_OK);
+    assert_int_equal(sg_node_set_kernel_name(g, other, "other"), SG_OK);
+    sg_edge_id_t ev;
+    assert_int_equal(sg_graph_add_edge(g, kernel_node(g, 1)->id, other, SG_EDGE_EVENT, 0, &ev), SG_OK);
+    /* k4 and k5: another grid; k5's code is the cubin */
+    for (uint32_t k = 4; k < 6; k++) {
+        sg_kernel_t *kk = (sg_kernel_t *)&kernel_node(g, k)->u.kernel;
+        kk->grid[0] = N_EL / 512;
+        kk->block[0] = 512;
+    }
+    sg_node_t *k5 = (sg_node_t *)kernel_node(g, 5);
+    k5->u.kernel.image = ci;
+    assert_int_equal(sg_node_set_kernel_name(g, k5->id, "_Z8rf_scalePKfPfm"), SG_OK);
+    sg_bundle_blob_t blobs[2] = {{.relpath = "code/chain.ptx", .data = ptx, .size = plen},
+                                 {.relpath = "code/refusals.cubin", .data = cubin, .size = clen}};
+    sg_diag_t d;
+    assert_int_equal(sg_bundle_write(g, path, blobs, 2, 0, &d), SG_OK);
+    free(ptx);
+    free(cubin);
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    sg_rewrite_files_t files = {0};
+    opt.bundle = path;
+    opt.files = &files;
+    const char *passes[] = {"fusion-legality", "fuse"};
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(sg_rewrite_run_opts(g, passes, 2, &opt, rep), SG_OK);
+    const char *t = sg_report_text(rep);
+    if (getenv("SGCAP_TEST_REPORT")) fputs(t, stderr);
+    /* the finder: [k0 k1] | event | [k2 k3] | geometry | [k4 k5] */
+    assert_non_null(strstr(t, "tail: event_out"));
+    assert_non_null(strstr(t, "tail: geometry"));
+    /* k5: refused, SASS only; k4 stays alone */
+    assert_non_null(strstr(t, "refused stage 1"));
+    assert_non_null(strstr(t, "sass_only"));
+    if (!strstr(t, "NVRTC is not available")) {
+        assert_int_equal(g->n_fusions, 2);
+        assert_int_equal(g->fusions[0].n_stages, 2);
+        assert_int_equal(g->fusions[1].n_stages, 2);
+        /* the event edge now leaves the first fused node, still an event edge */
+        sg_edge_id_t e = sg_graph_find_edge(g, g->fusions[0].node, other);
+        assert_int_not_equal(e, SG_NONE);
+        assert_int_equal(sg_graph_edge(g, e)->kind, SG_EDGE_EVENT);
+        assert_int_equal(sg_graph_edge(g, e)->event, 0);
+        (void)ev;
+    }
+    sg_rewrite_files_free(&files);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_pass_live(void **state)
 {
     (void)state;
@@ -659,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_grid_stride),
         cmocka_unit_test(test_tier2),
+        cmocka_unit_test(test_pass_barriers),
         cmocka_unit_test(test_pass_live),
         cmocka_unit_test(test_pass_dead),
         cmocka_unit_test(test_pass_chains_sample),
