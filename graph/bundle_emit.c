@@ -8,6 +8,7 @@
  * few hundred bytes of appends per node; jansson is only on the read side,
  * which re-checks everything written here (tests/fuzz/fuzz_bundle.c). */
 #include "bundle_private.h"
+#include "graph_private.h"
 
 #include <inttypes.h>
 #include <locale.h>
@@ -774,6 +775,14 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
         top_next(e, false);
     }
 
+    char *fusions = NULL; /* fused kernels (bundle_fusions.c), before the pass log */
+    if (!e->err && sg_bundle__fusions_json(g, &fusions)) e->err = SG_ENOMEM;
+    if (fusions) {
+        top_key(e, "fusions");
+        out_str(e, fusions);
+        top_next(e, false);
+        free(fusions);
+    }
     top_array_open(e, "pass_log", g->n_pass_log);
     for (uint32_t i = 0; i < g->n_pass_log; i++) {
         top_entry_begin(e);

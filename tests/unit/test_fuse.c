@@ -583,6 +583,51 @@ static void pass_end_to_end(bool dead)
         sg_graph_t *back = NULL;
         assert_int_equal(sg_bundle_read(outp, &back, &d), SG_OK);
         assert_int_equal(sg_graph_node_count(back), sg_graph_node_count(g));
+        /* ... with its fusion record */
+        const sg_fusion_t *br = sg_graph_fusion(back, fused->id);
+        assert_non_null(br);
+        assert_int_equal(br->n_stages, 8);
+        assert_int_equal(br->n_dropped, rec->n_dropped);
+        assert_int_equal(br->cubin_image, rec->cubin_image);
+        assert_int_equal(br->ptx_image, rec->ptx_image);
+        assert_int_equal(br->registers, rec->registers);
+        assert_string_equal(br->hash, rec->hash);
+        assert_string_equal(br->stages[6].kernel.name, chain_names[6]);
+        assert_int_equal(br->stages[6].kernel.params_size, 24);
+        assert_memory_equal(br->stages[6].kernel.param_bytes, rec->stages[6].kernel.param_bytes, 24);
+        assert_int_equal(br->stages[6].param_base, rec->stages[6].param_base);
+        assert_int_equal(br->stages[6].node, rec->stages[6].node);
+        if (dead) assert_non_null(strstr(br->dropped[0].reason, "freed in this graph"));
+        /* the writer is deterministic: read -> write -> read -> write */
+        char *j1 = NULL, *j2 = NULL;
+        assert_int_equal(sg_bundle_to_json(back, &j1), SG_OK);
+        sg_graph_t *again = NULL;
+        assert_int_equal(sg_bundle_parse_json(j1, strlen(j1), "graph.json", &again, &d), SG_OK);
+        assert_int_equal(sg_bundle_to_json(again, &j2), SG_OK);
+        assert_string_equal(j1, j2);
+        /* and the clone keeps the record */
+        sg_graph_t *cl = sg_graph_clone(again);
+        assert_non_null(cl);
+        assert_non_null(sg_graph_fusion(cl, fused->id));
+        assert_int_equal(sg_graph_fusion(cl, fused->id)->n_stages, 8);
+        sg_graph_destroy(cl);
+        sg_graph_destroy(again);
+        /* a record naming a node that is not a kernel is refused, saying where */
+        const char *key = "\"fusions\": [{\"node\":";
+        char *at = strstr(j1, key);
+        assert_non_null(at);
+        at += strlen(key);
+        char *bad = malloc(strlen(j1) + 16);
+        assert_non_null(bad);
+        snprintf(bad, strlen(j1) + 16, "%.*s99999%s", (int)(at - j1), j1, at + strspn(at, "0123456789"));
+        sg_graph_t *none = NULL;
+        int brc = sg_bundle_parse_json(bad, strlen(bad), "graph.json", &none, &d);
+        if (brc == SG_OK) fail_msg("a record naming node 99999 was accepted");
+        assert_int_equal(brc, SG_EFORMAT);
+        assert_non_null(strstr(d.message, "fusions[0]"));
+        free(bad);
+        free(j1);
+        free(j2);
         sg_graph_destroy(back);
     }
     sg_rewrite_files_free(&files);
