@@ -275,9 +275,13 @@ static int run(int argc, char **argv)
         exit_code = SG_EXIT_USAGE;
         goto done;
     }
-    /* carry the files the graph names */
-    for (uint32_t i = 0; i < g->n_images; i++)
-        if (blob_carry(&bl, path, g->images[i].file)) goto oom;
+    /* carry the files the graph names (except the code the passes made) */
+    for (uint32_t i = 0; i < g->n_images; i++) {
+        bool made = false;
+        for (size_t k = 0; k < files.n && !made && g->images[i].file; k++)
+            made = strcmp(files.files[k].relpath, g->images[i].file) == 0;
+        if (!made && blob_carry(&bl, path, g->images[i].file)) goto oom;
+    }
     for (uint32_t i = 0; i < g->n_buffers; i++)
         if (blob_carry(&bl, path, g->buffers[i].before_file) ||
             blob_carry(&bl, path, g->buffers[i].after_file))
