@@ -112,13 +112,14 @@ static void open_lib(sg_nvlib_t lib, lib_state_t *s)
     if (n > SG_NVLIB_MAX_CANDIDATES) n = SG_NVLIB_MAX_CANDIDATES;
     /* The list of what was tried, and the first reason other than "not
      * there" (a library that exists but does not load says why). */
-    char tried[700] = "", why[256] = "";
+    char tried[700] = "", why[256] = "", first[256] = "";
     size_t used = 0;
     for (size_t i = 0; i < n && !s->handle; i++) {
         if (!cand[i]) continue;
         s->handle = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL);
         if (s->handle) break;
         const char *e = dlerror();
+        if (e && !first[0]) snprintf(first, sizeof first, "%s", e);
         if (e && !why[0] && !strstr(e, "No such file")) snprintf(why, sizeof why, "; %s", e);
         int w = snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", cand[i]);
         if (w > 0) used = used + (size_t)w < sizeof tried ? used + (size_t)w : sizeof tried - 1;
@@ -128,9 +129,9 @@ static void open_lib(sg_nvlib_t lib, lib_state_t *s)
     if (!s->handle) {
         if (lib == SG_NVLIB_CUDA)
             snprintf(s->err, sizeof s->err,
-                     "cannot load the CUDA driver (%s)%s; is there an NVIDIA GPU and driver on "
+                     "cannot load the CUDA driver (%s): %s; is there an NVIDIA GPU and driver on "
                      "this machine?",
-                     tried, why);
+                     tried, first[0] ? first : "not found");
         else
             snprintf(s->err, sizeof s->err, "cannot load %s (tried %s)%s", d->name, tried, why);
     }

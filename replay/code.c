@@ -64,6 +64,7 @@ static int split_options(const char *s, char *buf, char **argv)
 static int compile_nvrtc(sg_replay_t *r, uint32_t id, const sg_image_t *im, const char *src,
                          size_t len, void **out, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     int rc = sg_replay__load_nvrtc(err, errlen);
     if (rc) return rc;
     char *source = malloc(len + 1);
@@ -91,8 +92,8 @@ static int compile_nvrtc(sg_replay_t *r, uint32_t id, const sg_image_t *im, cons
     if (!has_arch) {
         /* no target recorded: compile for this GPU, to SASS */
         int major = 0, minor = 0;
-        sg_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r->dev);
-        sg_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r->dev);
+        drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r->dev);
+        drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r->dev);
         snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
         argv[argc++] = arch;
     }
@@ -158,6 +159,7 @@ static void archs_text(const uint32_t *a, uint32_t n, char *buf, size_t len)
 static int load_image_into(sg_replay_t *r, uint32_t id, CUlibrary *lib, bool *no_binary, char *err,
                            size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     const sg_image_t *im = sg_graph_image(r->g, id);
     if (!im->file)
         return sg_replay__fail(err, errlen, SG_EUNSUPPORTED,
@@ -194,7 +196,7 @@ static int load_image_into(sg_replay_t *r, uint32_t id, CUlibrary *lib, bool *no
             return rc;
         }
     }
-    CUresult cr = sg_cu.cuLibraryLoadData(lib, code, NULL, NULL, 0, NULL, NULL, 0);
+    CUresult cr = drv->cuLibraryLoadData(lib, code, NULL, NULL, 0, NULL, NULL, 0);
     if (code != data) free(code);
     free(data);
     r->t.load_ms += sg_replay__now_ms() - t0;
@@ -205,20 +207,20 @@ static int load_image_into(sg_replay_t *r, uint32_t id, CUlibrary *lib, bool *no
         archs_text(im->sass_archs, im->n_sass_archs, sass, sizeof sass);
         archs_text(im->ptx_archs, im->n_ptx_archs, ptx, sizeof ptx);
         int major = 0, minor = 0;
-        sg_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r->dev);
-        sg_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r->dev);
+        drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r->dev);
+        drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r->dev);
         char what[256];
         snprintf(what, sizeof what,
                  "code image %u (%s, %s) has no code this sm_%d%d GPU can run (SASS for %s, PTX "
                  "for %s)",
                  id, image_kind_name(im->kind), im->hash, major, minor, sass, ptx);
-        return sg_replay__cu_fail(err, errlen, cr, what);
+        return sg_replay__cu_fail(drv, err, errlen, cr, what);
     }
     if (cr != CUDA_SUCCESS) {
         char what[128];
         snprintf(what, sizeof what, "loading code image %u (%s, %s)", id, image_kind_name(im->kind),
                  im->hash);
-        return sg_replay__cu_fail(err, errlen, cr, what);
+        return sg_replay__cu_fail(drv, err, errlen, cr, what);
     }
     return SG_OK;
 }
@@ -260,16 +262,17 @@ int sg_replay__load_code(sg_replay_t *r, char *err, size_t errlen)
 int sg_replay__function(sg_replay_t *r, const sg_kernel_t *k, CUfunction *out, char *err,
                         size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     if (k->image >= r->g->n_images || !r->libs[k->image])
         return sg_replay__fail(err, errlen, SG_EUNSUPPORTED, "the code of %s was not loaded",
                                k->name ? k->name : "?");
     CUkernel kern;
-    CUresult cr = sg_cu.cuLibraryGetKernel(&kern, r->libs[k->image], k->name);
+    CUresult cr = drv->cuLibraryGetKernel(&kern, r->libs[k->image], k->name);
     if (cr == CUDA_ERROR_NOT_FOUND || cr == CUDA_ERROR_INVALID_VALUE)
         return sg_replay__fail(err, errlen, SG_EUNSUPPORTED,
                                "kernel %s is not in code image %u (%s), the image its node names",
                                k->name, k->image, r->g->images[k->image].hash);
-    if (cr != CUDA_SUCCESS) return sg_replay__cu_fail(err, errlen, cr, "cuLibraryGetKernel");
-    SG_CU_TRY(sg_cu.cuKernelGetFunction(out, kern), "cuKernelGetFunction");
+    if (cr != CUDA_SUCCESS) return sg_replay__cu_fail(drv, err, errlen, cr, "cuLibraryGetKernel");
+    SG_CU_TRY(drv->cuKernelGetFunction(out, kern), "cuKernelGetFunction");
     return SG_OK;
 }

@@ -284,6 +284,7 @@ int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace
                       uint32_t *n_events, uint32_t *unmatched, uint32_t *by_name, char *err,
                       size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     *events = NULL;
     *n_events = 0;
     *unmatched = 0;
@@ -304,9 +305,9 @@ int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace
         pthread_mutex_lock(&P.lock);
         P.launch = l;
         pthread_mutex_unlock(&P.lock);
-        CUresult cr = sg_cu.cuGraphLaunch(r->exec, r->stream);
-        if (cr == CUDA_SUCCESS) cr = sg_cu.cuStreamSynchronize(r->stream);
-        if (cr != CUDA_SUCCESS) rc = sg_replay__cu_fail(err, errlen, cr, "profiled launch");
+        CUresult cr = drv->cuGraphLaunch(r->exec, r->stream);
+        if (cr == CUDA_SUCCESS) cr = drv->cuStreamSynchronize(r->stream);
+        if (cr != CUDA_SUCCESS) rc = sg_replay__cu_fail(drv, err, errlen, cr, "profiled launch");
         /* forced flush: every record of this launch is delivered now, so
          * the launch tag above is the right one */
         sg_cupti->cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

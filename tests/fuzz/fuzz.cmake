@@ -72,3 +72,4 @@ sgcap_add_fuzzer(fuzz_lift
                          rewrite/fuse_gen.c rewrite/common.c rewrite/reach.c
                          ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
+sgcap_add_fuzzer(fuzz_mangled SOURCES tests/fuzz/fuzz_mangled.c graph/mangled.c)
