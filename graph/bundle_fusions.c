@@ -1,10 +1,8 @@
-/* bundle_fusions.c: the root's fused-kernel records in graph.json (the
- * top-level "fusions" array, docs/FORMAT.md section 4.4). Kept apart from
- * the main emitter and parser, which each call one function here: the
- * records are written with jansson (compact, keys in a fixed order, so the
- * writer stays deterministic) and read back with the same checks as the
- * rest of the bundle (bounded sizes, indices that must exist, the position
- * of any error). */
+/* bundle_fusions.c: reading the root's fused-kernel records from graph.json
+ * (the top-level "fusions" array, docs/FORMAT.md section 4.4; the writer is
+ * bundle_emit.c's fusion_obj), with the same checks as the rest of the
+ * bundle: bounded sizes, indices that must exist, the position of any
+ * error. Kept apart from the main parser, which calls it once. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,85 +14,6 @@
 
 #define MAX_STAGES 4096u
 #define MAX_DROPPED 65536u
-
-static json_t *hex(const uint8_t *p, size_t n)
-{
-    char *s = malloc(2 * n + 1);
-    if (!s) return NULL;
-    for (size_t i = 0; i < n; i++) snprintf(s + 2 * i, 3, "%02x", p[i]);
-    s[2 * n] = 0;
-    json_t *j = json_string(s);
-    free(s);
-    return j;
-}
-
-static json_t *triple(const uint32_t d[3])
-{
-    return json_pack("[I, I, I]", (json_int_t)d[0], (json_int_t)d[1], (json_int_t)d[2]);
-}
-
-static json_t *kernel_json(const sg_kernel_t *k)
-{
-    json_t *layout = json_array();
-    for (uint32_t i = 0; layout && i < k->n_params; i++)
-        json_array_append_new(layout, json_pack("[I, I]", (json_int_t)k->param_offsets[i],
-                                                (json_int_t)k->param_sizes[i]));
-    json_t *params = json_pack("{s:o, s:o}", "bytes", hex(k->param_bytes, k->params_size),
-                               "layout", layout);
-    json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:o}", "name", k->name ? k->name : "",
-                          "image", k->image == SG_NONE ? json_null() : json_integer(k->image),
-                          "grid", triple(k->grid), "block", triple(k->block), "cluster",
-                          triple(k->cluster), "shared_bytes", (json_int_t)k->shared_bytes,
-                          "params", params);
-    return o;
-}
-
-static json_t *index_or_null(uint32_t v)
-{
-    return v == SG_NONE ? json_null() : json_integer(v);
-}
-
-int sg_bundle__fusions_json(const sg_graph_t *g, char **out)
-{
-    *out = NULL;
-    if (!g->n_fusions) return SG_OK;
-    json_t *arr = json_array();
-    if (!arr) return SG_ENOMEM;
-    for (uint32_t i = 0; i < g->n_fusions; i++) {
-        const sg_fusion_t *f = &g->fusions[i];
-        json_t *stages = json_array(), *dropped = json_array();
-        for (uint32_t s = 0; stages && s < f->n_stages; s++) {
-            const sg_fused_stage_t *st = &f->stages[s];
-            json_array_append_new(stages, json_pack("{s:I, s:o, s:o, s:I}", "node", (json_int_t)st->node,
-                                                    "seq", json_integer((json_int_t)st->seq), "kernel",
-                                                    kernel_json(&st->kernel), "param_base",
-                                                    (json_int_t)st->param_base));
-        }
-        for (uint32_t d = 0; dropped && d < f->n_dropped; d++) {
-            const sg_dropped_write_t *w = &f->dropped[d];
-            json_array_append_new(dropped,
-                                  json_pack("{s:I, s:I, s:I, s:I, s:s}", "stage", (json_int_t)w->stage,
-                                            "buffer", (json_int_t)w->buffer, "offset",
-                                            (json_int_t)w->offset, "size", (json_int_t)w->size,
-                                            "reason", w->reason ? w->reason : ""));
-        }
-        json_t *o = json_pack("{s:I, s:s, s:I, s:s, s:o, s:o, s:I, s:I, s:o, s:o}", "node",
-                              (json_int_t)f->node, "hash", f->hash, "tier", (json_int_t)f->tier,
-                              "codegen", f->codegen ? f->codegen : "", "ptx_image",
-                              index_or_null(f->ptx_image), "cubin_image",
-                              index_or_null(f->cubin_image), "registers", (json_int_t)f->registers,
-                              "spill_bytes", (json_int_t)f->spill_bytes, "stages", stages,
-                              "dropped", dropped);
-        if (o && f->note) json_object_set_new(o, "note", json_string(f->note));
-        if (!o || json_array_append_new(arr, o)) {
-            json_decref(arr);
-            return SG_ENOMEM;
-        }
-    }
-    *out = json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(arr);
-    return *out ? SG_OK : SG_ENOMEM;
-}
 
 /* ---- reading ----------------------------------------------------------------------- */
 

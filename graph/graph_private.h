@@ -12,10 +12,8 @@
 void sg_graph__free_fusions(sg_graph_t *g);
 int sg_graph__clone_fusions(const sg_graph_t *s, sg_graph_t *d);
 
-/* The "fusions" array of graph.json (bundle_fusions.c): *out is the
- * compact JSON text (malloc'd), NULL when there are none; and back, with
- * the bundle's diagnostics. */
-int sg_bundle__fusions_json(const sg_graph_t *g, char **out);
+/* Read the "fusions" array of graph.json (bundle_fusions.c), with the
+ * bundle's diagnostics. */
 int sg_bundle__parse_fusions(const json_t *top, sg_graph_t *g, sg_diag_t *diag, const char *file);
 
 #endif /* SGCAP_GRAPH_PRIVATE_H */
