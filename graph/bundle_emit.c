@@ -16,38 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- enum names shared with the parser --------------------------------------- */
-
-const char *const sg_bundle_buffer_kind_names[SG_BUFFER_KIND_COUNT] = {
-    "device", "graph_alloc", "async", "managed", "host_pinned", "unknown"};
-const char *const sg_bundle_image_kind_names[SG_IMAGE_KIND_COUNT] = {"fatbin", "cubin", "ptx",
-                                                                     "nvrtc", "unknown"};
-const char *const sg_bundle_copy_kind_names[5] = {"default", "h2d", "d2h", "d2d", "h2h"};
-const char *const sg_bundle_cond_type_names[3] = {"if", "while", "switch"};
-
-const char *sg_bundle_access_mode_name(sg_access_mode_t m)
-{
-    switch (m) {
-    case SG_ACCESS_READ:
-        return "read";
-    case SG_ACCESS_WRITE:
-        return "write";
-    case SG_ACCESS_READWRITE:
-        return "readwrite";
-    default:
-        return "unknown";
-    }
-}
-
-int sg_bundle_access_mode_from_name(const char *name)
-{
-    if (strcmp(name, "read") == 0) return SG_ACCESS_READ;
-    if (strcmp(name, "write") == 0) return SG_ACCESS_WRITE;
-    if (strcmp(name, "readwrite") == 0) return SG_ACCESS_READWRITE;
-    if (strcmp(name, "unknown") == 0) return SG_ACCESS_UNKNOWN;
-    return -1;
-}
-
 /* ---- output buffer ------------------------------------------------------------- */
 
 typedef struct {
@@ -436,7 +404,7 @@ static void node_obj(emit_t *e, const sg_node_t *n, int depth)
             K_INT(e, "buffer", a->buffer);
             K_U64(e, "offset", a->offset);
             K_U64(e, "size", a->size);
-            k_name(e, "mode", sg_bundle_access_mode_name(a->mode));
+            k_name(e, "mode", sg_access_mode_name(a->mode)[0] == 'i' ? "unknown" : sg_access_mode_name(a->mode));
             obj_end(e);
         }
         arr_end(e);
@@ -457,7 +425,7 @@ static void node_obj(emit_t *e, const sg_node_t *n, int depth)
         K_U64(e, "width", c->width);
         K_U64(e, "height", c->height);
         K_U64(e, "depth", c->depth);
-        k_name(e, "kind", (unsigned)c->kind < 5 ? sg_bundle_copy_kind_names[c->kind] : "default");
+        k_name(e, "kind", (unsigned)c->kind < SG_COPY_KIND_COUNT ? sg_copy_kind_name(c->kind) : "default");
         obj_end(e);
         done(e);
         break;
@@ -505,7 +473,7 @@ static void node_obj(emit_t *e, const sg_node_t *n, int depth)
         const sg_conditional_t *c = &n->u.cond;
         key(e, "conditional");
         obj_begin(e);
-        k_name(e, "type", (unsigned)c->type < 3 ? sg_bundle_cond_type_names[c->type] : "if");
+        k_name(e, "type", (unsigned)c->type < SG_COND_TYPE_COUNT ? sg_cond_type_name(c->type) : "if");
         K_ADDR(e, "handle", c->handle);
         K_INT(e, "default_value", c->default_value);
         key(e, "bodies");
@@ -708,7 +676,7 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
         K_INT(e, "id", b->id);
         K_STR(e, "label", b->label ? b->label : "");
         k_name(e, "kind",
-               (unsigned)b->kind < SG_BUFFER_KIND_COUNT ? sg_bundle_buffer_kind_names[b->kind]
+               (unsigned)b->kind < SG_BUFFER_KIND_COUNT ? sg_buffer_kind_name(b->kind)
                                                         : "unknown");
         K_ADDR(e, "address", b->address);
         K_U64(e, "size", b->size);
@@ -729,7 +697,7 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
         obj_begin(e);
         K_INT(e, "id", im->id);
         k_name(e, "kind",
-               (unsigned)im->kind < SG_IMAGE_KIND_COUNT ? sg_bundle_image_kind_names[im->kind]
+               (unsigned)im->kind < SG_IMAGE_KIND_COUNT ? sg_image_kind_name(im->kind)
                                                         : "unknown");
         K_STR(e, "hash", im->hash);
         k_opt_str(e, "file", im->file);

@@ -514,7 +514,7 @@ static int parse_buffers(pctx_t *c, const json_t *top)
         int kind;
         uint64_t address, size;
         if ((rc = table_entry(c, arr, i, &el, &o)) ||
-            (rc = get_enum(c, o, "kind", true, sg_bundle_buffer_kind_names, SG_BUFFER_KIND_COUNT, 0,
+            (rc = get_enum(c, o, "kind", true, sg_buffer_kinds.names, SG_BUFFER_KIND_COUNT, 0,
                            "buffer kind", &el, &kind)) ||
             (rc = get_u64(c, o, "address", true, &el, &address)) ||
             (rc = get_u64(c, o, "size", true, &el, &size)))
@@ -562,7 +562,7 @@ static int parse_images(pctx_t *c, const json_t *top)
         size_t hash_len;
         uint64_t size;
         if ((rc = table_entry(c, arr, i, &el, &o)) ||
-            (rc = get_enum(c, o, "kind", true, sg_bundle_image_kind_names, SG_IMAGE_KIND_COUNT, 0,
+            (rc = get_enum(c, o, "kind", true, sg_image_kinds.names, SG_IMAGE_KIND_COUNT, 0,
                            "image kind", &el, &kind)) ||
             (rc = get_strn(c, o, "hash", true, 64, &el, &hash, &hash_len)) ||
             (rc = get_u64(c, o, "size", false, &el, &size)))
@@ -596,7 +596,7 @@ static int parse_images(pctx_t *c, const json_t *top)
         if (s == i) return fail(c, &sl, SG_EFORMAT, "names the image itself");
         if (g->images[s].kind != SG_IMAGE_NVRTC)
             return fail(c, &sl, SG_EFORMAT, "names image %" PRIu32 ", a %s image, not nvrtc", s,
-                        sg_bundle_image_kind_names[g->images[s].kind]);
+                        sg_image_kind_name(g->images[s].kind));
     }
     return SG_OK;
 }
@@ -710,7 +710,7 @@ static int parse_accesses(pctx_t *c, const json_t *no, sg_node_t *n, const loc_t
             (rc = get_u64(c, o, "size", true, &el, &a->size)) ||
             (rc = get_str(c, o, "mode", true, &el, &mode)))
             return rc;
-        int m = sg_bundle_access_mode_from_name(mode);
+        int m = sg_enum_value(&sg_access_modes, mode);
         if (m < 0) {
             loc_t ml = LOC_FIELD(&el, "mode");
             return fail(c, &ml, SG_EFORMAT, "unknown access mode \"%.64s\"", mode);
@@ -752,7 +752,7 @@ static int parse_payload(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_
             (rc = get_u64(c, o, "width", false, &ol, &m->width)) ||
             (rc = get_u64(c, o, "height", false, &ol, &m->height)) ||
             (rc = get_u64(c, o, "depth", false, &ol, &m->depth)) ||
-            (rc = get_enum(c, o, "kind", false, sg_bundle_copy_kind_names, 5, 0, "copy kind", &ol,
+            (rc = get_enum(c, o, "kind", false, sg_copy_kinds.names, SG_COPY_KIND_COUNT, 0, "copy kind", &ol,
                            &kind)))
             return rc;
         m->kind = (sg_copy_kind_t)kind;
@@ -812,7 +812,7 @@ static int parse_payload(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_
         sg_conditional_t *cd = &n->u.cond;
         int type;
         json_t *bodies;
-        if ((rc = get_enum(c, o, "type", false, sg_bundle_cond_type_names, 3, 0, "conditional type",
+        if ((rc = get_enum(c, o, "type", false, sg_cond_types.names, SG_COND_TYPE_COUNT, 0, "conditional type",
                            &ol, &type)) ||
             (rc = get_u64(c, o, "handle", false, &ol, &cd->handle)) ||
             (rc = get_u32(c, o, "default_value", false, &ol, &cd->default_value)) ||

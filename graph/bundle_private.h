@@ -1,5 +1,5 @@
 /* bundle_private.h: what the bundle's source files (bundle.c, bundle_emit.c,
- * bundle_parse.c) share and nobody else sees: diagnostics and enum names. */
+ * bundle_parse.c) share and nobody else sees. */
 #ifndef SGCAP_BUNDLE_PRIVATE_H
 #define SGCAP_BUNDLE_PRIVATE_H
 
@@ -12,15 +12,6 @@ int sg_bundle_diag(sg_diag_t *d, int code, const char *file, int line, int colum
                    ...) __attribute__((format(printf, 6, 7)));
 int sg_bundle_vdiag(sg_diag_t *d, int code, const char *file, int line, int column, const char *fmt,
                     va_list ap) __attribute__((format(printf, 6, 0)));
-
-/* Names used in graph.json for the model's enums (index = enum value). */
-extern const char *const sg_bundle_buffer_kind_names[SG_BUFFER_KIND_COUNT];
-extern const char *const sg_bundle_image_kind_names[SG_IMAGE_KIND_COUNT];
-extern const char *const sg_bundle_copy_kind_names[5];
-extern const char *const sg_bundle_cond_type_names[3];
-/* Access modes are not dense (1, 2, 3, 7): map through these. */
-const char *sg_bundle_access_mode_name(sg_access_mode_t m);
-int sg_bundle_access_mode_from_name(const char *name); /* -1 when unknown */
 
 /* Test hook: when set to n > 0, the n-th fallible file-system step of the
  * next sg_bundle_write fails with EIO (counts down; 0 = off). Only tests set

@@ -169,7 +169,7 @@ typedef struct {
 } sg_kernel_t;
 
 typedef enum {
-    SG_COPY_DEFAULT = 0, SG_COPY_H2D, SG_COPY_D2H, SG_COPY_D2D, SG_COPY_H2H
+    SG_COPY_DEFAULT = 0, SG_COPY_H2D, SG_COPY_D2H, SG_COPY_D2D, SG_COPY_H2H, SG_COPY_KIND_COUNT
 } sg_copy_kind_t;
 
 typedef struct {
@@ -198,7 +198,7 @@ typedef struct {
     uint64_t bytes;   /* mem_alloc only */
 } sg_memnode_t;
 
-typedef enum { SG_COND_IF = 0, SG_COND_WHILE, SG_COND_SWITCH } sg_cond_type_t;
+typedef enum { SG_COND_IF = 0, SG_COND_WHILE, SG_COND_SWITCH, SG_COND_TYPE_COUNT } sg_cond_type_t;
 
 struct sg_graph;
 
@@ -275,6 +275,33 @@ typedef struct {
     uint8_t from_port, to_port, cuda_type; /* CUgraphEdgeData */
     bool removed;         /* internal */
 } sg_edge_t;
+
+/* ---- names of the enums --------------------------------------------------- */
+
+/* Every enum of the model has one table of stable lower-case names, here and
+ * nowhere else: graph.json, dumps, reports and messages all spell a value
+ * the same way. `values` maps position -> value for enums that are not dense
+ * (access modes); NULL means value == position. */
+typedef struct {
+    const char *what;          /* "buffer kind", for messages */
+    uint32_t n;
+    const char *const *names;
+    const int *values;
+} sg_enum_names_t;
+
+extern const sg_enum_names_t sg_node_types, sg_edge_kinds, sg_buffer_kinds, sg_image_kinds,
+    sg_copy_kinds, sg_cond_types, sg_access_modes;
+
+/* The name of value v, or "invalid" when v is not one of e's values. */
+const char *sg_enum_name(const sg_enum_names_t *e, int v);
+/* The value named name, or -1 for an unknown name. */
+int sg_enum_value(const sg_enum_names_t *e, const char *name);
+
+const char *sg_buffer_kind_name(sg_buffer_kind_t k);
+const char *sg_image_kind_name(sg_image_kind_t k);
+const char *sg_copy_kind_name(sg_copy_kind_t k);
+const char *sg_cond_type_name(sg_cond_type_t t);
+const char *sg_access_mode_name(sg_access_mode_t m);
 
 /* ---- the graph ------------------------------------------------------------ */
 

@@ -13,12 +13,6 @@
 #define SG_REPLAY_DEFAULT_MAX_IMAGE (1ull << 30)
 #define SG_NVRTC_MAX_OPTIONS 256
 
-static const char *image_kind_name(sg_image_kind_t k)
-{
-    static const char *const names[] = {"fatbin", "cubin", "ptx", "nvrtc", "unknown"};
-    return (unsigned)k < SG_IMAGE_KIND_COUNT ? names[k] : "invalid";
-}
-
 /* Mark the images some kernel node (at any depth) needs. */
 static void mark_needed(const sg_graph_t *g, bool *needed, uint32_t n_images)
 {
@@ -207,12 +201,12 @@ static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
         snprintf(what, sizeof what,
                  "code image %u (%s, %s) has no code this sm_%d%d GPU can run (SASS for %s, PTX "
                  "for %s)",
-                 id, image_kind_name(im->kind), im->hash, major, minor, sass, ptx);
+                 id, sg_image_kind_name(im->kind), im->hash, major, minor, sass, ptx);
         return sg_replay__cu_fail(err, errlen, cr, what);
     }
     if (cr != CUDA_SUCCESS) {
         char what[128];
-        snprintf(what, sizeof what, "loading code image %u (%s, %s)", id, image_kind_name(im->kind),
+        snprintf(what, sizeof what, "loading code image %u (%s, %s)", id, sg_image_kind_name(im->kind),
                  im->hash);
         return sg_replay__cu_fail(err, errlen, cr, what);
     }
