@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define SG_FORMAT_NAME "sgcap-bundle"
-#define SG_FORMAT_VERSION 1
+#define SG_FORMAT_VERSION 2 /* docs/FORMAT.md section 11: what each version added */
 
 /* Limits on what a reader accepts (bundles past them get SG_ELIMIT). */
 #define SG_BUNDLE_MAX_JSON_BYTES (512u << 20)   /* graph.json */
@@ -28,6 +28,10 @@ extern "C" {
 #define SG_BUNDLE_MAX_PARAM_BYTES (64u << 10)  /* one kernel's parameters */
 #define SG_BUNDLE_MAX_DEPTH 16                 /* nesting of body graphs */
 #define SG_BUNDLE_MAX_STRING 65536u
+/* The reader's memory: the model it builds may take at most this many times
+ * the size of graph.json plus the floor (FORMAT.md section 10). */
+#define SG_BUNDLE_MEMORY_FACTOR 14u
+#define SG_BUNDLE_MEMORY_FLOOR (16u << 20)
 
 /* One diagnostic: what went wrong and where. file is relative to the bundle
  * ("graph.json"); line/column are 1-based, 0 when not applicable. */

@@ -176,7 +176,7 @@ sg_graph_t *sg_graph_create_body(sg_graph_t *parent)
     return g;
 }
 
-static void free_node_payload(sg_node_t *n)
+void sg_node_release(sg_node_t *n)
 {
     free(n->label);
     n->label = NULL;
@@ -211,7 +211,7 @@ void sg_graph_destroy(sg_graph_t *g)
     if (!g) return;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         sg_node_t *n = &g->nodes[i];
-        if (!n->removed) free_node_payload(n);
+        if (!n->removed) sg_node_release(n);
         free(n->in);
         free(n->out);
     }
@@ -617,7 +617,7 @@ int sg_graph_remove_node(sg_graph_t *g, sg_node_id_t id)
     if (!n) return SG_EINVAL;
     while (n->n_in) sg_graph_remove_edge(g, n->in[n->n_in - 1]);
     while (n->n_out) sg_graph_remove_edge(g, n->out[n->n_out - 1]);
-    free_node_payload(n);
+    sg_node_release(n);
     free(n->in);
     free(n->out);
     n->in = n->out = NULL;

@@ -357,6 +357,10 @@ typedef struct sg_graph {
 sg_graph_t *sg_graph_create(void);
 sg_graph_t *sg_graph_create_body(sg_graph_t *parent);
 void sg_graph_destroy(sg_graph_t *g);
+/* Free what node n owns (label, accesses, payload, bodies) and zero its
+ * payload; for code that builds a node before it is in a graph (the bundle
+ * reader). */
+void sg_node_release(sg_node_t *n);
 
 /* Tables (call on any graph; they act on the root). Labels are copied; a
  * NULL label gets the default ("s3", "e1", "b7", ...). out_id may be NULL. */

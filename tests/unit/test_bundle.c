@@ -734,7 +734,9 @@ static void test_deterministic_output(void **state)
     assert_int_equal(sg_bundle_to_json(c, &b), SG_OK);
     assert_string_equal(a, b);
     /* the layout the format promises: one node per line, header first */
-    const char *head = "{\n \"format\": \"sgcap-bundle\",\n \"version\": 1,\n";
+    char head[80];
+    snprintf(head, sizeof head, "{\n \"format\": \"sgcap-bundle\",\n \"version\": %d,\n",
+             SG_FORMAT_VERSION);
     assert_memory_equal(a, head, strlen(head));
     assert_non_null(strstr(a, "\n  {\"id\": 1, \"type\": \"kernel\""));
     assert_non_null(strstr(a, "\"handle\": \"0xffffffffffffffff\""));
@@ -1017,8 +1019,10 @@ static void test_reject_not_a_bundle(void **state)
                   NULL);
     expect_reject("{\"format\":\"other\",\"version\":1,\"nodes\":[],\"edges\":[]}", SG_EFORMAT,
                   "format", "other", NULL);
-    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":2,\"nodes\":[],\"edges\":[]}",
-                  SG_EUNSUPPORTED, "version 2 is not supported", "supports 1", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":3,\"nodes\":[],\"edges\":[]}",
+                  SG_EUNSUPPORTED, "version 3 is not supported", "supports 1 to 2", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":0,\"nodes\":[],\"edges\":[]}",
+                  SG_EUNSUPPORTED, "version 0 is not supported", NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":\"1\",\"nodes\":[],\"edges\":[]}",
                   SG_EFORMAT, "version", NULL);
 }
@@ -1029,7 +1033,7 @@ static void test_reject_types(void **state)
     expect_reject(HEAD
                   "\"nodes\":[" N(0, "empty", 0) "},{\"id\":7,\"type\":\"empty\","
                                                  "\"stream\":0,\"seq\":\"abc\"}],\"edges\":[]}",
-                  SG_EFORMAT, "graph.json: nodes[1] (id 7).seq", "0x", NULL);
+                  SG_EFORMAT, ": nodes[1] (id 7).seq", "0x", NULL);
     expect_reject(HEAD "\"nodes\":[{\"id\":0,\"type\":\"empty\",\"stream\":0,\"seq\":-1}],"
                        "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).seq", "negative", NULL);
@@ -1065,7 +1069,7 @@ static void test_reject_types(void **state)
                       1, "empty", 0) "}],\"edges\":"
                                      "[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"x\"}]}",
                   SG_EFORMAT, "edges[0] (id 0).kind", "unknown edge kind \"x\"", NULL);
-    expect_reject(HEAD "\"nodes\":{},\"edges\":[]}", SG_EFORMAT, "graph.json: nodes",
+    expect_reject(HEAD "\"nodes\":{},\"edges\":[]}", SG_EFORMAT, ": nodes",
                   "expected an array", NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
                   "\"cubin\",\"hash\":\"0123456789ABCDEF\"}],\"nodes\":[],\"edges\":[]}",
@@ -1083,7 +1087,7 @@ static void test_reject_missing_fields(void **state)
     (void)state;
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "},{\"id\":1,\"stream\":0,\"seq\":1}],"
                                                       "\"edges\":[]}",
-                  SG_EFORMAT, "graph.json: nodes[1] (id 1).type: required field is missing", NULL);
+                  SG_EFORMAT, ": nodes[1] (id 1).type: required field is missing", NULL);
     expect_reject(HEAD "\"nodes\":[{\"type\":\"empty\",\"stream\":0,\"seq\":1}],\"edges\":[]}",
                   SG_EFORMAT, "nodes[0].id: required", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "kernel", 0) "}],\"edges\":[]}", SG_EFORMAT,
@@ -1096,7 +1100,7 @@ static void test_reject_missing_fields(void **state)
     expect_reject(HEAD "\"nodes\":[{\"id\":0,\"type\":\"empty\",\"stream\":0,\"seq\":null}],"
                        "\"edges\":[]}",
                   SG_EFORMAT, "nodes[0] (id 0).seq: required", NULL);
-    expect_reject(HEAD "\"nodes\":[]}", SG_EFORMAT, "graph.json: edges: required", NULL);
+    expect_reject(HEAD "\"nodes\":[]}", SG_EFORMAT, ": edges: required", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
                       1, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":0,\"to\":1}]}",
                   SG_EFORMAT, "edges[0] (id 0).kind: required", NULL);
@@ -1116,7 +1120,7 @@ static void test_reject_dangling(void **state)
     (void)state;
     expect_reject(HEAD "\"nodes\":[" N(7, "empty", 0) "}],\"edges\":[{\"id\":12,\"from\":7,"
                                                       "\"to\":99,\"kind\":\"stream\"}]}",
-                  SG_EFORMAT, "graph.json: edges[0] (id 12): \"to\" names unknown node 99", NULL);
+                  SG_EFORMAT, ": edges[0] (id 12): \"to\" names unknown node 99", NULL);
     expect_reject(
         HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
             2, "empty", 0) "}],\"edges\":[{\"id\":0,\"from\":1,\"to\":2,\"kind\":\"stream\"}]}",
@@ -1211,7 +1215,7 @@ static void test_image_source(void **state)
     "{\"id\":1,\"kind\":\"cubin\",\"hash\":\"fedcba9876543210\",\"source_image\":" src "},"        \
     "{\"id\":2,\"kind\":\"ptx\",\"hash\":\"00000000000000ff\"}],\"nodes\":[],\"edges\":[]}"
     expect_reject(IMAGES_WITH("3"), SG_EFORMAT,
-                  "graph.json: images[1] (id 1).source_image: names images entry 3 but there are "
+                  ": images[1] (id 1).source_image: names images entry 3 but there are "
                   "only 3",
                   NULL);
     expect_reject(IMAGES_WITH("-1"), SG_EFORMAT, "images[1] (id 1).source_image", "out of range",
@@ -1219,11 +1223,11 @@ static void test_image_source(void **state)
     expect_reject(IMAGES_WITH("\"0\""), SG_EFORMAT, "images[1] (id 1).source_image",
                   "expected an integer", NULL);
     expect_reject(IMAGES_WITH("2"), SG_EFORMAT,
-                  "graph.json: images[1] (id 1).source_image: names image 2, a ptx image, not "
+                  ": images[1] (id 1).source_image: names image 2, a ptx image, not "
                   "nvrtc",
                   NULL);
     expect_reject(IMAGES_WITH("1"), SG_EFORMAT,
-                  "graph.json: images[1] (id 1).source_image: names the image itself", NULL);
+                  ": images[1] (id 1).source_image: names the image itself", NULL);
 #undef IMAGES_WITH
     /* an nvrtc image naming itself is refused too */
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
@@ -1284,7 +1288,7 @@ static void test_reject_cycles(void **state)
                                      "{\"id\":1,\"from\":1,\"to\":2,\"kind\":\"stream\"},"
                                      "{\"id\":2,\"from\":2,\"to\":3,\"kind\":\"stream\"},"
                                      "{\"id\":3,\"from\":3,\"to\":1,\"kind\":\"control\"}]}",
-                  SG_ECYCLE, "graph.json: nodes: the graph has a cycle through node", NULL);
+                  SG_ECYCLE, ": nodes: the graph has a cycle through node", NULL);
     /* the node named lies on the cycle, not merely after it */
     sg_graph_t *g = NULL;
     sg_diag_t diag = {0};
@@ -1361,11 +1365,11 @@ static void test_reject_limits(void **state)
     /* ids far sparser than the content: rejected before the id map exists */
     expect_reject(HEAD "\"nodes\":[{\"id\":4000000000,\"type\":\"empty\",\"stream\":0,"
                        "\"seq\":0}],\"edges\":[]}",
-                  SG_ELIMIT, "graph.json: nodes", "too many unused ids", NULL);
+                  SG_ELIMIT, ": nodes", "too many unused ids", NULL);
     expect_reject(HEAD "\"nodes\":[" N(0, "empty", 0) "}," N(
                       1, "empty", 0) "}],\"edges\":"
                                      "[{\"id\":70000,\"from\":0,\"to\":1,\"kind\":\"stream\"}]}",
-                  SG_ELIMIT, "graph.json: edges", "unused ids", NULL);
+                  SG_ELIMIT, ": edges", "unused ids", NULL);
     /* ...but a moderately sparse graph (a pass removed nodes) is fine */
     sg_graph_t *g = NULL;
     const char *ok = HEAD "\"nodes\":[{\"id\":60000,\"type\":\"empty\",\"stream\":0,\"seq\":0}],"
