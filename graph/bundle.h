@@ -81,6 +81,25 @@ int sg_bundle_read_blob(const char *path, const char *relpath, uint64_t max_byte
  * components, only [A-Za-z0-9._-/])? */
 bool sg_bundle_relpath_ok(const char *relpath);
 
+/* A file a graph names (images[].file, buffers[].before and .after, and
+ * whatever PATH field bundle_fields.c gains). */
+typedef struct {
+    const char *relpath; /* as graph.json names it */
+    const char *where;   /* "images[3].file", for messages */
+    const char *hash;    /* the XXH64 its bytes must have (16 hex digits), or NULL */
+    uint64_t size;       /* the byte count it must have, 0 when not said */
+} sg_bundle_file_t;
+typedef int (*sg_bundle_file_fn)(void *ctx, const sg_bundle_file_t *file);
+
+/* Call fn for every file g names, in table order (a file named twice comes
+ * twice); stops at fn's first non-zero result and returns it. */
+int sg_bundle_each_file(const sg_graph_t *g, sg_bundle_file_fn fn, void *ctx);
+
+/* Do a and b hold the same bundle content: every field the format stores,
+ * node and edge ids and holes, equal? On a difference, where (n bytes, may
+ * be NULL) names the first: "nodes[3].kernel.grid: different values". */
+bool sg_bundle_same(const sg_graph_t *a, const sg_graph_t *b, char *where, size_t n);
+
 /* Format "file:line:col: message" (or "file: message") into buf. */
 const char *sg_diag_format(const sg_diag_t *d, char *buf, size_t n);
 

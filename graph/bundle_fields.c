@@ -320,6 +320,30 @@ const sg_record_t *const sg_records[SG_REC_COUNT] = {
     [SG_REC_PASS_LOG] = &sg_record_pass_log,
 };
 
+/* A member added to a model struct must be added here too (or deliberately
+ * left out of the format): these sizes catch most additions at compile time.
+ * Update a size only together with the table of its struct. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define M(t) #t " changed: list the new member in graph/bundle_fields.c, then update this size"
+_Static_assert(sizeof(sg_graph_t) == 288, M(sg_graph_t));
+_Static_assert(sizeof(sg_device_t) == 88, M(sg_device_t));
+_Static_assert(sizeof(sg_stream_t) == 48, M(sg_stream_t));
+_Static_assert(sizeof(sg_event_t) == 32, M(sg_event_t));
+_Static_assert(sizeof(sg_buffer_t) == 80, M(sg_buffer_t));
+_Static_assert(sizeof(sg_image_t) == 104, M(sg_image_t));
+_Static_assert(sizeof(sg_node_t) == 208, M(sg_node_t));
+_Static_assert(sizeof(sg_access_t) == 32, M(sg_access_t));
+_Static_assert(sizeof(sg_kernel_t) == 104, M(sg_kernel_t));
+_Static_assert(sizeof(sg_memcpy_t) == 64, M(sg_memcpy_t));
+_Static_assert(sizeof(sg_memset_t) == 40, M(sg_memset_t));
+_Static_assert(sizeof(sg_host_t) == 16, M(sg_host_t));
+_Static_assert(sizeof(sg_memnode_t) == 24, M(sg_memnode_t));
+_Static_assert(sizeof(sg_conditional_t) == 32, M(sg_conditional_t));
+_Static_assert(sizeof(sg_edge_t) == 24, M(sg_edge_t));
+_Static_assert(sizeof(sg_pass_log_t) == 16, M(sg_pass_log_t));
+#undef M
+#endif
+
 /* ---- helpers -------------------------------------------------------------------------------- */
 
 uint32_t sg_field_count(const sg_field_t *f, const void *base)

@@ -24,6 +24,7 @@
 #include <zstd.h>
 
 #include "graph/bundle.h"
+#include "graph/bundle_fields.h"
 #include "graph/bundle_private.h"
 #include "graph/graph.h"
 #include "graph/views.h"
@@ -314,211 +315,39 @@ static sg_graph_t *build_everything(void)
 
 /* ---- deep comparison ----------------------------------------------------------------- */
 
-static void assert_str_eq_or_null(const char *a, const char *b)
+/* What the field tables do not describe: in every graph, each live edge is
+ * in its endpoints' lists and the lists hold nothing else; bodies share
+ * the root. */
+static void check_adjacency(const sg_graph_t *g, const sg_graph_t *root)
 {
-    if (!a || !b) {
-        assert_ptr_equal(a, b);
-        return;
+    assert_ptr_equal(g->root, root);
+    uint64_t ins = 0, outs = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *n = &g->nodes[i];
+        if (n->removed) continue;
+        ins += n->n_in;
+        outs += n->n_out;
+        for (uint32_t k = 0; k < n->n_in; k++) assert_int_equal(g->edges[n->in[k]].to, i);
+        for (uint32_t k = 0; k < n->n_out; k++) assert_int_equal(g->edges[n->out[k]].from, i);
+        if (n->type == SG_NODE_CHILD_GRAPH && n->u.child) check_adjacency(n->u.child, root);
+        if (n->type == SG_NODE_CONDITIONAL)
+            for (uint32_t k = 0; k < n->u.cond.n_bodies; k++)
+                check_adjacency(n->u.cond.bodies[k], root);
     }
-    assert_string_equal(a, b);
+    assert_int_equal(ins, g->live_edges);
+    assert_int_equal(outs, g->live_edges);
+    for (uint32_t i = 0; i < g->n_edges; i++)
+        if (!g->edges[i].removed)
+            assert_int_not_equal(sg_graph_find_edge(g, g->edges[i].from, g->edges[i].to), SG_NONE);
 }
 
-static void compare_dag(const sg_graph_t *a, const sg_graph_t *b);
-
-static void compare_node(const sg_node_t *x, const sg_node_t *y)
-{
-    assert_int_equal(x->id, y->id);
-    assert_int_equal(x->type, y->type);
-    assert_int_equal(x->stream, y->stream);
-    assert_true(x->seq == y->seq);
-    assert_int_equal(x->synthesized, y->synthesized);
-    assert_str_eq_or_null(x->label, y->label);
-    assert_int_equal(x->cuda_type, y->cuda_type);
-    assert_true(x->duration_ns == y->duration_ns);
-    assert_int_equal(x->n_accesses, y->n_accesses);
-    for (uint32_t i = 0; i < x->n_accesses; i++) {
-        assert_int_equal(x->accesses[i].buffer, y->accesses[i].buffer);
-        assert_true(x->accesses[i].offset == y->accesses[i].offset);
-        assert_true(x->accesses[i].size == y->accesses[i].size);
-        assert_int_equal(x->accesses[i].mode, y->accesses[i].mode);
-    }
-    assert_int_equal(x->n_in, y->n_in);
-    assert_int_equal(x->n_out, y->n_out);
-    switch (x->type) {
-    case SG_NODE_KERNEL: {
-        const sg_kernel_t *p = &x->u.kernel, *q = &y->u.kernel;
-        assert_str_eq_or_null(p->name, q->name);
-        assert_int_equal(p->image, q->image);
-        assert_memory_equal(p->grid, q->grid, sizeof p->grid);
-        assert_memory_equal(p->block, q->block, sizeof p->block);
-        assert_memory_equal(p->cluster, q->cluster, sizeof p->cluster);
-        assert_int_equal(p->shared_bytes, q->shared_bytes);
-        assert_int_equal(p->n_params, q->n_params);
-        if (p->n_params) {
-            assert_memory_equal(p->param_offsets, q->param_offsets, p->n_params * 4);
-            assert_memory_equal(p->param_sizes, q->param_sizes, p->n_params * 4);
-        }
-        assert_int_equal(p->params_size, q->params_size);
-        if (p->params_size) assert_memory_equal(p->param_bytes, q->param_bytes, p->params_size);
-        assert_int_equal(p->priority, q->priority);
-        assert_int_equal(p->cooperative, q->cooperative);
-        assert_int_equal(p->has_extra, q->has_extra);
-        assert_true(p->func_handle == q->func_handle);
-        break;
-    }
-    case SG_NODE_MEMCPY:
-        assert_memory_equal(&x->u.memcpy, &y->u.memcpy, sizeof x->u.memcpy);
-        break;
-    case SG_NODE_MEMSET:
-        assert_true(x->u.memset.dst == y->u.memset.dst);
-        assert_true(x->u.memset.pitch == y->u.memset.pitch);
-        assert_int_equal(x->u.memset.value, y->u.memset.value);
-        assert_int_equal(x->u.memset.element_size, y->u.memset.element_size);
-        assert_true(x->u.memset.width == y->u.memset.width);
-        assert_true(x->u.memset.height == y->u.memset.height);
-        break;
-    case SG_NODE_HOST:
-        assert_true(x->u.host.fn == y->u.host.fn);
-        assert_true(x->u.host.user_data == y->u.host.user_data);
-        break;
-    case SG_NODE_EVENT_RECORD:
-    case SG_NODE_EVENT_WAIT:
-        assert_int_equal(x->u.event, y->u.event);
-        break;
-    case SG_NODE_MEM_ALLOC:
-    case SG_NODE_MEM_FREE:
-        assert_int_equal(x->u.mem.buffer, y->u.mem.buffer);
-        assert_true(x->u.mem.address == y->u.mem.address);
-        assert_true(x->u.mem.bytes == y->u.mem.bytes);
-        break;
-    case SG_NODE_CHILD_GRAPH:
-        assert_int_equal(x->u.child == NULL, y->u.child == NULL);
-        if (x->u.child) compare_dag(x->u.child, y->u.child);
-        break;
-    case SG_NODE_CONDITIONAL:
-        assert_int_equal(x->u.cond.type, y->u.cond.type);
-        assert_true(x->u.cond.handle == y->u.cond.handle);
-        assert_int_equal(x->u.cond.default_value, y->u.cond.default_value);
-        assert_int_equal(x->u.cond.n_bodies, y->u.cond.n_bodies);
-        for (uint32_t i = 0; i < x->u.cond.n_bodies; i++)
-            compare_dag(x->u.cond.bodies[i], y->u.cond.bodies[i]);
-        break;
-    case SG_NODE_OPAQUE:
-        assert_str_eq_or_null(x->u.opaque_note, y->u.opaque_note);
-        break;
-    default:
-        break;
-    }
-}
-
-/* Same ids, same holes, same nodes, same edges. */
-static void compare_dag(const sg_graph_t *a, const sg_graph_t *b)
-{
-    assert_int_equal(a->n_nodes, b->n_nodes);
-    assert_int_equal(a->live_nodes, b->live_nodes);
-    assert_int_equal(a->n_edges, b->n_edges);
-    assert_int_equal(a->live_edges, b->live_edges);
-    assert_ptr_equal(b->root->root, b->root);
-    for (uint32_t i = 0; i < a->n_nodes; i++) {
-        assert_int_equal(a->nodes[i].removed, b->nodes[i].removed);
-        if (!a->nodes[i].removed) compare_node(&a->nodes[i], &b->nodes[i]);
-    }
-    for (uint32_t i = 0; i < a->n_edges; i++) {
-        const sg_edge_t *x = &a->edges[i], *y = &b->edges[i];
-        assert_int_equal(x->removed, y->removed);
-        if (x->removed) {
-            assert_null(sg_graph_edge(b, i));
-            continue;
-        }
-        assert_int_equal(x->id, y->id);
-        assert_int_equal(x->from, y->from);
-        assert_int_equal(x->to, y->to);
-        assert_int_equal(x->kind, y->kind);
-        assert_int_equal(x->event, y->event);
-        assert_int_equal(x->from_port, y->from_port);
-        assert_int_equal(x->to_port, y->to_port);
-        assert_int_equal(x->cuda_type, y->cuda_type);
-        /* adjacency was rebuilt: the edge is in both endpoint lists */
-        assert_int_not_equal(sg_graph_find_edge(b, y->from, y->to), SG_NONE);
-    }
-}
-
+/* Same bundle content field by field (the tables of bundle_fields.c, which
+ * test_compare_notices checks find differences), and a sound model. */
 static void compare_graphs(const sg_graph_t *a, const sg_graph_t *b)
 {
-    assert_str_eq_or_null(a->program, b->program);
-    assert_true(a->pid == b->pid);
-    assert_true(a->capture_id == b->capture_id);
-    assert_int_equal(a->sequence, b->sequence);
-    assert_str_eq_or_null(a->capture_mode, b->capture_mode);
-    assert_str_eq_or_null(a->device.name, b->device.name);
-    assert_int_equal(a->device.cc_major, b->device.cc_major);
-    assert_int_equal(a->device.cc_minor, b->device.cc_minor);
-    assert_int_equal(a->device.driver_version, b->device.driver_version);
-    assert_true(a->device.total_memory == b->device.total_memory);
-    assert_string_equal(a->device.uuid, b->device.uuid);
-    assert_int_equal(a->device.sm_count, b->device.sm_count);
-    assert_true(a->device.mem_bandwidth_gbs == b->device.mem_bandwidth_gbs);
-    assert_int_equal(a->crosscheck_done, b->crosscheck_done);
-    assert_int_equal(a->crosscheck_ok, b->crosscheck_ok);
-    assert_int_equal(a->cuda_node_count, b->cuda_node_count);
-    assert_int_equal(a->cuda_edge_count, b->cuda_edge_count);
-    assert_str_eq_or_null(a->crosscheck_note, b->crosscheck_note);
-    assert_int_equal(a->n_streams, b->n_streams);
-    for (uint32_t i = 0; i < a->n_streams; i++) {
-        const sg_stream_t *x = &a->streams[i], *y = &b->streams[i];
-        assert_int_equal(x->id, y->id);
-        assert_string_equal(x->label, y->label);
-        assert_true(x->handle == y->handle);
-        assert_true(x->cuda_id == y->cuda_id);
-        assert_int_equal(x->priority, y->priority);
-        assert_int_equal(x->flags, y->flags);
-        assert_int_equal(x->per_thread, y->per_thread);
-    }
-    assert_int_equal(a->n_events, b->n_events);
-    for (uint32_t i = 0; i < a->n_events; i++) {
-        const sg_event_t *x = &a->events[i], *y = &b->events[i];
-        assert_int_equal(x->id, y->id);
-        assert_string_equal(x->label, y->label);
-        assert_true(x->handle == y->handle);
-        assert_int_equal(x->flags, y->flags);
-        assert_int_equal(x->external, y->external);
-    }
-    assert_int_equal(a->n_buffers, b->n_buffers);
-    for (uint32_t i = 0; i < a->n_buffers; i++) {
-        const sg_buffer_t *x = &a->buffers[i], *y = &b->buffers[i];
-        assert_int_equal(x->id, y->id);
-        assert_string_equal(x->label, y->label);
-        assert_int_equal(x->kind, y->kind);
-        assert_true(x->address == y->address);
-        assert_true(x->size == y->size);
-        assert_int_equal(x->alloc_node, y->alloc_node);
-        assert_str_eq_or_null(x->before_file, y->before_file);
-        assert_str_eq_or_null(x->after_file, y->after_file);
-        assert_true(x->snapshot_bytes == y->snapshot_bytes);
-        assert_str_eq_or_null(x->snapshot_note, y->snapshot_note);
-    }
-    assert_int_equal(a->n_images, b->n_images);
-    for (uint32_t i = 0; i < a->n_images; i++) {
-        const sg_image_t *x = &a->images[i], *y = &b->images[i];
-        assert_int_equal(x->id, y->id);
-        assert_int_equal(x->kind, y->kind);
-        assert_string_equal(x->hash, y->hash);
-        assert_str_eq_or_null(x->file, y->file);
-        assert_true(x->size == y->size);
-        assert_int_equal(x->n_ptx_archs, y->n_ptx_archs);
-        if (x->n_ptx_archs) assert_memory_equal(x->ptx_archs, y->ptx_archs, 4 * x->n_ptx_archs);
-        assert_int_equal(x->n_sass_archs, y->n_sass_archs);
-        if (x->n_sass_archs) assert_memory_equal(x->sass_archs, y->sass_archs, 4 * x->n_sass_archs);
-        assert_str_eq_or_null(x->options, y->options);
-        assert_str_eq_or_null(x->note, y->note);
-        assert_int_equal(x->source_image, y->source_image);
-    }
-    assert_int_equal(a->n_pass_log, b->n_pass_log);
-    for (uint32_t i = 0; i < a->n_pass_log; i++) {
-        assert_string_equal(a->pass_log[i].pass, b->pass_log[i].pass);
-        assert_string_equal(a->pass_log[i].summary, b->pass_log[i].summary);
-    }
-    compare_dag(a, b);
+    char where[600];
+    if (!sg_bundle_same(a, b, where, sizeof where)) fail_msg("the graphs differ: %s", where);
+    check_adjacency(b, b);
 }
 
 /* The blobs build_everything's graph names, so a written bundle is complete. */
@@ -722,6 +551,77 @@ static void test_unknown_fields_ignored(void **state)
     assert_int_equal(sg_graph_node(g, 0)->u.memcpy.kind, SG_COPY_D2D);
     assert_non_null(sg_graph_node(g, 1)->u.child);
     sg_graph_destroy(g);
+}
+
+static void expect_reject(const char *text, int code, ...);
+
+/* Key order never matters: a bundle whose keys come in an order sgcap
+ * never writes (tables after the nodes that use them, a payload before its
+ * node's type, edges before nodes, ids last, next ids first) reads as the
+ * same model as its sgcap-ordered twin. */
+static void test_key_order(void **state)
+{
+    (void)state;
+    const char *scrambled =
+        "{\"pass_log\":[{\"summary\":\"s\",\"pass\":\"p\"}],"
+        "\"edges\":[{\"kind\":\"event\",\"event\":0,\"to\":2,\"from\":0,\"id\":1},"
+        "{\"to\":3,\"kind\":\"stream\",\"from\":2,\"id\":0}],"
+        "\"next_node_id\":5,"
+        "\"nodes\":["
+        "{\"kernel\":{\"params\":{\"layout\":[[0,4]],\"bytes\":\"01020304\"},\"block\":[1,1,1],"
+        "\"grid\":[2,1,1],\"name\":\"k\",\"image\":0},\"seq\":0,\"stream\":1,\"type\":\"kernel\","
+        "\"id\":0,\"memcpy\":{\"kind\":\"nonsense, another type's payload\"}},"
+        "{\"event\":0,\"seq\":1,\"stream\":0,\"type\":\"event_wait\",\"id\":2},"
+        "{\"body\":{\"edges\":[{\"kind\":\"stream\",\"to\":1,\"from\":0,\"id\":0}],"
+        "\"nodes\":[{\"seq\":0,\"stream\":\"explicit\",\"type\":\"empty\",\"id\":1},"
+        "{\"id\":0,\"type\":\"empty\",\"stream\":\"explicit\",\"seq\":0}]},"
+        "\"id\":3,\"seq\":2,\"stream\":0,\"type\":\"child_graph\"}],"
+        "\"images\":[{\"hash\":\"0123456789abcdef\",\"kind\":\"cubin\",\"id\":0}],"
+        "\"events\":[{\"label\":\"ev\",\"id\":0}],"
+        "\"streams\":[{\"id\":0},{\"per_thread\":true,\"id\":1}],"
+        "\"device\":{\"sm_count\":3,\"name\":\"gpu\"},"
+        "\"version\":2,\"format\":\"sgcap-bundle\"}";
+    const char *ordered =
+        "{\"format\":\"sgcap-bundle\",\"version\":2,\"device\":{\"name\":\"gpu\",\"sm_count\":3},"
+        "\"streams\":[{\"id\":0},{\"id\":1,\"per_thread\":true}],"
+        "\"events\":[{\"id\":0,\"label\":\"ev\"}],"
+        "\"images\":[{\"id\":0,\"kind\":\"cubin\",\"hash\":\"0123456789abcdef\"}],"
+        "\"nodes\":["
+        "{\"id\":0,\"type\":\"kernel\",\"stream\":1,\"seq\":0,\"kernel\":{\"name\":\"k\","
+        "\"image\":0,\"grid\":[2,1,1],\"block\":[1,1,1],\"params\":{\"bytes\":\"01020304\","
+        "\"layout\":[[0,4]]}}},"
+        "{\"id\":2,\"type\":\"event_wait\",\"stream\":0,\"seq\":1,\"event\":0},"
+        "{\"id\":3,\"type\":\"child_graph\",\"stream\":0,\"seq\":2,\"body\":{\"nodes\":["
+        "{\"id\":0,\"type\":\"empty\",\"stream\":\"explicit\",\"seq\":0},"
+        "{\"id\":1,\"type\":\"empty\",\"stream\":\"explicit\",\"seq\":0}],"
+        "\"edges\":[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"stream\"}]}}],"
+        "\"next_node_id\":5,"
+        "\"edges\":[{\"id\":0,\"from\":2,\"to\":3,\"kind\":\"stream\"},"
+        "{\"id\":1,\"from\":0,\"to\":2,\"kind\":\"event\",\"event\":0}],"
+        "\"pass_log\":[{\"pass\":\"p\",\"summary\":\"s\"}]}";
+    sg_graph_t *a = NULL, *b = NULL;
+    sg_diag_t diag = {0};
+    char line[1024];
+    if (sg_bundle_parse_json(scrambled, strlen(scrambled), NULL, &a, &diag))
+        fail_msg("scrambled: %s", sg_diag_format(&diag, line, sizeof line));
+    if (sg_bundle_parse_json(ordered, strlen(ordered), NULL, &b, &diag))
+        fail_msg("ordered: %s", sg_diag_format(&diag, line, sizeof line));
+    compare_graphs(a, b);
+    compare_graphs(b, a);
+    assert_int_equal(a->n_nodes, 5);
+    assert_int_equal(a->nodes[0].u.kernel.params_size, 4);
+    assert_string_equal(a->streams[0].label, "s0");
+    assert_int_equal(sg_graph_node(a, 3)->u.child->n_edges, 1);
+    /* errors still name what is missing, wherever the type comes */
+    expect_reject("{\"nodes\":[{\"kernel\":{\"grid\":[1,1,1],\"block\":[1,1,1]},\"id\":0,"
+                  "\"type\":\"kernel\",\"stream\":\"explicit\",\"seq\":0}],\"edges\":[],"
+                  "\"version\":1,\"format\":\"sgcap-bundle\"}",
+                  SG_EFORMAT, "nodes[0] (id 0).kernel.name: required field is missing", NULL);
+    expect_reject("{\"nodes\":[{\"id\":0,\"stream\":\"explicit\",\"seq\":0,\"kernel\":{}}],"
+                  "\"edges\":[],\"version\":1,\"format\":\"sgcap-bundle\"}",
+                  SG_EFORMAT, "nodes[0] (id 0).type: required field is missing", NULL);
+    sg_graph_destroy(a);
+    sg_graph_destroy(b);
 }
 
 static void test_deterministic_output(void **state)
@@ -1469,6 +1369,199 @@ static void test_reject_paths_in_json(void **state)
         assert_false(sg_bundle_relpath_ok(bad[i]));
 }
 
+/* ---- the field tables ------------------------------------------------------------------ */
+
+/* The comparison the round trips rely on notices a change in any record. */
+static void test_compare_notices(void **state)
+{
+    (void)state;
+    sg_graph_t *g = build_everything();
+    char where[600];
+    assert_true(sg_bundle_same(g, g, where, sizeof where));
+    assert_string_equal(where, "");
+    static const char *const paths[] = {
+        "device.uuid", "crosscheck.note", "capture.pid", "streams[1].priority",
+        "events[1].external", "buffers[0].after", "images[0].ptx_archs",
+        "images[0].source_image", "nodes[1].kernel.grid", "nodes[1].kernel.params.bytes",
+        "nodes[1].kernel.params.layout", "nodes[1].accesses[2].mode", "nodes[1].duration_ns",
+        "nodes[2].memcpy.kind", "nodes[10].body.nodes[1].kernel.name",
+        "nodes[11].conditional.bodies[2].nodes[0].seq", "edges[3].to_port", "pass_log[1].summary",
+    };
+    const size_t n_cases = sizeof paths / sizeof *paths;
+    for (size_t i = 0; i < n_cases; i++) {
+        sg_graph_t *c = sg_graph_clone(g);
+        assert_non_null(c);
+        switch (i) { /* one change per case, in the order of paths */
+        case 0: c->device.uuid[3] ^= 1; break;
+        case 1: c->crosscheck_note[0] ^= 1; break;
+        case 2: c->pid++; break;
+        case 3: c->streams[1].priority++; break;
+        case 4: c->events[1].external = !c->events[1].external; break;
+        case 5: free(c->buffers[0].after_file), c->buffers[0].after_file = NULL; break;
+        case 6: c->images[0].ptx_archs[1]++; break;
+        case 7: c->images[0].source_image = SG_NONE; break;
+        case 8: c->nodes[1].u.kernel.grid[2]++; break;
+        case 9: c->nodes[1].u.kernel.param_bytes[5] ^= 1; break;
+        case 10: c->nodes[1].u.kernel.param_sizes[3]++; break;
+        case 11: c->nodes[1].accesses[2].mode = SG_ACCESS_READ; break;
+        case 12: c->nodes[1].duration_ns = -1; break;
+        case 13: c->nodes[2].u.memcpy.kind = SG_COPY_D2H; break;
+        case 14: c->nodes[10].u.child->nodes[1].u.kernel.name[1] ^= 1; break;
+        case 15: c->nodes[11].u.cond.bodies[2]->nodes[0].seq++; break;
+        case 16: c->edges[3].to_port++; break;
+        case 17: free(c->pass_log[1].summary), c->pass_log[1].summary = strdup("x"); break;
+        default: fail_msg("no change for case %zu", i);
+        }
+        if (sg_bundle_same(g, c, where, sizeof where))
+            fail_msg("a change of %s went unnoticed", paths[i]);
+        if (strncmp(where, paths[i], strlen(paths[i])) != 0)
+            fail_msg("a change of %s was reported as \"%s\"", paths[i], where);
+        sg_graph_destroy(c);
+    }
+    sg_graph_destroy(g);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Every field's C member fits its type; every key is documented in
+ * docs/FORMAT.md, and a field newer than version 1 in its version row. */
+static void test_fields_consistent_and_documented(void **state)
+{
+    (void)state;
+    const char *doc = read_text(SGCAP_SOURCE_DIR "/docs/FORMAT.md");
+    const char *history = strstr(doc, "## 11.");
+    assert_non_null(history);
+    for (int v = 1; v <= SG_FORMAT_VERSION; v++) {
+        char row[16];
+        snprintf(row, sizeof row, "\n| %d |", v);
+        if (!strstr(history, row)) fail_msg("FORMAT.md section 11 has no row for version %d", v);
+    }
+    for (int r = 0; r < SG_REC_COUNT; r++) {
+        const sg_record_t *rec = sg_records[r];
+        assert_non_null(rec);
+        for (uint32_t i = 0; i < rec->n_fields; i++) {
+            const sg_field_t *f = &rec->fields[i];
+            size_t want = 0;
+            switch (f->type) {
+            case SG_FT_U8: want = 1; break;
+            case SG_FT_U32: case SG_FT_I32: case SG_FT_ENUM: case SG_FT_INDEX:
+            case SG_FT_NODE_ID: case SG_FT_STREAM: want = 4; break;
+            case SG_FT_I64: case SG_FT_U64: case SG_FT_ADDR: case SG_FT_REAL:
+            case SG_FT_DURATION: want = 8; break;
+            case SG_FT_BOOL: want = sizeof(bool); break;
+            case SG_FT_HASH: want = 17; break;
+            case SG_FT_TRIPLE: want = 12; break;
+            case SG_FT_STR: case SG_FT_PATH: case SG_FT_U32S: case SG_FT_HEX: case SG_FT_PAIRS:
+            case SG_FT_RECORDS: case SG_FT_TABLE: case SG_FT_BODY: case SG_FT_BODIES:
+                want = sizeof(void *); break;
+            default: break;
+            }
+            if (want && f->size != want)
+                fail_msg("%s.%s: a member of %zu bytes for a type of %zu", rec->name,
+                         f->key ? f->key : "?", f->size, want);
+            if ((f->type == SG_FT_OBJECT || f->type == SG_FT_RECORDS || f->type == SG_FT_TABLE ||
+                 f->type == SG_FT_GRAPH) && !f->sub)
+                fail_msg("%s.%s: no record", rec->name, f->key ? f->key : "?");
+            if (f->type == SG_FT_ENUM) assert_non_null(f->names);
+            if (!f->key) continue;
+            char quoted[80], ticked[80];
+            snprintf(quoted, sizeof quoted, "\"%s\"", f->key);
+            snprintf(ticked, sizeof ticked, "`%s`", f->key);
+            if (!strstr(doc, quoted) && !strstr(doc, ticked))
+                fail_msg("%s.%s is not in docs/FORMAT.md", rec->name, f->key);
+            uint32_t since = f->since ? f->since : 1;
+            assert_true(since <= SG_FORMAT_VERSION);
+            if (since > 1) {
+                char row[16];
+                snprintf(row, sizeof row, "\n| %u |", since);
+                const char *at = strstr(history, row), *eol = at ? strchr(at + 1, '\n') : NULL;
+                char line[1024] = "";
+                if (at) snprintf(line, sizeof line, "%.*s", (int)(eol ? eol - at : 200), at);
+                if (!strstr(line, f->key))
+                    fail_msg("%s.%s (version %u) is not in that version's row of FORMAT.md",
+                             rec->name, f->key, since);
+            }
+        }
+    }
+}
+
+/* The bundles committed to the repository (written by every version of
+ * sgcap so far) stay readable, and survive a round trip unchanged. */
+static void test_committed_bundles(void **state)
+{
+    (void)state;
+    const char *dirs[] = {SGCAP_SOURCE_DIR "/tests/golden", SGCAP_SOURCE_DIR "/samples/bundles"};
+    int seen = 0, v1 = 0;
+    for (size_t d = 0; d < 2; d++) {
+        DIR *dir = opendir(dirs[d]);
+        assert_non_null(dir);
+        struct dirent *e;
+        while ((e = readdir(dir))) {
+            size_t n = strlen(e->d_name);
+            if (n < 8 || strcmp(e->d_name + n - 7, ".sgraph") != 0) continue;
+            char path[1024], json[1100];
+            snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            snprintf(json, sizeof json, "%s/graph.json", path);
+            if (strstr(read_text(json), "\"version\": 1,")) v1++;
+            sg_graph_t *g = NULL, *back = NULL;
+            sg_diag_t diag = {0};
+            char line[1024], *text = NULL;
+            if (sg_bundle_read(path, &g, &diag))
+                fail_msg("%s: %s", path, sg_diag_format(&diag, line, sizeof line));
+            assert_int_equal(sg_bundle_to_json(g, &text), SG_OK);
+            if (sg_bundle_parse_json(text, strlen(text), "graph.json", &back, &diag))
+                fail_msg("%s written again: %s", path, sg_diag_format(&diag, line, sizeof line));
+            compare_graphs(g, back);
+            free(text);
+            sg_graph_destroy(g);
+            sg_graph_destroy(back);
+            seen++;
+        }
+        closedir(dir);
+    }
+    assert_true(seen >= 10);
+    assert_true(v1 >= 10); /* the fixtures are version 1: the oldest stays readable */
+}
+
+/* The fuzzer's seeds say what they are: bad_*.json is rejected, the rest
+ * read (so the fuzzer starts from both sides of every check). */
+static void test_fuzz_seeds(void **state)
+{
+    (void)state;
+    const char *dir = SGCAP_SOURCE_DIR "/tests/fuzz/seeds/fuzz_bundle";
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int good = 0, bad = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        const char *text = read_text(path);
+        sg_graph_t *g = NULL;
+        sg_diag_t diag = {0};
+        char line[1024];
+        int rc = sg_bundle_parse_json(text, strlen(text), "graph.json", &g, &diag);
+        bool want_bad = strncmp(e->d_name, "bad_", 4) == 0;
+        if (want_bad && rc == SG_OK) fail_msg("seed %s reads, but is named bad", e->d_name);
+        if (!want_bad && rc != SG_OK)
+            fail_msg("seed %s: %s", e->d_name, sg_diag_format(&diag, line, sizeof line));
+        want_bad ? bad++ : good++;
+        sg_graph_destroy(g);
+    }
+    closedir(d);
+    assert_true(good >= 5 && bad >= 5);
+}
+
 /* ---- files on disk ---------------------------------------------------------------------- */
 
 /* A bundle at dir/name whose graph names code/x.fatbin; returns its path. */
@@ -1748,6 +1841,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_disk),
         cmocka_unit_test(test_empty_graph_and_defaults),
         cmocka_unit_test(test_unknown_fields_ignored),
+        cmocka_unit_test(test_key_order),
         cmocka_unit_test(test_deterministic_output),
         cmocka_unit_test(test_writer_sanitizes_strings),
         cmocka_unit_test(test_write_unwritable_parent),
@@ -1770,6 +1864,10 @@ int main(void)
         cmocka_unit_test(test_blobs_zstd),
         cmocka_unit_test(test_zstd_bomb),
         cmocka_unit_test(test_diag_format),
+        cmocka_unit_test(test_compare_notices),
+        cmocka_unit_test(test_fields_consistent_and_documented),
+        cmocka_unit_test(test_committed_bundles),
+        cmocka_unit_test(test_fuzz_seeds),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
