@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -1562,6 +1564,169 @@ static void test_fuzz_seeds(void **state)
     assert_true(good >= 5 && bad >= 5);
 }
 
+/* ---- memory -------------------------------------------------------------------------------- */
+
+/* graph.json of a bundle of about `target` bytes: head, then units (unit(i)
+ * text) separated by commas until the size is reached, then tail. */
+typedef int (*unit_fn)(char *buf, size_t n, uint64_t i);
+
+static size_t write_shape(const char *bundle, const char *head, unit_fn unit, const char *tail,
+                          size_t target, uint64_t max_units)
+{
+    mkdir(bundle, 0755);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/graph.json", bundle);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    size_t n = fputs(head, f) >= 0 ? strlen(head) : 0;
+    char buf[4096];
+    for (uint64_t i = 0; n < target && i < max_units; i++) {
+        int k = unit(buf, sizeof buf, i);
+        if (i) fputc(',', f), n++;
+        fwrite(buf, 1, (size_t)k, f);
+        n += (size_t)k;
+    }
+    fputs(tail, f);
+    n += strlen(tail);
+    assert_int_equal(fclose(f), 0);
+    return n;
+}
+
+static int unit_empty_array(char *b, size_t n, uint64_t i)
+{
+    (void)i;
+    return snprintf(b, n, "[]");
+}
+
+static int unit_kernel_node(char *b, size_t n, uint64_t i)
+{
+    return snprintf(b, n,
+                    "{\"id\":%" PRIu64 ",\"type\":\"kernel\",\"stream\":%d,\"seq\":%" PRIu64
+                    ",\"label\":\"cuLaunchKernel\",\"kernel\":{\"name\":\"_Z6kernelPfS_i\","
+                    "\"grid\":[64,1,1],\"block\":[256,1,1],\"params\":{\"bytes\":"
+                    "\"00100000007f000000200000007f0000\",\"layout\":[[0,8],[8,8]]}},"
+                    "\"accesses\":[{\"buffer\":0,\"size\":64,\"mode\":\"read\"}]}",
+                    i, (int)(i % 2), i);
+}
+
+static int unit_empty_body(char *b, size_t n, uint64_t i)
+{
+    (void)i;
+    return snprintf(b, n, "{\"nodes\":[],\"edges\":[]}");
+}
+
+static int unit_stream(char *b, size_t n, uint64_t i)
+{
+    return snprintf(b, n, "{\"id\":%" PRIu64 "}", i);
+}
+
+static int unit_sparse_node(char *b, size_t n, uint64_t i)
+{
+    /* 63 holes before each node: within the format's hole rule, but each
+     * hole costs a whole node of memory */
+    return snprintf(b, n, "{\"id\":%" PRIu64 ",\"type\":\"empty\",\"stream\":0,\"seq\":0}",
+                    64 * i + 63);
+}
+
+static long status_kib(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0) v = atol(line + n);
+    fclose(f);
+    return v;
+}
+
+/* Peak resident memory (bytes) that reading the bundle adds, measured in a
+ * child process so nothing else of the test counts; -1 if /proc is missing.
+ * *rc is what the read returned. */
+static long read_peak(const char *bundle, int *rc)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        long before = status_kib("VmHWM:");
+        sg_graph_t *g = NULL;
+        sg_diag_t diag;
+        long out[2];
+        out[1] = sg_bundle_read(bundle, &g, &diag);
+        long after = status_kib("VmHWM:");
+        out[0] = before < 0 || after < 0 ? -1 : (after - before) * 1024;
+        if (write(fds[1], out, sizeof out) != sizeof out) _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    long out[2] = {-1, 0};
+    assert_int_equal(read(fds[0], out, sizeof out), (ssize_t)sizeof out);
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    *rc = (int)out[1];
+    return out[0];
+}
+
+/* Reading any accepted bundle takes at most 16 times the size of its
+ * graph.json (FORMAT.md section 10): crafted bundles of about 32 MiB whose
+ * text is cheap and whose model is not, each read in a child process. */
+static void test_read_memory_bound(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("memory");
+    const size_t target = 32u << 20;
+    struct {
+        const char *name, *head;
+        unit_fn unit;
+        const char *tail;
+        uint64_t max_units; /* 0: as many as the size takes */
+    } shapes[] = {
+        /* the case: an unknown field of empty arrays (was 47x) */
+        {"unknown", "{\"format\":\"sgcap-bundle\",\"version\":2,\"future\":[", unit_empty_array,
+         "],\"nodes\":[],\"edges\":[]}", 0},
+        /* a real shape: kernel nodes with parameters and accesses */
+        {"kernels",
+         "{\"format\":\"sgcap-bundle\",\"version\":2,\"streams\":[{\"id\":0},{\"id\":1}],"
+         "\"buffers\":[{\"id\":0,\"kind\":\"device\",\"address\":\"0x7f0000000000\","
+         "\"size\":4096}],\"nodes\":[",
+         unit_kernel_node, "],\"edges\":[]}", 0},
+        /* the model's worst cases per byte of text */
+        {"bodies",
+         "{\"format\":\"sgcap-bundle\",\"version\":2,\"nodes\":[{\"id\":0,\"type\":"
+         "\"conditional\",\"stream\":\"explicit\",\"seq\":0,\"conditional\":{\"bodies\":[",
+         unit_empty_body, "]}}],\"edges\":[]}", 0},
+        {"streams", "{\"format\":\"sgcap-bundle\",\"version\":2,\"streams\":[", unit_stream,
+         "],\"nodes\":[],\"edges\":[]}", SG_BUNDLE_MAX_TABLE},
+        /* refused by the memory bound, which must hold while refusing */
+        {"holes", "{\"format\":\"sgcap-bundle\",\"version\":2,\"streams\":[{\"id\":0}],\"nodes\":[",
+         unit_sparse_node, "],\"edges\":[]}", 0},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        char bundle[700];
+        snprintf(bundle, sizeof bundle, "%s/%s.sgraph", dir, shapes[i].name);
+        size_t size = write_shape(bundle, shapes[i].head, shapes[i].unit, shapes[i].tail, target,
+                                  shapes[i].max_units ? shapes[i].max_units : UINT64_MAX);
+        int rc;
+        long peak = read_peak(bundle, &rc);
+        print_message("memory: %-8s graph.json %zu MiB, read %s, peak +%ld MiB (%.1fx)\n",
+                      shapes[i].name, size >> 20, rc ? sg_strerror(rc) : "ok", peak >> 20,
+                      (double)peak / (double)size);
+        if (peak < 0) skip(); /* no /proc: nothing to measure with */
+        bool refuse = strcmp(shapes[i].name, "holes") == 0;
+        if (rc != (refuse ? SG_ELIMIT : SG_OK))
+            fail_msg("%s: the read returned %s", shapes[i].name, sg_strerror(rc));
+        if ((double)peak > 16.0 * (double)size)
+            fail_msg("%s: reading took %ld bytes, more than 16 times the %zu of graph.json",
+                     shapes[i].name, peak, size);
+        rm_tree(bundle);
+    }
+}
+
 /* ---- files on disk ---------------------------------------------------------------------- */
 
 /* A bundle at dir/name whose graph names code/x.fatbin; returns its path. */
@@ -1868,6 +2033,7 @@ int main(void)
         cmocka_unit_test(test_fields_consistent_and_documented),
         cmocka_unit_test(test_committed_bundles),
         cmocka_unit_test(test_fuzz_seeds),
+        cmocka_unit_test(test_read_memory_bound),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
