@@ -329,8 +329,10 @@ static void check_adjacency(const sg_graph_t *g, const sg_graph_t *root)
         if (n->removed) continue;
         ins += n->n_in;
         outs += n->n_out;
-        for (uint32_t k = 0; k < n->n_in; k++) assert_int_equal(g->edges[n->in[k]].to, i);
-        for (uint32_t k = 0; k < n->n_out; k++) assert_int_equal(g->edges[n->out[k]].from, i);
+        for (uint32_t k = 0; k < n->n_in; k++)
+            assert_int_equal(g->edges[n->in[k]].to, i);
+        for (uint32_t k = 0; k < n->n_out; k++)
+            assert_int_equal(g->edges[n->out[k]].from, i);
         if (n->type == SG_NODE_CHILD_GRAPH && n->u.child) check_adjacency(n->u.child, root);
         if (n->type == SG_NODE_CONDITIONAL)
             for (uint32_t k = 0; k < n->u.cond.n_bodies; k++)
@@ -361,11 +363,20 @@ static size_t everything_blobs(sg_bundle_blob_t *b)
 {
     for (size_t i = 0; i < sizeof snapshot; i++)
         snapshot[i] = (uint8_t)(i % 251);
-    b[0] = (sg_bundle_blob_t){"code/0123456789abcdef.fatbin", blob_fatbin, sizeof blob_fatbin, NULL,
-                              false};
-    b[1] = (sg_bundle_blob_t){"code/fedcba9876543210.cu", blob_cu, sizeof blob_cu - 1, NULL, false};
-    b[2] = (sg_bundle_blob_t){"data/b0.before.zst", snapshot, sizeof snapshot, NULL, true};
-    b[3] = (sg_bundle_blob_t){"data/b0.after.zst", snapshot, 1000, NULL, true};
+    b[0] = (sg_bundle_blob_t){.relpath = "code/0123456789abcdef.fatbin",
+                              .data = blob_fatbin,
+                              .size = sizeof blob_fatbin,
+                              .compress = false};
+    b[1] = (sg_bundle_blob_t){.relpath = "code/fedcba9876543210.cu",
+                              .data = blob_cu,
+                              .size = sizeof blob_cu - 1,
+                              .compress = false};
+    b[2] = (sg_bundle_blob_t){.relpath = "data/b0.before.zst",
+                              .data = snapshot,
+                              .size = sizeof snapshot,
+                              .compress = true};
+    b[3] = (sg_bundle_blob_t){
+        .relpath = "data/b0.after.zst", .data = snapshot, .size = 1000, .compress = true};
     return 4;
 }
 
@@ -705,7 +716,11 @@ static void test_write_missing_blob_source(void **state)
     char path[600];
     snprintf(path, sizeof path, "%s/b.sgraph", dir);
     sg_graph_t *g = build_everything();
-    sg_bundle_blob_t blob = {"data/b0.before.zst", NULL, 0, "/nonexistent/snapshot", true};
+    sg_bundle_blob_t blob = {.relpath = "data/b0.before.zst",
+                             .data = NULL,
+                             .size = 0,
+                             .src_path = "/nonexistent/snapshot",
+                             .compress = true};
     sg_diag_t diag = {0};
     assert_int_equal(sg_bundle_write(g, path, &blob, 1, 0, &diag), SG_ENOENT);
     assert_string_equal(diag.file, "data/b0.before.zst");
@@ -713,9 +728,10 @@ static void test_write_missing_blob_source(void **state)
     assert_false(exists(path));
     assert_int_equal(count_entries_with(dir, ".tmp."), 0);
     /* bad blob names are refused before anything is created */
-    sg_bundle_blob_t bad[] = {{"../escape", "x", 1, NULL, false},
-                              {"graph.json", "x", 1, NULL, false},
-                              {"code/x", "x", 1, "/etc/hostname", false}};
+    sg_bundle_blob_t bad[] = {
+        {.relpath = "../escape", .data = "x", .size = 1, .compress = false},
+        {.relpath = "graph.json", .data = "x", .size = 1},
+        {.relpath = "code/x", .data = "x", .size = 1, .src_path = "/etc/hostname"}};
     for (size_t i = 0; i < 3; i++) {
         assert_int_equal(sg_bundle_write(g, path, &bad[i], 1, 0, &diag), SG_EINVAL);
         assert_false(exists(path));
@@ -731,8 +747,9 @@ static void test_write_missing_blob_source(void **state)
     assert_false(exists(path));
     sg_graph_destroy(bad_names);
     /* the same blob twice */
-    sg_bundle_blob_t twice[] = {{"code/a.bin", "x", 1, NULL, false},
-                                {"code/a.bin", "y", 1, NULL, false}};
+    sg_bundle_blob_t twice[] = {
+        {.relpath = "code/a.bin", .data = "x", .size = 1, .compress = false},
+        {.relpath = "code/a.bin", .data = "y", .size = 1}};
     assert_int_equal(sg_bundle_write(g, path, twice, 2, 0, &diag), SG_EEXIST);
     assert_string_equal(diag.file, "code/a.bin");
     assert_false(exists(path));
@@ -971,8 +988,8 @@ static void test_reject_types(void **state)
                       1, "empty", 0) "}],\"edges\":"
                                      "[{\"id\":0,\"from\":0,\"to\":1,\"kind\":\"x\"}]}",
                   SG_EFORMAT, "edges[0] (id 0).kind", "unknown edge kind \"x\"", NULL);
-    expect_reject(HEAD "\"nodes\":{},\"edges\":[]}", SG_EFORMAT, ": nodes",
-                  "expected an array", NULL);
+    expect_reject(HEAD "\"nodes\":{},\"edges\":[]}", SG_EFORMAT, ": nodes", "expected an array",
+                  NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
                   "\"cubin\",\"hash\":\"0123456789ABCDEF\"}],\"nodes\":[],\"edges\":[]}",
                   SG_EFORMAT, "images[0] (id 0).hash", "lowercase", NULL);
@@ -1382,37 +1399,86 @@ static void test_compare_notices(void **state)
     assert_true(sg_bundle_same(g, g, where, sizeof where));
     assert_string_equal(where, "");
     static const char *const paths[] = {
-        "device.uuid", "crosscheck.note", "capture.pid", "streams[1].priority",
-        "events[1].external", "buffers[0].after", "images[0].ptx_archs",
-        "images[0].source_image", "nodes[1].kernel.grid", "nodes[1].kernel.params.bytes",
-        "nodes[1].kernel.params.layout", "nodes[1].accesses[2].mode", "nodes[1].duration_ns",
-        "nodes[2].memcpy.kind", "nodes[10].body.nodes[1].kernel.name",
-        "nodes[11].conditional.bodies[2].nodes[0].seq", "edges[3].to_port", "pass_log[1].summary",
+        "device.uuid",
+        "crosscheck.note",
+        "capture.pid",
+        "streams[1].priority",
+        "events[1].external",
+        "buffers[0].after",
+        "images[0].ptx_archs",
+        "images[0].source_image",
+        "nodes[1].kernel.grid",
+        "nodes[1].kernel.params.bytes",
+        "nodes[1].kernel.params.layout",
+        "nodes[1].accesses[2].mode",
+        "nodes[1].duration_ns",
+        "nodes[2].memcpy.kind",
+        "nodes[10].body.nodes[1].kernel.name",
+        "nodes[11].conditional.bodies[2].nodes[0].seq",
+        "edges[3].to_port",
+        "pass_log[1].summary",
     };
     const size_t n_cases = sizeof paths / sizeof *paths;
     for (size_t i = 0; i < n_cases; i++) {
         sg_graph_t *c = sg_graph_clone(g);
         assert_non_null(c);
         switch (i) { /* one change per case, in the order of paths */
-        case 0: c->device.uuid[3] ^= 1; break;
-        case 1: c->crosscheck_note[0] ^= 1; break;
-        case 2: c->pid++; break;
-        case 3: c->streams[1].priority++; break;
-        case 4: c->events[1].external = !c->events[1].external; break;
-        case 5: free(c->buffers[0].after_file), c->buffers[0].after_file = NULL; break;
-        case 6: c->images[0].ptx_archs[1]++; break;
-        case 7: c->images[0].source_image = SG_NONE; break;
-        case 8: c->nodes[1].u.kernel.grid[2]++; break;
-        case 9: c->nodes[1].u.kernel.param_bytes[5] ^= 1; break;
-        case 10: c->nodes[1].u.kernel.param_sizes[3]++; break;
-        case 11: c->nodes[1].accesses[2].mode = SG_ACCESS_READ; break;
-        case 12: c->nodes[1].duration_ns = -1; break;
-        case 13: c->nodes[2].u.memcpy.kind = SG_COPY_D2H; break;
-        case 14: c->nodes[10].u.child->nodes[1].u.kernel.name[1] ^= 1; break;
-        case 15: c->nodes[11].u.cond.bodies[2]->nodes[0].seq++; break;
-        case 16: c->edges[3].to_port++; break;
-        case 17: free(c->pass_log[1].summary), c->pass_log[1].summary = strdup("x"); break;
-        default: fail_msg("no change for case %zu", i);
+        case 0:
+            c->device.uuid[3] ^= 1;
+            break;
+        case 1:
+            c->crosscheck_note[0] ^= 1;
+            break;
+        case 2:
+            c->pid++;
+            break;
+        case 3:
+            c->streams[1].priority++;
+            break;
+        case 4:
+            c->events[1].external = !c->events[1].external;
+            break;
+        case 5:
+            free(c->buffers[0].after_file), c->buffers[0].after_file = NULL;
+            break;
+        case 6:
+            c->images[0].ptx_archs[1]++;
+            break;
+        case 7:
+            c->images[0].source_image = SG_NONE;
+            break;
+        case 8:
+            c->nodes[1].u.kernel.grid[2]++;
+            break;
+        case 9:
+            c->nodes[1].u.kernel.param_bytes[5] ^= 1;
+            break;
+        case 10:
+            c->nodes[1].u.kernel.param_sizes[3]++;
+            break;
+        case 11:
+            c->nodes[1].accesses[2].mode = SG_ACCESS_READ;
+            break;
+        case 12:
+            c->nodes[1].duration_ns = -1;
+            break;
+        case 13:
+            c->nodes[2].u.memcpy.kind = SG_COPY_D2H;
+            break;
+        case 14:
+            c->nodes[10].u.child->nodes[1].u.kernel.name[1] ^= 1;
+            break;
+        case 15:
+            c->nodes[11].u.cond.bodies[2]->nodes[0].seq++;
+            break;
+        case 16:
+            c->edges[3].to_port++;
+            break;
+        case 17:
+            free(c->pass_log[1].summary), c->pass_log[1].summary = strdup("x");
+            break;
+        default:
+            fail_msg("no change for case %zu", i);
         }
         if (sg_bundle_same(g, c, where, sizeof where))
             fail_msg("a change of %s went unnoticed", paths[i]);
@@ -1454,24 +1520,53 @@ static void test_fields_consistent_and_documented(void **state)
             const sg_field_t *f = &rec->fields[i];
             size_t want = 0;
             switch (f->type) {
-            case SG_FT_U8: want = 1; break;
-            case SG_FT_U32: case SG_FT_I32: case SG_FT_ENUM: case SG_FT_INDEX:
-            case SG_FT_NODE_ID: case SG_FT_STREAM: want = 4; break;
-            case SG_FT_I64: case SG_FT_U64: case SG_FT_ADDR: case SG_FT_REAL:
-            case SG_FT_DURATION: want = 8; break;
-            case SG_FT_BOOL: want = sizeof(bool); break;
-            case SG_FT_HASH: want = 17; break;
-            case SG_FT_TRIPLE: want = 12; break;
-            case SG_FT_STR: case SG_FT_PATH: case SG_FT_U32S: case SG_FT_HEX: case SG_FT_PAIRS:
-            case SG_FT_RECORDS: case SG_FT_TABLE: case SG_FT_BODY: case SG_FT_BODIES:
-                want = sizeof(void *); break;
-            default: break;
+            case SG_FT_U8:
+                want = 1;
+                break;
+            case SG_FT_U32:
+            case SG_FT_I32:
+            case SG_FT_ENUM:
+            case SG_FT_INDEX:
+            case SG_FT_NODE_ID:
+            case SG_FT_STREAM:
+                want = 4;
+                break;
+            case SG_FT_I64:
+            case SG_FT_U64:
+            case SG_FT_ADDR:
+            case SG_FT_REAL:
+            case SG_FT_DURATION:
+                want = 8;
+                break;
+            case SG_FT_BOOL:
+                want = sizeof(bool);
+                break;
+            case SG_FT_HASH:
+                want = 17;
+                break;
+            case SG_FT_TRIPLE:
+                want = 12;
+                break;
+            case SG_FT_STR:
+            case SG_FT_PATH:
+            case SG_FT_U32S:
+            case SG_FT_HEX:
+            case SG_FT_PAIRS:
+            case SG_FT_RECORDS:
+            case SG_FT_TABLE:
+            case SG_FT_BODY:
+            case SG_FT_BODIES:
+                want = sizeof(void *);
+                break;
+            default:
+                break;
             }
             if (want && f->size != want)
                 fail_msg("%s.%s: a member of %zu bytes for a type of %zu", rec->name,
                          f->key ? f->key : "?", f->size, want);
             if ((f->type == SG_FT_OBJECT || f->type == SG_FT_RECORDS || f->type == SG_FT_TABLE ||
-                 f->type == SG_FT_GRAPH) && !f->sub)
+                 f->type == SG_FT_GRAPH) &&
+                !f->sub)
                 fail_msg("%s.%s: no record", rec->name, f->key ? f->key : "?");
             if (f->type == SG_FT_ENUM) assert_non_null(f->names);
             if (!f->key) continue;
@@ -1874,9 +1969,11 @@ static void test_blobs_zstd(void **state)
     write_bytes(src, data, big);
     sg_graph_t *g = sg_graph_create();
     sg_bundle_blob_t blobs[] = {
-        {"data/mem.zst", data, big, NULL, true},      {"data/file.zst", NULL, 0, src, true},
-        {"data/raw.bin", NULL, 0, src, false},        {"data/empty.zst", NULL, 0, NULL, true},
-        {"deep/er/dir/x.bin", "abc", 3, NULL, false},
+        {.relpath = "data/mem.zst", .data = data, .size = big, .compress = true},
+        {.relpath = "data/file.zst", .src_path = src, .compress = true},
+        {.relpath = "data/raw.bin", .src_path = src},
+        {.relpath = "data/empty.zst", .compress = true},
+        {.relpath = "deep/er/dir/x.bin", .data = "abc", .size = 3},
     };
     sg_diag_t diag = {0};
     int rc = sg_bundle_write(g, path, blobs, 5, 0, &diag);

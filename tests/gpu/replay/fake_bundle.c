@@ -206,7 +206,8 @@ int main(int argc, char **argv)
 
     sg_bundle_blob_t blobs[1 + 2 * NB];
     memset(blobs, 0, sizeof blobs);
-    blobs[0] = (sg_bundle_blob_t){g->images[0].file, fatbin, sizeof fatbin, NULL, false};
+    blobs[0] = (sg_bundle_blob_t){
+        .relpath = g->images[0].file, .data = fatbin, .size = sizeof fatbin, .compress = false};
     for (int i = 0; i < NB; i++) {
         after[i] = malloc(bytes[i]);
         memcpy(after[i], buf[i], bytes[i]);
@@ -217,10 +218,14 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "data/b%d.after.zst", i);
         g->buffers[i].after_file = strdup(path);
         g->buffers[i].snapshot_bytes = bytes[i];
-        blobs[1 + 2 * i] =
-            (sg_bundle_blob_t){g->buffers[i].before_file, before[i], bytes[i], NULL, true};
-        blobs[2 + 2 * i] =
-            (sg_bundle_blob_t){g->buffers[i].after_file, after[i], bytes[i], NULL, true};
+        blobs[1 + 2 * i] = (sg_bundle_blob_t){.relpath = g->buffers[i].before_file,
+                                              .data = before[i],
+                                              .size = bytes[i],
+                                              .compress = true};
+        blobs[2 + 2 * i] = (sg_bundle_blob_t){.relpath = g->buffers[i].after_file,
+                                              .data = after[i],
+                                              .size = bytes[i],
+                                              .compress = true};
     }
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
