@@ -103,6 +103,11 @@ int sg_bundle_load(const sg_bundle_t *b, const char *relpath, uint64_t max_bytes
 int sg_bundle_load_image(const sg_bundle_t *b, uint32_t image, uint64_t max_bytes, void **data,
                          size_t *size, sg_diag_t *diag);
 
+/* Do data/n hold code image `image` of g: its hash (and its size, when g
+ * gives one)? SG_EFORMAT naming the file when not. */
+int sg_bundle_check_image(const sg_graph_t *g, uint32_t image, const void *data, size_t n,
+                          sg_diag_t *diag);
+
 /* What sg_bundle_write_derived carried over. */
 typedef struct {
     uint32_t copied;        /* files copied from the source bundle */

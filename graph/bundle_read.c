@@ -376,23 +376,34 @@ int sg_bundle_load_image(const sg_bundle_t *b, uint32_t image, uint64_t max_byte
     void *p;
     size_t n;
     int rc = sg_bundle_load(b, im->file, max_bytes, &p, &n, diag);
-    if (rc) return rc;
-    char got[17];
-    sg_bundle_hash_hex(p, n, got);
-    if (strcmp(got, im->hash) != 0 || (im->size && im->size != n)) {
+    if (!rc) rc = sg_bundle_check_image(b->graph, image, p, n, diag);
+    if (rc) {
         free(p);
-        if (strcmp(got, im->hash) != 0)
-            return sg_bundle_diag(diag, SG_EFORMAT, im->file, 0, 0,
-                                  "its bytes hash to %s, not to images[%" PRIu32
-                                  "].hash %s: the file was changed or damaged",
-                                  got, image, im->hash);
-        return sg_bundle_diag(diag, SG_EFORMAT, im->file, 0, 0,
-                              "%zu bytes, not images[%" PRIu32 "].size %" PRIu64
-                              ": the file was changed or damaged",
-                              n, image, im->size);
+        return rc;
     }
     *data = p;
     *size = n;
+    return SG_OK;
+}
+
+int sg_bundle_check_image(const sg_graph_t *g, uint32_t image, const void *data, size_t n,
+                          sg_diag_t *diag)
+{
+    const sg_image_t *im = sg_graph_image(g, image);
+    if (!im) return sg_bundle_diag(diag, SG_EINVAL, "", 0, 0, "no image %" PRIu32, image);
+    const char *file = im->file ? im->file : "graph.json";
+    char got[17];
+    sg_bundle_hash_hex(data, n, got);
+    if (strcmp(got, im->hash) != 0)
+        return sg_bundle_diag(diag, SG_EFORMAT, file, 0, 0,
+                              "its bytes hash to %s, not to images[%" PRIu32
+                              "].hash %s: the file was changed or damaged",
+                              got, image, im->hash);
+    if (im->size && im->size != n)
+        return sg_bundle_diag(diag, SG_EFORMAT, file, 0, 0,
+                              "%zu bytes, not images[%" PRIu32 "].size %" PRIu64
+                              ": the file was changed or damaged",
+                              n, image, im->size);
     return SG_OK;
 }
 

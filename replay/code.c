@@ -159,7 +159,14 @@ static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
     double t0 = sg_replay__now_ms();
-    int rc = sg_bundle_read_blob(r->bundle, im->file, max, &data, &size, &diag);
+    /* through the open bundle when there is one; either way the bytes must
+     * match the image's hash before a byte of them is run */
+    int rc = r->opt.files ? sg_bundle_load_image(r->opt.files, id, max, &data, &size, &diag)
+                          : sg_bundle_read_blob(r->bundle, im->file, max, &data, &size, &diag);
+    if (!rc && !r->opt.files && (rc = sg_bundle_check_image(r->g, id, data, size, &diag))) {
+        free(data);
+        data = NULL;
+    }
     r->t.read_ms += sg_replay__now_ms() - t0;
     if (rc) {
         char buf[900];

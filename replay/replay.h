@@ -213,6 +213,10 @@ typedef struct {
     uint64_t max_image_bytes; /* bound on a code image; 0 = 1 GiB */
     FILE *log;                /* warnings and reports; NULL = none */
     bool verbose;             /* full relocation report */
+    /* the open bundle to read code and snapshots through (graph/bundle.h:
+     * its directory descriptor, no link followed); NULL: the bundle path is
+     * opened again for each file */
+    const struct sg_bundle *files;
 } sg_replay_options_t;
 
 typedef struct {

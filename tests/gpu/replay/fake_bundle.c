@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include <sys/mman.h>
 
 #include "emulate.h"
@@ -136,8 +137,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         CHECK(sg_graph_add_event(g, NULL, 0x200 + i, &id));
     static const uint8_t fatbin[] = "sgcap fake fatbin: fake_cuda.c runs emulate.h";
-    CHECK(sg_graph_add_image(g, SG_IMAGE_FATBIN, "00000000fa4eb175", sizeof fatbin, &id));
-    g->images[0].file = strdup("code/00000000fa4eb175.fatbin");
+    char hash[17], file[64];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)XXH64(fatbin, sizeof fatbin, 0));
+    snprintf(file, sizeof file, "code/%s.fatbin", hash);
+    CHECK(sg_graph_add_image(g, SG_IMAGE_FATBIN, hash, sizeof fatbin, &id));
+    g->images[0].file = strdup(file);
     g->device.name = strdup("sgcap fake GPU");
     g->device.cc_major = 9;
     g->device.driver_version = 13000;
