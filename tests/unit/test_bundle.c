@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xxhash.h>
 #include <zstd.h>
 
 #include "graph/bundle.h"
@@ -854,6 +855,22 @@ static void test_overwrite_rules(void **state)
     write_text(inner, "keep me");
     assert_int_equal(sg_bundle_write(g1, other, NULL, 0, SG_BUNDLE_OVERWRITE, &diag), SG_EEXIST);
     assert_true(exists(inner));
+    /* ...even when it holds a graph.json too (issue 16: it used to go) */
+    char gj[700];
+    snprintf(gj, sizeof gj, "%s/graph.json", other);
+    write_text(gj, "{}");
+    assert_int_equal(sg_bundle_write(g1, other, NULL, 0, SG_BUNDLE_OVERWRITE, &diag), SG_EEXIST);
+    assert_non_null(strstr(diag.message, "precious.txt"));
+    assert_true(exists(inner));
+    /* ...or a directory of the user's inside data/ (sg_bundle_write cannot
+     * tell which files a bundle names; sg_bundle_write_derived can) */
+    char stray[700];
+    snprintf(stray, sizeof stray, "%s/a.sgraph/data/mine", dir);
+    assert_int_equal(mkdir(stray, 0755), 0);
+    assert_int_equal(sg_bundle_write(g1, path, NULL, 0, SG_BUNDLE_OVERWRITE, &diag), SG_EEXIST);
+    assert_non_null(strstr(diag.message, "data/mine"));
+    assert_true(exists(stray));
+    rmdir(stray);
     /* nor is a regular file */
     snprintf(file, sizeof file, "%s/file.sgraph", dir);
     write_text(file, "x");
@@ -872,6 +889,223 @@ static void test_overwrite_rules(void **state)
     sg_graph_destroy(r);
     sg_graph_destroy(g1);
     sg_graph_destroy(g2);
+}
+
+/* ---- derived bundles ------------------------------------------------------------------------ */
+
+/* A source bundle at dir/name: an image with its real hash and two snapshot
+ * files; returns the open bundle. */
+static sg_bundle_t *derived_source(const char *dir, const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", dir, name);
+    static const char code[] = "the code image's bytes";
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)XXH64(code, sizeof code, 0));
+    sg_graph_t *g = sg_graph_create();
+    uint32_t im, b;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_FATBIN, hash, sizeof code, &im), SG_OK);
+    char file[64];
+    snprintf(file, sizeof file, "code/%s.fatbin", hash);
+    g->images[im].file = strdup(file);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x1000, 64, &b), SG_OK);
+    g->buffers[b].before_file = strdup("data/b0.before.zst");
+    g->buffers[b].after_file = strdup("data/b0.after.zst");
+    sg_graph_add_stream(g, NULL, 0, NULL);
+    sg_graph_add_node(g, SG_NODE_EMPTY, 0, 0, NULL);
+    uint8_t snap[64] = {1, 2, 3};
+    sg_bundle_blob_t blobs[] = {
+        {.relpath = file, .data = code, .size = sizeof code},
+        {.relpath = "data/b0.before.zst", .data = snap, .size = sizeof snap, .compress = true},
+        {.relpath = "data/b0.after.zst", .data = snap, .size = sizeof snap, .compress = true},
+    };
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_write(g, path, blobs, 3, 0, &diag), SG_OK);
+    sg_graph_destroy(g);
+    sg_bundle_t *src = NULL;
+    if (sg_bundle_open(path, &src, &diag)) fail_msg("%s: %s", diag.file, diag.message);
+    return src;
+}
+
+/* Do files a and b hold the same bytes (up to 64 KiB, enough here)? */
+static bool same_file(const char *a, const char *b)
+{
+    FILE *f = fopen(a, "rb"), *h = fopen(b, "rb");
+    if (!f || !h) {
+        if (f) fclose(f);
+        if (h) fclose(h);
+        return false;
+    }
+    static char bx[1 << 16], by[1 << 16];
+    size_t nx = fread(bx, 1, sizeof bx, f), ny = fread(by, 1, sizeof by, h);
+    fclose(f);
+    fclose(h);
+    return nx == ny && memcmp(bx, by, nx) == 0;
+}
+
+/* sg_bundle_write_derived carries every named file byte for byte, leaves
+ * out the missing ones (counted), writes the extras. */
+static void test_derived_carries_files(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("derived");
+    char in[600], out[600], a[800], b[800];
+    sg_bundle_t *src = derived_source(dir, "in.sgraph", in, sizeof in);
+    sg_graph_t *g = sg_bundle_graph(src);
+    const char *file = g->images[0].file;
+    sg_graph_log_pass(g, "test", "changed");
+    snprintf(out, sizeof out, "%s/out.sgraph", dir);
+    sg_bundle_blob_t extra = {.relpath = "report.txt", .data = "r\n", .size = 2};
+    sg_bundle_carried_t carried;
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_write_derived(src, g, out, &extra, 1, 0, &carried, &diag);
+    if (rc) fail_msg("%s: %s", diag.file, diag.message);
+    assert_int_equal(carried.copied, 3);
+    assert_int_equal(carried.missing, 0);
+    const char *names[] = {file, "data/b0.before.zst", "data/b0.after.zst"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(a, sizeof a, "%s/%s", in, names[i]);
+        snprintf(b, sizeof b, "%s/%s", out, names[i]);
+        assert_true(same_file(a, b));
+    }
+    snprintf(b, sizeof b, "%s/report.txt", out);
+    assert_true(exists(b));
+    sg_graph_t *r = NULL;
+    assert_int_equal(sg_bundle_read(out, &r, &diag), SG_OK);
+    compare_graphs(g, r);
+    sg_graph_destroy(r);
+    /* a named file the source lacks is allowed (FORMAT.md section 2) */
+    snprintf(a, sizeof a, "%s/data/b0.after.zst", in);
+    assert_int_equal(unlink(a), 0);
+    rm_tree(out);
+    assert_int_equal(sg_bundle_write_derived(src, g, out, NULL, 0, 0, &carried, &diag), SG_OK);
+    assert_int_equal(carried.copied, 2);
+    assert_int_equal(carried.missing, 1);
+    assert_string_equal(carried.first_missing, "data/b0.after.zst");
+    snprintf(b, sizeof b, "%s/data/b0.after.zst", out);
+    assert_false(exists(b));
+    assert_int_equal(sg_bundle_read(out, &r, &diag), SG_OK);
+    sg_graph_destroy(r);
+    /* an extra that is also a named file is refused before anything is written */
+    rm_tree(out);
+    sg_bundle_blob_t clash = {.relpath = file, .data = "x", .size = 1};
+    assert_int_equal(sg_bundle_write_derived(src, g, out, &clash, 1, 0, NULL, &diag), SG_EINVAL);
+    assert_false(exists(out));
+    sg_bundle_close(src);
+}
+
+/* An image whose bytes are not its hash is noticed: loading it and carrying
+ * it both refuse (issue 16, finding 6). */
+static void test_image_hash_checked(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("hash");
+    char in[600], out[600], f[800];
+    sg_bundle_t *src = derived_source(dir, "in.sgraph", in, sizeof in);
+    const sg_graph_t *g = sg_bundle_graph(src);
+    void *data;
+    size_t n;
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_load_image(src, 0, 1 << 20, &data, &n, &diag), SG_OK);
+    free(data);
+    snprintf(f, sizeof f, "%s/%s", in, g->images[0].file);
+    write_text(f, "the code image's bytez");
+    assert_int_equal(sg_bundle_load_image(src, 0, 1 << 20, &data, &n, &diag), SG_EFORMAT);
+    assert_non_null(strstr(diag.message, "images[0].hash"));
+    assert_string_equal(diag.file, g->images[0].file);
+    snprintf(out, sizeof out, "%s/out.sgraph", dir);
+    assert_int_equal(sg_bundle_write_derived(src, g, out, NULL, 0, 0, NULL, &diag), SG_EFORMAT);
+    assert_non_null(strstr(diag.message, "hash"));
+    assert_false(exists(out));
+    assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+    sg_bundle_close(src);
+}
+
+/* What a derived bundle may replace: a valid bundle of its own files, never
+ * the source (unless asked), never a directory inside or around it. */
+static void test_derived_replace_rules(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("derived_replace");
+    char in[600], out[600], p[900];
+    sg_bundle_t *src = derived_source(dir, "in.sgraph", in, sizeof in);
+    sg_graph_t *g = sg_bundle_graph(src);
+    sg_diag_t diag = {0};
+    /* the source itself: refused, with or without OVERWRITE */
+    assert_int_equal(sg_bundle_write_derived(src, g, in, NULL, 0, 0, NULL, &diag), SG_EINVAL);
+    assert_non_null(strstr(diag.message, "input bundle"));
+    assert_int_equal(
+        sg_bundle_write_derived(src, g, in, NULL, 0, SG_BUNDLE_OVERWRITE, NULL, &diag), SG_EINVAL);
+    snprintf(p, sizeof p, "%s/", in); /* another spelling of it */
+    assert_int_equal(
+        sg_bundle_write_derived(src, g, p, NULL, 0, SG_BUNDLE_OVERWRITE, NULL, &diag), SG_EINVAL);
+    /* inside it */
+    snprintf(p, sizeof p, "%s/code/new.sgraph", in);
+    assert_int_equal(sg_bundle_write_derived(src, g, p, NULL, 0, 0, NULL, &diag), SG_EINVAL);
+    assert_false(exists(p));
+    /* around it: the directory holding it */
+    assert_int_equal(
+        sg_bundle_write_derived(src, g, dir, NULL, 0, SG_BUNDLE_OVERWRITE, NULL, &diag),
+        SG_EINVAL);
+    assert_true(exists(in));
+    /* a valid bundle of its own files: replaced */
+    snprintf(out, sizeof out, "%s/out.sgraph", dir);
+    assert_int_equal(sg_bundle_write_derived(src, g, out, NULL, 0, 0, NULL, &diag), SG_OK);
+    assert_int_equal(sg_bundle_write_derived(src, g, out, NULL, 0, 0, NULL, &diag), SG_EEXIST);
+    assert_int_equal(
+        sg_bundle_write_derived(src, g, out, NULL, 0, SG_BUNDLE_OVERWRITE, NULL, &diag), SG_OK);
+    /* ...but not once it holds a file of the user's, or is no bundle */
+    snprintf(p, sizeof p, "%s/mine.txt", out);
+    write_text(p, "keep");
+    assert_int_equal(
+        sg_bundle_write_derived(src, g, out, NULL, 0, SG_BUNDLE_OVERWRITE, NULL, &diag),
+        SG_EEXIST);
+    assert_non_null(strstr(diag.message, "mine.txt"));
+    assert_true(exists(p));
+    unlink(p);
+    snprintf(p, sizeof p, "%s/graph.json", out);
+    write_text(p, "{\"not\": \"a bundle\"}");
+    assert_int_equal(
+        sg_bundle_write_derived(src, g, out, NULL, 0, SG_BUNDLE_OVERWRITE, NULL, &diag),
+        SG_EEXIST);
+    assert_non_null(strstr(diag.message, "not a valid bundle"));
+    /* the source in place, when asked: its files survive the swap */
+    sg_graph_log_pass(g, "profile", "durations");
+    assert_int_equal(sg_bundle_write_derived(src, g, in, NULL, 0,
+                                             SG_BUNDLE_OVERWRITE | SG_BUNDLE_REPLACE_SOURCE, NULL,
+                                             &diag),
+                     SG_OK);
+    sg_bundle_close(src);
+    assert_int_equal(sg_bundle_open(in, &src, &diag), SG_OK);
+    assert_int_equal(sg_bundle_graph(src)->n_pass_log, 1);
+    void *data;
+    size_t n;
+    assert_int_equal(sg_bundle_load_image(src, 0, 1 << 20, &data, &n, &diag), SG_OK);
+    free(data);
+    assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+    assert_int_equal(count_entries_with(dir, ".old."), 0);
+    sg_bundle_close(src);
+}
+
+/* "graph.json" as an image file passed the reader and failed rewrite: now
+ * the reader refuses it, and so does the writer (issue 16, finding 6). */
+static void test_graph_json_not_a_named_file(void **state)
+{
+    (void)state;
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"images\":[{\"id\":0,\"kind\":"
+                  "\"fatbin\",\"hash\":\"0123456789abcdef\",\"file\":\"graph.json\"}],"
+                  "\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "images[0] (id 0).file", "graph.json", NULL);
+    sg_graph_t *g = sg_graph_create();
+    uint32_t im;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_FATBIN, "0123456789abcdef", 1, &im), SG_OK);
+    g->images[im].file = strdup("graph.json");
+    char path[600];
+    snprintf(path, sizeof path, "%s/gj.sgraph", test_dir("graph_json_named"));
+    sg_diag_t diag = {0};
+    assert_int_equal(sg_bundle_write(g, path, NULL, 0, 0, &diag), SG_EINVAL);
+    assert_non_null(strstr(diag.message, "images[0].file"));
+    assert_false(exists(path));
+    sg_graph_destroy(g);
 }
 
 /* ---- rejections ---------------------------------------------------------------------------- */
@@ -2110,6 +2344,10 @@ int main(void)
         cmocka_unit_test(test_write_missing_blob_source),
         cmocka_unit_test(test_write_fault_injection),
         cmocka_unit_test(test_overwrite_rules),
+        cmocka_unit_test(test_derived_carries_files),
+        cmocka_unit_test(test_image_hash_checked),
+        cmocka_unit_test(test_derived_replace_rules),
+        cmocka_unit_test(test_graph_json_not_a_named_file),
         cmocka_unit_test(test_reject_malformed_json),
         cmocka_unit_test(test_reject_not_a_bundle),
         cmocka_unit_test(test_reject_types),

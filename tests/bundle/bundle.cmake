@@ -1,0 +1,17 @@
+# tests/bundle/bundle.cmake: the bundle reader and writer through the CLI
+# (included by tests/CMakeLists.txt): bundle.cli runs cli/bundle_cli.cmake, the
+# findings of issue 16 about reading and writing bundles, each checked on
+# `sgcap` as a user runs it. The race of finding 1 is made deterministic by
+# swap_on_open.c, loaded with LD_PRELOAD.
+if(NOT TARGET sgcap OR NOT TARGET sgcap_rewrite)
+  return()
+endif()
+add_library(sgcap_test_swap_on_open MODULE ${CMAKE_CURRENT_LIST_DIR}/swap_on_open.c)
+target_link_libraries(sgcap_test_swap_on_open PRIVATE dl)
+add_test(NAME bundle.cli
+         COMMAND ${CMAKE_COMMAND} -DSGCAP=$<TARGET_FILE:sgcap>
+                 -DSWAP=$<TARGET_FILE:sgcap_test_swap_on_open>
+                 -DSAMPLE=${PROJECT_SOURCE_DIR}/samples/bundles/fork_join.sgraph
+                 -DOUT=${CMAKE_BINARY_DIR}/bundle-cli
+                 -P ${CMAKE_CURRENT_LIST_DIR}/cli/bundle_cli.cmake)
+set_tests_properties(bundle.cli PROPERTIES LABELS "cpu" TIMEOUT 120)
