@@ -383,9 +383,10 @@ static const char *reason_text(const sg_code_report_row_t *r)
     return r->ptx_available ? "ok" : sg_ptx_reason_name(r->reason);
 }
 
-static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool json)
+static int print_code(const sg_bundle_t *b, const char *path, uint32_t arch, bool json)
 {
-    sg_code_report_options_t opt = {.device_arch = arch, .recompile_nvrtc = true};
+    const sg_graph_t *g = sg_bundle_graph(b);
+    sg_code_report_options_t opt = {.device_arch = arch, .recompile_nvrtc = true, .files = b};
     sg_code_report_t rep = {0};
     int rc = sg_code_report(g, path, &opt, &rep);
     if (rc != SG_OK) {
@@ -472,13 +473,16 @@ static int run(int argc, char **argv)
         sg_cli_error("inspect", "no bundle given (see sgcap inspect --help)");
         return SG_EXIT_USAGE;
     }
-    sg_graph_t *g = sg_cli_open_bundle("inspect", path);
-    if (!g) return SG_EXIT_USAGE;
     if (code) {
-        int rc = print_code(g, path, arch, json);
-        sg_graph_destroy(g);
+        /* images are read through the open bundle */
+        sg_bundle_t *b = sg_cli_open("inspect", path);
+        if (!b) return SG_EXIT_USAGE;
+        int rc = print_code(b, path, arch, json);
+        sg_bundle_close(b);
         return rc;
     }
+    sg_graph_t *g = sg_cli_open_bundle("inspect", path);
+    if (!g) return SG_EXIT_USAGE;
     summary_t s = {0};
     s.lanes = calloc(g->n_streams + 1, sizeof *s.lanes);
     s.events = calloc(g->n_events + 1, sizeof *s.events);

@@ -22,6 +22,7 @@ function(run want)
     message(FATAL_ERROR "exit ${rc}, wanted ${want}: ${ARGN}\nstdout:\n${out}\nstderr:\n${err}")
   endif()
   set(last_err "${err}" PARENT_SCOPE)
+  set(last_out "${out}" PARENT_SCOPE)
 endfunction()
 
 # A fresh copy of the sample bundle at OUT/name.
@@ -119,6 +120,10 @@ if(NOT last_err MATCHES "hash")
   message(FATAL_ERROR "want an error about the hash:\n${last_err}")
 endif()
 must_not_exist(${OUT}/damaged_out.sgraph)
+run(0 ${SGCAP} inspect --code ${OUT}/damaged.sgraph)
+if(NOT last_out MATCHES "hash to [0-9a-f]+, not to images\\[0\\]\\.hash")
+  message(FATAL_ERROR "inspect --code does not say the image is damaged:\n${last_out}")
+endif()
 
 # ---- 6d: an output path that cannot be written: nothing is written.
 run(2 ${SGCAP} rewrite ${OUT}/in.sgraph -o ${OUT}/report_out.sgraph --report /nonexistent/r.txt)
