@@ -12,6 +12,6 @@ add_test(NAME bundle.cli
          COMMAND ${CMAKE_COMMAND} -DSGCAP=$<TARGET_FILE:sgcap>
                  -DSWAP=$<TARGET_FILE:sgcap_test_swap_on_open>
                  -DSAMPLE=${PROJECT_SOURCE_DIR}/samples/bundles/fork_join.sgraph
-                 -DOUT=${CMAKE_BINARY_DIR}/bundle-cli
+                 -DOUT=${CMAKE_BINARY_DIR}/bundle-cli -DDOCS=${PROJECT_SOURCE_DIR}/docs
                  -P ${CMAKE_CURRENT_LIST_DIR}/cli/bundle_cli.cmake)
 set_tests_properties(bundle.cli PROPERTIES LABELS "cpu" TIMEOUT 120)

@@ -1,10 +1,11 @@
 # bundle_cli.cmake: reading and writing bundles through `sgcap`, one block per
 # finding of issue 16 (1, 2 and the bundle items of 6); each block fails on
 # sgcap before the fix. Run by ctest (tests/bundle/bundle.cmake) as:
-#   cmake -DSGCAP=... -DSWAP=libswap.so -DSAMPLE=fork_join.sgraph -DOUT=dir -P bundle_cli.cmake
+#   cmake -DSGCAP=... -DSWAP=libswap.so -DSAMPLE=fork_join.sgraph -DOUT=.../bundle-cli
+#         -DDOCS=docs -P bundle_cli.cmake
 # (a script for -P only: it lives below tests/bundle/cli/ so that
 # tests/CMakeLists.txt does not include it as a fragment)
-foreach(v SGCAP SWAP SAMPLE OUT)
+foreach(v SGCAP SWAP SAMPLE OUT DOCS)
   if(NOT ${v} OR NOT CMAKE_SCRIPT_MODE_FILE)
     message(FATAL_ERROR "run with cmake -D${v}=... -P bundle_cli.cmake")
   endif()
@@ -140,4 +141,23 @@ endforeach()
 file(GLOB leftovers ${OUT}/*.tmp ${OUT}/*.tmp.*)
 if(leftovers)
   message(FATAL_ERROR "temporary files left: ${leftovers}")
+endif()
+
+# ---- the JSON sgcap prints names its schema, as docs/SCHEMAS.md says.
+file(READ ${DOCS}/SCHEMAS.md schemas)
+file(READ ${OUT}/r.json report)
+if(NOT report MATCHES "^{\n  \"schema\": \"sgcap-rewrite-report\",\n  \"schema_version\": ([0-9]+),")
+  message(FATAL_ERROR "report.json does not begin with its schema:\n${report}")
+endif()
+set(v ${CMAKE_MATCH_1})
+if(NOT schemas MATCHES "## `sgcap-rewrite-report`, version ${v}\n")
+  message(FATAL_ERROR "docs/SCHEMAS.md does not describe sgcap-rewrite-report version ${v}")
+endif()
+execute_process(COMMAND ${SGCAP} check --json ${OUT}/in.sgraph OUTPUT_VARIABLE check RESULT_VARIABLE rc)
+if(NOT check MATCHES "^{\n  \"schema\": \"sgcap-check\",\n  \"schema_version\": ([0-9]+),")
+  message(FATAL_ERROR "check --json does not begin with its schema:\n${check}")
+endif()
+set(v ${CMAKE_MATCH_1})
+if(NOT schemas MATCHES "## `sgcap-check`, version ${v}\n")
+  message(FATAL_ERROR "docs/SCHEMAS.md does not describe sgcap-check version ${v}")
 endif()
