@@ -136,3 +136,31 @@ bool sg_bundle_fd_inside(int fd, const char *root_real)
     if (r == 1) return target[0] == '/'; /* bundle at "/" */
     return strncmp(target, root_real, r) == 0 && target[r] == '/';
 }
+
+/* ---- an open bundle's files ----------------------------------------------------------- */
+
+/* These two are here, not in bundle_read.c, so that the writer (which
+ * copies files from an open bundle) does not pull the reader and its parser
+ * into the shim. */
+const char *sg_bundle_path(const sg_bundle_t *b)
+{
+    return b ? b->path : NULL;
+}
+
+int sg_bundle_open_file(const sg_bundle_t *b, const char *relpath, int *fd, sg_diag_t *diag)
+{
+    if (!b || !fd) return sg_bundle_diag(diag, SG_EINVAL, "", 0, 0, "bad argument");
+    *fd = -1;
+    if (!sg_bundle_relpath_ok(relpath))
+        return sg_bundle_diag(diag, SG_EFORMAT, relpath ? relpath : "", 0, 0,
+                              "not a safe relative path inside the bundle");
+    const char *why = NULL;
+    int rc = sg_bundle_open_inside(b->dirfd, relpath, fd, &why);
+    if (rc) return sg_bundle_diag(diag, rc, relpath, 0, 0, "%s", why);
+    if (!sg_bundle_fd_inside(*fd, b->real)) {
+        close(*fd);
+        *fd = -1;
+        return sg_bundle_diag(diag, SG_EFORMAT, relpath, 0, 0, "resolves outside the bundle");
+    }
+    return SG_OK;
+}

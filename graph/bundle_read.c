@@ -271,11 +271,6 @@ sg_graph_t *sg_bundle_graph(const sg_bundle_t *b)
     return b ? b->graph : NULL;
 }
 
-const char *sg_bundle_path(const sg_bundle_t *b)
-{
-    return b ? b->path : NULL;
-}
-
 sg_graph_t *sg_bundle_take_graph(sg_bundle_t *b)
 {
     if (!b) return NULL;
@@ -297,24 +292,6 @@ int sg_bundle_read(const char *path, sg_graph_t **out, sg_diag_t *diag)
 }
 
 /* ---- files ---------------------------------------------------------------------------------- */
-
-int sg_bundle_open_file(const sg_bundle_t *b, const char *relpath, int *fd, sg_diag_t *diag)
-{
-    if (!b || !fd) return sg_bundle_diag(diag, SG_EINVAL, "", 0, 0, "bad argument");
-    *fd = -1;
-    if (!sg_bundle_relpath_ok(relpath))
-        return sg_bundle_diag(diag, SG_EFORMAT, relpath ? relpath : "", 0, 0,
-                              "not a safe relative path inside the bundle");
-    const char *why = NULL;
-    int rc = sg_bundle_open_inside(b->dirfd, relpath, fd, &why);
-    if (rc) return sg_bundle_diag(diag, rc, relpath, 0, 0, "%s", why);
-    if (!sg_bundle_fd_inside(*fd, b->real)) {
-        close(*fd);
-        *fd = -1;
-        return sg_bundle_diag(diag, SG_EFORMAT, relpath, 0, 0, "resolves outside the bundle");
-    }
-    return SG_OK;
-}
 
 int sg_bundle_load(const sg_bundle_t *b, const char *relpath, uint64_t max_bytes, void **data,
                    size_t *size, sg_diag_t *diag)

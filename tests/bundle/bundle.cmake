@@ -15,3 +15,17 @@ add_test(NAME bundle.cli
                  -DOUT=${CMAKE_BINARY_DIR}/bundle-cli -DDOCS=${PROJECT_SOURCE_DIR}/docs
                  -P ${CMAKE_CURRENT_LIST_DIR}/cli/bundle_cli.cmake)
 set_tests_properties(bundle.cli PROPERTIES LABELS "cpu" TIMEOUT 120)
+
+# What writing a bundle links: no reader, no parser, no JSON library.
+add_executable(bundle_writer_only ${CMAKE_CURRENT_LIST_DIR}/writer_only.c)
+sgcap_target_defaults(bundle_writer_only)
+target_include_directories(bundle_writer_only PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(bundle_writer_only PRIVATE sgcap_graph)
+find_program(SGCAP_NM nm)
+if(SGCAP_NM)
+  add_test(NAME bundle.writer_links_no_reader
+           COMMAND ${CMAKE_COMMAND} -DNM=${SGCAP_NM} -DBIN=$<TARGET_FILE:bundle_writer_only>
+                   -DOUT=${CMAKE_BINARY_DIR}/bundle-writer-only.sgraph
+                   -P ${CMAKE_CURRENT_LIST_DIR}/cli/writer_links.cmake)
+  set_tests_properties(bundle.writer_links_no_reader PROPERTIES LABELS "cpu" TIMEOUT 60)
+endif()
