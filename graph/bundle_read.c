@@ -213,7 +213,11 @@ static int read_graph(sg_bundle_t *b, sg_diag_t *diag)
         rc = sg_bundle_diag(diag, SG_EFORMAT, "graph.json", 0, 0, "resolves outside the bundle");
     } else {
         rc = read_all(fd, SG_BUNDLE_MAX_JSON_BYTES, &text, &len);
-        if (rc)
+        if (rc == SG_ENOMEM)
+            sg_bundle_diag(diag, rc, "graph.json", 0, 0,
+                           "out of memory: malloc refused %lld bytes for its text",
+                           (long long)st.st_size + 2);
+        else if (rc)
             sg_bundle_diag(diag, rc, "graph.json", 0, 0, "cannot read: %s",
                            rc == SG_ELIMIT ? "larger than the limit" : sg_strerror(rc));
     }

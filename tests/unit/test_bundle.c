@@ -21,6 +21,7 @@
 #include <string.h>
 #include <inttypes.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -2056,6 +2057,61 @@ static void test_read_memory_bound(void **state)
     }
 }
 
+/* When malloc itself refuses, the message says what the memory was for
+ * (issue 16, finding 5). The child process reading the bundle gets an
+ * address-space limit far below what the model needs. */
+static void test_read_out_of_memory(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("oom");
+    char bundle[700];
+    snprintf(bundle, sizeof bundle, "%s/bodies.sgraph", dir);
+    write_shape(bundle,
+                "{\"format\":\"sgcap-bundle\",\"version\":2,\"nodes\":[{\"id\":0,\"type\":"
+                "\"conditional\",\"stream\":\"explicit\",\"seq\":0,\"conditional\":{\"bodies\":[",
+                unit_empty_body, "]}}],\"edges\":[]}", 8u << 20, UINT64_MAX);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        long vm = status_kib("VmSize:");
+        struct rlimit rl = {(rlim_t)(vm + 48 * 1024) * 1024, (rlim_t)(vm + 48 * 1024) * 1024};
+        struct {
+            int rc;
+            sg_diag_t diag;
+        } out;
+        memset(&out, 0, sizeof out);
+        out.rc = vm < 0 || setrlimit(RLIMIT_AS, &rl) != 0 ? 1 : 0;
+        if (!out.rc) {
+            sg_graph_t *g = NULL;
+            out.rc = sg_bundle_read(bundle, &g, &out.diag);
+            sg_graph_destroy(g);
+        }
+        if (write(fds[1], &out, sizeof out) != sizeof out) _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    struct {
+        int rc;
+        sg_diag_t diag;
+    } got;
+    assert_int_equal(read(fds[0], &got, sizeof got), (ssize_t)sizeof got);
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    if (got.rc == 1) skip(); /* no /proc or no limit to set */
+    char line[1024];
+    sg_diag_format(&got.diag, line, sizeof line);
+    print_message("out of memory: %s\n", line);
+    assert_int_equal(got.rc, SG_ENOMEM);
+    assert_string_equal(got.diag.file, "graph.json");
+    assert_non_null(strstr(line, "out of memory: malloc refused"));
+    assert_non_null(strstr(line, " bytes for "));
+    assert_non_null(strstr(line, "conditional.bodies"));
+    rm_tree(bundle);
+}
+
 /* ---- files on disk ---------------------------------------------------------------------- */
 
 /* A bundle at dir/name whose graph names code/x.fatbin; returns its path. */
@@ -2369,6 +2425,7 @@ int main(void)
         cmocka_unit_test(test_committed_bundles),
         cmocka_unit_test(test_fuzz_seeds),
         cmocka_unit_test(test_read_memory_bound),
+        cmocka_unit_test(test_read_out_of_memory),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
