@@ -203,7 +203,7 @@ static int read_graph(sg_bundle_t *b, sg_diag_t *diag)
     if (rc) return sg_bundle_diag(diag, rc, "graph.json", 0, 0, "%s", why);
     char *text = NULL;
     size_t len = 0;
-    struct stat st;
+    struct stat st = {0};
     if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > SG_BUNDLE_MAX_JSON_BYTES) {
         /* refused from its size alone, before a byte is read */
         rc = sg_bundle_diag(diag, SG_ELIMIT, "graph.json", 0, 0,
