@@ -18,7 +18,13 @@ extern "C" {
 #endif
 
 #define SG_FORMAT_NAME "sgcap-bundle"
-#define SG_FORMAT_VERSION 2 /* docs/FORMAT.md section 11: what each version added */
+/* The newest format version this reader knows; it reads every older one
+ * (docs/FORMAT.md section 11: what each version added). */
+#define SG_FORMAT_VERSION 2
+/* A bundle is written with the oldest version that can say everything in
+ * it (the newest .since of the fields and enum names it holds, at least
+ * this), so older readers keep reading what they can. */
+#define SG_FORMAT_VERSION_MIN 1
 
 /* Limits on what a reader accepts (bundles past them get SG_ELIMIT). */
 #define SG_BUNDLE_MAX_JSON_BYTES (512u << 20)   /* graph.json */

@@ -25,6 +25,8 @@ typedef struct {
     char *p;
     size_t n, cap;
     int err;         /* first error; once set, everything else is a no-op */
+    uint32_t version;            /* the newest .since of what was written */
+    size_t version_at, version_len; /* where the version number is in the text */
     int depth;       /* nesting of objects/arrays */
     bool first[160]; /* per nesting level: no value written yet */
 } emit_t;
@@ -476,6 +478,8 @@ static void emit_value(emit_t *e, const sg_field_t *f, const void *base, int dep
             }
             name = sg_enum_name(f->names, (int)f->def);
         }
+        uint32_t since = sg_enum_since(f->names, load_i32(p));
+        if (since > e->version) e->version = since;
         v_name(e, name);
         break;
     }
@@ -548,7 +552,12 @@ static void emit_value(emit_t *e, const sg_field_t *f, const void *base, int dep
         v_name(e, SG_FORMAT_NAME);
         break;
     case SG_FT_VERSION:
-        v_int(e, SG_FORMAT_VERSION);
+        /* a placeholder: the version is known once everything is written */
+        sep(e);
+        e->version_at = e->n;
+        out_str(e, "1");
+        e->version_len = 1;
+        done(e);
         break;
     case SG_FT_GRAPH:
         break; /* inline: emit_fields */
@@ -568,6 +577,7 @@ static void emit_fields(emit_t *e, const sg_record_t *r, const void *base, int d
         }
         if (type >= 0 && !sg_field_applies(f, type)) continue;
         if ((f->flags & SG_F_OMIT) && sg_field_is_default(f, base)) continue;
+        if (f->since > e->version) e->version = f->since;
         if (top)
             top_key(e, f->key);
         else
@@ -596,8 +606,20 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
     emit_t *e = calloc(1, sizeof *e);
     if (!e) return SG_ENOMEM;
     out_str(e, "{\n");
+    e->version = SG_FORMAT_VERSION_MIN;
     emit_fields(e, &sg_record_bundle, g, 0, true);
     out_str(e, "\n}\n");
+    if (!e->err) {
+        /* the oldest version that says everything written (FORMAT.md section 11) */
+        char v[16];
+        int k = snprintf(v, sizeof v, "%u", e->version);
+        if (reserve_out(e, (size_t)k)) {
+            memmove(e->p + e->version_at + k, e->p + e->version_at + e->version_len,
+                    e->n - e->version_at - e->version_len + 1);
+            memcpy(e->p + e->version_at, v, (size_t)k);
+            e->n = e->n + (size_t)k - e->version_len;
+        }
+    }
     int rc = e->err;
     if (rc)
         free(e->p);

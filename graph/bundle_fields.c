@@ -238,7 +238,7 @@ static const sg_field_t image_fields[] = {
     F("sass_archs",   sass_archs,   U32S,  0, COUNT(n_sass_archs), MAX(SG_BUNDLE_MAX_TABLE)),
     F("options",      options,      STR,   OMIT),
     F("note",         note,         STR,   OMIT),
-    F("source_image", source_image, INDEX, OMIT, TABLE(IMAGES), SINCE(2)),
+    F("source_image", source_image, INDEX, OMIT, TABLE(IMAGES)),
 };
 static RECORD(image, SG_REC_IMAGE);
 #undef T

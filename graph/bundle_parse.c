@@ -72,6 +72,7 @@ typedef struct {
     /* the graph whose nodes are being read, for their bodies */
     sg_graph_t *graph;
     int graph_depth;
+    uint32_t version; /* the bundle's format version */
 } pctx_t;
 
 static void loc_format(const loc_t *l, char *buf, size_t n)
@@ -533,6 +534,12 @@ static int decode_field(pctx_t *c, const sg_record_t *r, const sg_field_t *f, vo
         if (v < 0)
             return fail(c, l, pos, SG_EFORMAT, "unknown %s \"%.64s\"", f->names->what,
                         s.len < sizeof name ? name : "(too long)");
+        /* a reader of the bundle's version would not know the name */
+        uint32_t since = sg_enum_since(f->names, v);
+        if (since > c->version)
+            return fail(c, l, pos, SG_EFORMAT,
+                        "\"%s\" needs format version %" PRIu32 " (this bundle says %" PRIu32 ")",
+                        name, since, c->version);
         int32_t v32 = v;
         memcpy(p, &v32, sizeof v32);
         return SG_OK;
@@ -1291,10 +1298,11 @@ static int decode_header(pctx_t *c, const spans_t *sp)
     if ((rc = want(c, SG_JSON_INTEGER, "an integer", &vl))) return rc;
     sg_json_number_t n;
     if (!sg_json_number(&c->r, &n)) return json_failed(c, &vl);
-    if (n.integer < 1 || n.integer > SG_FORMAT_VERSION)
+    if (n.integer < SG_FORMAT_VERSION_MIN || n.integer > SG_FORMAT_VERSION)
         return fail(c, &vl, pos, SG_EUNSUPPORTED,
-                    "version %" PRId64 " is not supported (this reader supports 1 to %d)",
-                    n.integer, SG_FORMAT_VERSION);
+                    "version %" PRId64 " is not supported (this reader supports %d to %d)",
+                    n.integer, SG_FORMAT_VERSION_MIN, SG_FORMAT_VERSION);
+    c->version = (uint32_t)n.integer;
     return SG_OK;
 }
 

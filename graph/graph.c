@@ -33,7 +33,8 @@ static const char *const node_type_names[SG_NODE_TYPE_COUNT] = {
 static const char *const edge_kind_names[SG_EDGE_KIND_COUNT] = {"stream", "event", "control",
                                                                 "dealloc"};
 static const char *const buffer_kind_names[SG_BUFFER_KIND_COUNT] = {
-    "device", "graph_alloc", "async", "managed", "host_pinned", "unknown"};
+    "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
+static const uint8_t buffer_kind_since[SG_BUFFER_KIND_COUNT] = {1, 1, 1, 1, 1, 1, 2};
 static const char *const image_kind_names[SG_IMAGE_KIND_COUNT] = {"fatbin", "cubin", "ptx",
                                                                   "nvrtc", "unknown"};
 static const char *const copy_kind_names[SG_COPY_KIND_COUNT] = {"default", "h2d", "d2h", "d2d",
@@ -43,15 +44,28 @@ static const char *const access_mode_names[] = {"read", "write", "readwrite", "u
 static const int access_mode_values[] = {SG_ACCESS_READ, SG_ACCESS_WRITE, SG_ACCESS_READWRITE,
                                          SG_ACCESS_UNKNOWN};
 
-const sg_enum_names_t sg_node_types = {"node type", SG_NODE_TYPE_COUNT, node_type_names, NULL};
-const sg_enum_names_t sg_edge_kinds = {"edge kind", SG_EDGE_KIND_COUNT, edge_kind_names, NULL};
-const sg_enum_names_t sg_buffer_kinds = {"buffer kind", SG_BUFFER_KIND_COUNT, buffer_kind_names,
-                                         NULL};
-const sg_enum_names_t sg_image_kinds = {"image kind", SG_IMAGE_KIND_COUNT, image_kind_names, NULL};
-const sg_enum_names_t sg_copy_kinds = {"copy kind", SG_COPY_KIND_COUNT, copy_kind_names, NULL};
-const sg_enum_names_t sg_cond_types = {"conditional type", SG_COND_TYPE_COUNT, cond_type_names,
+const sg_enum_names_t sg_node_types = {"node type", SG_NODE_TYPE_COUNT, node_type_names, NULL,
                                        NULL};
-const sg_enum_names_t sg_access_modes = {"access mode", 4, access_mode_names, access_mode_values};
+const sg_enum_names_t sg_edge_kinds = {"edge kind", SG_EDGE_KIND_COUNT, edge_kind_names, NULL,
+                                       NULL};
+const sg_enum_names_t sg_buffer_kinds = {"buffer kind", SG_BUFFER_KIND_COUNT, buffer_kind_names,
+                                         NULL, buffer_kind_since};
+const sg_enum_names_t sg_image_kinds = {"image kind", SG_IMAGE_KIND_COUNT, image_kind_names, NULL,
+                                        NULL};
+const sg_enum_names_t sg_copy_kinds = {"copy kind", SG_COPY_KIND_COUNT, copy_kind_names, NULL,
+                                       NULL};
+const sg_enum_names_t sg_cond_types = {"conditional type", SG_COND_TYPE_COUNT, cond_type_names,
+                                       NULL, NULL};
+const sg_enum_names_t sg_access_modes = {"access mode", 4, access_mode_names, access_mode_values,
+                                         NULL};
+
+uint32_t sg_enum_since(const sg_enum_names_t *e, int v)
+{
+    if (!e->since) return 1;
+    for (uint32_t i = 0; i < e->n; i++)
+        if ((e->values ? e->values[i] : (int)i) == v) return e->since[i];
+    return 1;
+}
 
 const char *sg_enum_name(const sg_enum_names_t *e, int v)
 {

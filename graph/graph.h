@@ -87,8 +87,16 @@ typedef enum {
     SG_BUFFER_MANAGED,
     SG_BUFFER_HOST_PINNED, /* cuMemHostAlloc / registered host memory */
     SG_BUFFER_UNKNOWN,
+    SG_BUFFER_HOST_PAGEABLE, /* plain host memory a copy node reads or writes (exact range) */
     SG_BUFFER_KIND_COUNT
 } sg_buffer_kind_t;
+
+/* Memory of the host (pinned or pageable): read and written by the CPU,
+ * placed with mmap at replay. */
+static inline bool sg_buffer_kind_is_host(sg_buffer_kind_t k)
+{
+    return k == SG_BUFFER_HOST_PINNED || k == SG_BUFFER_HOST_PAGEABLE;
+}
 
 typedef struct {
     uint32_t id;
@@ -281,13 +289,18 @@ typedef struct {
 /* Every enum of the model has one table of stable lower-case names, here and
  * nowhere else: graph.json, dumps, reports and messages all spell a value
  * the same way. `values` maps position -> value for enums that are not dense
- * (access modes); NULL means value == position. */
+ * (access modes); NULL means value == position. `since` is the bundle format
+ * version that added each name (docs/FORMAT.md section 11); NULL: all 1. */
 typedef struct {
     const char *what;          /* "buffer kind", for messages */
     uint32_t n;
     const char *const *names;
     const int *values;
+    const uint8_t *since;
 } sg_enum_names_t;
+
+/* The format version that added the name of value v (1 when unknown). */
+uint32_t sg_enum_since(const sg_enum_names_t *e, int v);
 
 extern const sg_enum_names_t sg_node_types, sg_edge_kinds, sg_buffer_kinds, sg_image_kinds,
     sg_copy_kinds, sg_cond_types, sg_access_modes;

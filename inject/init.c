@@ -191,17 +191,34 @@ __attribute__((constructor)) static void sg_inject_constructor(void)
 }
 
 /* CUDA_INJECTION64_PATH=libsgcap.so: the driver loads us during cuInit and
- * calls this. Interception itself needs LD_PRELOAD (the program already holds
- * the real entry points by then); say so if it is missing. */
+ * calls this. With LD_PRELOAD as well, the wrappers are already in place.
+ * Alone, the program already holds the real entry points, so the driver is
+ * observed through CUPTI callbacks instead (cupti.c: capture works; nothing
+ * can be substituted, NVRTC is not seen). */
 SG_EXPORT int InitializeInjection(void)
 {
     sg_inject_init();
     void *global_dlsym = sg_real_dlsym_fn ? sg_real_dlsym_fn(RTLD_DEFAULT, "dlsym") : NULL;
     extern char sg_dlsym_entry[] SG_HIDDEN; /* our dlsym (dlsym.c) */
     int preloaded = global_dlsym == (void *)sg_dlsym_entry;
-    sg_inject_log(SG_LOG_INFO, "loaded through CUDA_INJECTION64_PATH%s",
-                  preloaded ? " (also preloaded: interception active)"
-                            : ": calls are intercepted only with LD_PRELOAD=libsgcap.so as well");
+    if (preloaded) {
+        sg_inject_log(SG_LOG_INFO,
+                      "loaded through CUDA_INJECTION64_PATH (also preloaded: interception active)");
+        return 1;
+    }
+    char why[4200];
+    if (sg_inject_config()->mode == SG_MODE_OFF) return 1;
+    if (sg_cupti_attach(why, sizeof why) == 0)
+        sg_inject_log(SG_LOG_INFO,
+                      "loaded through CUDA_INJECTION64_PATH alone: observing the driver through %s "
+                      "(capture works; arguments cannot be changed, NVRTC is not seen: "
+                      "LD_PRELOAD=libsgcap.so does both)",
+                      why);
+    else
+        sg_inject_log(SG_LOG_INFO,
+                      "loaded through CUDA_INJECTION64_PATH alone: nothing is intercepted (%s); "
+                      "use LD_PRELOAD=libsgcap.so",
+                      why);
     return 1;
 }
 

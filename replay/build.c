@@ -257,13 +257,26 @@ static int memcpy_params(build_t *b, const sg_node_t *n, const char *path, CUgra
     p->type = CU_GRAPH_NODE_TYPE_MEMCPY;
     p->memcpy.copyCtx = b->r->ctx;
     CUDA_MEMCPY3D *m = &p->memcpy.copyParams;
-    /* unified addressing: the driver tells device from pinned host memory */
-    m->srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-    m->srcDevice = src;
+    /* Device memory by unified address; host memory (pinned or pageable)
+     * named as host memory, which a pageable range needs. */
+    void *host_src = sg_replay__host_pointer(b->r, src),
+         *host_dst = sg_replay__host_pointer(b->r, dst);
+    if (host_src) {
+        m->srcMemoryType = CU_MEMORYTYPE_HOST;
+        m->srcHost = host_src;
+    } else {
+        m->srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m->srcDevice = src;
+    }
     m->srcPitch = c->src_pitch ? c->src_pitch : c->width;
     m->srcHeight = at_least_1(c->height);
-    m->dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-    m->dstDevice = dst;
+    if (host_dst) {
+        m->dstMemoryType = CU_MEMORYTYPE_HOST;
+        m->dstHost = host_dst;
+    } else {
+        m->dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m->dstDevice = dst;
+    }
     m->dstPitch = c->dst_pitch ? c->dst_pitch : c->width;
     m->dstHeight = at_least_1(c->height);
     m->WidthInBytes = c->width;
@@ -424,6 +437,16 @@ static int build_node(build_t *b, const sg_graph_t *g, CUgraph cg, const sg_node
         rc = memset_params(b, n, path, &p);
         break;
     case SG_NODE_EMPTY:
+        p.type = CU_GRAPH_NODE_TYPE_EMPTY;
+        break;
+    case SG_NODE_HOST:
+        /* --host-nodes skip: the callback is the captured process's code;
+         * an empty node keeps its place in the ordering */
+        if (!r->opt.skip_host_nodes) {
+            rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED,
+                                 "%s: a host node runs only in-process", path);
+            break;
+        }
         p.type = CU_GRAPH_NODE_TYPE_EMPTY;
         break;
     case SG_NODE_EVENT_RECORD:

@@ -38,6 +38,8 @@ static int place_device(sg_replay_t *r, uint32_t i, const CUmemAllocationProp *p
     const sg_region_t *reg = &r->regions[i];
     sg_region_state_t *s = &r->rs[i];
     CUdeviceptr hint = r->opt.relocate ? 0 : (CUdeviceptr)reg->base;
+    /* Kept free since before CUDA loaded (reserve.c): give it back just now. */
+    if (hint) sg_replay__unreserve(reg->base, reg->size);
     SG_CU_TRY(sg_cu.cuMemAddressReserve(&s->va, reg->size, gran, hint, 0), "cuMemAddressReserve");
     s->reserved = true;
     if (r->opt.relocate && s->va == reg->base) {
@@ -66,15 +68,23 @@ static int place_host(sg_replay_t *r, uint32_t i, char *err, size_t errlen)
     const sg_region_t *reg = &r->regions[i];
     sg_region_state_t *s = &r->rs[i];
     void *p = MAP_FAILED;
-    if (!r->opt.relocate)
+    if (!r->opt.relocate) {
+        sg_replay__unreserve(reg->base, reg->size);
         p = mmap((void *)(uintptr_t)reg->base, reg->size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    }
     if (p == MAP_FAILED)
         p = mmap(NULL, reg->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return sg_replay__fail(err, errlen, SG_ENOMEM,
                                "cannot map %" PRIu64 " bytes of host memory", reg->size);
     s->host = p;
+    if (reg->pageable) {
+        /* The program's plain memory (a stack variable, a heap block): a
+         * copy node reads or writes it as host memory, exactly as it did. */
+        s->va = (CUdeviceptr)(uintptr_t)p;
+        return SG_OK;
+    }
     SG_CU_TRY(sg_cu.cuMemHostRegister(p, reg->size,
                                       CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE),
               "cuMemHostRegister");
@@ -122,7 +132,7 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
             continue;
         }
         if (buf->size == 0) continue;
-        bool host = buf->kind == SG_BUFFER_HOST_PINNED;
+        bool host = sg_buffer_kind_is_host(buf->kind);
         uint32_t k = sg_region_find(r->regions, r->n_regions, buf->address, buf->size, host);
         if (k == SG_NONE)
             return sg_replay__fail(err, errlen, SG_EINVAL, "buffer %s lies in no region (bug)",
@@ -134,6 +144,59 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
         if (rc) return sg_replay__fail(err, errlen, rc, "out of memory");
     }
     return SG_OK;
+}
+
+/* Host buffers live in our own mapping: their bytes, or NULL for others. */
+static uint8_t *host_bytes(sg_replay_t *r, uint32_t i)
+{
+    const sg_buffer_t *b = &r->g->buffers[i];
+    if (!sg_buffer_kind_is_host(b->kind)) return NULL;
+    uint32_t k = sg_region_find(r->regions, r->n_regions, b->address, b->size, true);
+    if (k == SG_NONE || !r->rs[k].host) return NULL;
+    return (uint8_t *)r->rs[k].host + (b->address - r->regions[k].base);
+}
+
+int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, char *err,
+                           size_t errlen)
+{
+    if (!size) return SG_OK;
+    uint8_t *h = host_bytes(r, i);
+    if (h) {
+        memcpy(dst, h, size);
+        return SG_OK;
+    }
+    SG_CU_TRY(sg_cu.cuMemcpyDtoH(dst, r->buf_addr[i], size), "reading a buffer back");
+    return SG_OK;
+}
+
+int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t size, char *err,
+                            size_t errlen)
+{
+    if (!size) return SG_OK;
+    uint8_t *h = host_bytes(r, i);
+    if (h) {
+        memcpy(h, src, size);
+        return SG_OK;
+    }
+    SG_CU_TRY(sg_cu.cuMemcpyHtoD(r->buf_addr[i], src, size), "restoring a snapshot");
+    return SG_OK;
+}
+
+void *sg_replay__host_pointer(const sg_replay_t *r, uint64_t addr)
+{
+    for (uint32_t k = 0; k < r->n_regions; k++)
+        if (r->regions[k].host && r->rs[k].va && r->rs[k].host && addr >= r->rs[k].va &&
+            addr < r->rs[k].va + r->regions[k].size)
+            return (uint8_t *)r->rs[k].host + (addr - r->rs[k].va);
+    return NULL;
+}
+
+void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *total)
+{
+    *same = 0;
+    *total = r->n_regions;
+    for (uint32_t i = 0; r->rs && i < r->n_regions; i++)
+        if (r->rs[i].va == r->regions[i].base) (*same)++;
 }
 
 void sg_replay__release_memory(sg_replay_t *r)

@@ -187,6 +187,7 @@ struct sg_replay {
     sg_built_node_t *built;
     uint32_t n_built, cap_built;
     bool unfreed_alloc; /* a graph allocation outlives the launch */
+    bool *influenced;   /* per buffer, with skip_host_nodes: may depend on a skipped callback */
     bool launched;
     CUevent *bench_events; /* 2 per launch of one bench chunk */
     uint32_t n_bench_events;
@@ -195,6 +196,18 @@ struct sg_replay {
 
 /* memory.c */
 int sg_replay__place(sg_replay_t *r, char *err, size_t errlen);
+/* The bytes of buffer i now (device or host memory, wherever it lives) /
+ * written from data. size is at most the buffer's. */
+int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, char *err,
+                           size_t errlen);
+int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t size, char *err,
+                            size_t errlen);
+/* The host pointer of a (placed) address in host memory of this replay
+ * (its device alias may differ), or NULL for device memory. */
+void *sg_replay__host_pointer(const sg_replay_t *r, uint64_t addr);
+/* reserve.c: give back the early reservations inside [base, base+size),
+ * right before mapping it; returns how many were released. */
+uint32_t sg_replay__unreserve(uint64_t base, uint64_t size);
 void sg_replay__release_memory(sg_replay_t *r);
 /* code.c */
 int sg_replay__load_code(sg_replay_t *r, char *err, size_t errlen);

@@ -46,6 +46,12 @@ target_include_directories(replay_fake_bundle PRIVATE ${CMAKE_CURRENT_LIST_DIR}/
                            ${PROJECT_SOURCE_DIR})
 target_link_libraries(replay_fake_bundle PRIVATE sgcap_graph m)
 add_dependencies(replay_fake_bundle replay_fake_cuda)
+# A preload that takes a recorded range before main, only when the process
+# runs with address randomization (the re-run without it must free it).
+add_library(replay_occupy SHARED ${CMAKE_CURRENT_LIST_DIR}/replay/occupy.c)
+set_target_properties(replay_occupy PROPERTIES LIBRARY_OUTPUT_DIRECTORY
+                      ${PROJECT_BINARY_DIR}/tests/replay-fake)
+add_dependencies(replay_fake_bundle replay_occupy)
 add_test(NAME cpu.replay.fake COMMAND bash ${sgcap_replay_script} ${PROJECT_BINARY_DIR} fake)
 set_tests_properties(cpu.replay.fake PROPERTIES LABELS "cpu" TIMEOUT 300
                      ENVIRONMENT "SGCAP_REPLAY_OUT=${PROJECT_BINARY_DIR}/replay-cpu")

@@ -650,8 +650,9 @@ static void test_deterministic_output(void **state)
     assert_string_equal(a, b);
     /* the layout the format promises: one node per line, header first */
     char head[80];
+    /* nothing newer than version 1 in it: the oldest version that says it */
     snprintf(head, sizeof head, "{\n \"format\": \"sgcap-bundle\",\n \"version\": %d,\n",
-             SG_FORMAT_VERSION);
+             SG_FORMAT_VERSION_MIN);
     assert_memory_equal(a, head, strlen(head));
     assert_non_null(strstr(a, "\n  {\"id\": 1, \"type\": \"kernel\""));
     assert_non_null(strstr(a, "\"handle\": \"0xffffffffffffffff\""));
@@ -1120,6 +1121,35 @@ static void test_graph_json_not_a_named_file(void **state)
 #define N(id, type, stream)                                                                        \
     "{\"id\":" #id ",\"type\":\"" type "\",\"stream\":" #stream ",\"seq\":" #id
 
+/* Pageable host memory (a copy node's stack variable) is a buffer kind of
+ * version 2: written as 2 only then, read back as it was. */
+static void test_host_pageable_version(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    uint32_t b;
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000000000ull, 64, &b), SG_OK);
+    char *j = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 1"));
+    free(j);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_HOST_PAGEABLE, 0x7ffd12345678ull, 8, &b),
+                     SG_OK);
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 2"));
+    assert_non_null(strstr(j, "\"host_pageable\""));
+    sg_graph_t *r = NULL;
+    sg_diag_t diag;
+    assert_int_equal(sg_bundle_parse_json(j, strlen(j), "graph.json", &r, &diag), SG_OK);
+    assert_int_equal(r->buffers[1].kind, SG_BUFFER_HOST_PAGEABLE);
+    assert_int_equal(r->buffers[1].address, 0x7ffd12345678ull);
+    assert_true(sg_buffer_kind_is_host(r->buffers[1].kind));
+    assert_false(sg_buffer_kind_is_host(r->buffers[0].kind));
+    free(j);
+    sg_graph_destroy(r);
+    sg_graph_destroy(g);
+}
+
 /* Parse text; expect code, file graph.json, and each needle in the message. */
 static void expect_reject(const char *text, int code, ...)
 {
@@ -1177,6 +1207,10 @@ static void test_reject_not_a_bundle(void **state)
                   SG_EUNSUPPORTED, "version 3 is not supported", "supports 1 to 2", NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":0,\"nodes\":[],\"edges\":[]}",
                   SG_EUNSUPPORTED, "version 0 is not supported", NULL);
+    /* a host_pageable buffer needs version 2 */
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"buffers\":[{\"id\":0,\"kind\":"
+                  "\"host_pageable\",\"address\":4096,\"size\":8}],\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "buffers[0] (id 0).kind", "needs format version 2", NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":\"1\",\"nodes\":[],\"edges\":[]}",
                   SG_EFORMAT, "version", NULL);
 }
@@ -1803,7 +1837,24 @@ static void test_fields_consistent_and_documented(void **state)
                  f->type == SG_FT_GRAPH) &&
                 !f->sub)
                 fail_msg("%s.%s: no record", rec->name, f->key ? f->key : "?");
-            if (f->type == SG_FT_ENUM) assert_non_null(f->names);
+            if (f->type == SG_FT_ENUM) {
+                assert_non_null(f->names);
+                /* an enum name newer than version 1: documented in its row */
+                for (uint32_t k = 0; k < f->names->n; k++) {
+                    int v = f->names->values ? f->names->values[k] : (int)k;
+                    uint32_t since = sg_enum_since(f->names, v);
+                    assert_true(since >= 1 && since <= SG_FORMAT_VERSION);
+                    if (since == 1) continue;
+                    char row[16], name[80];
+                    snprintf(row, sizeof row, "\n| %u |", since);
+                    snprintf(name, sizeof name, "\"%s\"", f->names->names[k]);
+                    const char *at = strstr(history, row), *eol = at ? strchr(at + 1, '\n') : NULL;
+                    if (!at || !strstr(at, name) || (eol && strstr(at, name) > eol))
+                        fail_msg("%s \"%s\" (version %u) is not in that version's row of "
+                                 "FORMAT.md",
+                                 f->names->what, f->names->names[k], since);
+                }
+            }
             if (!f->key) continue;
             char quoted[80], ticked[80];
             snprintf(quoted, sizeof quoted, "\"%s\"", f->key);
@@ -2406,6 +2457,7 @@ int main(void)
         cmocka_unit_test(test_graph_json_not_a_named_file),
         cmocka_unit_test(test_reject_malformed_json),
         cmocka_unit_test(test_reject_not_a_bundle),
+        cmocka_unit_test(test_host_pageable_version),
         cmocka_unit_test(test_reject_types),
         cmocka_unit_test(test_reject_missing_fields),
         cmocka_unit_test(test_reject_dangling),
