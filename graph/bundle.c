@@ -54,7 +54,6 @@ const char *sg_diag_format(const sg_diag_t *d, char *buf, size_t n)
 
 /* ---- paths ---------------------------------------------------------------------------- */
 
-
 bool sg_bundle_relpath_ok(const char *relpath)
 {
     if (!relpath || !relpath[0] || relpath[0] == '/') return false;

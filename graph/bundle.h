@@ -27,12 +27,12 @@ extern "C" {
 #define SG_FORMAT_VERSION_MIN 1
 
 /* Limits on what a reader accepts (bundles past them get SG_ELIMIT). */
-#define SG_BUNDLE_MAX_JSON_BYTES (512u << 20)   /* graph.json */
+#define SG_BUNDLE_MAX_JSON_BYTES (512u << 20) /* graph.json */
 #define SG_BUNDLE_MAX_NODES 4000000u
 #define SG_BUNDLE_MAX_EDGES 16000000u
-#define SG_BUNDLE_MAX_TABLE 1000000u           /* streams, events, buffers, images */
-#define SG_BUNDLE_MAX_PARAM_BYTES (64u << 10)  /* one kernel's parameters */
-#define SG_BUNDLE_MAX_DEPTH 16                 /* nesting of body graphs */
+#define SG_BUNDLE_MAX_TABLE 1000000u          /* streams, events, buffers, images */
+#define SG_BUNDLE_MAX_PARAM_BYTES (64u << 10) /* one kernel's parameters */
+#define SG_BUNDLE_MAX_DEPTH 16                /* nesting of body graphs */
 #define SG_BUNDLE_MAX_STRING 65536u
 /* The reader's memory: the model it builds may take at most this many times
  * the size of graph.json plus the floor (FORMAT.md section 10). */
@@ -116,8 +116,8 @@ int sg_bundle_check_image(const sg_graph_t *g, uint32_t image, const void *data,
 
 /* What sg_bundle_write_derived carried over. */
 typedef struct {
-    uint32_t copied;        /* files copied from the source bundle */
-    uint32_t missing;       /* files the graph names that the source lacks */
+    uint32_t copied;  /* files copied from the source bundle */
+    uint32_t missing; /* files the graph names that the source lacks */
     char first_missing[256];
 } sg_bundle_carried_t;
 

@@ -57,7 +57,8 @@ static int add_name(void *ctx, const sg_bundle_file_t *f)
         const char **p = realloc(x->paths, nc * sizeof *p);
         if (p) x->paths = p;
         const char **h = p ? realloc(x->hashes, nc * sizeof *h) : NULL;
-        if (!p || !h) return sg_bundle_diag(x->diag, SG_ENOMEM, "graph.json", 0, 0, "out of memory");
+        if (!p || !h)
+            return sg_bundle_diag(x->diag, SG_ENOMEM, "graph.json", 0, 0, "out of memory");
         x->hashes = h;
         x->cap = nc;
     }
@@ -143,9 +144,9 @@ static int check_replaceable(const char *path, sg_diag_t *diag)
     char stranger[300] = "";
     rc = collect(sg_bundle_graph(t), &x, diag);
     if (!rc && !only_own(t->dirfd, "", &x, stranger, sizeof stranger))
-        rc = sg_bundle_diag(diag, SG_EEXIST, path, 0, 0,
-                            "holds %s, which is not part of the bundle; not replacing it",
-                            stranger);
+        rc =
+            sg_bundle_diag(diag, SG_EEXIST, path, 0, 0,
+                           "holds %s, which is not part of the bundle; not replacing it", stranger);
     names_free(&x);
     sg_bundle_close(t);
     return rc;
@@ -172,8 +173,7 @@ static bool under(const char *p, const char *root)
 
 /* Where path lies relative to the source: never inside it, never holding it,
  * never the source itself unless the caller replaces the source. */
-static int check_target(const sg_bundle_t *src, const char *path, unsigned *flags,
-                        sg_diag_t *diag)
+static int check_target(const sg_bundle_t *src, const char *path, unsigned *flags, sg_diag_t *diag)
 {
     char parent[PATH_MAX];
     if (parent_real(path, parent) && under(parent, src->real))

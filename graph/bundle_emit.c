@@ -24,11 +24,11 @@
 typedef struct {
     char *p;
     size_t n, cap;
-    int err;         /* first error; once set, everything else is a no-op */
-    uint32_t version;            /* the newest .since of what was written */
+    int err;                        /* first error; once set, everything else is a no-op */
+    uint32_t version;               /* the newest .since of what was written */
     size_t version_at, version_len; /* where the version number is in the text */
-    int depth;       /* nesting of objects/arrays */
-    bool first[160]; /* per nesting level: no value written yet */
+    int depth;                      /* nesting of objects/arrays */
+    bool first[160];                /* per nesting level: no value written yet */
 } emit_t;
 
 static bool reserve_out(emit_t *e, size_t more)

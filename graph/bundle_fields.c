@@ -10,10 +10,15 @@
 
 /* One field of the record whose C struct is T. */
 #define F(k, m, t, fl, ...)                                                                        \
-    {.key = (k), .type = SG_FT_##t, .flags = (fl), .off = offsetof(T, m), .size = sizeof(((T *)0)->m), \
-     __VA_ARGS__}
+    {                                                                                              \
+        .key = (k), .type = SG_FT_##t, .flags = (fl), .off = offsetof(T, m),                       \
+        .size = sizeof(((T *)0)->m), __VA_ARGS__                                                   \
+    }
 /* A nested object laid over the whole struct (same C memory, own JSON object). */
-#define SELF(k, rec, fl) {.key = (k), .type = SG_FT_OBJECT, .flags = (fl), .size = sizeof(T), .sub = &(rec)}
+#define SELF(k, rec, fl)                                                                           \
+    {                                                                                              \
+        .key = (k), .type = SG_FT_OBJECT, .flags = (fl), .size = sizeof(T), .sub = &(rec)          \
+    }
 #define COUNT(m) .count_off = offsetof(T, m)
 #define SECOND(m) .off2 = offsetof(T, m)
 #define SUB(rec) .sub = &(rec)
@@ -31,6 +36,9 @@
 #define REQ SG_F_REQ
 #define OMIT SG_F_OMIT
 #define ID (SG_F_ID | SG_F_REQ)
+
+/* The tables are aligned by hand, one field a line: clang-format leaves them be. */
+/* clang-format off */
 
 /* ---- kernel payload ---------------------------------------------------------------- */
 
@@ -319,6 +327,8 @@ const sg_record_t *const sg_records[SG_REC_COUNT] = {
     [SG_REC_OPAQUE] = &sg_record_opaque,   [SG_REC_EDGE] = &sg_record_edge,
     [SG_REC_PASS_LOG] = &sg_record_pass_log,
 };
+
+/* clang-format on */
 
 /* A member added to a model struct must be added here too (or deliberately
  * left out of the format): these sizes catch most additions at compile time.

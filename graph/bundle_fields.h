@@ -107,15 +107,15 @@ typedef struct {
     const char *key;
     sg_field_type_t type;
     unsigned flags;
-    uint32_t since;     /* format version that added the field */
-    size_t off, size;   /* the C member */
-    size_t off2;        /* PAIRS: the second array; root lists: the capacity member */
-    size_t count_off;   /* lists: the uint32_t count member */
-    int64_t def;        /* default; ENUM: the name written for an invalid value (-1: none,
-                           the writer refuses); LABEL: the letter */
-    uint32_t table;     /* INDEX: SG_TABLE_* */
-    uint32_t types;     /* node types the field belongs to (1u << type), 0 = any */
-    uint32_t max;       /* lists: most entries; strings: most bytes; 0 = the usual limit */
+    uint32_t since;   /* format version that added the field */
+    size_t off, size; /* the C member */
+    size_t off2;      /* PAIRS: the second array; root lists: the capacity member */
+    size_t count_off; /* lists: the uint32_t count member */
+    int64_t def;      /* default; ENUM: the name written for an invalid value (-1: none,
+                         the writer refuses); LABEL: the letter */
+    uint32_t table;   /* INDEX: SG_TABLE_* */
+    uint32_t types;   /* node types the field belongs to (1u << type), 0 = any */
+    uint32_t max;     /* lists: most entries; strings: most bytes; 0 = the usual limit */
     const sg_enum_names_t *names; /* ENUM */
     const sg_record_t *sub;       /* OBJECT, RECORDS, TABLE, GRAPH */
 } sg_field_t;
@@ -123,7 +123,7 @@ typedef struct {
 struct sg_record {
     const char *name; /* "node", for messages */
     sg_record_id_t id;
-    size_t size;      /* sizeof the C struct: the stride of RECORDS and TABLE arrays */
+    size_t size; /* sizeof the C struct: the stride of RECORDS and TABLE arrays */
     const sg_field_t *fields;
     uint32_t n_fields;
 };

@@ -112,7 +112,8 @@ static int fail(pctx_t *c, const loc_t *l, size_t pos, int code, const char *fmt
     loc_format(l, where, sizeof where);
     int line = 0, column = 0;
     if (pos != NO_POS) sg_json_where(&c->r, pos, &line, &column);
-    if (where[0]) return sg_bundle_diag(c->diag, code, c->file, line, column, "%s: %s", where, what);
+    if (where[0])
+        return sg_bundle_diag(c->diag, code, c->file, line, column, "%s: %s", where, what);
     return sg_bundle_diag(c->diag, code, c->file, line, column, "%s", what);
 }
 
@@ -291,8 +292,7 @@ static int get_string(pctx_t *c, size_t max, const loc_t *l, sg_json_string_t *s
 }
 
 /* A decoded copy of s, counted. */
-static int copy_string(pctx_t *c, const sg_json_string_t *s, const loc_t *l, size_t pos,
-                       char **out)
+static int copy_string(pctx_t *c, const sg_json_string_t *s, const loc_t *l, size_t pos, char **out)
 {
     char *d;
     int rc = mem_alloc(c, (void **)&d, s->len + 1, false, "a string", l, pos);
@@ -370,8 +370,7 @@ static int decode_list(pctx_t *c, const sg_field_t *f, void *base, const loc_t *
         size_t epos = sg_json_tell(&c->r);
         uint32_t cap1 = cap;
         if ((rc = list_room(c, arr, &cap, i + 1, elem, f->key, l, pos))) return rc;
-        if (f->type == SG_FT_PAIRS &&
-            (rc = list_room(c, arr2, &cap1, i + 1, elem, f->key, l, pos)))
+        if (f->type == SG_FT_PAIRS && (rc = list_room(c, arr2, &cap1, i + 1, elem, f->key, l, pos)))
             return rc;
         if (f->type == SG_FT_U32S) {
             int64_t x;
@@ -721,7 +720,8 @@ static int decode_object(pctx_t *c, const sg_record_t *r, void *base, loc_t *l)
     int k;
     for (size_t i = 0; (k = sg_json_member(&c->r, i, &key)) == 1; i++) {
         const sg_field_t *f = NULL;
-        if (!key.escaped) f = sg_record_field(r, c->r.text + key.pos, key.raw_len);
+        if (!key.escaped)
+            f = sg_record_field(r, c->r.text + key.pos, key.raw_len);
         else if (key.len < 64) {
             char name[64];
             sg_json_decode(&c->r, &key, name);
@@ -1054,13 +1054,11 @@ static int link_edges(pctx_t *c, sg_graph_t *g, const loc_t *al)
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         sg_node_t *n = &g->nodes[i];
         int rc;
-        if (n->n_in &&
-            (rc = mem_alloc(c, (void **)&n->in, n->n_in * sizeof *n->in, false, "edge lists",
-                            al, NO_POS)))
+        if (n->n_in && (rc = mem_alloc(c, (void **)&n->in, n->n_in * sizeof *n->in, false,
+                                       "edge lists", al, NO_POS)))
             return rc;
-        if (n->n_out &&
-            (rc = mem_alloc(c, (void **)&n->out, n->n_out * sizeof *n->out, false, "edge lists",
-                            al, NO_POS)))
+        if (n->n_out && (rc = mem_alloc(c, (void **)&n->out, n->n_out * sizeof *n->out, false,
+                                        "edge lists", al, NO_POS)))
             return rc;
         n->cap_in = n->n_in;
         n->cap_out = n->n_out;
@@ -1084,8 +1082,8 @@ static int check_acyclic(pctx_t *c, const sg_graph_t *g, const loc_t *nl)
     uint32_t nn = g->n_nodes;
     if (nn == 0) return SG_OK;
     uint32_t *indeg, *queue;
-    int rc = mem_alloc(c, (void **)&indeg, nn * sizeof *indeg, false, "the cycle check", nl,
-                       NO_POS);
+    int rc =
+        mem_alloc(c, (void **)&indeg, nn * sizeof *indeg, false, "the cycle check", nl, NO_POS);
     if (rc) return rc;
     if ((rc = mem_alloc(c, (void **)&queue, nn * sizeof *queue, false, "the cycle check", nl,
                         NO_POS))) {
@@ -1146,8 +1144,7 @@ static int decode_graph(pctx_t *c, sg_graph_t *g, const spans_t *sp, int which, 
     if (!(sp->present[which] >> EDGES & 1u))
         return fail(c, &el, NO_POS, SG_EFORMAT, "required field is missing");
     uint32_t end = 0;
-    if ((rc = decode_nodes(c, g, depth, sp->count[which][NODES], next_node, &nl, &end)))
-        return rc;
+    if ((rc = decode_nodes(c, g, depth, sp->count[which][NODES], next_node, &nl, &end))) return rc;
     if (next_node >= 0 && (uint64_t)next_node < end)
         return fail(c, &nnl, sp->pos[which][NEXT_NODE], SG_EFORMAT,
                     "%" PRId64 " is not above the largest node id %" PRIu32, next_node, end - 1);
@@ -1156,8 +1153,7 @@ static int decode_graph(pctx_t *c, sg_graph_t *g, const spans_t *sp, int which, 
 
     at_span(c, sp, which, EDGES, vdepth);
     size_t edges_pos = sp->pos[which][EDGES];
-    if ((rc = decode_edges(c, g, sp->count[which][EDGES], next_edge, &el, edges_pos, vdepth,
-                           &end)))
+    if ((rc = decode_edges(c, g, sp->count[which][EDGES], next_edge, &el, edges_pos, vdepth, &end)))
         return rc;
     if (next_edge >= 0 && (uint64_t)next_edge < end)
         return fail(c, &nel, sp->pos[which][NEXT_EDGE], SG_EFORMAT,
@@ -1278,7 +1274,8 @@ static int decode_header(pctx_t *c, const spans_t *sp)
 {
     /* bundle record fields 0 and 1: format, version */
     loc_t fl = LOC_FIELD(NULL, "format"), vl = LOC_FIELD(NULL, "version");
-    if (!at_span(c, sp, 0, 0, 1)) return fail(c, &fl, NO_POS, SG_EFORMAT, "required field is missing");
+    if (!at_span(c, sp, 0, 0, 1))
+        return fail(c, &fl, NO_POS, SG_EFORMAT, "required field is missing");
     size_t pos = sp->pos[0][0];
     sg_json_string_t s;
     int rc = get_string(c, SG_BUNDLE_MAX_STRING, &fl, &s);
@@ -1293,7 +1290,8 @@ static int decode_header(pctx_t *c, const spans_t *sp)
             snprintf(shown, sizeof shown, "...");
         return fail(c, &fl, pos, SG_EFORMAT, "\"%s\" is not \"" SG_FORMAT_NAME "\"", shown);
     }
-    if (!at_span(c, sp, 0, 1, 1)) return fail(c, &vl, NO_POS, SG_EFORMAT, "required field is missing");
+    if (!at_span(c, sp, 0, 1, 1))
+        return fail(c, &vl, NO_POS, SG_EFORMAT, "required field is missing");
     pos = sp->pos[0][1];
     if ((rc = want(c, SG_JSON_INTEGER, "an integer", &vl))) return rc;
     sg_json_number_t n;

@@ -191,8 +191,7 @@ static int check_ref(void *ctx, const sg_bundle_file_t *f)
         rc = SG_EFORMAT;
         why = "resolves outside the bundle";
     }
-    return sg_bundle_diag(diag, rc, "graph.json", 0, 0, "%s: \"%s\" %s", f->where, f->relpath,
-                          why);
+    return sg_bundle_diag(diag, rc, "graph.json", 0, 0, "%s: \"%s\" %s", f->where, f->relpath, why);
 }
 
 static int read_graph(sg_bundle_t *b, sg_diag_t *diag)

@@ -364,7 +364,8 @@ static int install(wctx_t *w, const char *tmp, const char *path, unsigned flags,
 {
     struct stat st;
     bool exists = lstat(path, &st) == 0;
-    if (exists && !(flags & SG_BUNDLE_OVERWRITE)) return wfail(w, SG_EEXIST, path, "already exists");
+    if (exists && !(flags & SG_BUNDLE_OVERWRITE))
+        return wfail(w, SG_EEXIST, path, "already exists");
     if (exists) {
         char stranger[300];
         if (!(flags & SG_BUNDLE_REPLACE_CHECKED) && !replaceable(path, stranger, sizeof stranger))
@@ -422,8 +423,8 @@ int sg_bundle_write(const sg_graph_t *g, const char *path, const sg_bundle_blob_
                     size_t n_blobs, unsigned flags, sg_diag_t *diag)
 {
     /* only sg_bundle_write_derived may say the target was checked */
-    return sg_bundle_write_files(g, path, blobs, n_blobs, flags & ~(unsigned)SG_BUNDLE_REPLACE_CHECKED,
-                                 NULL, diag);
+    return sg_bundle_write_files(g, path, blobs, n_blobs,
+                                 flags & ~(unsigned)SG_BUNDLE_REPLACE_CHECKED, NULL, diag);
 }
 
 int sg_bundle_write_files(const sg_graph_t *g, const char *path, const sg_bundle_blob_t *blobs,

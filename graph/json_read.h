@@ -35,10 +35,10 @@ typedef enum {
 typedef struct {
     const char *text;
     size_t len, pos;
-    int depth;         /* containers entered and not yet left */
+    int depth; /* containers entered and not yet left */
     bool failed;
-    size_t error_pos;  /* where the first error is */
-    char error[160];   /* what it is */
+    size_t error_pos; /* where the first error is */
+    char error[160];  /* what it is */
 } sg_json_reader_t;
 
 /* A string token: where its content starts and how long it is decoded. */
