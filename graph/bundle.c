@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 /* ---- diagnostics --------------------------------------------------------------- */
 
@@ -162,4 +163,17 @@ int sg_bundle_open_file(const sg_bundle_t *b, const char *relpath, int *fd, sg_d
         return sg_bundle_diag(diag, SG_EFORMAT, relpath, 0, 0, "resolves outside the bundle");
     }
     return SG_OK;
+}
+
+/* ---- the content hash ------------------------------------------------------------------ */
+
+void sg_bundle_hash(const void *p, size_t n, char out[17])
+{
+    static const char hex[] = "0123456789abcdef";
+    uint64_t h = XXH64(n ? p : "", n, 0);
+    for (int i = 15; i >= 0; i--) {
+        out[i] = hex[h & 0xf];
+        h >>= 4;
+    }
+    out[16] = '\0';
 }

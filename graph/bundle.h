@@ -109,6 +109,10 @@ int sg_bundle_load(const sg_bundle_t *b, const char *relpath, uint64_t max_bytes
 int sg_bundle_load_image(const sg_bundle_t *b, uint32_t image, uint64_t max_bytes, void **data,
                          size_t *size, sg_diag_t *diag);
 
+/* The content hash of the format (FORMAT.md section 1): the XXH64 (seed 0)
+ * of n bytes as 16 lowercase hex digits and a NUL. */
+void sg_bundle_hash(const void *p, size_t n, char out[17]);
+
 /* Do data/n hold code image `image` of g: its hash (and its size, when g
  * gives one)? SG_EFORMAT naming the file when not. */
 int sg_bundle_check_image(const sg_graph_t *g, uint32_t image, const void *data, size_t n,

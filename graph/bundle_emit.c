@@ -11,6 +11,7 @@
  * reader re-checks everything written here (tests/fuzz/fuzz_bundle.c). */
 #include "bundle_fields.h"
 #include "bundle_private.h"
+#include "utf8.h"
 
 #include <inttypes.h>
 #include <locale.h>
@@ -170,38 +171,6 @@ static void v_real(emit_t *e, double d)
     v_raw(e, buf);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. The
- * rules are jansson's (no overlongs, no surrogates, nothing past U+10FFFF):
- * whatever passes here, the reader accepts. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 /* A JSON string for a model string. Strings come from the captured program
  * (argv[0], labels) and need not be UTF-8: invalid bytes become U+FFFD. A
  * string longer than a reader accepts is cut at a character boundary, so
@@ -217,7 +186,7 @@ static void v_str(emit_t *e, const char *s)
     size_t kept = 0; /* decoded bytes so far: what the reader counts */
     for (size_t i = 0; i < n;) {
         const unsigned char *u = (const unsigned char *)s + i;
-        size_t l = utf8_seq(u, n - i);
+        size_t l = sg_utf8_seq(u, n - i);
         size_t add = l ? l : 3;
         if (kept + add > SG_BUNDLE_MAX_STRING) break;
         kept += add;

@@ -912,21 +912,35 @@ static int slot_for(pctx_t *c, sg_graph_t *g, bool edges, uint32_t id, uint64_t 
     return make_slots(c, g, edges, ncap, al, pos);
 }
 
+/* Before the count entries of a graph's nodes (edges) array: the limits on
+ * all graphs together, the holes next id leaves, the slots; the reader is
+ * then inside the array. */
+static int begin_entries(pctx_t *c, sg_graph_t *g, bool edges, size_t count, int64_t next,
+                         const loc_t *al)
+{
+    size_t pos = sg_json_tell(&c->r);
+    int rc = want(c, SG_JSON_ARRAY, "an array", al);
+    if (rc) return rc;
+    uint64_t *total = edges ? &c->edges : &c->nodes;
+    uint64_t limit = edges ? SG_BUNDLE_MAX_EDGES : SG_BUNDLE_MAX_NODES;
+    const char *what = edges ? "edge" : "node";
+    if (count > limit || (*total += count) > limit)
+        return fail(c, al, pos, SG_ELIMIT,
+                    "%" PRIu64 " %ss in all graphs, more than the limit %" PRIu64,
+                    *total > count ? *total : (uint64_t)count, what, limit);
+    uint64_t cap = next > (int64_t)count ? (uint64_t)next : count;
+    if (cap > count + hole_bound(c))
+        return too_many_holes(c, al, pos, what, cap, count, hole_bound(c));
+    if ((rc = make_slots(c, g, edges, cap, al, pos))) return rc;
+    sg_json_array_begin(&c->r);
+    return SG_OK;
+}
+
 static int decode_nodes(pctx_t *c, sg_graph_t *g, int depth, size_t count, int64_t next,
                         const loc_t *nl, uint32_t *end_out)
 {
-    size_t pos = sg_json_tell(&c->r);
-    int rc = want(c, SG_JSON_ARRAY, "an array", nl);
+    int rc = begin_entries(c, g, false, count, next, nl);
     if (rc) return rc;
-    if (count > SG_BUNDLE_MAX_NODES || (c->nodes += count) > SG_BUNDLE_MAX_NODES)
-        return fail(c, nl, pos, SG_ELIMIT,
-                    "%" PRIu64 " nodes in all graphs, more than the limit %u",
-                    c->nodes > count ? c->nodes : (uint64_t)count, SG_BUNDLE_MAX_NODES);
-    uint64_t cap = next > (int64_t)count ? (uint64_t)next : count;
-    if (cap > count + hole_bound(c))
-        return too_many_holes(c, nl, pos, "node", cap, count, hole_bound(c));
-    if ((rc = make_slots(c, g, false, cap, nl, pos))) return rc;
-    sg_json_array_begin(&c->r);
     sg_graph_t *saved_graph = c->graph;
     int saved_depth = c->graph_depth;
     c->graph = g;
@@ -1000,18 +1014,8 @@ static size_t first_edge_with(pctx_t *c, size_t pos, int vdepth, uint32_t id, si
 static int decode_edges(pctx_t *c, sg_graph_t *g, size_t count, int64_t next, const loc_t *al,
                         size_t array_pos, int vdepth, uint32_t *end_out)
 {
-    size_t pos = sg_json_tell(&c->r);
-    int rc = want(c, SG_JSON_ARRAY, "an array", al);
+    int rc = begin_entries(c, g, true, count, next, al);
     if (rc) return rc;
-    if (count > SG_BUNDLE_MAX_EDGES || (c->edges += count) > SG_BUNDLE_MAX_EDGES)
-        return fail(c, al, pos, SG_ELIMIT,
-                    "%" PRIu64 " edges in all graphs, more than the limit %u",
-                    c->edges > count ? c->edges : (uint64_t)count, SG_BUNDLE_MAX_EDGES);
-    uint64_t cap = next > (int64_t)count ? (uint64_t)next : count;
-    if (cap > count + hole_bound(c))
-        return too_many_holes(c, al, pos, "edge", cap, count, hole_bound(c));
-    if ((rc = make_slots(c, g, true, cap, al, pos))) return rc;
-    sg_json_array_begin(&c->r);
     uint64_t end = 0;
     int k;
     for (size_t i = 0; (k = sg_json_element(&c->r, i)) == 1; i++) {

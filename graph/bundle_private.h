@@ -29,10 +29,6 @@ int sg_bundle_open_inside(int dirfd, const char *relpath, int *out, const char *
  * real path (checked through /proc when it exists). */
 bool sg_bundle_fd_inside(int fd, const char *root_real);
 
-/* The 16 lowercase hex digits of the XXH64 (seed 0) of n bytes: an image's
- * hash (FORMAT.md section 1). */
-void sg_bundle_hash_hex(const void *p, size_t n, char out[17]);
-
 /* sg_bundle_write's flag from sg_bundle_write_derived: what is at the path
  * has been checked to be replaceable (a fuller check than OVERWRITE's own). */
 enum { SG_BUNDLE_REPLACE_CHECKED = 1u << 8 };

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 #include <zstd.h>
 
 static bool ends_with(const char *s, const char *suffix)
@@ -373,7 +372,7 @@ int sg_bundle_check_image(const sg_graph_t *g, uint32_t image, const void *data,
     if (!im) return sg_bundle_diag(diag, SG_EINVAL, "", 0, 0, "no image %" PRIu32, image);
     const char *file = im->file ? im->file : "graph.json";
     char got[17];
-    sg_bundle_hash_hex(data, n, got);
+    sg_bundle_hash(data, n, got);
     if (strcmp(got, im->hash) != 0)
         return sg_bundle_diag(diag, SG_EFORMAT, file, 0, 0,
                               "its bytes hash to %s, not to images[%" PRIu32
@@ -402,15 +401,4 @@ int sg_bundle_read_blob(const char *path, const char *relpath, uint64_t max_byte
     rc = sg_bundle_load(b, relpath, max_bytes, data, size, diag);
     sg_bundle_close(b);
     return rc;
-}
-
-void sg_bundle_hash_hex(const void *p, size_t n, char out[17])
-{
-    static const char hex[] = "0123456789abcdef";
-    uint64_t h = XXH64(n ? p : "", n, 0);
-    for (int i = 15; i >= 0; i--) {
-        out[i] = hex[h & 0xf];
-        h >>= 4;
-    }
-    out[16] = '\0';
 }

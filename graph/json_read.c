@@ -3,6 +3,7 @@
  * checked where the byte is read, so a skipped value is as well checked as
  * a decoded one. */
 #include "json_read.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -217,36 +218,6 @@ int sg_json_element(sg_json_reader_t *r, size_t i)
 
 /* ---- strings ----------------------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid:
- * no overlongs, no surrogates, nothing past U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 static int hex4(const char *p)
 {
     int v = 0;
@@ -322,7 +293,7 @@ bool sg_json_string(sg_json_reader_t *r, sg_json_string_t *s)
             continue;
         }
         if (ch >= 0x80) {
-            size_t l = utf8_seq(t + i, r->len - i);
+            size_t l = sg_utf8_seq(t + i, r->len - i);
             if (!l) return sg_json_fail(r, i, "invalid UTF-8 in a string");
             len += l;
             i += l;
