@@ -1,8 +1,8 @@
 /* shim.h: private to the parts of capture/ that run inside libsgcap.so and
  * call CUDA (shim.c, build.c, code.c, snapshot.c): the process-wide state,
  * its locks, and the functions they share. Everything here is reached from
- * sg_capture_attach() (inject/observe.h); nothing here is linked into the
- * sgcap CLI or the unit tests.
+ * sg_capture_attach(), capture's start as a module of the shim (capture.h);
+ * nothing here is linked into the sgcap CLI or the unit tests.
  *
  * Locks, never held across a call back into the program: hot (capture
  * bookkeeping and the memory map; taken on every enqueue during a capture
@@ -30,6 +30,10 @@
 #include "graph/bundle.h"
 
 #define SG_SHIM_HIDDEN __attribute__((visibility("hidden")))
+
+/* Reads the configuration, sets up the state and registers the observer
+ * (shim.c); sg_capture_module's start. */
+int sg_capture_attach(void) SG_SHIM_HIDDEN;
 
 /* Configuration from the environment (read once at attach). */
 typedef struct {

@@ -30,8 +30,6 @@ static atomic_int sg_announced;
 
 void sg_table_init(void) SG_HIDDEN;
 
-#pragma weak sg_capture_attach
-
 /* ---- configuration ---- */
 static void sg_config_read(void)
 {
@@ -174,13 +172,16 @@ void sg_inject_init(void)
         sg_inject_log(SG_LOG_INFO, "real dlsym not found: CUDA lookups are not intercepted");
     sg_inject_update_watch();
     atomic_store_explicit(&sg_init_state, 2, memory_order_release);
-    /* After init is marked done, so capture/ may use everything here. */
-    if (sg_config.mode != SG_MODE_OFF && sg_capture_attach != NULL) {
-        sg_inject_enter_own_call();
-        int rc = sg_capture_attach();
-        sg_inject_leave_own_call();
-        if (rc != 0)
-            sg_inject_log(SG_LOG_INFO, "capture module failed to start (%d): tracing only", rc);
+    /* After init is marked done, so the modules may use everything here. */
+    if (sg_config.mode != SG_MODE_OFF) {
+        for (const sg_inject_module_t *const *m = sg_inject_modules; *m != NULL; m++) {
+            sg_inject_enter_own_call();
+            int rc = (*m)->start();
+            sg_inject_leave_own_call();
+            if (rc != 0)
+                sg_inject_log(SG_LOG_INFO, "%s module failed to start (%d): tracing only",
+                              (*m)->name, rc);
+        }
         sg_inject_update_watch();
     }
 }

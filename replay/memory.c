@@ -35,12 +35,13 @@ static void logf_(sg_replay_t *r, const char *fmt, ...)
 static int place_device(sg_replay_t *r, uint32_t i, const CUmemAllocationProp *prop, size_t gran,
                         char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     const sg_region_t *reg = &r->regions[i];
     sg_region_state_t *s = &r->rs[i];
     CUdeviceptr hint = r->opt.relocate ? 0 : (CUdeviceptr)reg->base;
     /* Kept free since before CUDA loaded (reserve.c): give it back just now. */
     if (hint) sg_replay__unreserve(reg->base, reg->size);
-    SG_CU_TRY(sg_cu.cuMemAddressReserve(&s->va, reg->size, gran, hint, 0), "cuMemAddressReserve");
+    SG_CU_TRY(drv->cuMemAddressReserve(&s->va, reg->size, gran, hint, 0), "cuMemAddressReserve");
     s->reserved = true;
     if (r->opt.relocate && s->va == reg->base) {
         /* Asked to move but landed home by chance: keep this reservation
@@ -48,23 +49,24 @@ static int place_device(sg_replay_t *r, uint32_t i, const CUmemAllocationProp *p
         s->extra_va = s->va;
         s->extra_size = reg->size;
         s->reserved = false;
-        SG_CU_TRY(sg_cu.cuMemAddressReserve(&s->va, reg->size, gran, 0, 0), "cuMemAddressReserve");
+        SG_CU_TRY(drv->cuMemAddressReserve(&s->va, reg->size, gran, 0, 0), "cuMemAddressReserve");
         s->reserved = true;
     }
-    SG_CU_TRY(sg_cu.cuMemCreate(&s->handle, reg->size, prop, 0), "cuMemCreate");
+    SG_CU_TRY(drv->cuMemCreate(&s->handle, reg->size, prop, 0), "cuMemCreate");
     s->created = true;
-    SG_CU_TRY(sg_cu.cuMemMap(s->va, reg->size, 0, s->handle, 0), "cuMemMap");
+    SG_CU_TRY(drv->cuMemMap(s->va, reg->size, 0, s->handle, 0), "cuMemMap");
     s->mapped = true;
     CUmemAccessDesc acc = {.location = prop->location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    SG_CU_TRY(sg_cu.cuMemSetAccess(s->va, reg->size, &acc, 1), "cuMemSetAccess");
+    SG_CU_TRY(drv->cuMemSetAccess(s->va, reg->size, &acc, 1), "cuMemSetAccess");
     /* Fresh physical memory holds whatever it held: zero it so buffers
      * without a before-snapshot start the same way on every replay. */
-    SG_CU_TRY(sg_cu.cuMemsetD8(s->va, 0, reg->size), "cuMemsetD8");
+    SG_CU_TRY(drv->cuMemsetD8(s->va, 0, reg->size), "cuMemsetD8");
     return SG_OK;
 }
 
 static int place_host(sg_replay_t *r, uint32_t i, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     const sg_region_t *reg = &r->regions[i];
     sg_region_state_t *s = &r->rs[i];
     void *p = MAP_FAILED;
@@ -85,24 +87,25 @@ static int place_host(sg_replay_t *r, uint32_t i, char *err, size_t errlen)
         s->va = (CUdeviceptr)(uintptr_t)p;
         return SG_OK;
     }
-    SG_CU_TRY(sg_cu.cuMemHostRegister(p, reg->size,
+    SG_CU_TRY(drv->cuMemHostRegister(p, reg->size,
                                       CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE),
               "cuMemHostRegister");
     s->host_registered = true;
-    SG_CU_TRY(sg_cu.cuMemHostGetDevicePointer(&s->va, p, 0), "cuMemHostGetDevicePointer");
+    SG_CU_TRY(drv->cuMemHostGetDevicePointer(&s->va, p, 0), "cuMemHostGetDevicePointer");
     return SG_OK;
 }
 
 int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     const sg_graph_t *g = r->g;
     CUmemAllocationProp prop;
     memset(&prop, 0, sizeof prop);
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = r->opt.device;
+    prop.location.id = r->device;
     size_t gran = 0;
-    SG_CU_TRY(sg_cu.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+    SG_CU_TRY(drv->cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
               "cuMemGetAllocationGranularity");
     long page = sysconf(_SC_PAGESIZE);
     int rc = sg_replay_plan_regions(g, gran, page > 0 ? (uint64_t)page : 4096, &r->regions,
@@ -160,12 +163,13 @@ int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, c
                            size_t errlen)
 {
     if (!size) return SG_OK;
+    const sg_replay_driver_t *drv = r->drv;
     uint8_t *h = host_bytes(r, i);
     if (h) {
         memcpy(dst, h, size);
         return SG_OK;
     }
-    SG_CU_TRY(sg_cu.cuMemcpyDtoH(dst, r->buf_addr[i], size), "reading a buffer back");
+    SG_CU_TRY(drv->cuMemcpyDtoH(dst, r->buf_addr[i], size), "reading a buffer back");
     return SG_OK;
 }
 
@@ -173,12 +177,13 @@ int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t 
                             size_t errlen)
 {
     if (!size) return SG_OK;
+    const sg_replay_driver_t *drv = r->drv;
     uint8_t *h = host_bytes(r, i);
     if (h) {
         memcpy(h, src, size);
         return SG_OK;
     }
-    SG_CU_TRY(sg_cu.cuMemcpyHtoD(r->buf_addr[i], src, size), "restoring a snapshot");
+    SG_CU_TRY(drv->cuMemcpyHtoD(r->buf_addr[i], src, size), "restoring a snapshot");
     return SG_OK;
 }
 
@@ -201,18 +206,19 @@ void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *
 
 void sg_replay__release_memory(sg_replay_t *r)
 {
+    const sg_replay_driver_t *drv = r->drv;
     for (uint32_t i = 0; r->rs && i < r->n_regions; i++) {
         sg_region_state_t *s = &r->rs[i];
         uint64_t size = r->regions[i].size;
         if (r->regions[i].host) {
-            if (s->host_registered) sg_cu.cuMemHostUnregister(s->host);
+            if (s->host_registered) drv->cuMemHostUnregister(s->host);
             if (s->host) munmap(s->host, size);
             continue;
         }
-        if (s->mapped) sg_cu.cuMemUnmap(s->va, size);
-        if (s->created) sg_cu.cuMemRelease(s->handle);
-        if (s->reserved) sg_cu.cuMemAddressFree(s->va, size);
-        if (s->extra_va) sg_cu.cuMemAddressFree(s->extra_va, s->extra_size);
+        if (s->mapped) drv->cuMemUnmap(s->va, size);
+        if (s->created) drv->cuMemRelease(s->handle);
+        if (s->reserved) drv->cuMemAddressFree(s->va, size);
+        if (s->extra_va) drv->cuMemAddressFree(s->extra_va, s->extra_size);
     }
     free(r->rs);
     r->rs = NULL;

@@ -4,10 +4,13 @@
  * Two halves. The CPU half needs no GPU and is unit-tested: planning (can
  * this graph run outside its program, and if not, why), memory regions,
  * the relocation scanner, the snapshot comparison and the trace writer. The
- * GPU half loads libcuda (and CUPTI, NVRTC) with dlopen at run time, so that
- * every sgcap binary still starts on a machine without a driver: it places
- * memory at the recorded addresses, loads the saved code, builds and
- * instantiates the CUgraph, launches, validates, benchmarks and profiles.
+ * GPU half calls the driver only through a table its caller fills
+ * (driver.h: from libcuda.so.1 in a process of its own, from the shim's
+ * real entry points inside an application), and CUPTI and NVRTC through
+ * code/nvlib.h, so every sgcap binary still starts on a machine without a
+ * driver: it places memory at the recorded addresses, loads the saved
+ * code, builds and instantiates the CUgraph (the materializer), launches,
+ * validates, benchmarks and profiles.
  *
  * Library code never prints: reports go to the FILE* the caller passes
  * (options.log), errors come back as SG_E* codes with a message in the
@@ -239,7 +242,6 @@ int sg_trace_write(const sg_graph_t *g, const sg_trace_event_t *ev, uint32_t n, 
 /* ---- the GPU half ------------------------------------------------------------------ */
 
 typedef struct {
-    int device;               /* ordinal */
     bool relocate;            /* place memory anywhere and relocate (tests the fallback) */
     bool profile;             /* get CUPTI ready before the graph is built */
     uint64_t max_image_bytes; /* bound on a code image; 0 = 1 GiB */
@@ -263,23 +265,36 @@ typedef struct {
 } sg_replay_timings_t;
 
 typedef struct sg_replay sg_replay_t;
+typedef struct sg_replay_gpu sg_replay_gpu_t;
+struct sg_replay_driver; /* driver.h */
+struct CUctx_st;         /* cuda.h: CUcontext */
 
-/* Load libcuda and make device `device`'s primary context current. Safe to
- * call again. SG_ECUDA with a message when there is no usable GPU. */
-int sg_replay_cuda_init(int device, char *err, size_t errlen);
+/* The GPU replays run on: `drv`, the driver's entry points (kept by
+ * pointer: it must outlive the gpu and every replay on it), device ordinal
+ * `device`, and the context to work in. ctx NULL: the device's primary
+ * context is retained and made current on the calling thread, and released
+ * by sg_replay_gpu_close (a process of its own: `sgcap replay`). Otherwise
+ * replay works in ctx as it is: never retains, releases or switches it (the
+ * caller keeps it current on the threads that call replay; the in-app
+ * optimizer passes the application's). SG_ECUDA with a message when there
+ * is no usable GPU of that ordinal. */
+int sg_replay_gpu_open(const struct sg_replay_driver *drv, int device, struct CUctx_st *ctx,
+                       sg_replay_gpu_t **out, char *err, size_t errlen);
+void sg_replay_gpu_close(sg_replay_gpu_t *gpu);
 
 /* Compare the bundle's device with this one: warns (to log) about another
  * name or driver; SG_EUNSUPPORTED for another compute capability unless
  * force. */
-int sg_replay_device_check(const sg_graph_t *g, int device, bool force, FILE *log, char *err,
-                           size_t errlen);
+int sg_replay_device_check(const sg_graph_t *g, const sg_replay_gpu_t *gpu, bool force, FILE *log,
+                           char *err, size_t errlen);
 
-/* Build everything: memory, code, CUgraph, executable graph. `g` must stay
- * alive and unchanged (durations aside) until sg_replay_close. Errors: SG_ECUDA,
- * SG_EUNSUPPORTED (a kernel missing from its image, NVRTC missing, ...),
- * bundle errors from reading code (SG_ENOENT, SG_EFORMAT, SG_ELIMIT). */
-int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_options_t *opt,
-                   sg_replay_t **out, char *err, size_t errlen);
+/* Build everything on gpu: memory, code, CUgraph, executable graph. `g`
+ * and `gpu` must stay alive and unchanged (durations aside) until
+ * sg_replay_close. Errors: SG_ECUDA, SG_EUNSUPPORTED (a kernel missing from
+ * its image, NVRTC missing, ...), bundle errors from reading code
+ * (SG_ENOENT, SG_EFORMAT, SG_ELIMIT). */
+int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_gpu_t *gpu,
+                   const sg_replay_options_t *opt, sg_replay_t **out, char *err, size_t errlen);
 void sg_replay_close(sg_replay_t *r);
 
 const sg_replay_timings_t *sg_replay_timings(const sg_replay_t *r);

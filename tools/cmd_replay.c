@@ -10,6 +10,7 @@
 
 #include "bundle_open.h"
 #include "cli.h"
+#include "replay/driver.h"
 #include "replay/replay.h"
 
 static const char usage[] =
@@ -531,19 +532,19 @@ static void print_open(const args_t *a, sg_replay_t *r, const sg_graph_t *g, con
 }
 
 /* Open, restore and run one bundle; prints what went wrong. */
-static int start(const args_t *a, const sg_bundle_t *in, bool profile, sg_replay_t **out)
+static int start(const args_t *a, const sg_replay_gpu_t *gpu, const sg_bundle_t *in, bool profile,
+                 sg_replay_t **out)
 {
     char err[1024];
     const char *path = sg_bundle_path(in);
     const sg_graph_t *g = sg_bundle_graph(in);
-    sg_replay_options_t opt = {.device = a->device,
-                               .relocate = a->relocate,
+    sg_replay_options_t opt = {.relocate = a->relocate,
                                .profile = profile,
                                .log = stderr,
                                .verbose = a->verbose,
                                .skip_host_nodes = a->skip_host,
                                .files = in};
-    int rc = sg_replay_open(path, g, &opt, out, err, sizeof err);
+    int rc = sg_replay_open(path, g, gpu, &opt, out, err, sizeof err);
     if (rc) {
         sg_cli_error(CMD, "%s: %s%s", path,
                      rc == SG_EUNSUPPORTED ? "cannot replay outside its program: " : "", err);
@@ -570,6 +571,10 @@ static int run(int argc, char **argv)
     sg_graph_t *g = NULL, *g2 = NULL;
     sg_replay_t *r = NULL, *r2 = NULL;
     sg_replay_plan_t plan = {0}, plan2 = {0};
+    /* This process drives the GPU itself: the driver from libcuda.so.1, the
+     * device's primary context. */
+    static sg_replay_driver_t drv;
+    sg_replay_gpu_t *gpu = NULL;
 
     in = sg_cli_open(CMD, a.bundle);
     if (!in) return SG_EXIT_USAGE;
@@ -588,15 +593,17 @@ static int run(int argc, char **argv)
         g2 = sg_bundle_graph(in2);
         if (!plan_or_report(a.vs, g2, &plan2, a.verbose, a.skip_host, &exit_code)) goto out;
     }
-    reserve_early(&a, argv, g, g2);
-    int rc = sg_replay_device_check(g, a.device, a.force, stderr, err, sizeof err);
-    if (!rc && g2) rc = sg_replay_device_check(g2, a.device, a.force, NULL, err, sizeof err);
+    reserve_early(&a, argv, g, g2); /* before the driver maps anything */
+    int rc = sg_replay_driver_load(&drv, err, sizeof err);
+    if (!rc) rc = sg_replay_gpu_open(&drv, a.device, NULL, &gpu, err, sizeof err);
+    if (!rc) rc = sg_replay_device_check(g, gpu, a.force, stderr, err, sizeof err);
+    if (!rc && g2) rc = sg_replay_device_check(g2, gpu, a.force, NULL, err, sizeof err);
     if (rc) {
         sg_cli_error(CMD, "%s", err);
         exit_code = rc == SG_EUNSUPPORTED ? SG_EXIT_USAGE : SG_EXIT_FINDING;
         goto out;
     }
-    exit_code = start(&a, in, a.profile || a.trace, &r);
+    exit_code = start(&a, gpu, in, a.profile || a.trace, &r);
     if (exit_code) goto out;
 
     if (a.validate) {
@@ -627,7 +634,7 @@ static int run(int argc, char **argv)
     if (a.bench) {
         double ma = 0, mb = 0;
         if (a.vs) {
-            int sc = start(&a, in2, false, &r2);
+            int sc = start(&a, gpu, in2, false, &r2);
             if (sc) {
                 if (!exit_code) exit_code = sc;
                 goto out;
@@ -652,6 +659,7 @@ static int run(int argc, char **argv)
 out:
     sg_replay_close(r2);
     sg_replay_close(r);
+    sg_replay_gpu_close(gpu);
     sg_replay_plan_free(&plan);
     sg_replay_plan_free(&plan2);
     sg_bundle_close(in2);
