@@ -995,6 +995,74 @@ static void test_derived_carries_files(void **state)
     sg_bundle_close(src);
 }
 
+/* Files the graph names that the caller made (a pass's generated code) go
+ * into a derived bundle from memory beside the carried ones; one that the
+ * graph does not name, or whose bytes are not the hash the graph gives, or
+ * that is given twice, is refused before anything is written. */
+static void test_derived_made_files(void **state)
+{
+    (void)state;
+    const char *dir = test_dir("derived_made");
+    char in[600], out[600], b[800];
+    sg_bundle_t *src = derived_source(dir, "in.sgraph", in, sizeof in);
+    sg_graph_t *g = sg_bundle_graph(src);
+    static const char cubin[] = "a fused kernel's cubin";
+    char hash[17], rel[64];
+    sg_bundle_hash(cubin, sizeof cubin, hash);
+    snprintf(rel, sizeof rel, "code/%s.cubin", hash);
+    uint32_t im;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_CUBIN, hash, sizeof cubin, &im), SG_OK);
+    g->images[im].file = strdup(rel);
+    snprintf(out, sizeof out, "%s/out.sgraph", dir);
+    sg_bundle_blob_t blobs[2] = {
+        {.relpath = "report.txt", .data = "r\n", .size = 2},
+        {.relpath = rel, .data = cubin, .size = sizeof cubin, .named = true},
+    };
+    sg_bundle_carried_t carried;
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_write_derived(src, g, out, blobs, 2, 0, &carried, &diag);
+    if (rc) fail_msg("%s: %s", diag.file, diag.message);
+    assert_int_equal(carried.copied, 3);
+    assert_int_equal(carried.missing, 0);
+    sg_bundle_t *o = NULL;
+    assert_int_equal(sg_bundle_open(out, &o, &diag), SG_OK);
+    void *data;
+    size_t n;
+    assert_int_equal(sg_bundle_load_image(o, im, 1 << 20, &data, &n, &diag), SG_OK);
+    assert_int_equal(n, sizeof cubin);
+    assert_memory_equal(data, cubin, n);
+    free(data);
+    sg_bundle_close(o);
+    /* without the made file it is missing, like any named file the source lacks */
+    rm_tree(out);
+    assert_int_equal(sg_bundle_write_derived(src, g, out, blobs, 1, 0, &carried, &diag), SG_OK);
+    assert_int_equal(carried.missing, 1);
+    assert_string_equal(carried.first_missing, rel);
+    rm_tree(out);
+    /* refused, nothing written: bytes not the hash... */
+    sg_bundle_blob_t bad = blobs[1];
+    bad.size--;
+    assert_int_equal(sg_bundle_write_derived(src, g, out, &bad, 1, 0, NULL, &diag), SG_EINVAL);
+    assert_non_null(strstr(diag.message, "the graph says"));
+    assert_false(exists(out));
+    /* ...a file the graph does not name... */
+    bad = blobs[1];
+    bad.relpath = "code/other.cubin";
+    assert_int_equal(sg_bundle_write_derived(src, g, out, &bad, 1, 0, NULL, &diag), SG_EINVAL);
+    assert_non_null(strstr(diag.message, "does not name it"));
+    assert_false(exists(out));
+    /* ...given twice, or not from memory */
+    sg_bundle_blob_t twice[2] = {blobs[1], blobs[1]};
+    assert_int_equal(sg_bundle_write_derived(src, g, out, twice, 2, 0, NULL, &diag), SG_EINVAL);
+    assert_non_null(strstr(diag.message, "given twice"));
+    snprintf(b, sizeof b, "%s/%s", in, g->images[0].file);
+    bad = (sg_bundle_blob_t){.relpath = rel, .src_path = b, .named = true};
+    assert_int_equal(sg_bundle_write_derived(src, g, out, &bad, 1, 0, NULL, &diag), SG_EINVAL);
+    assert_false(exists(out));
+    assert_int_equal(count_entries_with(dir, ".tmp."), 0);
+    sg_bundle_close(src);
+}
+
 /* An image whose bytes are not its hash is noticed: loading it and carrying
  * it both refuse (issue 16, finding 6). */
 static void test_image_hash_checked(void **state)
@@ -1657,6 +1725,166 @@ static void test_reject_paths_in_json(void **state)
         assert_false(sg_bundle_relpath_ok(bad[i]));
 }
 
+/* ---- fused kernels (FORMAT.md section 4.4, version 3) --------------------------------------- */
+
+/* A fusion record on kernel node `node` of g (24 parameter bytes, image 0):
+ * the node's own payload as stage 0, a second stage without parameters at
+ * the end of the node's, one dropped write of stage 1 into `buffer`. */
+static sg_fusion_t *add_fusion(sg_graph_t *g, sg_node_id_t node, uint32_t buffer)
+{
+    sg_fusion_t *f;
+    assert_int_equal(sg_graph_add_fusion(g, node, &f), SG_OK);
+    snprintf(f->hash, sizeof f->hash, "00112233aabbccdd");
+    f->tier = 2;
+    f->codegen = strdup("inline");
+    f->note = strdup("a note");
+    f->cubin_image = 0;
+    f->ptx_image = 0;
+    f->registers = 40;
+    f->spill_bytes = 8;
+    const sg_kernel_t *k = &sg_graph_node(g, node)->u.kernel;
+    assert_int_equal(sg_fusion_add_stage(f, 100, 7, k, 0), SG_OK);
+    sg_kernel_t second = {.name = "second", .image = 0, .grid = {4, 1, 1}, .block = {32, 1, 1}};
+    assert_int_equal(sg_fusion_add_stage(f, 101, 8, &second, k->params_size), SG_OK);
+    assert_int_equal(sg_fusion_add_dropped(f, 1, buffer, 16, 8, "freed in this graph"), SG_OK);
+    return f;
+}
+
+/* A root graph with a stream, a buffer, a PTX image, an empty node 0 and a
+ * kernel node 1 with 24 parameter bytes. */
+static sg_graph_t *fusion_base(void)
+{
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    uint32_t s, b, im;
+    assert_int_equal(sg_graph_add_stream(g, NULL, 0, &s), SG_OK);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000000000ull, 4096, &b), SG_OK);
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_PTX, "0123456789abcdef", 10, &im), SG_OK);
+    add_node(g, SG_NODE_EMPTY, s, 0);
+    sg_node_id_t k = add_node(g, SG_NODE_KERNEL, s, 1);
+    assert_int_equal(sg_node_set_kernel_name(g, k, "sgcap_fused_00112233aabbccdd"), SG_OK);
+    uint8_t bytes[24] = {1, 2, 3};
+    uint32_t offs[2] = {0, 8}, sizes[2] = {8, 16};
+    assert_int_equal(sg_node_set_kernel_params(g, k, 2, offs, sizes, bytes, 24), SG_OK);
+    sg_kernel_t *kk = &sg_graph_node(g, k)->u.kernel;
+    kk->image = im;
+    kk->grid[0] = kk->block[0] = 1;
+    kk->grid[1] = kk->grid[2] = kk->block[1] = kk->block[2] = 1;
+    return g;
+}
+
+/* text with the first `from` replaced by `to` (malloc'd) */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at) fail_msg("\"%s\" is not in the text", from);
+    size_t n = strlen(text) - strlen(from) + strlen(to) + 1;
+    char *out = malloc(n);
+    assert_non_null(out);
+    snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return out;
+}
+
+static void expect_reject_edit(const char *text, const char *from, const char *to,
+                               const char *where, const char *what)
+{
+    char *bad = replaced(text, from, to);
+    expect_reject(bad, SG_EFORMAT, where, what, NULL);
+    free(bad);
+}
+
+/* The fusions array: written (as version 3, only then) and read back whole,
+ * read from the older versions sgcap wrote it under, defaults, and every
+ * rule of section 4.4 refused with the record named. */
+static void test_fusions_record(void **state)
+{
+    (void)state;
+    sg_graph_t *g = fusion_base();
+    char *j = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 1,"));
+    assert_null(strstr(j, "fusions"));
+    free(j);
+    add_fusion(g, 1, 0);
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 3,"));
+    assert_non_null(strstr(j, "\n \"fusions\": [\n  {\"node\": 1, \"hash\": \"00112233aabbccdd\", "
+                              "\"tier\": 2, \"codegen\": \"inline\", \"ptx_image\": 0, "
+                              "\"cubin_image\": 0, \"registers\": 40, \"spill_bytes\": 8, "
+                              "\"stages\": [{\"node\": 100, \"seq\": 7, \"kernel\": {"));
+    sg_graph_t *r = NULL;
+    sg_diag_t diag = {0};
+    char where[300];
+    assert_int_equal(sg_bundle_parse_json(j, strlen(j), "graph.json", &r, &diag), SG_OK);
+    if (!sg_bundle_same(g, r, where, sizeof where)) fail_msg("read back differs: %s", where);
+    assert_int_equal(r->n_fusions, 1);
+    assert_int_equal(r->fusions[0].n_stages, 2);
+    assert_int_equal(r->fusions[0].stages[1].param_base, 24);
+    assert_string_equal(r->fusions[0].dropped[0].reason, "freed in this graph");
+    sg_graph_destroy(r);
+    /* sgcap wrote fusions under versions 1 and 2 before they got version 3 */
+    char *old = replaced(j, "\"version\": 3,", "\"version\": 1,");
+    assert_int_equal(sg_bundle_parse_json(old, strlen(old), "graph.json", &r, &diag), SG_OK);
+    assert_true(sg_bundle_same(g, r, where, sizeof where));
+    sg_graph_destroy(r);
+    free(old);
+    /* absent optional fields take their defaults */
+    char *a = replaced(j, "\"registers\": 40, \"spill_bytes\": 8, ", "");
+    char *b = replaced(a, "\"ptx_image\": 0, ", "");
+    assert_int_equal(sg_bundle_parse_json(b, strlen(b), "graph.json", &r, &diag), SG_OK);
+    assert_int_equal(r->fusions[0].registers, -1);
+    assert_int_equal(r->fusions[0].spill_bytes, -1);
+    assert_int_equal(r->fusions[0].ptx_image, SG_NONE);
+    assert_int_equal(r->fusions[0].cubin_image, 0);
+    sg_graph_destroy(r);
+    free(a);
+    free(b);
+    /* the rules of section 4.4 */
+    expect_reject_edit(j, "{\"node\": 1, \"hash\"", "{\"node\": 0, \"hash\"", "fusions[0].node",
+                       "0 is not a kernel node of the root graph");
+    expect_reject_edit(j, "{\"node\": 1, \"hash\"", "{\"node\": 9, \"hash\"", "fusions[0].node",
+                       "9 is not a kernel node");
+    expect_reject_edit(j, "\"hash\": \"00112233aabbccdd\"", "\"hash\": \"00112233AABBCCDD\"",
+                       "fusions[0].hash", "16 lowercase hex digits");
+    expect_reject_edit(j, "\"tier\": 2", "\"tier\": 3", "fusions[0].tier", "must be 1 or 2");
+    expect_reject_edit(j, "\"tier\": 2", "\"tier\": 0", "fusions[0].tier", "must be 1 or 2");
+    expect_reject_edit(j, "\"registers\": 40", "\"registers\": -2", "fusions[0].registers",
+                       "-1 (unknown) or more");
+    expect_reject_edit(j, "\"ptx_image\": 0", "\"ptx_image\": 7", "fusions[0].ptx_image",
+                       "names images entry 7");
+    expect_reject_edit(j, "\"buffer\": 0", "\"buffer\": 3", "fusions[0].dropped[0].buffer",
+                       "names buffers entry 3");
+    expect_reject_edit(j, "\"stage\": 1", "\"stage\": 2", "fusions[0].dropped[0]",
+                       "names stage 2 of a kernel of 2 stages");
+    expect_reject_edit(j, "\"param_base\": 24", "\"param_base\": 25", "fusions[0].stages[1]",
+                       "reach past the fused node's 24 bytes");
+    expect_reject_edit(j, "\"param_base\": 24", "\"param_base\": null",
+                       "fusions[0].stages[1].param_base", "required");
+    expect_reject_edit(j, "{\"node\": 100, ", "{", "fusions[0].stages[0].node", "required");
+    expect_reject_edit(j, "\"seq\": 7, \"kernel\": {", "\"seq\": 7, \"kernel\": {\"grid\": 1, ",
+                       "fusions[0].stages[0].kernel.grid", "expected an array of 3 integers");
+    /* no stages; two records for one node (written as the model holds them) */
+    sg_graph_t *n = fusion_base();
+    sg_fusion_t *f;
+    assert_int_equal(sg_graph_add_fusion(n, 1, &f), SG_OK);
+    snprintf(f->hash, sizeof f->hash, "00112233aabbccdd");
+    f->tier = 1;
+    char *t = NULL;
+    assert_int_equal(sg_bundle_to_json(n, &t), SG_OK);
+    expect_reject(t, SG_EFORMAT, "fusions[0].stages", "a fused kernel has stages", NULL);
+    free(t);
+    sg_graph_destroy(n);
+    n = fusion_base();
+    add_fusion(n, 1, 0);
+    add_fusion(n, 1, 0);
+    assert_int_equal(sg_bundle_to_json(n, &t), SG_OK);
+    expect_reject(t, SG_EFORMAT, "fusions[1].node", "node 1 has a fusion record already", NULL);
+    free(t);
+    sg_graph_destroy(n);
+    free(j);
+    sg_graph_destroy(g);
+}
+
 /* ---- the field tables ------------------------------------------------------------------ */
 
 /* The comparison the round trips rely on notices a change in any record. */
@@ -1664,6 +1892,7 @@ static void test_compare_notices(void **state)
 {
     (void)state;
     sg_graph_t *g = build_everything();
+    add_fusion(g, 1, 0);
     char where[600];
     assert_true(sg_bundle_same(g, g, where, sizeof where));
     assert_string_equal(where, "");
@@ -1686,6 +1915,9 @@ static void test_compare_notices(void **state)
         "nodes[11].conditional.bodies[2].nodes[0].seq",
         "edges[3].to_port",
         "pass_log[1].summary",
+        "fusions[0].stages[1].kernel.grid",
+        "fusions[0].dropped[0].reason",
+        "fusions[0].spill_bytes",
     };
     const size_t n_cases = sizeof paths / sizeof *paths;
     for (size_t i = 0; i < n_cases; i++) {
@@ -1745,6 +1977,15 @@ static void test_compare_notices(void **state)
             break;
         case 17:
             free(c->pass_log[1].summary), c->pass_log[1].summary = strdup("x");
+            break;
+        case 18:
+            c->fusions[0].stages[1].kernel.grid[0]++;
+            break;
+        case 19:
+            c->fusions[0].dropped[0].reason[0] ^= 1;
+            break;
+        case 20:
+            c->fusions[0].spill_bytes = -1;
             break;
         default:
             fail_msg("no change for case %zu", i);
@@ -2462,6 +2703,7 @@ int main(void)
         cmocka_unit_test(test_write_fault_injection),
         cmocka_unit_test(test_overwrite_rules),
         cmocka_unit_test(test_derived_carries_files),
+        cmocka_unit_test(test_derived_made_files),
         cmocka_unit_test(test_image_hash_checked),
         cmocka_unit_test(test_derived_replace_rules),
         cmocka_unit_test(test_graph_json_not_a_named_file),
@@ -2482,6 +2724,7 @@ int main(void)
         cmocka_unit_test(test_blobs_zstd),
         cmocka_unit_test(test_zstd_bomb),
         cmocka_unit_test(test_diag_format),
+        cmocka_unit_test(test_fusions_record),
         cmocka_unit_test(test_compare_notices),
         cmocka_unit_test(test_fields_consistent_and_documented),
         cmocka_unit_test(test_committed_bundles),

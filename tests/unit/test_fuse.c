@@ -582,6 +582,8 @@ static void pass_end_to_end(bool dead)
         sg_graph_t *back = NULL;
         assert_int_equal(sg_bundle_read(outp, &back, &d), SG_OK);
         assert_int_equal(sg_graph_node_count(back), sg_graph_node_count(g));
+        char where[300];
+        if (!sg_bundle_same(g, back, where, sizeof where)) fail_msg("read back differs: %s", where);
         /* ... with its fusion record */
         const sg_fusion_t *br = sg_graph_fusion(back, fused->id);
         assert_non_null(br);
