@@ -277,7 +277,7 @@ static const sg_field_t dropped_write_fields[] = {
     F("buffer", buffer, INDEX, REQ, TABLE(BUFFERS)),
     F("offset", offset, U64,   REQ),
     F("size",   size,   U64,   REQ),
-    F("reason", reason, STR,   0),
+    F("reason", reason, STR,   SG_F_NONNULL),
 };
 static RECORD(dropped_write, SG_REC_DROPPED_WRITE);
 #undef T
