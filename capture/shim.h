@@ -141,6 +141,9 @@ void sg_execs_atfork_child(void) SG_SHIM_HIDDEN;
  * instead of the graph. Takes the hot lock. NULL with a reason on failure. */
 sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why,
                           size_t n) SG_SHIM_HIDDEN;
+/* Does this process see more than one device (then bundle names carry the
+ * device ordinal)? Asked of the driver once. */
+bool sg_shim_many_devices(void) SG_SHIM_HIDDEN;
 
 /* ---- rawdigest.c: a graph's digest without a model ---- */
 typedef struct {

@@ -223,6 +223,17 @@ static json_t *fusions_json(const sg_graph_t *g)
     return arr;
 }
 
+/* Which rank and which GPU of a multi-GPU program recorded it (docs/NCCL.md). */
+static void print_origin(const sg_graph_t *g)
+{
+    if (g->rank < 0 && g->device.ordinal < 0) return;
+    printf("origin: ");
+    if (g->rank >= 0) printf(" rank %d", (int)g->rank);
+    if (g->device.ordinal >= 0)
+        printf("%s device %d", g->rank >= 0 ? "," : "", (int)g->device.ordinal);
+    putchar('\n');
+}
+
 static void print_text(const sg_graph_t *g, const summary_t *s, const char *path)
 {
     char b1[32], b2[32];
@@ -234,6 +245,7 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
         printf("device:  %s (sm_%d%d), driver %d, %s\n", g->device.name, g->device.cc_major,
                g->device.cc_minor, g->device.driver_version,
                human_bytes(g->device.total_memory, b1, sizeof b1));
+    print_origin(g);
     printf("nodes:   %u (", s->nodes);
     print_type_list(stdout, s->by_type);
     printf(")\n");
@@ -331,6 +343,8 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
     json_object_set_new(o, "sequence", json_integer(g->sequence));
     json_object_set_new(o, "capture_mode",
                         g->capture_mode ? json_string(g->capture_mode) : json_null());
+    if (g->rank >= 0) json_object_set_new(o, "rank", json_integer(g->rank));
+    if (g->device.ordinal >= 0) json_object_set_new(o, "device_ordinal", json_integer(g->device.ordinal));
     if (g->device.name) {
         json_object_set_new(o, "device",
                             json_pack("{s:s, s:i, s:i, s:i}", "name", g->device.name, "cc_major",
