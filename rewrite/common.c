@@ -86,36 +86,60 @@ static int cmp_order_key(const void *pa, const void *pb)
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
+/* Nodes are bucketed by stream in id order (a counting sort, stable), so
+ * each stream's run is usually in program order already: capture numbers
+ * nodes as it enqueues them. Only a run that is not (a pass moved a node
+ * and gave it another node's sequence number) is sorted, with the same
+ * total order. O(V) for a captured graph. */
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s)
 {
     memset(s, 0, sizeof *s);
     s->n_streams = g->root->n_streams;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i].removed && g->nodes[i].stream < s->n_streams) n++;
-    order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
-    s->start = calloc(s->n_streams + 1, sizeof *s->start);
-    s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
+    uint32_t ns = s->n_streams;
+    s->start = calloc((size_t)ns + 1, sizeof *s->start);
     s->index = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *s->index);
-    if (!keys || !s->start || !s->nodes || !s->index) {
-        free(keys);
+    if (!s->start || !s->index) {
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
-    uint32_t k = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
-        s->index[i] = UINT32_MAX;
         const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->stream >= s->n_streams) continue;
-        keys[k++] = (order_key_t){x->stream, sg_reach_rank(r, i), x->seq, i};
+        if (!x->removed && x->stream < ns) s->start[x->stream + 1]++;
     }
-    qsort(keys, n, sizeof *keys, cmp_order_key);
-    for (uint32_t i = 0; i < n; i++) {
-        s->nodes[i] = keys[i].id;
-        s->start[keys[i].stream + 1]++;
+    for (uint32_t t = 0; t < ns; t++) s->start[t + 1] += s->start[t];
+    uint32_t n = s->start[ns];
+    order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
+    s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
+    if (!keys || !fill || !s->nodes) {
+        free(keys);
+        free(fill);
+        sg_rw_streams_free(s);
+        return SG_ENOMEM;
     }
-    for (uint32_t t = 0; t < s->n_streams; t++) s->start[t + 1] += s->start[t];
-    for (uint32_t i = 0; i < n; i++) s->index[keys[i].id] = i - s->start[keys[i].stream];
+    memcpy(fill, s->start, ns * sizeof *fill);
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        if (x->removed || x->stream >= ns) continue;
+        keys[fill[x->stream]++] = (order_key_t){x->stream, sg_reach_rank(r, i), x->seq, i};
+    }
+    free(fill);
+    for (uint32_t t = 0; t < ns; t++) {
+        order_key_t *run = keys + s->start[t];
+        uint32_t len = s->start[t + 1] - s->start[t];
+        for (uint32_t i = 1; i < len; i++) {
+            if (cmp_order_key(&run[i - 1], &run[i]) > 0) {
+                qsort(run, len, sizeof *run, cmp_order_key);
+                break;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) s->index[i] = UINT32_MAX;
+    for (uint32_t t = 0; t < ns; t++)
+        for (uint32_t i = s->start[t]; i < s->start[t + 1]; i++) {
+            s->nodes[i] = keys[i].id;
+            s->index[keys[i].id] = i - s->start[t];
+        }
     free(keys);
     return SG_OK;
 }
@@ -186,59 +210,55 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b)
     return x->address < ye && y->address < xe;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
 {
     memset(b, 0, sizeof *b);
     uint32_t nb = g->root->n_buffers;
     b->n_buffers = nb;
     uint64_t n_acc = 0, n_free = 0;
+    b->user_start = calloc((size_t)nb + 1, sizeof *b->user_start);
+    b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
+    b->free_start = calloc((size_t)nb + 1, sizeof *b->free_start);
+    uint32_t *fill = malloc((nb ? nb : 1) * sizeof *fill);
+    if (!b->user_start || !b->alloc || !b->free_start || !fill) goto oom;
+    /* Users by buffer: a counting sort of (buffer, node) in node id order,
+     * so each buffer's users come out in id order; a node that accesses a
+     * buffer twice is then two adjacent entries, kept once. */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
         if (x->removed) continue;
         if (x->type == SG_NODE_MEM_FREE && x->u.mem.buffer < nb) n_free++;
         if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
-        n_acc += x->n_accesses;
+        for (uint32_t a = 0; a < x->n_accesses; a++)
+            if (x->accesses[a].buffer < nb) {
+                b->user_start[x->accesses[a].buffer + 1]++;
+                n_acc++;
+            }
     }
-    /* (buffer << 32 | node) keys, sorted and made unique */
-    uint64_t *keys = malloc((n_acc ? n_acc : 1) * sizeof *keys);
-    b->user_start = calloc(nb + 1, sizeof *b->user_start);
-    b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
-    b->free_start = calloc(nb + 1, sizeof *b->free_start);
+    for (uint32_t i = 0; i < nb; i++) b->user_start[i + 1] += b->user_start[i];
+    b->users = malloc((n_acc ? n_acc : 1) * sizeof *b->users);
     b->frees = malloc((n_free ? n_free : 1) * sizeof *b->frees);
-    if (!keys || !b->user_start || !b->alloc || !b->free_start || !b->frees) {
-        free(keys);
-        sg_rw_buffers_free(b);
-        return SG_ENOMEM;
-    }
-    uint64_t k = 0;
+    if (!b->users || !b->frees) goto oom;
+    memcpy(fill, b->user_start, nb * sizeof *fill);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
         if (x->removed || x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
-        for (uint32_t a = 0; a < x->n_accesses; a++)
-            if (x->accesses[a].buffer < nb) keys[k++] = (uint64_t)x->accesses[a].buffer << 32 | i;
+        for (uint32_t a = 0; a < x->n_accesses; a++) {
+            uint32_t bf = x->accesses[a].buffer;
+            if (bf >= nb) continue;
+            /* the same node twice in a row: one user */
+            if (fill[bf] > b->user_start[bf] && b->users[fill[bf] - 1] == i) continue;
+            b->users[fill[bf]++] = i;
+        }
     }
-    qsort(keys, k, sizeof *keys, cmp_u64);
-    uint64_t u = 0;
-    for (uint64_t i = 0; i < k; i++)
-        if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
-    b->users = malloc((u ? u : 1) * sizeof *b->users);
-    if (!b->users) {
-        free(keys);
-        sg_rw_buffers_free(b);
-        return SG_ENOMEM;
+    /* close the gaps left by repeated accesses */
+    uint32_t u = 0;
+    for (uint32_t bf = 0; bf < nb; bf++) {
+        uint32_t from = b->user_start[bf];
+        b->user_start[bf] = u;
+        for (uint32_t k = from; k < fill[bf]; k++) b->users[u++] = b->users[k];
     }
-    for (uint64_t i = 0; i < u; i++) {
-        b->users[i] = (sg_node_id_t)(keys[i] & 0xffffffffu);
-        b->user_start[(keys[i] >> 32) + 1]++;
-    }
-    free(keys);
-    for (uint32_t i = 0; i < nb; i++) b->user_start[i + 1] += b->user_start[i];
+    b->user_start[nb] = u;
     for (uint32_t i = 0; i < nb; i++) {
         sg_node_id_t a = g->root->buffers[i].alloc_node;
         const sg_node_t *an = sg_graph_node(g, a);
@@ -254,19 +274,18 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
         if (x->type == SG_NODE_MEM_FREE) b->free_start[x->u.mem.buffer + 1]++;
     }
     for (uint32_t i = 0; i < nb; i++) b->free_start[i + 1] += b->free_start[i];
-    uint32_t *fill = calloc(nb ? nb : 1, sizeof *fill);
-    if (!fill) {
-        sg_rw_buffers_free(b);
-        return SG_ENOMEM;
-    }
+    memcpy(fill, b->free_start, nb * sizeof *fill);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
         if (x->removed || x->type != SG_NODE_MEM_FREE || x->u.mem.buffer >= nb) continue;
-        uint32_t bf = x->u.mem.buffer;
-        b->frees[b->free_start[bf] + fill[bf]++] = i;
+        b->frees[fill[x->u.mem.buffer]++] = i;
     }
     free(fill);
     return SG_OK;
+oom:
+    free(fill);
+    sg_rw_buffers_free(b);
+    return SG_ENOMEM;
 }
 
 void sg_rw_buffers_free(sg_rw_buffers_t *b)
