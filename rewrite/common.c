@@ -69,6 +69,21 @@ json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id)
     return o;
 }
 
+void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id)
+{
+    const sg_node_t *x = sg_graph_node(g, id);
+    sg_jw_object(w);
+    sg_jw_kint(w, "id", id);
+    if (x) {
+        char what[160];
+        node_what(g, x, what, sizeof what);
+        sg_jw_kstring(w, "type", sg_node_type_name(x->type));
+        sg_jw_kstring(w, "stream", sg_rw_stream_name(g, x->stream));
+        if (what[0]) sg_jw_kstring(w, "name", what);
+    }
+    sg_jw_end(w);
+}
+
 /* ---- program order ---------------------------------------------------------- */
 
 typedef struct {

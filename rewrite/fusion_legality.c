@@ -226,13 +226,14 @@ static void describe_barrier(const sg_graph_t *g, const sg_barrier_t *b, char *b
     snprintf(buf, n, "%s%s%s%s", sg_barrier_kind_name(b->kind), node[0] ? " at " : "", node, edge);
 }
 
-static json_t *barrier_json(const sg_barrier_t *b)
+static void barrier_jw(sg_jw_t *w, const char *key, const sg_barrier_t *b)
 {
-    json_t *o = json_pack("{s:s}", "barrier", sg_barrier_kind_name(b->kind));
-    if (!o) return NULL;
-    json_object_set_new(o, "node", b->node != SG_NONE ? json_integer(b->node) : json_null());
-    json_object_set_new(o, "edge", b->edge != SG_NONE ? json_integer(b->edge) : json_null());
-    return o;
+    sg_jw_key(w, key);
+    sg_jw_object(w);
+    sg_jw_kstring(w, "barrier", sg_barrier_kind_name(b->kind));
+    sg_jw_kid(w, "node", b->node);
+    sg_jw_kid(w, "edge", b->edge);
+    sg_jw_end(w);
 }
 
 /* Single kernels are listed one per line when the graph is small; past
@@ -249,11 +250,9 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     sg_reach_t *r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
     if ((rc = chains_find(g, r, &fc))) return rc;
-    json_t *arr = json_array();
-    if (!arr) {
-        sg_fusion_chains_free(&fc);
-        return SG_ENOMEM;
-    }
+    sg_jw_t arr;
+    sg_rw_json_member_init(&arr);
+    sg_jw_array(&arr);
     bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
     uint32_t fused_away = 0, singles = 0;
     for (uint32_t c = 0; c < fc.n_chains; c++) {
@@ -279,12 +278,15 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
             sg_rw_printf(ctx, "  head: %s\n  tail: %s\n", hb, tb);
             fused_away += ch->n_nodes - 1;
         }
-        json_t *ids = json_array();
-        for (uint32_t i = 0; i < ch->n_nodes; i++) json_array_append_new(ids, json_integer(ch->nodes[i]));
-        json_array_append_new(
-            arr, json_pack("{s:s, s:o, s:o, s:o}", "stream", sg_rw_stream_name(g, ch->stream),
-                           "nodes", ids, "head", barrier_json(&ch->head), "tail",
-                           barrier_json(&ch->tail)));
+        sg_jw_object(&arr);
+        sg_jw_kstring(&arr, "stream", sg_rw_stream_name(g, ch->stream));
+        sg_jw_key(&arr, "nodes");
+        sg_jw_array(&arr);
+        for (uint32_t i = 0; i < ch->n_nodes; i++) sg_jw_int(&arr, ch->nodes[i]);
+        sg_jw_end(&arr);
+        barrier_jw(&arr, "head", &ch->head);
+        barrier_jw(&arr, "tail", &ch->tail);
+        sg_jw_end(&arr);
     }
     if (!list_singles && singles)
         sg_rw_printf(ctx, "%u single kernels (chains of 1) not listed (more than %d kernels)\n",
@@ -297,7 +299,9 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
         json_object_set_new(counts, sg_barrier_kind_name(k), json_integer(fc.tail_counts[k]));
     }
     sg_rw_printf(ctx, "%s\n", fc.n_chains ? "" : " (no kernels)");
-    sg_rw_json_set(ctx, "chains", arr);
+    sg_jw_end(&arr);
+    sg_rw_json_set_text(ctx, "chains", &arr);
+    sg_jw_free(&arr);
     sg_rw_json_set(ctx, "singles_listed", json_boolean(list_singles));
     sg_rw_json_set(ctx, "tail_barriers", counts);
     sg_rw_json_set(ctx, "kernels", json_integer(fc.n_kernels));

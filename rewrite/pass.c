@@ -65,25 +65,31 @@ void sg_rewrite_options_init(sg_rewrite_options_t *opt)
 
 /* ---- reports ------------------------------------------------------------------- */
 
+/* The JSON of each pass is kept as text (json_writer.h: a 100k-node
+ * report is far cheaper to write than to build as a tree); the jansson
+ * tree of sg_report_json is made from it on demand. */
 struct sg_report {
     char *text;
     size_t len, cap;
-    json_t *root;
-    json_t *passes; /* borrowed from root */
+    char **pass_json; /* one object per pass, written at depth PASS_DEPTH */
+    size_t *pass_len;
+    size_t n_pass, cap_pass;
+    json_t *root;     /* parsed on demand; holds the first n_parsed passes */
+    size_t n_parsed;
 };
+
+enum { PASS_DEPTH = 2 }; /* {"passes": [ {pass} ]} */
 
 sg_report_t *sg_report_create(void)
 {
     sg_report_t *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->root = json_pack("{s:s, s:i, s:[]}", "report", "sgcap-rewrite", "version", 1, "passes");
     r->text = calloc(1, 1);
-    if (!r->root || !r->text) {
+    if (!r->text) {
         sg_report_destroy(r);
         return NULL;
     }
     r->cap = 1;
-    r->passes = json_object_get(r->root, "passes");
     return r;
 }
 
@@ -91,6 +97,9 @@ void sg_report_destroy(sg_report_t *r)
 {
     if (!r) return;
     free(r->text);
+    for (size_t i = 0; i < r->n_pass; i++) free(r->pass_json[i]);
+    free(r->pass_json);
+    free(r->pass_len);
     json_decref(r->root);
     free(r);
 }
@@ -100,25 +109,63 @@ const char *sg_report_text(const sg_report_t *r)
     return r && r->text ? r->text : "";
 }
 
-json_t *sg_report_json(const sg_report_t *r)
+json_t *sg_report_json(const sg_report_t *cr)
 {
-    return r ? r->root : NULL;
+    sg_report_t *r = (sg_report_t *)cr; /* the tree is a cache */
+    if (!r) return NULL;
+    if (!r->root) {
+        r->root = json_pack("{s:s, s:i, s:[]}", "report", "sgcap-rewrite", "version", 1, "passes");
+        if (!r->root) return NULL;
+    }
+    json_t *arr = json_object_get(r->root, "passes");
+    for (; r->n_parsed < r->n_pass; r->n_parsed++) {
+        json_t *p = json_loadb(r->pass_json[r->n_parsed], r->pass_len[r->n_parsed], 0, NULL);
+        if (!p || json_array_append_new(arr, p)) return NULL;
+    }
+    return r->root;
 }
 
 int sg_report_json_string(const sg_report_t *r, char **out)
 {
     if (!r || !out) return SG_EINVAL;
-    char *s = json_dumps(r->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (!s) return SG_ENOMEM;
-    size_t n = strlen(s);
-    char *t = realloc(s, n + 2);
-    if (!t) {
-        free(s);
+    sg_jw_t w;
+    sg_jw_init(&w, 0);
+    sg_jw_object(&w);
+    sg_jw_kstring(&w, "report", "sgcap-rewrite");
+    sg_jw_kint(&w, "version", 1);
+    sg_jw_key(&w, "passes");
+    sg_jw_array(&w);
+    for (size_t i = 0; i < r->n_pass; i++) sg_jw_raw(&w, r->pass_json[i], r->pass_len[i]);
+    sg_jw_end(&w);
+    sg_jw_end(&w);
+    sg_jw_raw(&w, "\n", 1);
+    if (w.err) {
+        sg_jw_free(&w);
         return SG_ENOMEM;
     }
-    t[n] = '\n';
-    t[n + 1] = '\0';
-    *out = t;
+    *out = w.buf;
+    return SG_OK;
+}
+
+/* Take a pass's JSON text (the buffer of a writer) into the report. */
+static int report_add_pass(sg_report_t *r, sg_jw_t *w)
+{
+    if (w->err) return w->err;
+    if (r->n_pass == r->cap_pass) {
+        size_t nc = r->cap_pass ? r->cap_pass * 2 : 8;
+        char **p = realloc(r->pass_json, nc * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        r->pass_json = p;
+        size_t *l = realloc(r->pass_len, nc * sizeof *l);
+        if (!l) return SG_ENOMEM;
+        r->pass_len = l;
+        r->cap_pass = nc;
+    }
+    r->pass_json[r->n_pass] = w->buf;
+    r->pass_len[r->n_pass] = w->len;
+    r->n_pass++;
+    w->buf = NULL;
+    w->len = w->cap = 0;
     return SG_OK;
 }
 
@@ -184,7 +231,28 @@ void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...)
 
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v)
 {
-    if (!v || json_object_set_new(ctx->json, key, v)) ctx->err = SG_ENOMEM;
+    if (!v) {
+        ctx->err = SG_ENOMEM;
+        return;
+    }
+    sg_jw_key(&ctx->json, key);
+    sg_jw_json(&ctx->json, v);
+    json_decref(v);
+}
+
+void sg_rw_json_member_init(sg_jw_t *w)
+{
+    sg_jw_init(w, PASS_DEPTH + 1);
+}
+
+void sg_rw_json_set_text(sg_pass_ctx_t *ctx, const char *key, const sg_jw_t *value)
+{
+    if (value->err) {
+        ctx->err = value->err;
+        return;
+    }
+    sg_jw_key(&ctx->json, key);
+    sg_jw_raw(&ctx->json, sg_jw_text(value), value->len);
 }
 
 static sg_node_id_t *dup_ids(const sg_node_id_t *ids, uint32_t n)
@@ -229,7 +297,7 @@ sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc)
 static void ctx_free(sg_pass_ctx_t *ctx)
 {
     free(ctx->text);
-    json_decref(ctx->json);
+    sg_jw_free(&ctx->json);
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
         free(ctx->moved[i].keep_pred);
         free(ctx->moved[i].keep_succ);
@@ -498,20 +566,21 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     ctx.reach = *reach; /* a snapshot of exactly this graph, or NULL */
     *reach = NULL;
     ctx.name = p->name;
-    ctx.json = json_pack("{s:s}", "pass", p->name);
-    if (!ctx.json) return SG_ENOMEM;
+    sg_jw_init(&ctx.json, PASS_DEPTH);
+    sg_jw_object(&ctx.json);
+    sg_jw_kstring(&ctx.json, "pass", p->name);
     snapshot_t snap = {0};
     int rc = SG_OK;
     if (opt->verify && (rc = snapshot_take(g, &snap))) goto out;
     sg_rw_printf(&ctx, "== %s ==\n", p->name);
     rc = p->run(&ctx);
-    if (rc == SG_OK) rc = ctx.err;
+    if (rc == SG_OK) rc = ctx.err ? ctx.err : ctx.json.err;
     if (rc) {
         sg_rw_printf(&ctx, "error: %s\n", sg_strerror(rc));
         goto report_out;
     }
     sg_rw_printf(&ctx, "summary: %s\n", ctx.summary);
-    sg_rw_json_set(&ctx, "summary", json_string(ctx.summary));
+    sg_jw_kstring(&ctx.json, "summary", ctx.summary);
     if (opt->verify) {
         size_t checked = 0;
         bool ok = true;
@@ -536,18 +605,22 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
                              "them)\n",
                              ctx.n_moved);
         }
-        sg_rw_json_set(&ctx, "verify",
-                       json_pack("{s:b, s:I, s:I}", "ok", rc == SG_OK, "orderings_checked",
-                                 (json_int_t)checked, "moved_nodes", (json_int_t)ctx.n_moved));
+        sg_jw_key(&ctx.json, "verify");
+        sg_jw_object(&ctx.json);
+        sg_jw_kbool(&ctx.json, "ok", rc == SG_OK);
+        sg_jw_kint(&ctx.json, "orderings_checked", (long long)checked);
+        sg_jw_kint(&ctx.json, "moved_nodes", (long long)ctx.n_moved);
+        sg_jw_end(&ctx.json);
     }
     if (rc == SG_OK) rc = sg_graph_log_pass(g, p->name, ctx.summary);
 report_out:
     sg_rw_printf(&ctx, "\n");
+    sg_jw_end(&ctx.json);
     if (report) {
-        if (text_append(&report->text, &report->len, &report->cap, ctx.text ? ctx.text : "",
-                        ctx.len) ||
-            json_array_append(report->passes, ctx.json))
-            rc = rc ? rc : SG_ENOMEM;
+        int arc = text_append(&report->text, &report->len, &report->cap, ctx.text ? ctx.text : "",
+                              ctx.len);
+        if (arc == SG_OK) arc = report_add_pass(report, &ctx.json);
+        if (arc) rc = rc ? rc : arc;
     }
 out:
     snapshot_free(&snap);

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 
+#include "json_writer.h"
 #include "pass.h"
 #include "reach.h"
 
@@ -27,7 +28,7 @@ typedef struct sg_pass_ctx {
     const char *name;
     char *text; /* this pass's report text */
     size_t len, cap;
-    json_t *json; /* this pass's JSON object */
+    sg_jw_t json; /* this pass's JSON object, open (written as text) */
     char summary[512];
     sg_rw_moved_t *moved;
     uint32_t n_moved, cap_moved;
@@ -37,8 +38,13 @@ typedef struct sg_pass_ctx {
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Set key in the pass's JSON object (takes the reference to v). */
+/* Add key to the pass's JSON object (takes the reference to v; keys are
+ * written in the order they are added, each once). */
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
+/* Large members are written apart, as text, then added: init a writer at
+ * the depth of a member's value, write the value, add it. */
+void sg_rw_json_member_init(sg_jw_t *w);
+void sg_rw_json_set_text(sg_pass_ctx_t *ctx, const char *key, const sg_jw_t *value);
 int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
                      uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ);
 /* The reachability snapshot of the pass's input, with forward clocks:
@@ -67,6 +73,7 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
 const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream);
 /* {"id": 12, "type": "kernel", "stream": "s0", "name": "k_fill"} */
 json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id);
+void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id);
 
 /* ---- program order per stream ----------------------------------------------------- */
 
