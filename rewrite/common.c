@@ -367,30 +367,35 @@ double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n)
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish)
 {
     size_t ids = g->n_nodes ? g->n_nodes : 1;
-    double *s = calloc(ids, sizeof *s), *f = calloc(ids, sizeof *f);
-    if (!s || !f) {
-        free(s);
-        free(f);
-        return SG_ENOMEM;
-    }
     uint32_t n;
     const sg_node_id_t *order = sg_reach_order(r, &n);
-    for (uint32_t i = 0; i < n; i++) {
-        sg_node_id_t v = order[i];
-        const sg_node_t *x = &g->nodes[v];
-        double t = 0;
-        for (uint32_t k = 0; k < x->n_in; k++) {
-            double p = f[g->edges[x->in[k]].from];
-            if (p > t) t = p;
-        }
-        s[v] = t;
-        f[v] = t + sg_rw_node_cost_ns(g, x);
+    double *s = calloc(ids, sizeof *s), *f = calloc(ids, sizeof *f);
+    double *fr = malloc((n ? n : 1) * sizeof *fr); /* finish by rank */
+    if (!s || !f || !fr) {
+        free(s);
+        free(f);
+        free(fr);
+        return SG_ENOMEM;
     }
+    /* costs in id order (one pass over the nodes), then the schedule over
+     * the snapshot's adjacency by rank */
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (!g->nodes[v].removed) f[v] = sg_rw_node_cost_ns(g, &g->nodes[v]);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t np;
+        const uint32_t *in = sg_reach_in_ranks(r, i, &np);
+        double t = 0;
+        for (uint32_t k = 0; k < np; k++)
+            if (fr[in[k]] > t) t = fr[in[k]];
+        sg_node_id_t v = order[i];
+        s[v] = t;
+        f[v] = fr[i] = t + f[v];
+    }
+    free(fr);
     *start = s;
     *finish = f;
     return SG_OK;
 }
-
 
 /* ---- small shared containers --------------------------------------------------------- */
 

@@ -280,7 +280,7 @@ static int cmp_cand(const void *pa, const void *pb)
 
 typedef struct {
     uint32_t added[RULE_COUNT], total, skipped;
-    sg_jw_t arr; /* edges_added, open */
+    sg_jw_t *arr; /* the pass's edges_added, open */
 } tally_t;
 
 /* Add the candidates that still apply: for R1/R2 when the pairs are not
@@ -332,14 +332,14 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, cands_t *cs, tally_t *t, uin
         char a[200], b[200];
         sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n", sg_rw_node_name(g, c->from, a, sizeof a),
                      sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule], c->why);
-        sg_jw_object(&t->arr);
-        sg_jw_kstring(&t->arr, "rule", rule_names[c->rule]);
-        sg_jw_key(&t->arr, "from");
-        sg_rw_node_jw(&t->arr, g, c->from);
-        sg_jw_key(&t->arr, "to");
-        sg_rw_node_jw(&t->arr, g, c->to);
-        sg_jw_kstring(&t->arr, "why", c->why);
-        sg_jw_end(&t->arr);
+        sg_jw_object(t->arr);
+        sg_jw_kstring(t->arr, "rule", rule_names[c->rule]);
+        sg_jw_key(t->arr, "from");
+        sg_rw_node_jw(t->arr, g, c->from);
+        sg_jw_key(t->arr, "to");
+        sg_rw_node_jw(t->arr, g, c->to);
+        sg_jw_kstring(t->arr, "why", c->why);
+        sg_jw_end(t->arr);
     }
 out:
     cs->n = 0;
@@ -355,10 +355,9 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     sg_rw_streams_t st = {0};
     sg_rw_buffers_t bufs = {0};
     cands_t cs = {0};
-    tally_t t = {{0}, 0, 0, {0}};
+    tally_t t = {{0}, 0, 0, sg_rw_json_member(ctx, "edges_added")};
     uint32_t n_added = 0;
-    sg_rw_json_member_init(&t.arr);
-    sg_jw_array(&t.arr);
+    sg_jw_array(t.arr);
     sg_reach_t *own = NULL; /* a snapshot after R1/R2 added edges */
     int rc;
     r = sg_rw_input_reach(ctx, &rc);
@@ -386,8 +385,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     } while (n_added);
 
     if (t.total == 0) sg_rw_printf(ctx, "no change: every implied ordering is already explicit\n");
-    sg_jw_end(&t.arr);
-    sg_rw_json_set_text(ctx, "edges_added", &t.arr);
+    sg_jw_end(t.arr);
     json_t *counts = json_object();
     for (int k = 0; k < RULE_COUNT; k++)
         json_object_set_new(counts, rule_names[k], json_integer(t.added[k]));
@@ -399,7 +397,6 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
                   t.total, t.added[RULE_RECORD_WAIT], t.added[RULE_STREAM_ORDER],
                   t.added[RULE_FREE_REUSE], t.added[RULE_EVENT_AT_FREE]);
 out:
-    sg_jw_free(&t.arr);
     free(cs.c);
     sg_rw_buffers_free(&bufs);
     sg_rw_streams_free(&st);

@@ -775,8 +775,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     changes_t *ch = NULL;
     undo_t u = {0};
     uint32_t n = 0;
-    sg_jw_t arr;
-    sg_rw_json_member_init(&arr);
+    sg_jw_t *arr = NULL;
     int rc;
     e.r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
@@ -818,14 +817,15 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         goto out;
     }
     uint32_t count[4] = {0}, ordered = 0;
-    sg_jw_array(&arr);
+    arr = sg_rw_json_member(ctx, "frees");
+    sg_jw_array(arr);
     double byte_ns = 0;
     uint32_t dealloc_edges = 0;
     for (uint32_t i = 0; i < n; i++) {
         const plan_t *p = &plans[i];
         count[p->decision]++;
         if (p->decision == D_MOVED && p->anchor == p->old_prev) ordered++;
-        report_one(ctx, &e, p, &ch[i], &arr);
+        report_one(ctx, &e, p, &ch[i], arr);
         if (p->decision == D_MOVED) {
             byte_ns += (double)g->root->buffers[p->buffer].size * (p->t_after - p->t_before);
             for (uint32_t j = 0; j < ch[i].n_kind; j++)
@@ -841,8 +841,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
                      "instead (%u skipped)\n",
                      n_cycles);
     if (n == 0) sg_rw_printf(ctx, "no frees in the graph\n");
-    sg_jw_end(&arr);
-    sg_rw_json_set_text(ctx, "frees", &arr);
+    sg_jw_end(arr);
     sg_rw_json_set(ctx, "live_delta_byte_ns", json_real(byte_ns));
     sg_rw_summary(ctx,
                   "%u frees: %u moved, %u ordered in place (%u dealloc edges), %u already in "
@@ -850,7 +849,6 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
                   n, count[D_MOVED] - ordered, ordered, dealloc_edges, count[D_IN_PLACE],
                   count[D_SAME_STREAM], count[D_SKIP], byte_ns / 1048576.0 / 1000.0);
 out:
-    sg_jw_free(&arr);
     for (uint32_t i = 0; plans && i < n; i++) plan_free(&plans[i]);
     for (uint32_t i = 0; ch && i < n; i++) changes_free(&ch[i]);
     free(plans);

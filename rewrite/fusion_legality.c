@@ -250,9 +250,8 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     sg_reach_t *r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
     if ((rc = chains_find(g, r, &fc))) return rc;
-    sg_jw_t arr;
-    sg_rw_json_member_init(&arr);
-    sg_jw_array(&arr);
+    sg_jw_t *arr = sg_rw_json_member(ctx, "chains");
+    sg_jw_array(arr);
     bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
     uint32_t fused_away = 0, singles = 0;
     for (uint32_t c = 0; c < fc.n_chains; c++) {
@@ -278,15 +277,15 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
             sg_rw_printf(ctx, "  head: %s\n  tail: %s\n", hb, tb);
             fused_away += ch->n_nodes - 1;
         }
-        sg_jw_object(&arr);
-        sg_jw_kstring(&arr, "stream", sg_rw_stream_name(g, ch->stream));
-        sg_jw_key(&arr, "nodes");
-        sg_jw_array(&arr);
-        for (uint32_t i = 0; i < ch->n_nodes; i++) sg_jw_int(&arr, ch->nodes[i]);
-        sg_jw_end(&arr);
-        barrier_jw(&arr, "head", &ch->head);
-        barrier_jw(&arr, "tail", &ch->tail);
-        sg_jw_end(&arr);
+        sg_jw_object(arr);
+        sg_jw_kstring(arr, "stream", sg_rw_stream_name(g, ch->stream));
+        sg_jw_key(arr, "nodes");
+        sg_jw_array(arr);
+        for (uint32_t i = 0; i < ch->n_nodes; i++) sg_jw_int(arr, ch->nodes[i]);
+        sg_jw_end(arr);
+        barrier_jw(arr, "head", &ch->head);
+        barrier_jw(arr, "tail", &ch->tail);
+        sg_jw_end(arr);
     }
     if (!list_singles && singles)
         sg_rw_printf(ctx, "%u single kernels (chains of 1) not listed (more than %d kernels)\n",
@@ -299,9 +298,7 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
         json_object_set_new(counts, sg_barrier_kind_name(k), json_integer(fc.tail_counts[k]));
     }
     sg_rw_printf(ctx, "%s\n", fc.n_chains ? "" : " (no kernels)");
-    sg_jw_end(&arr);
-    sg_rw_json_set_text(ctx, "chains", &arr);
-    sg_jw_free(&arr);
+    sg_jw_end(arr);
     sg_rw_json_set(ctx, "singles_listed", json_boolean(list_singles));
     sg_rw_json_set(ctx, "tail_barriers", counts);
     sg_rw_json_set(ctx, "kernels", json_integer(fc.n_kernels));

@@ -582,6 +582,16 @@ uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v)
     return v < r->n_ids ? r->rank[v] : UINT32_MAX;
 }
 
+const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n)
+{
+    if (i >= r->n_order) {
+        *n = 0;
+        return NULL;
+    }
+    *n = r->in_start[i + 1] - r->in_start[i];
+    return r->in_rank + r->in_start[i];
+}
+
 uint32_t sg_reach_chain_count(const sg_reach_t *r)
 {
     return r->n_chains;

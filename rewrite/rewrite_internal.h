@@ -26,8 +26,10 @@ typedef struct {
 typedef struct sg_pass_ctx {
     sg_graph_t *g;
     const char *name;
-    char *text; /* this pass's report text */
-    size_t len, cap;
+    char **text; /* report text: the report's own buffer, or own_text */
+    size_t *len, *cap;
+    char *own_text;
+    size_t own_len, own_cap;
     sg_jw_t json; /* this pass's JSON object, open (written as text) */
     char summary[512];
     sg_rw_moved_t *moved;
@@ -41,10 +43,10 @@ void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((form
 /* Add key to the pass's JSON object (takes the reference to v; keys are
  * written in the order they are added, each once). */
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
-/* Large members are written apart, as text, then added: init a writer at
- * the depth of a member's value, write the value, add it. */
-void sg_rw_json_member_init(sg_jw_t *w);
-void sg_rw_json_set_text(sg_pass_ctx_t *ctx, const char *key, const sg_jw_t *value);
+/* Write key, and return the writer for its value: a large member (an
+ * array of records) is written straight into the pass's object. No other
+ * member may be added until the value is complete. */
+sg_jw_t *sg_rw_json_member(sg_pass_ctx_t *ctx, const char *key);
 int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
                      uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ);
 /* The reachability snapshot of the pass's input, with forward clocks:
@@ -181,7 +183,8 @@ uint64_t sg_rw_node_bytes(const sg_graph_t *g, const sg_node_t *n);
  * cost + bytes / bandwidth (the device's, or the H200 default). */
 double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n);
 /* ASAP schedule over the DAG: start = latest finish of the predecessors,
- * finish = start + cost. Arrays by node id, malloc'd. */
+ * finish = start + cost. r is a snapshot of g as it is (its adjacency is
+ * used). Arrays by node id, malloc'd. */
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish);
 
 
