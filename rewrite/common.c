@@ -117,27 +117,37 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
+    /* one pass over the nodes: the keys in id order, then by stream */
+    order_key_t *tmp = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *tmp);
+    if (!tmp) {
+        sg_rw_streams_free(s);
+        return SG_ENOMEM;
+    }
+    uint32_t n = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
-        if (!x->removed && x->stream < ns) s->start[x->stream + 1]++;
+        if (x->removed || x->stream >= ns) continue;
+        tmp[n++] = (order_key_t){x->stream, 0, x->seq, i};
+        s->start[x->stream + 1]++;
     }
     for (uint32_t t = 0; t < ns; t++) s->start[t + 1] += s->start[t];
-    uint32_t n = s->start[ns];
     order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
     uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
     s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
     if (!keys || !fill || !s->nodes) {
+        free(tmp);
         free(keys);
         free(fill);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
     memcpy(fill, s->start, ns * sizeof *fill);
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->stream >= ns) continue;
-        keys[fill[x->stream]++] = (order_key_t){x->stream, sg_reach_rank(r, i), x->seq, i};
+    for (uint32_t k = 0; k < n; k++) {
+        order_key_t *key = &keys[fill[tmp[k].stream]++];
+        *key = tmp[k];
+        key->rank = sg_reach_rank(r, key->id);
     }
+    free(tmp);
     free(fill);
     for (uint32_t t = 0; t < ns; t++) {
         order_key_t *run = keys + s->start[t];
@@ -230,75 +240,66 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
     memset(b, 0, sizeof *b);
     uint32_t nb = g->root->n_buffers;
     b->n_buffers = nb;
-    uint64_t n_acc = 0, n_free = 0;
     b->user_start = calloc((size_t)nb + 1, sizeof *b->user_start);
     b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
     b->free_start = calloc((size_t)nb + 1, sizeof *b->free_start);
-    uint32_t *fill = malloc((nb ? nb : 1) * sizeof *fill);
-    if (!b->user_start || !b->alloc || !b->free_start || !fill) goto oom;
-    /* Users by buffer: a counting sort of (buffer, node) in node id order,
-     * so each buffer's users come out in id order; a node that accesses a
-     * buffer twice is then two adjacent entries, kept once. */
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (x->removed) continue;
-        if (x->type == SG_NODE_MEM_FREE && x->u.mem.buffer < nb) n_free++;
-        if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
-        for (uint32_t a = 0; a < x->n_accesses; a++)
-            if (x->accesses[a].buffer < nb) {
-                b->user_start[x->accesses[a].buffer + 1]++;
-                n_acc++;
-            }
-    }
-    for (uint32_t i = 0; i < nb; i++) b->user_start[i + 1] += b->user_start[i];
-    b->users = malloc((n_acc ? n_acc : 1) * sizeof *b->users);
-    b->frees = malloc((n_free ? n_free : 1) * sizeof *b->frees);
-    if (!b->users || !b->frees) goto oom;
-    memcpy(fill, b->user_start, nb * sizeof *fill);
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
-        for (uint32_t a = 0; a < x->n_accesses; a++) {
-            uint32_t bf = x->accesses[a].buffer;
-            if (bf >= nb) continue;
-            /* the same node twice in a row: one user */
-            if (fill[bf] > b->user_start[bf] && b->users[fill[bf] - 1] == i) continue;
-            b->users[fill[bf]++] = i;
-        }
-    }
-    /* close the gaps left by repeated accesses */
-    uint32_t u = 0;
-    for (uint32_t bf = 0; bf < nb; bf++) {
-        uint32_t from = b->user_start[bf];
-        b->user_start[bf] = u;
-        for (uint32_t k = from; k < fill[bf]; k++) b->users[u++] = b->users[k];
-    }
-    b->user_start[nb] = u;
+    uint32_t *last = calloc(nb ? nb : 1, sizeof *last); /* by buffer: last user + 1 */
+    uint64_t *pairs = NULL, *frees = NULL; /* (buffer << 32 | node), in node order */
+    uint32_t np = 0, cap_p = 0, nf = 0, cap_f = 0;
+    if (!b->user_start || !b->alloc || !b->free_start || !last) goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         sg_node_id_t a = g->root->buffers[i].alloc_node;
         const sg_node_t *an = sg_graph_node(g, a);
         b->alloc[i] = an && an->type == SG_NODE_MEM_ALLOC ? a : SG_NONE;
     }
+    /* One pass over the nodes (on a large graph each pass over the node
+     * array is a cache miss per node): users, allocations and frees, then
+     * counting sorts by buffer of what was collected, so each buffer's
+     * users and frees come out in id order, each user once. */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
-        if (x->removed || (x->type != SG_NODE_MEM_ALLOC && x->type != SG_NODE_MEM_FREE) ||
-            x->u.mem.buffer >= nb)
+        if (x->removed) continue;
+        if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) {
+            uint32_t bf = x->u.mem.buffer;
+            if (bf >= nb) continue;
+            if (x->type == SG_NODE_MEM_ALLOC) {
+                if (b->alloc[bf] == SG_NONE) b->alloc[bf] = i;
+                continue;
+            }
+            if (sg_array_grow((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
+            frees[nf++] = (uint64_t)bf << 32 | i;
+            b->free_start[bf + 1]++;
             continue;
-        if (x->type == SG_NODE_MEM_ALLOC && b->alloc[x->u.mem.buffer] == SG_NONE)
-            b->alloc[x->u.mem.buffer] = i;
-        if (x->type == SG_NODE_MEM_FREE) b->free_start[x->u.mem.buffer + 1]++;
+        }
+        for (uint32_t a = 0; a < x->n_accesses; a++) {
+            uint32_t bf = x->accesses[a].buffer;
+            if (bf >= nb || last[bf] == i + 1) continue; /* the same node twice: one user */
+            last[bf] = i + 1;
+            if (sg_array_grow((void **)&pairs, &cap_p, np + 1, sizeof *pairs)) goto oom;
+            pairs[np++] = (uint64_t)bf << 32 | i;
+            b->user_start[bf + 1]++;
+        }
     }
-    for (uint32_t i = 0; i < nb; i++) b->free_start[i + 1] += b->free_start[i];
-    memcpy(fill, b->free_start, nb * sizeof *fill);
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->type != SG_NODE_MEM_FREE || x->u.mem.buffer >= nb) continue;
-        b->frees[fill[x->u.mem.buffer]++] = i;
+    for (uint32_t i = 0; i < nb; i++) {
+        b->user_start[i + 1] += b->user_start[i];
+        b->free_start[i + 1] += b->free_start[i];
     }
-    free(fill);
+    b->users = malloc((np ? np : 1) * sizeof *b->users);
+    b->frees = malloc((nf ? nf : 1) * sizeof *b->frees);
+    if (!b->users || !b->frees) goto oom;
+    /* last[] is the fill position from here on */
+    memcpy(last, b->user_start, nb * sizeof *last);
+    for (uint32_t k = 0; k < np; k++) b->users[last[pairs[k] >> 32]++] = (sg_node_id_t)pairs[k];
+    memcpy(last, b->free_start, nb * sizeof *last);
+    for (uint32_t k = 0; k < nf; k++) b->frees[last[frees[k] >> 32]++] = (sg_node_id_t)frees[k];
+    free(pairs);
+    free(frees);
+    free(last);
     return SG_OK;
 oom:
-    free(fill);
+    free(pairs);
+    free(frees);
+    free(last);
     sg_rw_buffers_free(b);
     return SG_ENOMEM;
 }

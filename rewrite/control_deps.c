@@ -129,25 +129,22 @@ static int cmp_evnode(const void *pa, const void *pb)
 /* R1 candidates. */
 static int rule_record_wait(const sg_graph_t *g, cands_t *cs)
 {
-    size_t n = 0;
+    evnode_t *ev = NULL;
+    uint32_t n = 0, cap = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
-        if (!x->removed && (x->type == SG_NODE_EVENT_RECORD || x->type == SG_NODE_EVENT_WAIT) &&
-            x->u.event < g->root->n_events)
-            n++;
+        if (x->removed || (x->type != SG_NODE_EVENT_RECORD && x->type != SG_NODE_EVENT_WAIT) ||
+            x->u.event >= g->root->n_events)
+            continue;
+        if (sg_array_grow((void **)&ev, &cap, n + 1, sizeof *ev)) {
+            free(ev);
+            return SG_ENOMEM;
+        }
+        ev[n++] = (evnode_t){x->u.event, x->seq, i, x->type == SG_NODE_EVENT_RECORD};
     }
-    evnode_t *ev = malloc((n ? n : 1) * sizeof *ev);
-    if (!ev) return SG_ENOMEM;
-    size_t k = 0;
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (!x->removed && (x->type == SG_NODE_EVENT_RECORD || x->type == SG_NODE_EVENT_WAIT) &&
-            x->u.event < g->root->n_events)
-            ev[k++] = (evnode_t){x->u.event, x->seq, i, x->type == SG_NODE_EVENT_RECORD};
-    }
-    qsort(ev, n, sizeof *ev, cmp_evnode);
+    if (n > 1) qsort(ev, n, sizeof *ev, cmp_evnode);
     sg_node_id_t last_record = SG_NONE;
-    for (size_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         if (i == 0 || ev[i].event != ev[i - 1].event) last_record = SG_NONE;
         if (ev[i].is_record) {
             last_record = ev[i].id;

@@ -144,25 +144,52 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
         rc = SG_ENOMEM;
         goto out;
     }
+    /* Every pair check reads both nodes and their edges: done in id order
+     * (a captured graph interleaves its streams, so walking one stream at a
+     * time would touch the node array out of order, a cache miss per node
+     * on a large graph), results kept by stream position. join[i]: why the
+     * kernel at position i does not continue the run before it; end[i]: for
+     * a kernel not followed by a kernel, why its run ends there. */
+    uint32_t n_pos = st.start[st.n_streams];
+    sg_barrier_t *join = malloc((n_pos ? n_pos : 1) * sizeof *join);
+    sg_barrier_t *end = malloc((n_pos ? n_pos : 1) * sizeof *end);
+    uint8_t *is_kernel = malloc(n_pos ? n_pos : 1);
+    if (!join || !end || !is_kernel) {
+        free(join);
+        free(end);
+        free(is_kernel);
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        const sg_node_t *x = &g->nodes[v];
+        if (x->removed || x->stream >= st.n_streams) continue;
+        uint32_t s0 = st.start[x->stream], i = s0 + st.index[v];
+        is_kernel[i] = x->type == SG_NODE_KERNEL;
+        if (!is_kernel[i]) continue;
+        sg_node_id_t prev = i > s0 ? st.nodes[i - 1] : SG_NONE;
+        join[i] = prev == SG_NONE ? barrier(SG_BARRIER_STREAM_START, SG_NONE, SG_NONE)
+                                  : pair_barrier(g, prev, v);
+        sg_node_id_t next = i + 1 < st.start[x->stream + 1] ? st.nodes[i + 1] : SG_NONE;
+        if (next == SG_NONE || g->nodes[next].type != SG_NODE_KERNEL) end[i] = pair_barrier(g, v, next);
+    }
     uint32_t used = 0;
     for (uint32_t s = 0; s < st.n_streams; s++) {
         sg_fusion_chain_t *cur = NULL;
         for (uint32_t i = st.start[s]; i < st.start[s + 1]; i++) {
             sg_node_id_t v = st.nodes[i];
-            if (g->nodes[v].type != SG_NODE_KERNEL) {
+            if (!is_kernel[i]) {
                 cur = NULL;
                 continue;
             }
-            sg_node_id_t prev = i > st.start[s] ? st.nodes[i - 1] : SG_NONE;
-            sg_barrier_t why = prev == SG_NONE ? barrier(SG_BARRIER_STREAM_START, SG_NONE, SG_NONE)
-                                               : pair_barrier(g, prev, v);
+            sg_barrier_t why = join[i];
             if (cur && why.kind == SG_BARRIER_NONE) {
                 out->storage[used++] = v;
                 cur->n_nodes++;
                 continue;
             }
             if (cur) cur->tail = why; /* the pair (prev, v) ended cur */
-            if (why.node == v) why.node = prev; /* seen from v, the node across is prev */
+            if (why.node == v) why.node = st.nodes[i - 1]; /* seen from v, the node across is prev */
             cur = &out->chains[out->n_chains++];
             cur->stream = s;
             cur->n_nodes = 1;
@@ -177,8 +204,11 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
         sg_fusion_chain_t *ch = &out->chains[c];
         if (ch->tail.kind != SG_BARRIER_NONE) continue;
         sg_node_id_t last = ch->nodes[ch->n_nodes - 1];
-        ch->tail = pair_barrier(g, last, sg_rw_stream_next(g, &st, last));
+        ch->tail = end[st.start[ch->stream] + st.index[last]];
     }
+    free(join);
+    free(end);
+    free(is_kernel);
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
         if (x->removed || x->type != SG_NODE_KERNEL || x->stream < st.n_streams) continue;

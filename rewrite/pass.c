@@ -287,7 +287,8 @@ static void ctx_free(sg_pass_ctx_t *ctx)
 typedef struct {
     uint32_t n_nodes;   /* g->n_nodes before the pass */
     uint32_t live_nodes, n_edges_total; /* g->live_nodes, g->n_edges */
-    uint8_t *was_live;  /* by id */
+    uint8_t *was_live;  /* by id, or NULL: then `input` says (a removed node has no rank) */
+    const sg_reach_t *input; /* the input's reachability snapshot, when there is one */
     uint32_t n_edges;   /* live edges */
     sg_node_id_t (*edges)[2];
 } snapshot_t;
@@ -299,19 +300,20 @@ static void snapshot_free(snapshot_t *s)
     memset(s, 0, sizeof *s);
 }
 
-static int snapshot_take(const sg_graph_t *g, snapshot_t *s)
+static int snapshot_take(const sg_graph_t *g, const sg_reach_t *input, snapshot_t *s)
 {
     memset(s, 0, sizeof *s);
     s->n_nodes = g->n_nodes;
     s->live_nodes = g->live_nodes;
     s->n_edges_total = g->n_edges;
-    s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    s->input = input;
+    if (!input) s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
     s->edges = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->edges);
-    if (!s->was_live || !s->edges) {
+    if ((!input && !s->was_live) || !s->edges) {
         snapshot_free(s);
         return SG_ENOMEM;
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) s->was_live[i] = !g->nodes[i].removed;
+    for (uint32_t i = 0; !input && i < g->n_nodes; i++) s->was_live[i] = !g->nodes[i].removed;
     for (uint32_t i = 0; i < g->n_edges; i++) {
         if (g->edges[i].removed) continue;
         s->edges[s->n_edges][0] = g->edges[i].from;
@@ -469,7 +471,9 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
      * node was removed */
     if (g->n_nodes != s->n_nodes || g->live_nodes != s->live_nodes)
         for (uint32_t i = 0; i < s->n_nodes; i++)
-            if (s->was_live[i] && g->nodes[i].removed) exempt[i] = 1, any_exempt = true;
+            if (g->nodes[i].removed &&
+                (s->was_live ? s->was_live[i] : sg_reach_rank(s->input, i) != UINT32_MAX))
+                exempt[i] = 1, any_exempt = true;
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
         if (ctx->moved[i].node < s->n_nodes) exempt[ctx->moved[i].node] = 1, any_exempt = true;
     }
@@ -573,7 +577,7 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     sg_jw_kstring(&ctx.json, "pass", p->name);
     snapshot_t snap = {0};
     int rc = SG_OK;
-    if (opt->verify && (rc = snapshot_take(g, &snap))) goto out;
+    if (opt->verify && (rc = snapshot_take(g, ctx.reach, &snap))) goto out;
     sg_rw_printf(&ctx, "== %s ==\n", p->name);
     rc = p->run(&ctx);
     if (rc == SG_OK) rc = ctx.err ? ctx.err : ctx.json.err;

@@ -107,6 +107,7 @@ static int build_chains(sg_reach_t *r)
  * topological order below is the one the model's adjacency gives. */
 typedef struct {
     uint32_t *out_start, *out, *in_start, *in;
+    uint32_t *stream; /* by id */
 } id_adj_t;
 
 static void id_adj_free(id_adj_t *a)
@@ -115,6 +116,7 @@ static void id_adj_free(id_adj_t *a)
     free(a->out);
     free(a->in_start);
     free(a->in);
+    free(a->stream);
 }
 
 static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
@@ -126,7 +128,8 @@ static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
     size_t ne = g->live_edges ? g->live_edges : 1;
     a->out = malloc(ne * sizeof *a->out);
     a->in = malloc(ne * sizeof *a->in);
-    if (!a->out_start || !a->in_start || !a->out || !a->in) {
+    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
+    if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream) {
         id_adj_free(a);
         return SG_ENOMEM;
     }
@@ -135,6 +138,7 @@ static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
         const sg_node_t *x = &g->nodes[i];
         a->out_start[i] = no;
         a->in_start[i] = ni;
+        a->stream[i] = x->stream;
         if (x->removed) continue;
         if (no + (size_t)x->n_out > ne || ni + (size_t)x->n_in > ne) { /* inconsistent model */
             id_adj_free(a);
@@ -342,7 +346,7 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     for (uint32_t i = 0; i < r->n_ids; i++) r->rank[i] = UINT32_MAX;
     for (uint32_t i = 0; i < r->n_order; i++) {
         r->rank[r->order[i]] = i;
-        r->stream[i] = g->nodes[r->order[i]].stream;
+        r->stream[i] = adj.stream[r->order[i]];
     }
     rc = build_csr(r, &adj);
     id_adj_free(&adj);
