@@ -807,7 +807,9 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     uint32_t n_cycles = 0;
     bool careful = false;
     if ((rc = run_all(ctx, &e, plans, n, false, &u, ch, &n_cycles))) goto out;
-    rc = sg_reach_check_acyclic(g);
+    /* the check is the snapshot of the output that the verifier needs: the
+     * graph does not change after it, so it is handed over */
+    rc = sg_reach_build(g, SG_REACH_FORWARD, &ctx->out_reach);
     if (rc == SG_ECYCLE) {
         careful = true;
         if ((rc = undo_to(g, &u, 0))) goto out;

@@ -449,8 +449,9 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     sg_graph_t *g = ctx->g;
     *ok = true;
     *checked = 0;
-    sg_reach_t *r = NULL;
-    int rc = sg_reach_build(g, SG_REACH_FORWARD, &r);
+    sg_reach_t *r = ctx->out_reach;
+    ctx->out_reach = NULL;
+    int rc = r ? SG_OK : sg_reach_build(g, SG_REACH_FORWARD, &r);
     if (rc == SG_ECYCLE) {
         *ok = false;
         sg_rw_printf(ctx, "verify: FAILED: the pass left a cycle\n");
@@ -629,6 +630,7 @@ report_out:
 out:
     snapshot_free(&snap);
     sg_reach_destroy(ctx.reach);
+    sg_reach_destroy(ctx.out_reach);
     ctx_free(&ctx);
     return rc;
 }

@@ -36,6 +36,9 @@ typedef struct sg_pass_ctx {
     uint32_t n_moved, cap_moved;
     int err; /* first out-of-memory while reporting */
     sg_reach_t *reach; /* snapshot of the pass's input (forward clocks), or NULL */
+    sg_reach_t *out_reach; /* optional: a pass that built a snapshot (forward clocks) of
+                              the graph exactly as it returns it leaves it here for the
+                              verifier, which would build the same */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
