@@ -21,6 +21,7 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,26 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf.h"
-#include "fatbin.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 #include "graph/bundle.h"
-
-/* <link.h> includes <elf.h>, which this module's include path resolves to
- * capture/elf.h; so declare the part of the (stable, dl_iterate_phdr(3))
- * glibc interface used here. */
-typedef struct {
-    uint32_t p_type, p_flags;
-    uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
-} sg_phdr_t;
-struct sg_dl_phdr_info {
-    uint64_t dlpi_addr;
-    const char *dlpi_name;
-    const sg_phdr_t *dlpi_phdr;
-    uint16_t dlpi_phnum;
-    unsigned long long dlpi_adds, dlpi_subs;
-};
-extern int dl_iterate_phdr(int (*cb)(struct sg_dl_phdr_info *, size_t, void *), void *data);
-#define SG_PT_LOAD 1
 
 #define SNIFF_CAP (1ull << 30)      /* in-process images: headers say the size */
 #define NAMES_BUDGET (256ull << 20) /* bytes decompressed to list kernel names */
@@ -231,13 +215,13 @@ static sg_image_kind_t kind_of(sg_code_format_t f)
 }
 
 /* Loaded ELF segments (refreshed when objects come and go). */
-static int seg_cb(struct sg_dl_phdr_info *info, size_t size, void *data)
+static int seg_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
     for (int i = 0; i < info->dlpi_phnum; i++) {
-        const sg_phdr_t *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != SG_PT_LOAD) continue;
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
         if (C.n_segs == C.cap_segs) {
             uint32_t cap = C.cap_segs ? C.cap_segs * 2 : 256;
             struct seg *v = realloc(C.segs, cap * sizeof *v);
@@ -812,7 +796,7 @@ typedef struct {
     uint64_t base;
 } obj_t;
 
-static int obj_cb(struct sg_dl_phdr_info *info, size_t size, void *data)
+static int obj_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     obj_t **list = data;
@@ -849,7 +833,7 @@ static void scan_object(const obj_t *o)
     if (map == MAP_FAILED) return;
     sg_elf_section_t sec;
     if (sg_elf_find_section(map, (size_t)st.st_size, ".nv_fatbin", &sec) == SG_OK && sec.addr &&
-        sec.size && sec.type != 8 /* NOBITS */) {
+        sec.size && sec.type != SHT_NOBITS) {
         const uint8_t *mem = (const uint8_t *)(uintptr_t)(o->base + sec.addr);
         /* The section as the loader mapped it; walk its containers. */
         if (in_loaded_object(mem) >= sec.size) {

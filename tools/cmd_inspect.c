@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bundle_open.h"
-#include "capture/code_report.h"
+#include "code/code_report.h"
 #include "cli.h"
 #include "graph/views.h"
 

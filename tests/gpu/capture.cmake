@@ -1,14 +1,14 @@
 # tests/gpu/capture.cmake: GPU tests of capture/ (label "gpu"): every sample
 # binary under `sgcap run`, its bundles compared with its --expect topology
-# by topo_compare (built here; its logic, capture/topo.c, is unit-tested on
-# the CPU); the recapture sample for bounded memory and bundle count; the
-# PyTorch and CuPy scripts for two or more streams with event edges; inspect
-# and dot on every bundle. On a moved build tree run
+# by topo_compare (built here; its logic, tests/support/topo.c, is
+# unit-tested on the CPU); the recapture sample for bounded memory and bundle
+# count; the PyTorch and CuPy scripts for two or more streams with event
+# edges; inspect and dot on every bundle. On a moved build tree run
 # tests/gpu/capture_gpu.sh BUILD_DIR instead (no ctest, no absolute paths).
 add_executable(topo_compare ${CMAKE_CURRENT_LIST_DIR}/topo_compare.c)
 sgcap_target_defaults(topo_compare)
 target_include_directories(topo_compare PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(topo_compare PRIVATE sgcap_capture sgcap_graph)
+target_link_libraries(topo_compare PRIVATE sgcap_test_support sgcap_graph)
 
 if(NOT TARGET sgcap_shim OR NOT TARGET sgcap)
   return()

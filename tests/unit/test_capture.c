@@ -26,7 +26,7 @@
 #include "capture/extents.h"
 #include "capture/memmap.h"
 #include "capture/outbox.h"
-#include "capture/topo.h"
+#include "tests/support/topo.h"
 #include "graph/bundle.h"
 #include "graph/graph.h"
 

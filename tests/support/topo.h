@@ -10,8 +10,8 @@
  * control edge, no stream edge that skips a node, no explicit node). Each
  * violation is one problem line in the result.
  */
-#ifndef SGCAP_CAPTURE_TOPO_H
-#define SGCAP_CAPTURE_TOPO_H
+#ifndef SGCAP_TESTS_SUPPORT_TOPO_H
+#define SGCAP_TESTS_SUPPORT_TOPO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -74,4 +74,4 @@ int sg_topo_print(const sg_topo_graph_t *g, char *buf, size_t n);
 #ifdef __cplusplus
 }
 #endif
-#endif /* SGCAP_CAPTURE_TOPO_H */
+#endif /* SGCAP_TESTS_SUPPORT_TOPO_H */
