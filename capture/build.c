@@ -19,6 +19,7 @@
 #include "graph/bundle.h"
 #include "graph/views.h"
 #include "extents.h"
+#include "graph/plural.h"
 
 #define MAX_PARAMS 4096
 #define ADDRESS_RANGE_BUDGET 64 /* cuMemGetAddressRange lookups per graph */
@@ -579,8 +580,9 @@ static int build_into(bctx_t *b, sg_graph_t *g, CUgraph graph, int depth, char *
         sg_asm_report_note(&rep, rec != NULL, note, sizeof note);
         if (!counts) {
             size_t l = strlen(note);
-            snprintf(note + l, sizeof note - l, "%smodel has %u nodes and %u edges", l ? "; " : "",
-                     sg_graph_node_count(g), sg_graph_edge_count(g));
+            snprintf(note + l, sizeof note - l, "%smodel has %u %s and %u %s", l ? "; " : "",
+                     sg_graph_node_count(g), sg_plural(sg_graph_node_count(g), "node", "nodes"),
+                     sg_graph_edge_count(g), sg_plural(sg_graph_edge_count(g), "edge", "edges"));
         }
         free(b->root->crosscheck_note);
         b->root->crosscheck_note = note[0] ? strdup(note) : NULL;
@@ -712,8 +714,8 @@ sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
     }
     if (b.unreadable) {
         char line[120];
-        snprintf(line, sizeof line, "%u nodes with unreadable parameters (see node labels)",
-                 b.unreadable);
+        snprintf(line, sizeof line, "%u %s with unreadable parameters (see node labels)",
+                 b.unreadable, sg_plural(b.unreadable, "node", "nodes"));
         sg_graph_log_pass(g, "capture", line);
     }
     return g;

@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 enum { RULE_RECORD_WAIT, RULE_STREAM_ORDER, RULE_FREE_REUSE, RULE_EVENT_AT_FREE, RULE_COUNT };
 
@@ -389,9 +390,9 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     sg_rw_json_set(ctx, "by_rule", counts);
     sg_rw_json_set(ctx, "skipped_contradicting", json_integer(t.skipped));
     sg_rw_summary(ctx,
-                  "%u control edges added (record-before-wait %u, stream-order %u, "
+                  "%u control %s added (record-before-wait %u, stream-order %u, "
                   "free-before-reuse %u, event-at-free %u)",
-                  t.total, t.added[RULE_RECORD_WAIT], t.added[RULE_STREAM_ORDER],
+                  t.total, sg_plural(t.total, "edge", "edges"), t.added[RULE_RECORD_WAIT], t.added[RULE_STREAM_ORDER],
                   t.added[RULE_FREE_REUSE], t.added[RULE_EVENT_AT_FREE]);
 out:
     free(cs.c);

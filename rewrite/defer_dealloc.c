@@ -65,6 +65,7 @@
 #include <string.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 /* ---- small id lists ------------------------------------------------------------ */
 
@@ -646,8 +647,9 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
     sg_graph_t *g = ctx->g;
     const sg_buffer_t *buf = &g->root->buffers[p->buffer];
     char a[200], b[200];
-    sg_rw_printf(ctx, "free %s: %s, %llu bytes, %s\n", sg_rw_node_name(g, p->f, a, sizeof a),
-                 buf->label, (unsigned long long)buf->size, decision_name(p));
+    sg_rw_printf(ctx, "free %s: %s, %llu %s, %s\n", sg_rw_node_name(g, p->f, a, sizeof a),
+                 buf->label, (unsigned long long)buf->size, sg_plural(buf->size, "byte", "bytes"),
+                 decision_name(p));
     sg_jw_object(arr);
     sg_jw_key(arr, "free");
     sg_rw_node_jw(arr, g, p->f);
@@ -846,9 +848,10 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     sg_jw_end(arr);
     sg_rw_json_set(ctx, "live_delta_byte_ns", json_real(byte_ns));
     sg_rw_summary(ctx,
-                  "%u frees: %u moved, %u ordered in place (%u dealloc edges), %u already in "
+                  "%u %s: %u moved, %u ordered in place (%u dealloc %s), %u already in "
                   "place, %u same-stream, %u skipped; live bytes x time %+.3f MiB*us",
-                  n, count[D_MOVED] - ordered, ordered, dealloc_edges, count[D_IN_PLACE],
+                  n, sg_plural(n, "free", "frees"), count[D_MOVED] - ordered, ordered,
+                  dealloc_edges, sg_plural(dealloc_edges, "edge", "edges"), count[D_IN_PLACE],
                   count[D_SAME_STREAM], count[D_SKIP], byte_ns / 1048576.0 / 1000.0);
 out:
     for (uint32_t i = 0; plans && i < n; i++) plan_free(&plans[i]);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 static const char *const barrier_names[SG_BARRIER_KIND_COUNT] = {
     "none",        "stream_start", "stream_end",    "event_out", "event_in",
@@ -318,8 +319,8 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
         sg_jw_end(arr);
     }
     if (!list_singles && singles)
-        sg_rw_printf(ctx, "%u single kernels (chains of 1) not listed (more than %d kernels)\n",
-                     singles, LIST_SINGLES_MAX);
+        sg_rw_printf(ctx, "%u single %s (chains of 1) not listed (more than %d kernels)\n",
+                     singles, sg_plural(singles, "kernel", "kernels"), LIST_SINGLES_MAX);
     json_t *counts = json_object();
     sg_rw_printf(ctx, "chain ends by barrier:");
     for (int k = 1; k < SG_BARRIER_KIND_COUNT; k++) {
@@ -334,9 +335,12 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     sg_rw_json_set(ctx, "kernels", json_integer(fc.n_kernels));
     sg_rw_json_set(ctx, "candidates", json_integer(fc.n_candidates));
     sg_rw_summary(ctx,
-                  "%u kernels in %u chains, %u fusion candidates (chains of >= 2) covering %u "
-                  "launches that fusion could remove; graph unchanged",
-                  fc.n_kernels, fc.n_chains, fc.n_candidates, fused_away);
+                  "%u %s in %u %s, %u fusion %s (chains of >= 2) covering %u %s that fusion "
+                  "could remove; graph unchanged",
+                  fc.n_kernels, sg_plural(fc.n_kernels, "kernel", "kernels"), fc.n_chains,
+                  sg_plural(fc.n_chains, "chain", "chains"), fc.n_candidates,
+                  sg_plural(fc.n_candidates, "candidate", "candidates"), fused_away,
+                  sg_plural(fused_away, "launch", "launches"));
     sg_fusion_chains_free(&fc);
     return SG_OK;
 }

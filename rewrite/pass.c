@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 /* ---- registry --------------------------------------------------------------- */
 
@@ -605,12 +606,15 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
         }
         if (rc == SG_OK && !ok) rc = SG_EINVAL;
         if (rc == SG_OK) {
-            sg_rw_printf(&ctx, "verify: ok, %zu orderings of the input kept\n", checked);
+            sg_rw_printf(&ctx, "verify: ok, %zu %s of the input kept\n", checked,
+                         sg_plural(checked, "ordering", "orderings"));
             if (ctx.n_moved)
                 sg_rw_printf(&ctx,
-                             "  (%u moved nodes: their required orderings and every path through "
-                             "them)\n",
-                             ctx.n_moved);
+                             "  (%u moved %s: %s required orderings and every path through "
+                             "%s)\n",
+                             ctx.n_moved, sg_plural(ctx.n_moved, "node", "nodes"),
+                             sg_plural(ctx.n_moved, "its", "their"),
+                             sg_plural(ctx.n_moved, "it", "them"));
         }
         sg_jw_key(&ctx.json, "verify");
         sg_jw_object(&ctx.json);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 static bool plain(const sg_edge_t *e)
 {
@@ -123,8 +124,9 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
     for (uint32_t i = 0; i < n; i++) sg_graph_remove_edge(g, drop[i]);
     if (n == 0) sg_rw_printf(ctx, "no change: no edge is implied by another path\n");
     sg_jw_end(arr);
-    sg_rw_summary(ctx, "%u edges removed (%u stream, %u control, %u duplicates); reachability unchanged",
-                  n, by_kind[SG_EDGE_STREAM], by_kind[SG_EDGE_CONTROL], dups);
+    sg_rw_summary(ctx, "%u %s removed (%u stream, %u control, %u %s); reachability unchanged", n,
+                  sg_plural(n, "edge", "edges"), by_kind[SG_EDGE_STREAM], by_kind[SG_EDGE_CONTROL],
+                  dups, sg_plural(dups, "duplicate", "duplicates"));
 out:
     free(drop);
     free(why);

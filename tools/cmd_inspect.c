@@ -11,6 +11,7 @@
 #include "code/code_report.h"
 #include "cli.h"
 #include "graph/views.h"
+#include "graph/plural.h"
 
 static const char usage[] =
     "usage: sgcap inspect [--json] [--code [--arch N]] BUNDLE\n"
@@ -220,22 +221,24 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     printf("streams: %u\n", g->n_streams);
     for (uint32_t l = 0; l <= g->n_streams; l++) {
         if (l == g->n_streams && s->lanes[l].total == 0) break;
-        printf("  %-8s %4u nodes: ", lane_label(g, l), s->lanes[l].total);
+        printf("  %-8s %4u %s: ", lane_label(g, l), s->lanes[l].total,
+               sg_plural(s->lanes[l].total, "node", "nodes"));
         print_type_list(stdout, s->lanes[l].by_type);
         putchar('\n');
     }
     printf("events:  %u\n", g->n_events);
     for (uint32_t e = 0; e < g->n_events; e++) {
         const event_row_t *r = &s->events[e];
-        printf("  %-8s %4u edges", g->events[e].label, r->edges);
+        printf("  %-8s %4u %s", g->events[e].label, r->edges, sg_plural(r->edges, "edge", "edges"));
         for (uint32_t p = 0; p < r->n_pairs; p++)
             printf("%s%s -> %s", p ? ", " : ": ", lane_label(g, r->pairs[p][0]),
                    lane_label(g, r->pairs[p][1]));
         if (g->events[e].external) printf(" (external)");
         putchar('\n');
     }
-    printf("kernels: %u launches of %u distinct kernels\n", s->by_type[SG_NODE_KERNEL],
-           s->n_kernels);
+    printf("kernels: %u %s of %u distinct %s\n", s->by_type[SG_NODE_KERNEL],
+           sg_plural(s->by_type[SG_NODE_KERNEL], "launch", "launches"), s->n_kernels,
+           sg_plural(s->n_kernels, "kernel", "kernels"));
     for (uint32_t i = 0; i < s->n_kernels; i++) {
         const sg_kernel_t *k = s->kernels[i].first;
         char shortname[96];
@@ -251,9 +254,10 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     printf("buffers: %u, %s\n", g->n_buffers, human_bytes(total, b1, sizeof b1));
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         const sg_buffer_t *b = &g->buffers[i];
-        printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing nodes%s\n", b->label,
+        printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing %s%s\n", b->label,
                buffer_kind_name(b->kind), b->address, human_bytes(b->size, b2, sizeof b2),
-               s->buffer_users[i], b->before_file ? ", snapshots" : "");
+               s->buffer_users[i], sg_plural(s->buffer_users[i], "node", "nodes"),
+               b->before_file ? ", snapshots" : "");
     }
     printf("images:  %u\n", g->n_images);
     for (uint32_t i = 0; i < g->n_images; i++) {
@@ -265,8 +269,10 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
         putchar('\n');
     }
     if (g->crosscheck_done)
-        printf("check:   capture cross-check %s (CUDA reported %u nodes, %u edges)%s%s\n",
-               g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count, g->cuda_edge_count,
+        printf("check:   capture cross-check %s (CUDA reported %u %s, %u %s)%s%s\n",
+               g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count,
+               sg_plural(g->cuda_node_count, "node", "nodes"), g->cuda_edge_count,
+               sg_plural(g->cuda_edge_count, "edge", "edges"),
                g->crosscheck_note ? ": " : "", g->crosscheck_note ? g->crosscheck_note : "");
     if (g->n_pass_log) {
         printf("passes:  %u\n", g->n_pass_log);
@@ -431,8 +437,8 @@ static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool
         putchar('\n');
         json_decref(o);
     } else {
-        printf("code of %s for sm_%u: %u kernels, %u with usable PTX\n", path, rep.device_arch,
-               rep.n_rows, rep.n_ptx_available);
+        printf("code of %s for sm_%u: %u %s, %u with usable PTX\n", path, rep.device_arch,
+               rep.n_rows, sg_plural(rep.n_rows, "kernel", "kernels"), rep.n_ptx_available);
         for (uint32_t i = 0; i < rep.n_rows; i++) {
             const sg_code_report_row_t *r = &rep.rows[i];
             char shortname[96];

@@ -11,6 +11,7 @@
 #include "bundle_open.h"
 #include "cli.h"
 #include "rewrite/pass.h"
+#include "graph/plural.h"
 
 static const char usage[] =
     "usage: sgcap rewrite BUNDLE -o OUT [--passes LIST] [--report FILE] [--json FILE]\n"
@@ -238,8 +239,9 @@ static int run(int argc, char **argv)
         exit_code = SG_EXIT_USAGE;
         goto done;
     }
-    sg_cli_progress("sgcap rewrite: %u nodes, %u edges", sg_graph_node_count(g),
-                    sg_graph_edge_count(g));
+    sg_cli_progress("sgcap rewrite: %u %s, %u %s", sg_graph_node_count(g),
+                    sg_plural(sg_graph_node_count(g), "node", "nodes"), sg_graph_edge_count(g),
+                    sg_plural(sg_graph_edge_count(g), "edge", "edges"));
     int rc = sg_rewrite_run_opts(g, names, n_names, &opt, report);
     if (rc) {
         /* the failing pass's section says why; show it */
