@@ -57,6 +57,43 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
     return buf;
 }
 
+int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t)
+{
+    memset(t, 0, sizeof *t);
+    t->off = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *t->off);
+    if (!t->off) return SG_ENOMEM;
+    t->n_ids = g->n_nodes;
+    for (uint32_t id = 0; id < g->n_nodes; id++) {
+        t->off[id] = UINT32_MAX;
+        if (!want[id]) continue;
+        char buf[200];
+        sg_rw_node_name(g, id, buf, sizeof buf);
+        uint32_t l = (uint32_t)strlen(buf) + 1;
+        if (sg_array_grow((void **)&t->text, &t->cap, t->len + l, 1)) {
+            sg_rw_names_free(t);
+            return SG_ENOMEM;
+        }
+        memcpy(t->text + t->len, buf, l);
+        t->off[id] = t->len;
+        t->len += l;
+    }
+    return SG_OK;
+}
+
+const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
+                            char *buf, size_t n)
+{
+    if (id < t->n_ids && t->off[id] != UINT32_MAX) return t->text + t->off[id];
+    return sg_rw_node_name(g, id, buf, n);
+}
+
+void sg_rw_names_free(sg_rw_names_t *t)
+{
+    free(t->off);
+    free(t->text);
+    memset(t, 0, sizeof *t);
+}
+
 json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id)
 {
     const sg_node_t *x = sg_graph_node(g, id);
@@ -478,6 +515,8 @@ void sg_rw_reuse_free(sg_rw_reuse_t *ru)
     free(ru->cluster);
     free(ru->start);
     free(ru->allocs);
+    free(ru->rstart);
+    free(ru->runs);
     free(ru->pstart);
     free(ru->plain);
     memset(ru, 0, sizeof *ru);
@@ -530,6 +569,22 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
         ru->start[c + 1] += ru->start[c];
         ru->pstart[c + 1] += ru->pstart[c];
     }
+    /* runs of one chain within each cluster (k is sorted by cluster, chain) */
+    uint32_t n_runs = 0;
+    for (uint32_t i = 0; i < na; i++)
+        if (i == 0 || k[i].cluster != k[i - 1].cluster || k[i].chain != k[i - 1].chain) n_runs++;
+    ru->runs = malloc((n_runs ? n_runs : 1) * sizeof *ru->runs);
+    ru->rstart = calloc((size_t)nc + 1, sizeof *ru->rstart);
+    if (!ru->runs || !ru->rstart) goto oom;
+    n_runs = 0;
+    for (uint32_t i = 0; i < na; i++) {
+        if (i == 0 || k[i].cluster != k[i - 1].cluster || k[i].chain != k[i - 1].chain) {
+            ru->runs[n_runs++] = (sg_rw_reuse_run_t){k[i].chain, i, i};
+            ru->rstart[k[i].cluster + 1]++;
+        }
+        ru->runs[n_runs - 1].end = i + 1;
+    }
+    for (uint32_t c = 0; c < nc; c++) ru->rstart[c + 1] += ru->rstart[c];
     uint32_t *fill = calloc(nc ? nc : 1, sizeof *fill);
     if (!fill) goto oom;
     for (uint32_t b = 0; b < nb; b++)
@@ -572,15 +627,15 @@ int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *
         if (ob != b && sg_rw_buffers_overlap(g, ob, b))
             extra += bufs->user_start[ob + 1] - bufs->user_start[ob];
     }
-    size_t cap = (size_t)(a1 - a0) + extra;
+    bool clocks = sg_reach_all_loaded(r, true);
+    /* with the clocks, at most one candidate per run (chain) */
+    size_t cap = (size_t)(clocks ? ru->rstart[cl + 1] - ru->rstart[cl] : a1 - a0) + extra;
     if (cap == 0) return SG_OK;
     sg_node_id_t *cand = malloc(cap * sizeof *cand);
     if (!cand) return SG_ENOMEM;
     uint32_t nc = 0;
-    bool clocks = sg_reach_all_loaded(r, true);
-    for (uint32_t i = a0; i < a1;) {
-        uint32_t c = sg_reach_chain_of(r, ru->allocs[i]), j = i;
-        while (j < a1 && sg_reach_chain_of(r, ru->allocs[j]) == c) j++;
+    for (uint32_t ri = ru->rstart[cl]; ri < ru->rstart[cl + 1]; ri++) {
+        uint32_t c = ru->runs[ri].chain, i = ru->runs[ri].first, j = ru->runs[ri].end;
         if (clocks) {
             /* on chain c every position from the first one f reaches on is
              * reachable: the first allocation there that overlaps b is the
@@ -608,7 +663,6 @@ int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *
                     cand[nc++] = ru->allocs[k];
             }
         }
-        i = j;
     }
     for (uint32_t i = ru->pstart[cl]; i < ru->pstart[cl + 1]; i++) {
         uint32_t ob = ru->plain[i];

@@ -243,10 +243,12 @@ int sg_fusion_chains_find(const sg_graph_t *g, sg_fusion_chains_t *out)
 
 /* ---- the pass ---------------------------------------------------------------- */
 
-static void describe_barrier(const sg_graph_t *g, const sg_barrier_t *b, char *buf, size_t n)
+static void describe_barrier(const sg_graph_t *g, const sg_rw_names_t *names,
+                             const sg_barrier_t *b, char *buf, size_t n)
 {
-    char node[200] = "";
-    if (b->node != SG_NONE) sg_rw_node_name(g, b->node, node, sizeof node);
+    char nbuf[200];
+    const char *node = b->node != SG_NONE ? sg_rw_names_get(names, g, b->node, nbuf, sizeof nbuf)
+                                          : "";
     const sg_edge_t *e = b->edge != SG_NONE ? sg_graph_edge(g, b->edge) : NULL;
     char edge[160] = "";
     if (e) {
@@ -281,9 +283,24 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     sg_reach_t *r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
     if ((rc = chains_find(g, r, &fc))) return rc;
+    bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
+    /* the names the report prints, made in id order (a failure to make
+     * them only means each is made where it is printed) */
+    sg_rw_names_t names = {0};
+    uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    if (want) {
+        for (uint32_t c = 0; c < fc.n_chains; c++) {
+            const sg_fusion_chain_t *ch = &fc.chains[c];
+            if (ch->n_nodes < 2 && !list_singles) continue;
+            for (uint32_t i = 0; i < ch->n_nodes; i++) want[ch->nodes[i]] = 1;
+            if (ch->head.node != SG_NONE) want[ch->head.node] = 1;
+            if (ch->tail.node != SG_NONE) want[ch->tail.node] = 1;
+        }
+        sg_rw_names_make(g, want, &names);
+        free(want);
+    }
     sg_jw_t *arr = sg_rw_json_member(ctx, "chains");
     sg_jw_array(arr);
-    bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
     uint32_t fused_away = 0, singles = 0;
     for (uint32_t c = 0; c < fc.n_chains; c++) {
         const sg_fusion_chain_t *ch = &fc.chains[c];
@@ -292,19 +309,20 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
             singles++;
             if (!list_singles) continue;
         }
-        describe_barrier(g, &ch->head, hb, sizeof hb);
-        describe_barrier(g, &ch->tail, tb, sizeof tb);
+        describe_barrier(g, &names, &ch->head, hb, sizeof hb);
+        describe_barrier(g, &names, &ch->tail, tb, sizeof tb);
         if (ch->n_nodes < 2) {
             sg_rw_printf(ctx, "single %s: %s\n  head: %s\n  tail: %s\n",
                          sg_rw_stream_name(g, ch->stream),
-                         sg_rw_node_name(g, ch->nodes[0], name, sizeof name), hb, tb);
+                         sg_rw_names_get(&names, g, ch->nodes[0], name, sizeof name), hb, tb);
         } else {
             const sg_kernel_t *k0 = &g->nodes[ch->nodes[0]].u.kernel;
             sg_rw_printf(ctx, "chain %s: %u kernels, grid %ux%ux%u block %ux%ux%u\n",
                          sg_rw_stream_name(g, ch->stream), ch->n_nodes, k0->grid[0], k0->grid[1],
                          k0->grid[2], k0->block[0], k0->block[1], k0->block[2]);
             for (uint32_t i = 0; i < ch->n_nodes; i++)
-                sg_rw_printf(ctx, "  %s\n", sg_rw_node_name(g, ch->nodes[i], name, sizeof name));
+                sg_rw_printf(ctx, "  %s\n",
+                             sg_rw_names_get(&names, g, ch->nodes[i], name, sizeof name));
             sg_rw_printf(ctx, "  head: %s\n  tail: %s\n", hb, tb);
             fused_away += ch->n_nodes - 1;
         }
@@ -318,6 +336,7 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
         barrier_jw(arr, "tail", &ch->tail);
         sg_jw_end(arr);
     }
+    sg_rw_names_free(&names);
     if (!list_singles && singles)
         sg_rw_printf(ctx, "%u single %s (chains of 1) not listed (more than %d kernels)\n",
                      singles, sg_plural(singles, "kernel", "kernels"), LIST_SINGLES_MAX);

@@ -74,6 +74,26 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx);
 
 /* "n12 (kernel k_fill, s0)": id, type, what it is, stream. Returns buf. */
 const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n);
+/* The names of the nodes a report is going to print, made beforehand in id
+ * order, the order the node array is laid out in: a report prints them in
+ * stream order, and on a 100k-node graph making each name there (reading
+ * the node and its kernel name) costs a cache miss or two per name. */
+typedef struct {
+    uint32_t n_ids;
+    uint32_t *off; /* by id: offset of the name in text, UINT32_MAX when not made */
+    char *text;
+    uint32_t len, cap;
+} sg_rw_names_t;
+
+/* Make the names of the nodes with want[id] != 0 (want has g->n_nodes
+ * entries). SG_ENOMEM leaves t empty: every lookup then makes its name. */
+int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t);
+/* The name of id as sg_rw_node_name gives it: from the table, else made
+ * into buf. */
+const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
+                            char *buf, size_t n);
+void sg_rw_names_free(sg_rw_names_t *t);
+
 /* Stream label or "explicit". */
 const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream);
 /* {"id": 12, "type": "kernel", "stream": "s0", "name": "k_fill"} */
@@ -140,12 +160,20 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b);
  * by (chain, position), so a query takes, per chain, the first allocation
  * the free reaches (from the forward clock; reach must be built with
  * SG_REACH_FORWARD) that overlaps b. O(B log B) to build, about
- * O(k log m + k^2) per free. */
+ * O(k log m + k^2) per free (k chains, m allocations in the cluster). */
+typedef struct {
+    uint32_t chain;      /* the chain of allocs[first .. end) */
+    uint32_t first, end; /* into allocs */
+} sg_rw_reuse_run_t;
+
 typedef struct {
     uint32_t n_buffers;
     uint32_t *cluster;    /* by buffer */
     uint32_t *start;      /* n_clusters + 1 offsets into allocs */
     sg_node_id_t *allocs; /* per cluster, by (chain, position) */
+    uint32_t *rstart;     /* n_clusters + 1 offsets into runs */
+    sg_rw_reuse_run_t *runs; /* per cluster, its allocations on each chain: a query
+                                walks these, not every allocation of the cluster */
     uint32_t *pstart;     /* n_clusters + 1 offsets into plain */
     uint32_t *plain;      /* per cluster, buffers not allocated in the graph */
     uint32_t n_clusters;
