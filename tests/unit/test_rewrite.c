@@ -417,7 +417,15 @@ static void test_control_deps_record_before_wait(void **state)
     assert_int_equal(count_edges(g, r3, w6, SG_EDGE_CONTROL), 1); /* the latest record */
     assert_int_equal(count_edges(g, r1, w6, -1), 0);
     assert_non_null(strstr(sg_report_text(rep), "[record-before-wait]"));
+    /* why, in the text and the JSON */
+    assert_non_null(strstr(sg_report_text(rep),
+                           "[record-before-wait]: the wait binds to the latest record of e0 "
+                           "enqueued before it (seq 1 < 3)\n"));
+    assert_non_null(strstr(sg_report_text(rep), "(seq 5 < 6)\n"));
     json_t *p0 = json_array_get(json_object_get(sg_report_json(rep), "passes"), 0);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(p0, "edges_added"), 0), "why")),
+                        "the wait binds to the latest record of e0 enqueued before it (seq 1 < 3)");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(p0, "by_rule"),
                                                         "record-before-wait")),
                      2);
@@ -462,6 +470,13 @@ static void test_control_deps_stream_order(void **state)
     assert_int_equal(count_edges(g, k2, k3, SG_EDGE_CONTROL), 1); /* record point */
     assert_int_equal(count_edges(g, k6, k7, -1), 0);               /* plain kernels */
     assert_int_equal(count_edges(g, k5, k6, SG_EDGE_CONTROL), 0);  /* already there */
+    const char *t = sg_report_text(rep);
+    assert_non_null(strstr(t, "-> n1 (host, s0) [stream-order]: host: everything enqueued before "
+                              "it on s0 must precede it\n"));
+    assert_non_null(strstr(t, "n1 (host, s0) -> n2 (kernel k2, s0) [stream-order]: host: "
+                              "everything enqueued after it on s0 must follow it\n"));
+    assert_non_null(strstr(t, "-> n3 (kernel k3, s0) [stream-order]: record point: everything "
+                              "enqueued before it on s0 must precede it\n"));
     sg_report_destroy(rep);
     sg_graph_destroy(g);
 }
