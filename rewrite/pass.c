@@ -452,7 +452,8 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     *checked = 0;
     sg_reach_t *r = ctx->out_reach;
     ctx->out_reach = NULL;
-    int rc = r ? SG_OK : sg_reach_build(g, SG_REACH_FORWARD, &r);
+    /* forward clocks only for a snapshot that is kept: the next pass's */
+    int rc = r ? SG_OK : sg_reach_build(g, keep ? SG_REACH_FORWARD : 0, &r);
     if (rc == SG_ECYCLE) {
         *ok = false;
         sg_rw_printf(ctx, "verify: FAILED: the pass left a cycle\n");
@@ -562,8 +563,11 @@ int sg_rewrite_run(sg_graph_t *g, const char *const *names, size_t n, sg_report_
     return sg_rewrite_run_opts(g, names, n, &opt, report);
 }
 
+/* *reach: the snapshot of the input (or NULL), replaced by one of the
+ * output when the verifier made it and `keep` asks for it (the next pass's
+ * input; the last pass's is not needed). */
 static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_t *opt,
-                   sg_report_t *report, sg_reach_t **reach)
+                   sg_report_t *report, sg_reach_t **reach, bool keep)
 {
     sg_pass_ctx_t ctx = {0};
     ctx.g = g;
@@ -602,7 +606,7 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
             *reach = ctx.reach;
             ctx.reach = NULL;
         } else {
-            rc = verify(&ctx, &snap, &checked, &ok, reach);
+            rc = verify(&ctx, &snap, &checked, &ok, keep ? reach : NULL);
         }
         if (rc == SG_OK && !ok) rc = SG_EINVAL;
         if (rc == SG_OK) {
@@ -650,7 +654,7 @@ int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *
     }
     pass_def_t def = {name, "", false, run};
     sg_reach_t *reach = NULL;
-    int rc = run_one(g, &def, opt, report, &reach);
+    int rc = run_one(g, &def, opt, report, &reach, false);
     sg_reach_destroy(reach);
     return rc;
 }
@@ -682,7 +686,8 @@ int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
      * the next one's. */
     sg_reach_t *reach = NULL;
     int rc = sg_reach_build(g, SG_REACH_FORWARD, &reach);
-    for (size_t i = 0; i < count && rc == SG_OK; i++) rc = run_one(g, list[i], opt, report, &reach);
+    for (size_t i = 0; i < count && rc == SG_OK; i++)
+        rc = run_one(g, list[i], opt, report, &reach, i + 1 < count);
     sg_reach_destroy(reach);
     return rc;
 }
