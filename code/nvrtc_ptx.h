@@ -2,9 +2,9 @@
  * (CuPy, PyTorch's jiterator): recompile the captured source with the
  * captured options, retargeted to a virtual architecture so NVRTC emits PTX.
  *
- * libnvrtc is opened at run time (dlopen), never linked: sgcap_capture is
- * also linked into the shim and the CLI, which must run without it. Used
- * offline (sgcap inspect --code), never inside the shim.
+ * libnvrtc comes from the one loader (nvlib.h), opened at run time, never
+ * linked: the CLI must run without it. Used offline (sgcap inspect --code),
+ * never inside the shim.
  */
 #ifndef SGCAP_CODE_NVRTC_PTX_H
 #define SGCAP_CODE_NVRTC_PTX_H

@@ -62,3 +62,4 @@ sgcap_add_fuzzer(fuzz_fatbin
                  SOURCES tests/fuzz/fuzz_fatbin.c code/fatbin.c code/elf_image.c
                          ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
+sgcap_add_fuzzer(fuzz_mangled SOURCES tests/fuzz/fuzz_mangled.c graph/mangled.c)
