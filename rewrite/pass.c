@@ -69,11 +69,16 @@ void sg_rewrite_options_init(sg_rewrite_options_t *opt)
 /* The JSON of each pass is kept as text (json_writer.h: a 100k-node
  * report is far cheaper to write than to build as a tree); the jansson
  * tree of sg_report_json is made from it on demand. */
+typedef struct {
+    char *json; /* the pass's object, written at depth PASS_DEPTH */
+    size_t len;
+    char *name, *summary;
+} pass_rec_t;
+
 struct sg_report {
     char *text;
     size_t len, cap;
-    char **pass_json; /* one object per pass, written at depth PASS_DEPTH */
-    size_t *pass_len;
+    pass_rec_t *pass;
     size_t n_pass, cap_pass;
     json_t *root;     /* parsed on demand; holds the first n_parsed passes */
     size_t n_parsed;
@@ -98,9 +103,12 @@ void sg_report_destroy(sg_report_t *r)
 {
     if (!r) return;
     free(r->text);
-    for (size_t i = 0; i < r->n_pass; i++) free(r->pass_json[i]);
-    free(r->pass_json);
-    free(r->pass_len);
+    for (size_t i = 0; i < r->n_pass; i++) {
+        free(r->pass[i].json);
+        free(r->pass[i].name);
+        free(r->pass[i].summary);
+    }
+    free(r->pass);
     json_decref(r->root);
     free(r);
 }
@@ -120,7 +128,7 @@ json_t *sg_report_json(const sg_report_t *cr)
     }
     json_t *arr = json_object_get(r->root, "passes");
     for (; r->n_parsed < r->n_pass; r->n_parsed++) {
-        json_t *p = json_loadb(r->pass_json[r->n_parsed], r->pass_len[r->n_parsed], 0, NULL);
+        json_t *p = json_loadb(r->pass[r->n_parsed].json, r->pass[r->n_parsed].len, 0, NULL);
         if (!p || json_array_append_new(arr, p)) return NULL;
     }
     return r->root;
@@ -136,7 +144,7 @@ int sg_report_json_string(const sg_report_t *r, char **out)
     sg_jw_kint(&w, "version", 1);
     sg_jw_key(&w, "passes");
     sg_jw_array(&w);
-    for (size_t i = 0; i < r->n_pass; i++) sg_jw_raw(&w, r->pass_json[i], r->pass_len[i]);
+    for (size_t i = 0; i < r->n_pass; i++) sg_jw_raw(&w, r->pass[i].json, r->pass[i].len);
     sg_jw_end(&w);
     sg_jw_end(&w);
     sg_jw_raw(&w, "\n", 1);
@@ -148,22 +156,43 @@ int sg_report_json_string(const sg_report_t *r, char **out)
     return SG_OK;
 }
 
-/* Take a pass's JSON text (the buffer of a writer) into the report. */
-static int report_add_pass(sg_report_t *r, sg_jw_t *w)
+size_t sg_report_pass_count(const sg_report_t *r)
+{
+    return r ? r->n_pass : 0;
+}
+
+const char *sg_report_pass_name(const sg_report_t *r, size_t i)
+{
+    return r && i < r->n_pass ? r->pass[i].name : "";
+}
+
+const char *sg_report_pass_summary(const sg_report_t *r, size_t i)
+{
+    return r && i < r->n_pass ? r->pass[i].summary : "";
+}
+
+/* Take a pass's JSON text (the buffer of a writer) into the report, with
+ * its name and summary. */
+static int report_add_pass(sg_report_t *r, sg_jw_t *w, const char *name, const char *summary)
 {
     if (w->err) return w->err;
     if (r->n_pass == r->cap_pass) {
         size_t nc = r->cap_pass ? r->cap_pass * 2 : 8;
-        char **p = realloc(r->pass_json, nc * sizeof *p);
+        pass_rec_t *p = realloc(r->pass, nc * sizeof *p);
         if (!p) return SG_ENOMEM;
-        r->pass_json = p;
-        size_t *l = realloc(r->pass_len, nc * sizeof *l);
-        if (!l) return SG_ENOMEM;
-        r->pass_len = l;
+        r->pass = p;
         r->cap_pass = nc;
     }
-    r->pass_json[r->n_pass] = w->buf;
-    r->pass_len[r->n_pass] = w->len;
+    pass_rec_t *rec = &r->pass[r->n_pass];
+    rec->name = strdup(name);
+    rec->summary = strdup(summary);
+    if (!rec->name || !rec->summary) {
+        free(rec->name);
+        free(rec->summary);
+        return SG_ENOMEM;
+    }
+    rec->json = w->buf;
+    rec->len = w->len;
     r->n_pass++;
     w->buf = NULL;
     w->len = w->cap = 0;
@@ -632,7 +661,7 @@ report_out:
     sg_rw_printf(&ctx, "\n");
     while (ctx.json.n_open) sg_jw_end(&ctx.json); /* a failed pass may leave a member open */
     if (report) {
-        int arc = ctx.err ? ctx.err : report_add_pass(report, &ctx.json);
+        int arc = ctx.err ? ctx.err : report_add_pass(report, &ctx.json, p->name, ctx.summary);
         if (arc) rc = rc ? rc : arc;
     }
 out:

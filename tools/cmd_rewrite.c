@@ -286,11 +286,8 @@ static int run(int argc, char **argv)
     bool stdout_used = (report_path && strcmp(report_path, "-") == 0) ||
                        (json_path && strcmp(json_path, "-") == 0);
     if (!stdout_used) {
-        json_t *arr = json_object_get(sg_report_json(report), "passes");
-        for (size_t i = 0; i < json_array_size(arr); i++) {
-            json_t *p = json_array_get(arr, i);
-            printf("%s: %s\n", json_string_value(json_object_get(p, "pass")),
-                   json_string_value(json_object_get(p, "summary")));
+        for (size_t i = 0; i < sg_report_pass_count(report); i++) {
+            printf("%s: %s\n", sg_report_pass_name(report, i), sg_report_pass_summary(report, i));
         }
         printf("wrote %s\n", out);
     }

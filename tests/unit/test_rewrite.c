@@ -1106,6 +1106,12 @@ static void test_pass_manager(void **state)
     assert_int_equal(sg_rewrite_run(g, NULL, 0, rep), SG_OK);
     assert_int_equal(g->n_pass_log, 3);
     assert_string_equal(g->pass_log[2].pass, "defer-dealloc");
+    assert_int_equal(sg_report_pass_count(rep), 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(sg_report_pass_name(rep, i), g->pass_log[i].pass);
+        assert_string_equal(sg_report_pass_summary(rep, i), g->pass_log[i].summary);
+    }
+    assert_string_equal(sg_report_pass_name(rep, 3), "");
     const char *t = sg_report_text(rep);
     assert_non_null(strstr(t, "== control-deps =="));
     assert_non_null(strstr(t, "== fusion-legality =="));
