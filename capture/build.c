@@ -20,6 +20,7 @@
 #include "graph/views.h"
 #include "arena.h"
 #include "extents.h"
+#include "graph/plural.h"
 
 #define ADDRESS_RANGE_BUDGET 64 /* cuMemGetAddressRange lookups per graph */
 
@@ -632,8 +633,9 @@ static int build_into(bctx_t *b, sg_graph_t *g, CUgraph graph, int depth, char *
         sg_asm_report_note(&rep, rec != NULL, note, sizeof note);
         if (!counts) {
             size_t l = strlen(note);
-            snprintf(note + l, sizeof note - l, "%smodel has %u nodes and %u edges", l ? "; " : "",
-                     sg_graph_node_count(g), sg_graph_edge_count(g));
+            snprintf(note + l, sizeof note - l, "%smodel has %u %s and %u %s", l ? "; " : "",
+                     sg_graph_node_count(g), sg_plural(sg_graph_node_count(g), "node", "nodes"),
+                     sg_graph_edge_count(g), sg_plural(sg_graph_edge_count(g), "edge", "edges"));
         }
         free(b->root->crosscheck_note);
         b->root->crosscheck_note = note[0] ? strdup(note) : NULL;
@@ -774,8 +776,8 @@ sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, siz
     if (arena_note[0]) sg_graph_log_pass(g, "capture", arena_note);
     if (b.unreadable) {
         char line[120];
-        snprintf(line, sizeof line, "%u nodes with unreadable parameters (see node labels)",
-                 b.unreadable);
+        snprintf(line, sizeof line, "%u %s with unreadable parameters (see node labels)",
+                 b.unreadable, sg_plural(b.unreadable, "node", "nodes"));
         sg_graph_log_pass(g, "capture", line);
     }
     return g;

@@ -26,6 +26,7 @@
 
 #include "digest.h"
 #include "graph/bundle.h"
+#include "graph/plural.h"
 
 sg_shim_t sg_shim;
 static atomic_int attached;
@@ -1128,23 +1129,34 @@ __attribute__((destructor)) static void sg_shim_summary(void)
                 " by digest alone), %" PRIu64 " not recorded%s",
                 sg_shim.graphs_seen, sg_shim.graphs, sg_shim.graphs_by_digest,
                 sg_shim.builds_failed, why);
-    sg_shim_log("summary: %" PRIu64 " graphs (%" PRIu64 "%s distinct, %" PRIu64
-                " from stream capture), %" PRIu64 " nodes, %" PRIu64 " streams, %" PRIu64
-                " events; %u bundles written to %s (%" PRIu64 " duplicates of them, %" PRIu64
-                " distinct graphs over SGCAP_MAX_BUNDLES=%u, %" PRIu64 " failed)",
-                sg_shim.graphs, o->distinct, o->seen_full ? "+" : "", sg_shim.graphs_captured,
-                sg_shim.nodes, sg_shim.streams, sg_shim.events,
-                o->written - (uint32_t)sg_writer_failed(), sg_shim.cfg.dir, o->duplicates,
-                o->over_limit, o->max_bundles, o->failed + sg_writer_failed());
+    uint32_t written = o->written - (uint32_t)sg_writer_failed();
+    sg_shim_log("summary: %" PRIu64 " %s (%" PRIu64 "%s distinct, %" PRIu64
+                " from stream capture), %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
+                " %s; %u %s written to %s (%" PRIu64 " %s of them, %" PRIu64
+                " distinct %s over SGCAP_MAX_BUNDLES=%u, %" PRIu64 " failed)",
+                sg_shim.graphs, sg_plural(sg_shim.graphs, "graph", "graphs"), o->distinct,
+                o->seen_full ? "+" : "", sg_shim.graphs_captured, sg_shim.nodes,
+                sg_plural(sg_shim.nodes, "node", "nodes"), sg_shim.streams,
+                sg_plural(sg_shim.streams, "stream", "streams"), sg_shim.events,
+                sg_plural(sg_shim.events, "event", "events"), written,
+                sg_plural(written, "bundle", "bundles"), sg_shim.cfg.dir, o->duplicates,
+                sg_plural(o->duplicates, "duplicate", "duplicates"), o->over_limit,
+                sg_plural(o->over_limit, "graph", "graphs"), o->max_bundles,
+                o->failed + sg_writer_failed());
     if (code[0]) sg_shim_log("summary: %s", code);
-    sg_shim_log("summary: bookkeeping: %" PRIu64 " captures, %" PRIu64
-                " nodes tagged, peak %" PRIu64 " tags held (now %" PRIu64 " in %u graphs, %" PRIu64
-                " evicted), %zu live allocations mapped",
-                bs.captures_begun, bs.nodes_tagged, bs.tags_peak, bs.tags_live, bs.records_live,
-                bs.records_evicted, sg_shim.mem.n);
+    sg_shim_log("summary: bookkeeping: %" PRIu64 " %s, %" PRIu64
+                " %s tagged, peak %" PRIu64 " %s held (now %" PRIu64 " in %u %s, %" PRIu64
+                " evicted), %zu live %s mapped",
+                bs.captures_begun, sg_plural(bs.captures_begun, "capture", "captures"),
+                bs.nodes_tagged, sg_plural(bs.nodes_tagged, "node", "nodes"), bs.tags_peak,
+                sg_plural(bs.tags_peak, "tag", "tags"), bs.tags_live, bs.records_live,
+                sg_plural(bs.records_live, "graph", "graphs"), bs.records_evicted, sg_shim.mem.n,
+                sg_plural(sg_shim.mem.n, "allocation", "allocations"));
     if (sg_shim.builds_failed || sg_shim.crosscheck_bad)
-        sg_shim_log("summary: %" PRIu64 " graphs could not be recorded, %" PRIu64
-                    " disagree with CUDA's own node/edge lists (see the lines above)",
-                    sg_shim.builds_failed, sg_shim.crosscheck_bad);
+        sg_shim_log("summary: %" PRIu64 " %s could not be recorded, %" PRIu64
+                    " %s with CUDA's own node/edge lists (see the lines above)",
+                    sg_shim.builds_failed, sg_plural(sg_shim.builds_failed, "graph", "graphs"),
+                    sg_shim.crosscheck_bad,
+                    sg_plural(sg_shim.crosscheck_bad, "disagrees", "disagree"));
     if (locked) pthread_mutex_unlock(&sg_shim.out);
 }

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plural.h"
+
 #define SG_DOT_MAX_DEPTH 64
 #define SG_DOT_LABEL_MAX 512 /* bytes of one node label before escaping */
 #define SG_DOT_PREFIX_MAX 256
@@ -243,8 +245,9 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
     case SG_NODE_CHILD_GRAPH:
         *shape = "box3d";
         *fill = "#f3f3f3";
-        lbl_printf(l, "child graph\n%" PRIu32 " nodes",
-                   n->u.child ? sg_graph_node_count(n->u.child) : 0);
+        lbl_printf(l, "child graph\n%" PRIu32 " %s",
+                   n->u.child ? sg_graph_node_count(n->u.child) : 0,
+                   sg_plural(n->u.child ? sg_graph_node_count(n->u.child) : 0, "node", "nodes"));
         break;
     case SG_NODE_CONDITIONAL:
         *shape = "diamond";

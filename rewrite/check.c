@@ -380,10 +380,9 @@ static int reuse_windows(checker_t *c)
     for (uint32_t b1 = 0; b1 < ru.n_buffers && rc == SG_OK && !full(c); b1++) {
         sg_node_id_t a1 = bf->alloc[b1];
         if (a1 == SG_NONE) continue;
-        uint32_t cl = ru.cluster[b1], x0 = ru.start[cl], x1 = ru.start[cl + 1];
-        for (uint32_t i = x0; i < x1 && rc == SG_OK;) {
-            uint32_t ch = sg_reach_chain_of(c->r, ru.allocs[i]), j = i;
-            while (j < x1 && sg_reach_chain_of(c->r, ru.allocs[j]) == ch) j++;
+        uint32_t cl = ru.cluster[b1];
+        for (uint32_t ri = ru.rstart[cl]; ri < ru.rstart[cl + 1] && rc == SG_OK; ri++) {
+            uint32_t ch = ru.runs[ri].chain, i = ru.runs[ri].first, j = ru.runs[ri].end;
             int32_t lo = sg_reach_last_reaching(c->r, a1, ch), hi = INT32_MAX;
             for (uint32_t k = bf->free_start[b1]; k < bf->free_start[b1 + 1]; k++) {
                 int32_t p = sg_reach_first_reached(c->r, bf->frees[k], ch);
@@ -407,7 +406,6 @@ static int reuse_windows(checker_t *c)
                 if (!sg_reach_query(c->r, a1, a2) && !enqueued_before(g, a1, a2)) continue;
                 rc = reuse_pair(c, b1, b2);
             }
-            i = j;
         }
     }
     sg_rw_reuse_free(&ru);

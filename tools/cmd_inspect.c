@@ -11,6 +11,7 @@
 #include "code/code_report.h"
 #include "cli.h"
 #include "graph/views.h"
+#include "graph/plural.h"
 
 static const char usage[] =
     "usage: sgcap inspect [--json] [--code [--arch N]] BUNDLE\n"
@@ -184,13 +185,14 @@ static void print_archs(FILE *f, const char *what, const uint32_t *a, uint32_t n
 static void print_fusions(const sg_graph_t *g)
 {
     if (!g->n_fusions) return;
-    printf("fused:   %u kernels\n", g->n_fusions);
+    printf("fused:   %u %s\n", g->n_fusions, sg_plural(g->n_fusions, "kernel", "kernels"));
     for (uint32_t i = 0; i < g->n_fusions; i++) {
         const sg_fusion_t *f = &g->fusions[i];
         const sg_node_t *n = sg_graph_node(g, f->node);
-        printf("  n%-5u %s: tier %u, %u stages, %d registers, %d spill bytes, %u writes dropped\n",
+        printf("  n%-5u %s: tier %u, %u %s, %d registers, %d spill bytes, %u %s dropped\n",
                f->node, n && n->u.kernel.name ? n->u.kernel.name : "?", f->tier, f->n_stages,
-               f->registers, f->spill_bytes, f->n_dropped);
+               sg_plural(f->n_stages, "stage", "stages"), f->registers, f->spill_bytes, f->n_dropped,
+               sg_plural(f->n_dropped, "write", "writes"));
         for (uint32_t k = 0; k < f->n_stages; k++) {
             char name[128];
             sg_kernel_short_name(f->stages[k].kernel.name, name, sizeof name);
@@ -250,22 +252,24 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     printf("streams: %u\n", g->n_streams);
     for (uint32_t l = 0; l <= g->n_streams; l++) {
         if (l == g->n_streams && s->lanes[l].total == 0) break;
-        printf("  %-8s %4u nodes: ", lane_label(g, l), s->lanes[l].total);
+        printf("  %-8s %4u %s: ", lane_label(g, l), s->lanes[l].total,
+               sg_plural(s->lanes[l].total, "node", "nodes"));
         print_type_list(stdout, s->lanes[l].by_type);
         putchar('\n');
     }
     printf("events:  %u\n", g->n_events);
     for (uint32_t e = 0; e < g->n_events; e++) {
         const event_row_t *r = &s->events[e];
-        printf("  %-8s %4u edges", g->events[e].label, r->edges);
+        printf("  %-8s %4u %s", g->events[e].label, r->edges, sg_plural(r->edges, "edge", "edges"));
         for (uint32_t p = 0; p < r->n_pairs; p++)
             printf("%s%s -> %s", p ? ", " : ": ", lane_label(g, r->pairs[p][0]),
                    lane_label(g, r->pairs[p][1]));
         if (g->events[e].external) printf(" (external)");
         putchar('\n');
     }
-    printf("kernels: %u launches of %u distinct kernels\n", s->by_type[SG_NODE_KERNEL],
-           s->n_kernels);
+    printf("kernels: %u %s of %u distinct %s\n", s->by_type[SG_NODE_KERNEL],
+           sg_plural(s->by_type[SG_NODE_KERNEL], "launch", "launches"), s->n_kernels,
+           sg_plural(s->n_kernels, "kernel", "kernels"));
     for (uint32_t i = 0; i < s->n_kernels; i++) {
         const sg_kernel_t *k = s->kernels[i].first;
         char shortname[96];
@@ -281,9 +285,10 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     printf("buffers: %u, %s\n", g->n_buffers, human_bytes(total, b1, sizeof b1));
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         const sg_buffer_t *b = &g->buffers[i];
-        printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing nodes%s\n", b->label,
+        printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing %s%s\n", b->label,
                sg_buffer_kind_name(b->kind), b->address, human_bytes(b->size, b2, sizeof b2),
-               s->buffer_users[i], b->before_file ? ", snapshots" : "");
+               s->buffer_users[i], sg_plural(s->buffer_users[i], "node", "nodes"),
+               b->before_file ? ", snapshots" : "");
     }
     printf("images:  %u\n", g->n_images);
     for (uint32_t i = 0; i < g->n_images; i++) {
@@ -296,8 +301,10 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     }
     print_fusions(g);
     if (g->crosscheck_done)
-        printf("check:   capture cross-check %s (CUDA reported %u nodes, %u edges)%s%s\n",
-               g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count, g->cuda_edge_count,
+        printf("check:   capture cross-check %s (CUDA reported %u %s, %u %s)%s%s\n",
+               g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count,
+               sg_plural(g->cuda_node_count, "node", "nodes"), g->cuda_edge_count,
+               sg_plural(g->cuda_edge_count, "edge", "edges"),
                g->crosscheck_note ? ": " : "", g->crosscheck_note ? g->crosscheck_note : "");
     if (g->n_pass_log) {
         printf("passes:  %u\n", g->n_pass_log);
@@ -464,8 +471,8 @@ static int print_code(const sg_bundle_t *b, const char *path, uint32_t arch, boo
         putchar('\n');
         json_decref(o);
     } else {
-        printf("code of %s for sm_%u: %u kernels, %u with usable PTX\n", path, rep.device_arch,
-               rep.n_rows, rep.n_ptx_available);
+        printf("code of %s for sm_%u: %u %s, %u with usable PTX\n", path, rep.device_arch,
+               rep.n_rows, sg_plural(rep.n_rows, "kernel", "kernels"), rep.n_ptx_available);
         for (uint32_t i = 0; i < rep.n_rows; i++) {
             const sg_code_report_row_t *r = &rep.rows[i];
             char shortname[96];
