@@ -6,11 +6,14 @@
  * double border so a rewrite is visible at a glance. Body graphs of child
  * and conditional nodes are nested clusters inside their owner's lane.
  *
- * Every string that comes from a graph (labels, names, notes) is escaped,
- * and node and cluster names are built from ids only, so any graph, even
- * one read from a hostile bundle, yields valid DOT.
+ * Every string that comes from a graph (labels, names, notes) is escaped
+ * for people first, like every other output of sgcap (graph/text.h), cut to
+ * a bounded length, then quoted for DOT; node and cluster names are built
+ * from ids only. So any graph, even one read from a hostile bundle, yields
+ * valid DOT that Graphviz can lay out.
  */
 #include "views.h"
+#include "text.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -20,6 +23,8 @@
 #define SG_DOT_MAX_DEPTH 64
 #define SG_DOT_LABEL_MAX 512 /* bytes of one node label before escaping */
 #define SG_DOT_PREFIX_MAX 256
+#define SG_DOT_NAME_MAX 96     /* bytes of one name (stream, event, buffer) in a label */
+#define SG_DOT_TOOLTIP_MAX 1024 /* the full kernel name, up to this */
 
 /* Lane colours: border/title and a light fill, Tableau-like so that
  * neighbouring lanes are easy to tell apart. Grey is kept for "explicit". */
@@ -33,23 +38,27 @@ static const char *const lane_fill[] = {"#e3eef8", "#fff0e0", "#e2f4e2", "#efe8f
 
 /* ---- strings --------------------------------------------------------------- */
 
-/* Write s as the inside of a DOT double-quoted string. A real newline becomes
- * a centred line break; other control bytes and non-ASCII bytes become '?'
- * (Graphviz rejects invalid UTF-8, and a truncated label can split a
- * character). */
+/* Write s as the inside of a DOT double-quoted string. A real newline (the
+ * label's own line breaks; strings from the graph arrive escaped) becomes a
+ * centred line break. Other control bytes and bytes that are not
+ * well-formed UTF-8 (Graphviz rejects it) become '?': none should be left
+ * after escaping, this keeps the DOT valid whatever the caller passed. */
 static void put_escaped(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"')
+    for (const char *p = s; *p;) {
+        unsigned char c = (unsigned char)*p;
+        size_t len = sg_text_utf8_len(p);
+        if (c == '"')
             fputs("\\\"", f);
-        else if (*p == '\\')
+        else if (c == '\\')
             fputs("\\\\", f);
-        else if (*p == '\n')
+        else if (c == '\n')
             fputs("\\n", f);
-        else if (*p < 0x20 || *p >= 0x7f)
+        else if (c < 0x20 || c == 0x7f || len == 0)
             fputc('?', f);
         else
-            fputc(*p, f);
+            fwrite(p, 1, len, f);
+        p += len ? len : 1;
     }
 }
 
@@ -58,6 +67,15 @@ static void put_quoted(FILE *f, const char *s)
     fputc('"', f);
     put_escaped(f, s ? s : "");
     fputc('"', f);
+}
+
+/* A string from the graph as a quoted DOT string: escaped, at most max bytes. */
+static void put_text(FILE *f, const char *s, size_t max)
+{
+    char buf[SG_DOT_TOOLTIP_MAX + 1];
+    if (max > SG_DOT_TOOLTIP_MAX) max = SG_DOT_TOOLTIP_MAX;
+    sg_text_escape(buf, max + 1, s);
+    put_quoted(f, buf);
 }
 
 /* A bounded label under construction; appends truncate silently. */
@@ -76,6 +94,15 @@ __attribute__((format(printf, 2, 3))) static void lbl_printf(label_t *l, const c
     if (w < 0) return;
     l->len += (size_t)w;
     if (l->len > sizeof l->s - 1) l->len = sizeof l->s - 1;
+}
+
+/* A string from the graph into a label: escaped, at most max bytes. */
+static void lbl_text(label_t *l, const char *s, size_t max)
+{
+    char buf[SG_DOT_NAME_MAX * 2 + 1];
+    if (max > sizeof buf - 1) max = sizeof buf - 1;
+    sg_text_escape(buf, max + 1, s);
+    lbl_printf(l, "%s", buf);
 }
 
 /* "256", "64x64", "8x8x4": trailing 1s add nothing for a reader. */
@@ -149,7 +176,7 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
         sg_kernel_short_name(k->name, name, sizeof name);
         *shape = "box";
         *style = "rounded,filled";
-        lbl_printf(l, "%s", name);
+        lbl_text(l, name, sizeof name);
         if (opt->show_ids) lbl_printf(l, " #%" PRIu32, n->id);
         lbl_printf(l, "\ngrid ");
         lbl_dims(l, k->grid);
@@ -205,17 +232,20 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
     case SG_NODE_EVENT_RECORD:
         *shape = "cds";
         *fill = "#dde8f7";
-        lbl_printf(l, "record %s", event_label(g, n->u.event));
+        lbl_printf(l, "record ");
+        lbl_text(l, event_label(g, n->u.event), SG_DOT_NAME_MAX);
         break;
     case SG_NODE_EVENT_WAIT:
         *shape = "invhouse";
         *fill = "#dde8f7";
-        lbl_printf(l, "wait %s", event_label(g, n->u.event));
+        lbl_printf(l, "wait ");
+        lbl_text(l, event_label(g, n->u.event), SG_DOT_NAME_MAX);
         break;
     case SG_NODE_MEM_ALLOC:
         *shape = "house";
         *fill = "#e2f4e2";
-        lbl_printf(l, "alloc %s", buffer_label(g, n->u.mem.buffer));
+        lbl_printf(l, "alloc ");
+        lbl_text(l, buffer_label(g, n->u.mem.buffer), SG_DOT_NAME_MAX);
         if (opt->show_ids) lbl_printf(l, " #%" PRIu32, n->id);
         lbl_printf(l, "\n");
         lbl_bytes(l, n->u.mem.bytes);
@@ -224,7 +254,8 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
         *shape = "box";
         *style = "filled,diagonals";
         *fill = "#fbdede";
-        lbl_printf(l, "free %s", buffer_label(g, n->u.mem.buffer));
+        lbl_printf(l, "free ");
+        lbl_text(l, buffer_label(g, n->u.mem.buffer), SG_DOT_NAME_MAX);
         break;
     case SG_NODE_CHILD_GRAPH:
         *shape = "box3d";
@@ -241,7 +272,10 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
         *shape = "octagon";
         *fill = "#dddddd";
         lbl_printf(l, "opaque");
-        if (n->u.opaque_note) lbl_printf(l, "\n%.100s", n->u.opaque_note);
+        if (n->u.opaque_note) {
+            lbl_printf(l, "\n");
+            lbl_text(l, n->u.opaque_note, 100);
+        }
         break;
     default:
         *shape = "box";
@@ -268,7 +302,7 @@ static void emit_node(const sg_graph_t *g, const sg_node_t *n, FILE *f, const sg
     if (n->synthesized) fputs(" peripheries=2 color=\"#b0006a\" penwidth=1.5", f);
     if (n->type == SG_NODE_KERNEL && n->u.kernel.name) {
         fputs(" tooltip=", f);
-        put_quoted(f, n->u.kernel.name);
+        put_text(f, n->u.kernel.name, SG_DOT_TOOLTIP_MAX);
     }
     fputs("];\n", f);
 
@@ -354,7 +388,7 @@ static void emit_edges(const sg_graph_t *g, FILE *f, const char *prefix, int ind
                 e->to);
         switch (e->kind) {
         case SG_EDGE_EVENT:
-            lbl_printf(&l, "%s", event_label(g, e->event));
+            lbl_text(&l, event_label(g, e->event), SG_DOT_NAME_MAX);
             fputs("style=dashed color=\"#1f4e9c\" fontcolor=\"#1f4e9c\" penwidth=1.3", f);
             break;
         case SG_EDGE_CONTROL:
@@ -441,9 +475,11 @@ static int emit_lanes(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt)
             fputs("  subgraph cluster_explicit {\n    label=", f);
         else
             fputs("  subgraph cluster_unknown {\n    label=", f);
-        put_quoted(f, l < g->n_streams    ? stream_label(g, l)
-                      : l == g->n_streams ? "explicit"
-                                          : "unknown stream");
+        put_text(f,
+                 l < g->n_streams    ? stream_label(g, l)
+                 : l == g->n_streams ? "explicit"
+                                     : "unknown stream",
+                 SG_DOT_NAME_MAX);
         fprintf(f,
                 "; style=\"rounded,filled\"; color=\"%s\"; fillcolor=\"%s\"; fontcolor=\"%s\";"
                 " penwidth=2;\n",
@@ -468,7 +504,7 @@ int sg_dot_write(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt)
           f);
     if (opt->title) {
         fputs(" labelloc=t label=", f);
-        put_quoted(f, opt->title);
+        put_text(f, opt->title, SG_DOT_NAME_MAX * 2);
     }
     fputs("];\n", f);
     fputs("  node [fontname=\"Helvetica\" fontsize=10 margin=\"0.12,0.05\" color=\"#333333\"];\n",

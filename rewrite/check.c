@@ -546,6 +546,7 @@ static const char *mode_verb(sg_access_mode_t m)
     }
 }
 
+/* raw, for JSON; text takes SG_RW_LABEL of it */
 static const char *buf_label(const sg_graph_t *g, uint32_t b)
 {
     const sg_buffer_t *x = sg_graph_buffer(g, b);
@@ -564,16 +565,16 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
         snprintf(buf, n,
                  "race on %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it, %s %s it, no path "
                  "between them; missing edge %s -> %s",
-                 buf_label(g, h->buffers[0]), h->lo, h->hi, a, mode_verb(h->modes[0]), b,
-                 mode_verb(h->modes[1]), f, t);
+                 SG_RW_LABEL(buf_label(g, h->buffers[0])), h->lo, h->hi, a,
+                 mode_verb(h->modes[0]), b, mode_verb(h->modes[1]), f, t);
         break;
     case SG_HAZARD_USE_AFTER_FREE: {
         bool free_side = h->missing_from == h->nodes[0];
         snprintf(buf, n,
                  "use_after_free of %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it but is not "
                  "ordered %s %s; missing edge %s -> %s",
-                 buf_label(g, h->buffers[0]), h->lo, h->hi, a, mode_verb(h->modes[0]),
-                 free_side ? "before its free" : "after its alloc", b, f, t);
+                 SG_RW_LABEL(buf_label(g, h->buffers[0])), h->lo, h->hi, a,
+                 mode_verb(h->modes[0]), free_side ? "before its free" : "after its alloc", b, f, t);
         break;
     }
     case SG_HAZARD_REUSE:
@@ -581,15 +582,15 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
                  "reuse of [0x%" PRIx64 ", 0x%" PRIx64 "): %s allocates memory of %s while %s "
                  "may still use it (no free of %s is ordered before the reallocation); missing "
                  "edge %s -> %s",
-                 h->lo, h->hi, b, buf_label(g, h->buffers[0]), a, buf_label(g, h->buffers[0]),
-                 f, t);
+                 h->lo, h->hi, b, SG_RW_LABEL(buf_label(g, h->buffers[0])), a,
+                 SG_RW_LABEL(buf_label(g, h->buffers[0])), f, t);
         break;
     case SG_HAZARD_UNJOINED:
         snprintf(buf, n,
                  "unjoined stream %s: its last node %s has no path to the last node of the "
                  "origin stream %s, %s; missing edge %s -> %s",
-                 sg_rw_stream_name(g, h->streams[0]), a, sg_rw_stream_name(g, h->streams[1]), b,
-                 f, t);
+                 SG_RW_STREAM(g, h->streams[0]), a,
+                 SG_RW_STREAM(g, h->streams[1]), b, f, t);
         break;
     default:
         snprintf(buf, n, "invalid hazard");

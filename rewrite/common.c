@@ -5,12 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/text.h"
 #include "graph/views.h"
 #include "rewrite_internal.h"
 
 /* ---- names ---------------------------------------------------------------- */
 
-const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream)
+const char *sg_rw_label(const char *s, sg_rw_label_t *buf)
+{
+    sg_text_escape(buf->s, sizeof buf->s, s);
+    return buf->s;
+}
+
+const char *sg_rw_stream_label(const sg_graph_t *g, uint32_t stream)
 {
     const sg_stream_t *s = sg_graph_stream(g, stream);
     return s ? s->label : "explicit";
@@ -52,8 +59,8 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
     }
     char what[160];
     node_what(g, x, what, sizeof what);
-    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "", what,
-             sg_rw_stream_name(g, x->stream));
+    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "",
+             SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
     return buf;
 }
 
@@ -64,7 +71,7 @@ json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id)
     char what[160];
     node_what(g, x, what, sizeof what);
     json_t *o = json_pack("{s:I, s:s, s:s}", "id", (json_int_t)id, "type",
-                          sg_node_type_name(x->type), "stream", sg_rw_stream_name(g, x->stream));
+                          sg_node_type_name(x->type), "stream", sg_rw_stream_label(g, x->stream));
     if (o && what[0]) json_object_set_new(o, "name", json_string(what));
     return o;
 }

@@ -161,7 +161,7 @@ static int rule_record_wait(const sg_graph_t *g, cands_t *cs)
         }
         snprintf(c->why, sizeof c->why,
                  "the wait binds to the latest record of %s enqueued before it (seq %llu < %llu)",
-                 g->root->events[ev[i].event].label,
+                 SG_RW_LABEL(g->root->events[ev[i].event].label),
                  (unsigned long long)g->nodes[last_record].seq, (unsigned long long)ev[i].seq);
     }
     free(ev);
@@ -192,14 +192,14 @@ static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, can
             if (!c) return SG_ENOMEM;
             snprintf(c->why, sizeof c->why,
                      "%s: everything enqueued before it on %s must precede it", what,
-                     sg_rw_stream_name(g, x->stream));
+                     SG_RW_STREAM(g, x->stream));
         }
         if (next != SG_NONE && (barrier || wait_point)) {
             cand_t *c = cand_push(cs, i, next, RULE_STREAM_ORDER, true);
             if (!c) return SG_ENOMEM;
             snprintf(c->why, sizeof c->why,
                      "%s: everything enqueued after it on %s must follow it", what,
-                     sg_rw_stream_name(g, x->stream));
+                     SG_RW_STREAM(g, x->stream));
         }
     }
     return SG_OK;
@@ -231,8 +231,8 @@ static int rule_free_reuse(const sg_graph_t *g, const sg_rw_buffers_t *bufs, sg_
                 snprintf(c->why, sizeof c->why,
                          "%s reuses addresses of %s, which is only legal after this free; the "
                          "path was transitive",
-                         g->root->buffers[g->nodes[mins[i]].u.mem.buffer].label,
-                         g->root->buffers[b].label);
+                         SG_RW_LABEL(g->root->buffers[g->nodes[mins[i]].u.mem.buffer].label),
+                         SG_RW_LABEL(g->root->buffers[b].label));
             }
             free(mins);
         }
@@ -263,7 +263,7 @@ static int rule_event_at_free(const sg_graph_t *g, cands_t *cs)
                 if (!c) return SG_ENOMEM;
                 snprintf(c->why, sizeof c->why,
                          "event %s %s the free n%u; this ordering ran through the free only",
-                         ev ? ev->label : "?", side ? "enters" : "leaves", f);
+                         ev ? SG_RW_LABEL(ev->label) : "?", side ? "enters" : "leaves", f);
             }
         }
     }

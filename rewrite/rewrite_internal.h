@@ -61,10 +61,24 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx);
 
 /* ---- names for reports --------------------------------------------------------- */
 
-/* "n12 (kernel k_fill, s0)": id, type, what it is, stream. Returns buf. */
+/* Report text is for people, and labels come from untrusted bundles: every
+ * label, name or note that goes into report text (not JSON fields, which
+ * jansson escapes) goes through SG_RW_LABEL: escaped as graph/text.h says
+ * and cut to fit. The buffer is a compound literal of the enclosing block,
+ * so the result is valid for the whole statement that uses it and the
+ * library keeps no static state (it also runs inside the app). */
+typedef struct {
+    char s[128];
+} sg_rw_label_t;
+const char *sg_rw_label(const char *s, sg_rw_label_t *buf);
+#define SG_RW_LABEL(s) sg_rw_label((s), &(sg_rw_label_t){{0}})
+
+/* "n12 (kernel k_fill, s0)": id, type, what it is, stream, escaped for a
+ * report. Returns buf. */
 const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n);
-/* Stream label or "explicit". */
-const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream);
+/* Stream label or "explicit", raw (for JSON); SG_RW_STREAM escaped for text. */
+const char *sg_rw_stream_label(const sg_graph_t *g, uint32_t stream);
+#define SG_RW_STREAM(g, s) SG_RW_LABEL(sg_rw_stream_label((g), (s)))
 /* {"id": 12, "type": "kernel", "stream": "s0", "name": "k_fill"} */
 json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id);
 

@@ -196,12 +196,13 @@ static void print_archs(FILE *f, const char *what, const uint32_t *a, uint32_t n
 static void print_text(const sg_graph_t *g, const summary_t *s, const char *path)
 {
     char b1[32], b2[32];
-    printf("bundle:  %s\n", path);
+    printf("bundle:  %s\n", sg_cli_text(path));
     printf("program: %s (pid %" PRId64 "), graph #%u, capture mode %s, capture id %" PRIu64 "\n",
-           g->program ? g->program : "?", g->pid, g->sequence,
-           g->capture_mode ? g->capture_mode : "?", g->capture_id);
+           g->program ? sg_cli_text(g->program) : "?", g->pid, g->sequence,
+           g->capture_mode ? sg_cli_text(g->capture_mode) : "?", g->capture_id);
     if (g->device.name)
-        printf("device:  %s (sm_%d%d), driver %d, %s\n", g->device.name, g->device.cc_major,
+        printf("device:  %s (sm_%d%d), driver %d, %s\n", sg_cli_text(g->device.name),
+               g->device.cc_major,
                g->device.cc_minor, g->device.driver_version,
                human_bytes(g->device.total_memory, b1, sizeof b1));
     printf("nodes:   %u (", s->nodes);
@@ -220,17 +221,17 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     printf("streams: %u\n", g->n_streams);
     for (uint32_t l = 0; l <= g->n_streams; l++) {
         if (l == g->n_streams && s->lanes[l].total == 0) break;
-        printf("  %-8s %4u nodes: ", lane_label(g, l), s->lanes[l].total);
+        printf("  %-8s %4u nodes: ", sg_cli_text(lane_label(g, l)), s->lanes[l].total);
         print_type_list(stdout, s->lanes[l].by_type);
         putchar('\n');
     }
     printf("events:  %u\n", g->n_events);
     for (uint32_t e = 0; e < g->n_events; e++) {
         const event_row_t *r = &s->events[e];
-        printf("  %-8s %4u edges", g->events[e].label, r->edges);
+        printf("  %-8s %4u edges", sg_cli_text(g->events[e].label), r->edges);
         for (uint32_t p = 0; p < r->n_pairs; p++)
-            printf("%s%s -> %s", p ? ", " : ": ", lane_label(g, r->pairs[p][0]),
-                   lane_label(g, r->pairs[p][1]));
+            printf("%s%s -> %s", p ? ", " : ": ", sg_cli_text(lane_label(g, r->pairs[p][0])),
+                   sg_cli_text(lane_label(g, r->pairs[p][1])));
         if (g->events[e].external) printf(" (external)");
         putchar('\n');
     }
@@ -240,7 +241,7 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
         const sg_kernel_t *k = s->kernels[i].first;
         char shortname[96];
         sg_kernel_short_name(s->kernels[i].name, shortname, sizeof shortname);
-        printf("  %-32s x%-4u grid (%u,%u,%u) block (%u,%u,%u) smem %u", shortname,
+        printf("  %-32s x%-4u grid (%u,%u,%u) block (%u,%u,%u) smem %u", sg_cli_text(shortname),
                s->kernels[i].launches, k->grid[0], k->grid[1], k->grid[2], k->block[0],
                k->block[1], k->block[2], k->shared_bytes);
         if (k->image != SG_NONE) printf(" image %u", k->image);
@@ -251,14 +252,14 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     printf("buffers: %u, %s\n", g->n_buffers, human_bytes(total, b1, sizeof b1));
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         const sg_buffer_t *b = &g->buffers[i];
-        printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing nodes%s\n", b->label,
+        printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing nodes%s\n", sg_cli_text(b->label),
                buffer_kind_name(b->kind), b->address, human_bytes(b->size, b2, sizeof b2),
                s->buffer_users[i], b->before_file ? ", snapshots" : "");
     }
     printf("images:  %u\n", g->n_images);
     for (uint32_t i = 0; i < g->n_images; i++) {
         const sg_image_t *im = &g->images[i];
-        printf("  %-3u %-7s %s %10s", i, image_kind_name(im->kind), im->hash,
+        printf("  %-3u %-7s %s %10s", i, image_kind_name(im->kind), sg_cli_text(im->hash),
                human_bytes(im->size, b1, sizeof b1));
         print_archs(stdout, "ptx", im->ptx_archs, im->n_ptx_archs);
         print_archs(stdout, "sass", im->sass_archs, im->n_sass_archs);
@@ -267,11 +268,12 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     if (g->crosscheck_done)
         printf("check:   capture cross-check %s (CUDA reported %u nodes, %u edges)%s%s\n",
                g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count, g->cuda_edge_count,
-               g->crosscheck_note ? ": " : "", g->crosscheck_note ? g->crosscheck_note : "");
+               g->crosscheck_note ? ": " : "", g->crosscheck_note ? sg_cli_text(g->crosscheck_note) : "");
     if (g->n_pass_log) {
         printf("passes:  %u\n", g->n_pass_log);
         for (uint32_t i = 0; i < g->n_pass_log; i++)
-            printf("  %-16s %s\n", g->pass_log[i].pass, g->pass_log[i].summary);
+            printf("  %-16s %s\n", sg_cli_text(g->pass_log[i].pass),
+                   sg_cli_text(g->pass_log[i].summary));
     }
 }
 
@@ -431,7 +433,8 @@ static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool
         putchar('\n');
         json_decref(o);
     } else {
-        printf("code of %s for sm_%u: %u kernels, %u with usable PTX\n", path, rep.device_arch,
+        printf("code of %s for sm_%u: %u kernels, %u with usable PTX\n", sg_cli_text(path),
+               rep.device_arch,
                rep.n_rows, rep.n_ptx_available);
         for (uint32_t i = 0; i < rep.n_rows; i++) {
             const sg_code_report_row_t *r = &rep.rows[i];
@@ -442,10 +445,11 @@ static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool
                 snprintf(img, sizeof img, "-");
             else
                 snprintf(img, sizeof img, "%u", r->image);
-            printf("  %-32s x%-3u image %-3s sass %-14s ptx %-14s PTX: %s\n", shortname, r->n_nodes,
+            printf("  %-32s x%-3u image %-3s sass %-14s ptx %-14s PTX: %s\n", sg_cli_text(shortname),
+                   r->n_nodes,
                    img, sg_arch_list_format(&r->sass, sass, sizeof sass),
                    sg_arch_list_format(&r->ptx, ptx, sizeof ptx), reason_text(r));
-            if (r->detail[0]) printf("      %s\n", r->detail);
+            if (r->detail[0]) printf("      %s\n", sg_cli_text(r->detail));
         }
     }
     sg_code_report_free(&rep);

@@ -234,10 +234,11 @@ static int run(int argc, char **argv)
     size_t fresh = 0;
     for (size_t k = 0; k < after.n; k++)
         if (!listed(&before, after.names[k])) fresh++;
-    fprintf(stderr, "sgcap run: %s exited with %d; %zu new bundle%s in %s\n", argv[i], code, fresh,
-            fresh == 1 ? "" : "s", out);
+    fprintf(stderr, "sgcap run: %s exited with %d; %zu new bundle%s in %s\n", sg_cli_text(argv[i]),
+            code, fresh, fresh == 1 ? "" : "s", sg_cli_text(out));
     for (size_t k = 0; k < after.n; k++)
-        if (!listed(&before, after.names[k])) fprintf(stderr, "  %s/%s\n", out, after.names[k]);
+        if (!listed(&before, after.names[k]))
+            fprintf(stderr, "  %s/%s\n", sg_cli_text(out), sg_cli_text(after.names[k]));
     list_free(&before);
     list_free(&after);
     return code;

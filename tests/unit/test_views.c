@@ -1,4 +1,5 @@
-/* test_views.c: unit tests of the views (graph/dump.c, dot.c, names.c):
+/* test_views.c: unit tests of the views (graph/dump.c, dot.c, names.c,
+ * text.c): escaping of untrusted strings for terminals,
  * short kernel names of real mangled names, dump determinism (the same
  * graph built in different orders dumps identically; real differences show),
  * escaping of hostile strings, and DOT validity checked by Graphviz itself. */
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "graph/graph.h"
+#include "graph/text.h"
 #include "graph/views.h"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -525,7 +527,8 @@ static void test_dot_valid(void **state)
     sg_dot_options_t opt = {.show_ids = true, .show_params = true, .title = "t \"1\"\n"};
     check_dot_renders(g, &opt, &text);
     assert_non_null(strstr(text, "init #0\\ngrid 1024  block 256\\nparams 8+4 = 16 B"));
-    assert_non_null(strstr(text, "label=\"t \\\"1\\\"\\n\""));
+    /* a newline from the graph is shown as "\n", not obeyed: it could forge a line */
+    assert_non_null(strstr(text, "label=\"t \\\"1\\\"\\\\n\""));
     free(text);
     /* a body graph alone */
     check_dot_renders(sg_graph_node(g, 8)->u.child, NULL, NULL);
@@ -610,6 +613,67 @@ static void test_dot_errors(void **state)
     sg_graph_destroy(g);
 }
 
+/* ---- text escaping ---------------------------------------------------------------- */
+
+static void expect_escape(const char *in, const char *want)
+{
+    char buf[256];
+    size_t n = sg_text_escape(buf, sizeof buf, in);
+    if (strcmp(buf, want) != 0) fail_msg("escape gave \"%s\", want \"%s\"", buf, want);
+    assert_int_equal(n, strlen(want));
+    assert_int_equal(sg_text_escape(NULL, 0, in), strlen(want));
+}
+
+static void test_text_escape(void **state)
+{
+    (void)state;
+    expect_escape("s0", "s0");
+    expect_escape(NULL, "");
+    /* the attack of issue 16: erase the line, go back to its start */
+    expect_escape("s0\x1b[2K\rno hazards", "s0\\x1b[2K\\rno hazards");
+    expect_escape("a\nb\tc\\d\x7f\x01", "a\\nb\\tc\\\\d\\x7f\\x01");
+    /* UTF-8: kept when well formed and printable */
+    expect_escape("gr\xc3\xbc\xc3\x9f" "e \xe2\x86\x92 \xf0\x9f\x98\x80",
+                  "gr\xc3\xbc\xc3\x9f" "e \xe2\x86\x92 \xf0\x9f\x98\x80");
+    /* not well formed: each byte shown */
+    expect_escape("\xc3", "\\xc3");                 /* cut short */
+    expect_escape("\xc3(", "\\xc3(");               /* bad continuation */
+    expect_escape("\x80x", "\\x80x");               /* stray continuation */
+    expect_escape("\xc0\xaf", "\\xc0\\xaf");         /* overlong '/' */
+    expect_escape("\xe0\x80\xaf", "\\xe0\\x80\\xaf"); /* overlong, 3 bytes */
+    expect_escape("\xed\xa0\x80", "\\xed\\xa0\\x80"); /* a surrogate */
+    expect_escape("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
+    expect_escape("\xff\xfe", "\\xff\\xfe");
+    /* C1 controls (U+009B is CSI on some terminals) and bidi overrides */
+    expect_escape("\xc2\x9b" "2K", "\\u009b2K");
+    expect_escape("abc\xe2\x80\xae" "def\xe2\x81\xa6", "abc\\u202edef\\u2066");
+    expect_escape("\xd8\x9c\xe2\x80\x8f", "\\u061c\\u200f");
+    /* cut to fit: at a boundary, marked, the full length returned */
+    char buf[8];
+    assert_int_equal(sg_text_escape(buf, sizeof buf, "abcdefghij"), 10);
+    assert_string_equal(buf, "abcd...");
+    assert_int_equal(sg_text_escape(buf, sizeof buf, "abcdefg"), 7);
+    assert_string_equal(buf, "abcdefg");
+    assert_int_equal(sg_text_escape(buf, sizeof buf, "\x1b\x1b\x1b"), 12);
+    assert_string_equal(buf, "\\x1b..."); /* never half an escape */
+    assert_int_equal(sg_text_escape(buf, sizeof buf, "ab\xe2\x86\x92\xe2\x86\x92"), 8);
+    assert_string_equal(buf, "ab..."); /* never half a character */
+    assert_int_equal(sg_text_escape(buf, 3, "abcdef"), 6);
+    assert_string_equal(buf, "ab");
+    /* the stream form writes the same */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(sg_text_put(f, "x\x1b]0;t\x07\xc2\x9b"), 0);
+    fclose(f);
+    assert_string_equal(text, "x\\x1b]0;t\\x07\\u009b");
+    free(text);
+    assert_int_equal(sg_text_utf8_len("a"), 1);
+    assert_int_equal(sg_text_utf8_len("\xc3\xbc"), 2);
+    assert_int_equal(sg_text_utf8_len("\xc3"), 0);
+    assert_int_equal(sg_text_utf8_len("\xf0\x9f\x98\x80"), 4);
+}
+
 /* Pointer-to-const parameters from the mangled signature (capture records
  * those accesses as reads). */
 static void test_const_pointer_params(void **state)
@@ -649,6 +713,7 @@ static void test_const_pointer_params(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_escape),
         cmocka_unit_test(test_const_pointer_params),
         cmocka_unit_test(test_short_names),        cmocka_unit_test(test_short_name_bounds),
         cmocka_unit_test(test_dump_determinism),   cmocka_unit_test(test_dump_content),
