@@ -30,6 +30,16 @@ void sg_cli_error(const char *cmd, const char *fmt, ...)
     if (msg != small) free(msg);
 }
 
+const char *sg_cli_value(const char *cmd, int argc, char **argv, int *i)
+{
+    const char *opt = argv[*i];
+    if (*i + 1 >= argc || strcmp(argv[*i + 1], "--") == 0 || !argv[*i + 1][0]) {
+        sg_cli_error(cmd, "%s needs a value", opt);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
 bool sg_cli_wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {

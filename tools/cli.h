@@ -24,6 +24,10 @@ typedef struct {
 
 /* Print "sgcap NAME: message" to stderr. */
 void sg_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The value of option argv[*i]: the next argument, with *i moved to it; or
+ * NULL, the error printed, when there is none or it is "--" or empty ("--"
+ * ends the options, it is never a value). */
+const char *sg_cli_value(const char *cmd, int argc, char **argv, int *i);
 /* Does argv hold -h/--help (before a lone "--")? */
 bool sg_cli_wants_help(int argc, char **argv);
 /* Print cmd->usage to f. */

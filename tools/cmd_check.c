@@ -50,10 +50,7 @@ static int run(int argc, char **argv)
             json = true;
         } else if (strcmp(argv[i], "--max") == 0) {
             char *end = NULL;
-            if (++i >= argc) {
-                sg_cli_error("check", "--max needs a number");
-                return SG_EXIT_USAGE;
-            }
+            if (!sg_cli_value("check", argc, argv, &i)) return SG_EXIT_USAGE;
             unsigned long v = strtoul(argv[i], &end, 10);
             if (!*argv[i] || *end || v == 0 || v > UINT32_MAX) {
                 sg_cli_error("check", "--max needs a positive number, not '%s'", argv[i]);

@@ -123,11 +123,8 @@ static int run(int argc, char **argv)
         }
         if (strcmp(a, "--out") == 0 || strcmp(a, "--shim") == 0 ||
             strcmp(a, "--max-bundles") == 0) {
-            if (i + 1 >= argc) {
-                sg_cli_error("run", "%s needs a value", a);
-                return SG_EXIT_USAGE;
-            }
-            const char *v = argv[++i];
+            const char *v = sg_cli_value("run", argc, argv, &i); /* never "--" */
+            if (!v) return SG_EXIT_USAGE;
             if (a[2] == 'o')
                 out = v;
             else if (a[2] == 's')
