@@ -7,7 +7,7 @@
 # (dot_fold), leaves nothing behind when interrupted (dot_signal), and
 # `run --out --` is refused (run_dashdash).
 if(TARGET sgcap)
-  foreach(step escape write_errors run_dashdash)
+  foreach(step escape write_errors dot_format dot_long_name dot_fold dot_signal run_dashdash)
     add_test(NAME cli.${step}
              COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli_test.sh ${step} $<TARGET_FILE:sgcap>
                      ${PROJECT_SOURCE_DIR}/tests/golden ${CMAKE_BINARY_DIR}/cli-test/${step})
