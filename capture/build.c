@@ -18,9 +18,9 @@
 #include "assemble.h"
 #include "graph/bundle.h"
 #include "graph/views.h"
+#include "arena.h"
 #include "extents.h"
 
-#define MAX_PARAMS 4096
 #define ADDRESS_RANGE_BUDGET 64 /* cuMemGetAddressRange lookups per graph */
 
 typedef struct bufmap {
@@ -29,11 +29,20 @@ typedef struct bufmap {
     UT_hash_handle hh;
 } bufmap_t;
 
+/* A range of pageable host memory some copy of this graph reads or writes. */
+typedef struct {
+    uint64_t start, end;
+    uint32_t buffer;
+} host_range_t;
+
 typedef struct {
     sg_graph_t *root;
     bufmap_t *bufs;
+    host_range_t *host; /* pageable host buffers, by start */
+    uint32_t n_host, cap_host;
     sg_memmap_t graph_allocs; /* this graph's mem_alloc nodes */
     bufmap_t *alloc_bufs;
+    const sg_override_t *ov; /* in-place changes of the exec being recorded */
     uint32_t range_budget;
     uint32_t unreadable; /* nodes whose payload could not be read */
     int oom;
@@ -88,12 +97,12 @@ static uint32_t find_buffer(bctx_t *b, uint64_t addr, uint64_t *offset, uint64_t
     return idx;
 }
 
-static void access_at(bctx_t *b, sg_graph_t *g, sg_node_id_t id, uint64_t addr, uint64_t bytes,
+static bool access_at(bctx_t *b, sg_graph_t *g, sg_node_id_t id, uint64_t addr, uint64_t bytes,
                       sg_access_mode_t mode, bool allow_lookup)
 {
     uint64_t off = 0, rest = 0;
     uint32_t buf = find_buffer(b, addr, &off, &rest, allow_lookup);
-    if (buf == SG_NONE) return;
+    if (buf == SG_NONE) return false;
     if (bytes == 0 || bytes > rest) bytes = rest;
     sg_node_t *n = sg_graph_node(g, id);
     for (uint32_t i = 0; i < n->n_accesses; i++) { /* one entry per (buffer, offset) */
@@ -101,10 +110,52 @@ static void access_at(bctx_t *b, sg_graph_t *g, sg_node_id_t id, uint64_t addr, 
         if (a->buffer == buf && a->offset == off) {
             if (bytes > a->size) a->size = bytes;
             a->mode |= mode;
-            return;
+            return true;
         }
     }
     sg_node_add_access(g, id, buf, off, bytes, mode);
+    return true;
+}
+
+/* A unified address the memory map does not know: plain host memory when
+ * the driver says it is no CUDA memory at all (a copy with
+ * cudaMemcpyDefault from a stack variable). */
+static bool pageable_host(uint64_t addr)
+{
+    __typeof__(&cuPointerGetAttribute) get = SG_REAL(cuPointerGetAttribute);
+    if (!get) return false;
+    CUmemorytype t = 0;
+    return get(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)addr) == CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The host side of a copy. Pinned memory is in the memory map; anything
+ * else is pageable memory of the program (a variable on its stack, a heap
+ * block), recorded as exactly the bytes copied: one buffer per range, grown
+ * when a later copy of the graph reaches past its end. */
+static void host_access(bctx_t *b, sg_graph_t *g, sg_node_id_t id, uint64_t addr, uint64_t len,
+                        sg_access_mode_t mode)
+{
+    uint64_t off = 0, rest = 0;
+    if (!addr || !len || addr + len < addr) return;
+    if (find_buffer(b, addr, &off, &rest, false) != SG_NONE) {
+        access_at(b, g, id, addr, len, mode, false);
+        return;
+    }
+    for (uint32_t i = 0; i < b->n_host; i++) {
+        host_range_t *h = &b->host[i];
+        if (addr < h->start || addr > h->end) continue;
+        if (addr + len > h->end) {
+            h->end = addr + len;
+            sg_graph_buffer(b->root, h->buffer)->size = h->end - h->start;
+        }
+        sg_node_add_access(g, id, h->buffer, addr - h->start, len, mode);
+        return;
+    }
+    uint32_t idx;
+    if (sg_graph_add_buffer(b->root, SG_BUFFER_HOST_PAGEABLE, addr, len, &idx)) return;
+    if (sg_array_grow((void **)&b->host, &b->cap_host, b->n_host + 1, sizeof *b->host) == SG_OK)
+        b->host[b->n_host++] = (host_range_t){addr, addr + len, idx};
+    sg_node_add_access(g, id, idx, 0, len, mode);
 }
 
 /* Bytes a 3-D copy or set spans from its first byte. */
@@ -179,51 +230,33 @@ static void fill_kernel(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
 {
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memset(&p, 0, sizeof p);
-    __typeof__(&cuGraphKernelNodeGetParams_v2) get = SG_REAL(cuGraphKernelNodeGetParams_v2);
-    CUresult r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    CUresult r;
+    const sg_override_t *ovr =
+        sg_execs_override(b->ov, (uint64_t)(uintptr_t)h, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (ovr) {
+        p = *sg_override_kernel(ovr); /* the exec was changed in place: what it runs now */
+        r = CUDA_SUCCESS;
+    } else {
+        __typeof__(&cuGraphKernelNodeGetParams_v2) get = SG_REAL(cuGraphKernelNodeGetParams_v2);
+        r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    }
     if (r != CUDA_SUCCESS) {
         unreadable(b, g, id, "kernel parameters", r);
         sg_node_set_kernel_name(g, id, "");
         return;
     }
     /* A kernel may come as a CUfunction, a CUkernel (func == NULL), or a
-     * CUkernel cast to CUfunction (context-independent launches): ask the
-     * function form first and fall back to the kernel form. */
+     * CUkernel cast to CUfunction (context-independent launches); kinfo
+     * knows which, and everything else the driver says about it. */
     CUfunction func = p.func;
     CUkernel kern = p.kern;
-    const char *name = NULL;
-    __typeof__(&cuFuncGetName) fname = SG_REAL(cuFuncGetName);
-    __typeof__(&cuKernelGetName) kname = SG_REAL(cuKernelGetName);
-    bool use_kernel_api = func == NULL;
-    if (func && fname && fname(&name, func) != CUDA_SUCCESS) {
-        name = NULL;
-        if (kname && kname(&name, (CUkernel)func) == CUDA_SUCCESS) {
-            use_kernel_api = true;
-            kern = (CUkernel)func;
-        }
-    } else if (!func && kern && kname && kname(&name, kern) != CUDA_SUCCESS) {
-        name = NULL;
-    }
+    const sg_kinfo_t *ki = sg_kinfo_get(func, kern);
+    if (func && ki->kernel_api) kern = (CUkernel)func;
+    const char *name = ki->name;
     sg_node_set_kernel_name(g, id, name ? name : "");
 
-    uint32_t offs[MAX_PARAMS], sizes[MAX_PARAMS];
-    uint32_t n_params = 0, total = 0;
-    __typeof__(&cuFuncGetParamInfo) fpi = SG_REAL(cuFuncGetParamInfo);
-    __typeof__(&cuKernelGetParamInfo) kpi = SG_REAL(cuKernelGetParamInfo);
-    for (size_t i = 0; i < MAX_PARAMS; i++) {
-        size_t off = 0, size = 0;
-        CUresult pr = CUDA_ERROR_NOT_FOUND;
-        if (!use_kernel_api && fpi)
-            pr = fpi(func, i, &off, &size);
-        else if (use_kernel_api && kpi)
-            pr = kpi(kern, i, &off, &size);
-        if (pr != CUDA_SUCCESS) break; /* past the last parameter */
-        if (off + size > SG_BUNDLE_MAX_PARAM_BYTES) break;
-        offs[n_params] = (uint32_t)off;
-        sizes[n_params] = (uint32_t)size;
-        if (off + size > total) total = (uint32_t)(off + size);
-        n_params++;
-    }
+    const uint32_t *offs = ki->offs, *sizes = ki->sizes;
+    uint32_t n_params = ki->n_params, total = ki->total;
     uint8_t *bytes = calloc(1, total ? total : 1);
     bool has_extra = false;
     if (bytes && p.kernelParams) {
@@ -285,8 +318,7 @@ static void fill_kernel(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
     if (bytes) {
         /* A pointer-to-const parameter (from the mangled signature) is read
          * through, unless the kernel casts const away: record a read. */
-        bool *ro = calloc(n_params ? n_params : 1, sizeof *ro);
-        if (ro && name) sg_kernel_const_pointer_params(name, n_params, ro);
+        const bool *ro = ki->ro;
         for (uint32_t i = 0; i < n_params; i++) {
             sg_access_mode_t mode = ro && ro[i] && sizes[i] == 8 ? SG_ACCESS_READ
                                                                  : SG_ACCESS_UNKNOWN;
@@ -297,7 +329,6 @@ static void fill_kernel(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
                 access_at(b, g, id, word, 0, mode, true);
             }
         }
-        free(ro);
     }
     free(bytes);
 }
@@ -319,8 +350,15 @@ static void fill_memcpy(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
 {
     CUDA_MEMCPY3D p;
     memset(&p, 0, sizeof p);
-    __typeof__(&cuGraphMemcpyNodeGetParams) get = SG_REAL(cuGraphMemcpyNodeGetParams);
-    CUresult r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    CUresult r = CUDA_SUCCESS;
+    const sg_override_t *o =
+        sg_execs_override(b->ov, (uint64_t)(uintptr_t)h, CU_GRAPH_NODE_TYPE_MEMCPY);
+    if (o) {
+        p = *sg_override_memcpy(o);
+    } else {
+        __typeof__(&cuGraphMemcpyNodeGetParams) get = SG_REAL(cuGraphMemcpyNodeGetParams);
+        r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    }
     if (r != CUDA_SUCCESS) {
         unreadable(b, g, id, "copy parameters", r);
         return;
@@ -347,16 +385,31 @@ static void fill_memcpy(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h
     uint64_t src = c->src, dst = c->dst;
     uint64_t src_len = extent(c->width, c->height, c->depth, p.srcPitch, p.srcHeight);
     uint64_t dst_len = extent(c->width, c->height, c->depth, p.dstPitch, p.dstHeight);
-    if (src) access_at(b, g, id, src, src_len, SG_ACCESS_READ, true);
-    if (dst) access_at(b, g, id, dst, dst_len, SG_ACCESS_WRITE, true);
+    if (src && sh)
+        host_access(b, g, id, src, src_len, SG_ACCESS_READ);
+    else if (src && !access_at(b, g, id, src, src_len, SG_ACCESS_READ, true) &&
+             p.srcMemoryType == CU_MEMORYTYPE_UNIFIED && pageable_host(src))
+        host_access(b, g, id, src, src_len, SG_ACCESS_READ);
+    if (dst && dh)
+        host_access(b, g, id, dst, dst_len, SG_ACCESS_WRITE);
+    else if (dst && !access_at(b, g, id, dst, dst_len, SG_ACCESS_WRITE, true) &&
+             p.dstMemoryType == CU_MEMORYTYPE_UNIFIED && pageable_host(dst))
+        host_access(b, g, id, dst, dst_len, SG_ACCESS_WRITE);
 }
 
 static void fill_memset(bctx_t *b, sg_graph_t *g, sg_node_id_t id, CUgraphNode h)
 {
     CUDA_MEMSET_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
-    __typeof__(&cuGraphMemsetNodeGetParams) get = SG_REAL(cuGraphMemsetNodeGetParams);
-    CUresult r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    CUresult r = CUDA_SUCCESS;
+    const sg_override_t *o =
+        sg_execs_override(b->ov, (uint64_t)(uintptr_t)h, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (o) {
+        p = *sg_override_memset(o);
+    } else {
+        __typeof__(&cuGraphMemsetNodeGetParams) get = SG_REAL(cuGraphMemsetNodeGetParams);
+        r = get ? get(h, &p) : CUDA_ERROR_NOT_FOUND;
+    }
     if (r != CUDA_SUCCESS) {
         unreadable(b, g, id, "memset parameters", r);
         return;
@@ -671,7 +724,7 @@ static void fill_device(sg_device_t *d)
 /* ---- entry -------------------------------------------------------------------------------------
  */
 
-sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
+sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, size_t n)
 {
     sg_graph_t *g = sg_graph_create();
     if (!g) {
@@ -681,6 +734,7 @@ sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
     bctx_t b;
     memset(&b, 0, sizeof b);
     b.root = g;
+    b.ov = ov;
     b.range_budget = ADDRESS_RANGE_BUDGET;
     sg_memmap_init(&b.graph_allocs);
     /* Relaxed: another thread may hold a global-mode capture, and some of
@@ -691,6 +745,12 @@ sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
     pthread_mutex_lock(&sg_shim.hot);
     int rc = build_into(&b, g, graph, 0, why, n);
     if (rc == SG_OK) rc = sg_capture_segment_extents(g);
+    char arena_note[256] = "";
+    if (rc == SG_OK) {
+        sg_arena_limits_t lim = {sg_shim.cfg.arena_bytes, sg_shim.cfg.arena_open_bytes, 2u << 20};
+        int split = sg_capture_split_arenas(g, &lim, arena_note, sizeof arena_note);
+        if (split < 0) rc = split;
+    }
     fill_device(&g->device);
     pthread_mutex_unlock(&sg_shim.hot);
     sg_inject_relaxed_end(&relaxed);
@@ -706,10 +766,12 @@ sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n)
         free(m);
     }
     sg_memmap_clear(&b.graph_allocs);
+    free(b.host);
     if (rc) {
         sg_graph_destroy(g);
         return NULL;
     }
+    if (arena_note[0]) sg_graph_log_pass(g, "capture", arena_note);
     if (b.unreadable) {
         char line[120];
         snprintf(line, sizeof line, "%u nodes with unreadable parameters (see node labels)",

@@ -21,6 +21,7 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,26 +29,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf.h"
-#include "fatbin.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 #include "graph/bundle.h"
-
-/* <link.h> includes <elf.h>, which this module's include path resolves to
- * capture/elf.h; so declare the part of the (stable, dl_iterate_phdr(3))
- * glibc interface used here. */
-typedef struct {
-    uint32_t p_type, p_flags;
-    uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
-} sg_phdr_t;
-struct sg_dl_phdr_info {
-    uint64_t dlpi_addr;
-    const char *dlpi_name;
-    const sg_phdr_t *dlpi_phdr;
-    uint16_t dlpi_phnum;
-    unsigned long long dlpi_adds, dlpi_subs;
-};
-extern int dl_iterate_phdr(int (*cb)(struct sg_dl_phdr_info *, size_t, void *), void *data);
-#define SG_PT_LOAD 1
+#include "triton.h"
 
 #define SNIFF_CAP (1ull << 30)      /* in-process images: headers say the size */
 #define NAMES_BUDGET (256ull << 20) /* bytes decompressed to list kernel names */
@@ -68,6 +53,7 @@ typedef struct code_entry {
     char *options, *note, *lowered;
     char origin[112];
     uint32_t nvrtc_source; /* entry id of the NVRTC program it was compiled from */
+    uint32_t ptx_entry;    /* cubins: entry id of the PTX it was compiled from (Triton) */
     names_t names;
     UT_hash_handle hh_hash, hh_ptr;
 } code_entry_t;
@@ -153,6 +139,7 @@ static struct {
     uint32_t n_fcache;
     uint64_t copied_bytes, skipped_bytes, names_budget;
     uint32_t skipped;
+    uint32_t triton_found, triton_missed; /* PTX for loaded cubins from Triton's cache */
     uint64_t loads[L_COUNT], resolved[R_COUNT];
     unsigned long long scanned_adds; /* dlpi_adds at the last ELF scan */
     /* loaded ELF segments, to tell borrowed images from heap ones */
@@ -201,6 +188,7 @@ static code_entry_t *entry_new(sg_image_kind_t kind, const char *origin)
     e->id = C.n;
     e->kind = kind;
     e->nvrtc_source = SG_NONE;
+    e->ptx_entry = SG_NONE;
     snprintf(e->origin, sizeof e->origin, "%s", origin);
     C.e[C.n++] = e;
     return e;
@@ -231,13 +219,13 @@ static sg_image_kind_t kind_of(sg_code_format_t f)
 }
 
 /* Loaded ELF segments (refreshed when objects come and go). */
-static int seg_cb(struct sg_dl_phdr_info *info, size_t size, void *data)
+static int seg_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
     for (int i = 0; i < info->dlpi_phnum; i++) {
-        const sg_phdr_t *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != SG_PT_LOAD) continue;
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
         if (C.n_segs == C.cap_segs) {
             uint32_t cap = C.cap_segs ? C.cap_segs * 2 : 256;
             struct seg *v = realloc(C.segs, cap * sizeof *v);
@@ -266,6 +254,76 @@ static uint64_t in_loaded_object(const void *p)
         if (attempt == 0 && C.segs_adds == before && C.n_segs) break;
     }
     return 0;
+}
+
+/* An image held in memory that may go away: found by hash, else a new
+ * entry with a copy (up to SGCAP_CODE_MAX_BYTES in all). *fresh says which. */
+static code_entry_t *record_bytes(sg_image_kind_t kind, const char *origin, const void *bytes,
+                                  size_t size, bool *fresh)
+{
+    char hash[17];
+    sg_code_hash(bytes, size, hash);
+    code_entry_t *e = NULL;
+    *fresh = false;
+    HASH_FIND(hh_hash, C.by_hash, hash, 16, e);
+    if (e) return e;
+    e = entry_new(kind, origin);
+    if (!e) return NULL;
+    *fresh = true;
+    memcpy(e->hash, hash, sizeof hash);
+    e->hashed = true;
+    e->size = size;
+    HASH_ADD(hh_hash, C.by_hash, hash, 16, e);
+    if (C.copied_bytes + size <= sg_shim.cfg.code_max_bytes) {
+        uint8_t *copy = malloc(size);
+        if (copy) {
+            memcpy(copy, bytes, size);
+            e->bytes = copy;
+            e->owned = true;
+            C.copied_bytes += size;
+        }
+    }
+    if (!e->bytes) {
+        C.skipped++;
+        C.skipped_bytes += size;
+        e->note = strdup("bytes not kept: SGCAP_CODE_MAX_BYTES reached");
+        sg_shim_log("code: %s image %s (%zu bytes) not kept: SGCAP_CODE_MAX_BYTES=%" PRIu64
+                    " reached",
+                    origin, hash, (size_t)size, sg_shim.cfg.code_max_bytes);
+    }
+    return e;
+}
+
+/* The PTX a cubin was compiled from, found in Triton's cache (triton.c),
+ * becomes an entry of its own that the cubin links to. */
+static void link_ptx(code_entry_t *cubin, char *ptx, size_t len, const char *where)
+{
+    char origin[112];
+    const char *base = strrchr(where, '/');
+    snprintf(origin, sizeof origin, "Triton's cache (%s)", base ? base + 1 : where);
+    bool fresh = false;
+    code_entry_t *p = record_bytes(SG_IMAGE_PTX, origin, ptx, len, &fresh);
+    free(ptx);
+    if (!p || p == cubin) return;
+    cubin->ptx_entry = p->id;
+    C.triton_found++;
+}
+
+static void triton_in_cache(code_entry_t *e, const void *cubin, size_t size)
+{
+    sg_name_list_t l;
+    memset(&l, 0, sizeof l);
+    if (sg_elf_list_kernels(cubin, size, &l) != SG_OK || l.n != 1) { /* Triton: one kernel */
+        sg_name_list_free(&l);
+        return;
+    }
+    char *ptx = NULL, where[4096];
+    size_t len = 0;
+    if (sg_triton_ptx_in_cache(l.names[0], cubin, size, &ptx, &len, where, sizeof where) == SG_OK)
+        link_ptx(e, ptx, len, where);
+    else if (strncmp(l.names[0], "triton_", 7) == 0)
+        C.triton_missed++; /* looks like Triton's, and its cache did not have it */
+    sg_name_list_free(&l);
 }
 
 /* Record an in-memory image (the pointer a load call got). */
@@ -301,37 +359,13 @@ static code_entry_t *record_memory(const void *image, const char *origin, int lo
         return e;
     }
     /* Heap memory may go away after the call: hash now, copy if new. */
-    char hash[17];
-    sg_code_hash(image, size, hash);
-    code_entry_t *e = NULL;
-    HASH_FIND(hh_hash, C.by_hash, hash, 16, e);
-    if (e) return e;
-    e = entry_new(kind_of(f), origin);
-    if (!e) return NULL;
-    memcpy(e->hash, hash, sizeof hash);
-    e->hashed = true;
-    e->size = size;
-    HASH_ADD(hh_hash, C.by_hash, hash, 16, e);
-    if (C.copied_bytes + size <= sg_shim.cfg.code_max_bytes) {
-        uint8_t *copy = malloc(size);
-        if (copy) {
-            memcpy(copy, image, size);
-            e->bytes = copy;
-            e->owned = true;
-            C.copied_bytes += size;
-        }
-    }
-    if (!e->bytes) {
-        C.skipped++;
-        C.skipped_bytes += size;
-        e->note = strdup("bytes not kept: SGCAP_CODE_MAX_BYTES reached");
-        sg_shim_log("code: %s image %s (%zu bytes) not kept: SGCAP_CODE_MAX_BYTES=%" PRIu64
-                    " reached",
-                    origin, hash, (size_t)size, sg_shim.cfg.code_max_bytes);
-    }
+    bool fresh = false;
+    code_entry_t *e = record_bytes(kind_of(f), origin, image, size, &fresh);
+    if (!e || !fresh) return e;
     compiled_t *src = NULL;
-    HASH_FIND(hh, C.compiled, hash, 16, src);
+    HASH_FIND(hh, C.compiled, e->hash, 16, src);
     if (src) e->nvrtc_source = src->source;
+    if (e->kind == SG_IMAGE_CUBIN && e->nvrtc_source == SG_NONE) triton_in_cache(e, image, size);
     return e;
 }
 
@@ -360,28 +394,16 @@ static code_entry_t *record_file(const char *path, const char *api, int load)
         /* Record the file's bytes as an image (the image, not the whole file,
          * when its headers say it is shorter). */
         if (isize == 0 || isize > size) isize = size;
-        char hash[17];
-        sg_code_hash(map, isize, hash);
-        HASH_FIND(hh_hash, C.by_hash, hash, 16, e);
-        if (!e && (e = entry_new(kind_of(f), origin)) != NULL) {
-            memcpy(e->hash, hash, sizeof hash);
-            e->hashed = true;
-            e->size = isize;
-            HASH_ADD(hh_hash, C.by_hash, hash, 16, e);
-            if (C.copied_bytes + isize <= sg_shim.cfg.code_max_bytes) {
-                uint8_t *copy = malloc(isize);
-                if (copy) {
-                    memcpy(copy, map, isize);
-                    e->bytes = copy;
-                    e->owned = true;
-                    C.copied_bytes += isize;
-                }
-            }
-            if (!e->bytes) {
-                C.skipped++;
-                C.skipped_bytes += isize;
-                e->note = strdup("bytes not kept: SGCAP_CODE_MAX_BYTES reached");
-            }
+        bool fresh = false;
+        e = record_bytes(kind_of(f), origin, map, isize, &fresh);
+        if (e && fresh && e->kind == SG_IMAGE_CUBIN) {
+            /* Inductor loads Triton's cubin from Triton's cache by path. */
+            char *ptx = NULL, where[4096];
+            size_t len = 0;
+            if (sg_triton_ptx_beside(path, &ptx, &len, where, sizeof where) == SG_OK)
+                link_ptx(e, ptx, len, where);
+            else
+                triton_in_cache(e, map, isize);
         }
     } else {
         sg_shim_log("code: %s: not a fatbin, cubin or PTX file: not recorded", origin);
@@ -419,6 +441,7 @@ static void fcache_clear(void)
 static void unmap_handle(uint64_t handle)
 {
     fcache_clear();
+    sg_kinfo_invalidate(); /* its function handles may be reused */
     handle_t *h = NULL;
     HASH_FIND(hh, C.handles, &handle, sizeof handle, h);
     if (h) {
@@ -812,7 +835,7 @@ typedef struct {
     uint64_t base;
 } obj_t;
 
-static int obj_cb(struct sg_dl_phdr_info *info, size_t size, void *data)
+static int obj_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     obj_t **list = data;
@@ -849,7 +872,7 @@ static void scan_object(const obj_t *o)
     if (map == MAP_FAILED) return;
     sg_elf_section_t sec;
     if (sg_elf_find_section(map, (size_t)st.st_size, ".nv_fatbin", &sec) == SG_OK && sec.addr &&
-        sec.size && sec.type != 8 /* NOBITS */) {
+        sec.size && sec.type != SHT_NOBITS) {
         const uint8_t *mem = (const uint8_t *)(uintptr_t)(o->base + sec.addr);
         /* The section as the loader mapped it; walk its containers. */
         if (in_loaded_object(mem) >= sec.size) {
@@ -1069,6 +1092,17 @@ static uint32_t image_in_graph(sg_graph_t *g, code_entry_t *e)
             snprintf(note + o, sizeof note - o, "; nvrtc-source:%s (image %u)", src->hash, sidx);
         im = sg_graph_image(root, idx); /* the table may have moved */
     }
+    /* The PTX Triton compiled this cubin from: an image of its own in this
+     * graph's table, linked from the note (sgcap inspect --code reads it). */
+    if (e->ptx_entry != SG_NONE && e->ptx_entry < C.n && e->ptx_entry != e->id) {
+        code_entry_t *ptx = C.e[e->ptx_entry];
+        uint32_t pidx = image_in_graph(g, ptx);
+        im = sg_graph_image(root, idx); /* the table may have moved */
+        size_t used = strlen(note);
+        if (pidx != SG_NONE && used < sizeof note)
+            snprintf(note + used, sizeof note - used, "; ptx-source:%s (image %u, %s)", ptx->hash,
+                     pidx, ptx->origin);
+    }
     /* Images are found by hash; a reader rejects a source_image that is not
      * an nvrtc image other than this one, so never write such a link. */
     if (sidx == idx || (sidx != SG_NONE && root->images[sidx].kind != SG_IMAGE_NVRTC))
@@ -1159,6 +1193,9 @@ void sg_code_summary(char *buf, size_t n)
     for (int i = 0; i < L_COUNT && o < n; i++)
         if (C.loads[i])
             o += (size_t)snprintf(buf + o, n - o, " %s=%" PRIu64, load_names[i], C.loads[i]);
+    if ((C.triton_found || C.triton_missed) && o < n)
+        o += (size_t)snprintf(buf + o, n - o, ", Triton PTX found for %u cubins (%u not found)",
+                              C.triton_found, C.triton_missed);
     if (o < n) o += (size_t)snprintf(buf + o, n - o, ", kernels by");
     for (int i = 0; i < R_COUNT && o < n; i++)
         if (C.resolved[i])

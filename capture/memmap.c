@@ -15,9 +15,10 @@ void sg_memmap_init(sg_memmap_t *m)
 void sg_memmap_clear(sg_memmap_t *m)
 {
     free(m->r);
-    uint64_t next = m->next_id;
+    uint64_t next = m->next_id, gen = m->generation;
     memset(m, 0, sizeof *m);
     m->next_id = next ? next : 1;
+    m->generation = gen + 1;
 }
 
 static uint64_t end_of(const sg_memrange_t *r)
@@ -85,6 +86,7 @@ uint64_t sg_memmap_remove_span(sg_memmap_t *m, uint64_t start, uint64_t size)
     if (size == 0) return 0;
     uint64_t end = start + size < start ? UINT64_MAX : start + size;
     uint64_t removed = 0;
+    m->generation++;
     size_t i = lower_bound(m, start);
     if (i > 0 && end_of(&m->r[i - 1]) > start) i--;
     while (i < m->n && m->r[i].start < end) {
@@ -128,6 +130,7 @@ int sg_memmap_remove_at(sg_memmap_t *m, uint64_t start)
     size_t i = lower_bound(m, start);
     if (i >= m->n || m->r[i].start != start) return SG_ENOENT;
     erase_at(m, i);
+    m->generation++;
     return SG_OK;
 }
 
@@ -137,6 +140,7 @@ int sg_memmap_add(sg_memmap_t *m, uint64_t start, uint64_t size, sg_buffer_kind_
     if (size == 0 || start + size < start) return SG_EINVAL;
     int rc = reserve(m, m->n + 2);
     if (rc) return rc;
+    m->generation++;
     sg_memmap_remove_span(m, start, size);
     size_t i = lower_bound(m, start);
     if (merge_adjacent && group != 0) {

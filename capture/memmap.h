@@ -33,7 +33,8 @@ typedef struct {
     sg_memrange_t *r; /* sorted by start, disjoint */
     size_t n, cap;
     uint64_t next_id;
-    uint64_t bytes; /* sum of sizes */
+    uint64_t bytes;      /* sum of sizes */
+    uint64_t generation; /* counts changes: equal generations, equal maps */
 } sg_memmap_t;
 
 void sg_memmap_init(sg_memmap_t *m);

@@ -70,6 +70,13 @@ sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t 
     return SG_OUTBOX_WRITE;
 }
 
+bool sg_outbox_would_write(const sg_outbox_t *o, uint64_t digest)
+{
+    for (uint32_t i = 0; i < o->n_entries; i++)
+        if (o->entries[i].digest == digest) return false;
+    return o->written < o->max_bundles;
+}
+
 int sg_outbox_done(sg_outbox_t *o, uint64_t digest, uint32_t sequence, bool ok)
 {
     if (!ok) {

@@ -61,6 +61,9 @@ void sg_outbox_free(sg_outbox_t *o);
  * over the limit again). */
 sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t *existing,
                                       bool *report_limit);
+/* Would sg_outbox_decide say WRITE for this digest? (No side effects.) */
+bool sg_outbox_would_write(const sg_outbox_t *o, uint64_t digest);
+
 /* The bundle for a WRITE decision was written (or not). Returns 0 or
  * SG_ENOMEM (then the digest is simply not remembered). */
 int sg_outbox_done(sg_outbox_t *o, uint64_t digest, uint32_t sequence, bool ok);

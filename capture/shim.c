@@ -604,31 +604,163 @@ static void fill_provenance(sg_graph_t *g)
     g->pid = sg_shim.cfg.pid;
 }
 
-/* A graph was instantiated (or an exec updated from it): model, bundle. */
-static void graph_instantiated(CUgraphExec exec, CUgraph graph, const char *api)
+/* Count a graph that could not be recorded under its reason (the first
+ * SG_SHIM_FAILURE_KINDS reasons; later ones under the last slot). Under out. */
+static void count_failure(const char *why)
 {
+    uint32_t k = 0;
+    for (; k < SG_SHIM_FAILURE_KINDS && sg_shim.failures[k].count; k++)
+        if (strcmp(sg_shim.failures[k].why, why) == 0) break;
+    if (k == SG_SHIM_FAILURE_KINDS) {
+        k = SG_SHIM_FAILURE_KINDS - 1;
+        snprintf(sg_shim.failures[k].why, sizeof sg_shim.failures[k].why, "other reasons");
+    } else if (!sg_shim.failures[k].count) {
+        snprintf(sg_shim.failures[k].why, sizeof sg_shim.failures[k].why, "%s", why);
+    }
+    sg_shim.failures[k].count++;
+}
+
+/* Raw digests already seen (rawdigest.c) -> the model digest they built
+ * (or, past SGCAP_MAX_BUNDLES, a stand-in digest that only counts them) and
+ * their counts: a graph seen before costs a digest, not a model build.
+ * Bounded: cleared when full. Under out. */
+typedef struct raw_entry {
+    uint64_t raw;
+    uint64_t model;
+    bool built; /* model is a real model digest */
+    sg_raw_digest_t counts;
+    UT_hash_handle hh;
+} raw_entry_t;
+#define RAW_MAX 65536u
+#define RAW_STAND_IN 0x5ca1ab1e00000001ull /* xor'd into a raw digest used for counting */
+static raw_entry_t *raws;
+static uint32_t n_raws;
+
+static void raw_remember(uint64_t raw, uint64_t model, bool built, const sg_raw_digest_t *counts)
+{
+    raw_entry_t *e = NULL;
+    HASH_FIND(hh, raws, &raw, sizeof raw, e);
+    if (!e) {
+        if (n_raws >= RAW_MAX) {
+            raw_entry_t *x, *tmp;
+            HASH_ITER(hh, raws, x, tmp)
+            {
+                HASH_DEL(raws, x);
+                free(x);
+            }
+            n_raws = 0;
+        }
+        e = calloc(1, sizeof *e);
+        if (!e) return;
+        e->raw = raw;
+        HASH_ADD(hh, raws, raw, sizeof e->raw, e);
+        if (!e->hh.tbl) { /* HASH_NONFATAL_OOM: not added */
+            free(e);
+            return;
+        }
+        n_raws++;
+    }
+    e->model = model;
+    e->built = built;
+    e->counts = *counts;
+}
+
+static void count_recorded(const sg_raw_digest_t *c)
+{
+    sg_shim.graphs++;
+    if (c->captured) sg_shim.graphs_captured++;
+    sg_shim.nodes += c->nodes;
+    sg_shim.streams += c->streams;
+    sg_shim.events += c->events;
+}
+
+static void bind_duplicate(CUgraphExec exec, uint32_t existing)
+{
+    char path[4096 + 160];
+    if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
+                              sg_shim.cfg.pid, existing) == SG_OK)
+        sg_snap_bind(exec, path, NULL);
+}
+
+static void over_limit(CUgraphExec exec, bool report)
+{
+    if (report)
+        sg_shim_log("capture: SGCAP_MAX_BUNDLES=%u reached: further graphs are counted, not "
+                    "written",
+                    sg_shim.outbox.max_bundles);
+    sg_snap_forget(exec);
+}
+
+/* A graph whose raw digest says it needs no model: a duplicate of a bundle,
+ * or (past the bound) one only counted. Returns false when it must be built.
+ * Under out. */
+static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
+{
+    raw_entry_t *e = NULL;
+    HASH_FIND(hh, raws, &raw->digest, sizeof raw->digest, e);
+    uint64_t digest;
+    if (e)
+        digest = e->model;
+    else if (sg_shim.outbox.written >= sg_shim.outbox.max_bundles)
+        digest = raw->digest ^ RAW_STAND_IN;
+    else
+        return false;
+    if (sg_outbox_would_write(&sg_shim.outbox, digest)) return false; /* an earlier write failed */
+    sg_shim.graphs_seen++;
+    sg_shim.graphs_by_digest++;
+    count_recorded(e ? &e->counts : raw);
+    uint32_t existing = 0;
+    bool report = false;
+    switch (sg_outbox_decide(&sg_shim.outbox, digest, &existing, &report)) {
+    case SG_OUTBOX_DUPLICATE:
+        bind_duplicate(exec, existing);
+        break;
+    case SG_OUTBOX_OVER_LIMIT:
+        over_limit(exec, report);
+        break;
+    case SG_OUTBOX_WRITE: /* excluded by sg_outbox_would_write */
+        break;
+    }
+    if (!e) raw_remember(raw->digest, digest, false, raw);
+    return true;
+}
+
+/* A graph was instantiated (or an exec updated from it, or changed in
+ * place: then ov holds the changes): model, bundle. */
+static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t *ov,
+                           const char *api)
+{
+    sg_raw_digest_t raw;
+    bool have_raw = sg_shim_raw_digest(graph, ov, &raw) == SG_OK;
+    if (have_raw) {
+        pthread_mutex_lock(&sg_shim.out);
+        bool done = graph_known(exec, &raw);
+        pthread_mutex_unlock(&sg_shim.out);
+        if (done) return;
+    }
     char why[256] = "";
-    sg_graph_t *g = sg_shim_build(graph, why, sizeof why);
+    sg_graph_t *g = sg_shim_build(graph, ov, why, sizeof why);
     pthread_mutex_lock(&sg_shim.out);
+    sg_shim.graphs_seen++;
     if (!g) {
         if (sg_shim.builds_failed++ < 16)
             sg_shim_log("capture: graph %p (%s) not recorded: %s", (void *)graph, api, why);
+        count_failure(why);
         pthread_mutex_unlock(&sg_shim.out);
         return;
     }
     g->sequence = sg_shim.next_sequence++;
     fill_provenance(g);
-    sg_shim.graphs++;
-    if (g->capture_id) sg_shim.graphs_captured++;
-    sg_shim.nodes += sg_graph_node_count(g);
-    sg_shim.streams += g->n_streams;
-    sg_shim.events += g->n_events;
+    sg_raw_digest_t counts = {0, sg_graph_node_count(g), g->n_streams, g->n_events,
+                              g->capture_id != 0};
+    count_recorded(&counts);
     if (g->crosscheck_done && !g->crosscheck_ok) {
         if (sg_shim.crosscheck_bad++ < 16)
             sg_shim_log("capture: graph %u cross-check: %s", g->sequence,
                         g->crosscheck_note ? g->crosscheck_note : "differs");
     }
     uint64_t digest = sg_graph_digest(g);
+    if (have_raw) raw_remember(raw.digest, digest, true, &counts);
     uint32_t existing = 0;
     bool report = false;
     char path[4096 + 160];
@@ -642,52 +774,91 @@ static void graph_instantiated(CUgraphExec exec, CUgraph graph, const char *api)
             sg_shim_log("capture: cannot create %s (%s): graph %u not written", sg_shim.cfg.dir,
                         strerror(errno), g->sequence);
         } else {
+            /* The snapshot keeps its own copy of the model; the writer
+             * takes this one (bundle first, then any snapshot rewrite). */
+            sg_snap_bind(exec, path, g);
             void *blobs = NULL;
             size_t n_blobs = 0;
             sg_code_blobs(g, &blobs, &n_blobs);
-            sg_diag_t diag;
-            memset(&diag, 0, sizeof diag);
-            int rc = sg_bundle_write(g, path, blobs, n_blobs, 0, &diag);
+            uint32_t seq = g->sequence;
+            int rc = sg_writer_submit(g, path, blobs, n_blobs, 0, NULL, 0, "bundle");
             free(blobs);
             if (rc == SG_OK) {
+                g = NULL;
                 ok = true;
             } else {
-                char msg[900];
-                sg_shim_log("capture: writing %s failed: %s", path,
-                            sg_diag_format(&diag, msg, sizeof msg));
+                sg_shim_log("capture: out of memory queueing %s: not written", path);
+                sg_snap_forget(exec);
             }
+            sg_outbox_done(&sg_shim.outbox, digest, seq, ok);
+            break;
         }
         sg_outbox_done(&sg_shim.outbox, digest, g->sequence, ok);
-        if (ok) sg_snap_bind(exec, path, g);
         break;
     }
     case SG_OUTBOX_DUPLICATE:
-        if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
-                                  sg_shim.cfg.pid, existing) == SG_OK)
-            sg_snap_bind(exec, path, NULL);
+        bind_duplicate(exec, existing);
         break;
     case SG_OUTBOX_OVER_LIMIT:
-        if (report)
-            sg_shim_log("capture: SGCAP_MAX_BUNDLES=%u reached: further graphs are counted, not "
-                        "written",
-                        sg_shim.outbox.max_bundles);
-        sg_snap_forget(exec);
+        over_limit(exec, report);
         break;
     }
     pthread_mutex_unlock(&sg_shim.out);
     sg_graph_destroy(g);
 }
 
+static void graph_instantiated(CUgraphExec exec, CUgraph graph, const char *api)
+{
+    sg_execs_bind(exec, graph);
+    graph_recorded(exec, graph, NULL, api);
+}
+
+/* Before a launch: an exec changed in place since it was recorded is
+ * recorded again as it is now (or, when that cannot be done, loses its
+ * snapshot binding: a snapshot would pair its memory with the wrong model). */
+static void exec_refresh(CUgraphExec exec)
+{
+    CUgraph graph = NULL;
+    sg_override_t *ov = NULL;
+    char why[200] = "";
+    int rc = sg_execs_pending(exec, &graph, &ov, why, sizeof why);
+    if (rc == 1) {
+        graph_recorded(exec, graph, ov, "an exec changed in place");
+    } else if (rc < 0) {
+        pthread_mutex_lock(&sg_shim.out);
+        sg_shim.graphs_seen++;
+        sg_shim.builds_failed++;
+        char line[260];
+        snprintf(line, sizeof line, "an exec changed in place: %s", why);
+        count_failure(line);
+        if (sg_shim.builds_failed <= 16)
+            sg_shim_log("capture: exec %p not recorded again: %s (no snapshot)", (void *)exec,
+                        line);
+        pthread_mutex_unlock(&sg_shim.out);
+        sg_snap_forget(exec);
+    }
+    sg_execs_free_overrides(ov);
+}
+
 static void cond_node_added(sg_call_t *c)
 {
-    sg_args_cuGraphAddNode_v2_t *a = SG_CALL_ARGS(c, cuGraphAddNode_v2);
-    if (!a->nodeParams || !a->phGraphNode || a->nodeParams->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
-        return;
-    const CUDA_CONDITIONAL_NODE_PARAMS *p = &a->nodeParams->conditional;
+    /* cuGraphAddNode (no edge data) and _v2 differ only there */
+    CUgraphNode *out;
+    CUgraph graph;
+    CUgraphNodeParams *np;
+    if (c->proto == SG_FN_cuGraphAddNode) {
+        sg_args_cuGraphAddNode_t *a = SG_CALL_ARGS(c, cuGraphAddNode);
+        out = a->phGraphNode, graph = a->hGraph, np = a->nodeParams;
+    } else {
+        sg_args_cuGraphAddNode_v2_t *a = SG_CALL_ARGS(c, cuGraphAddNode_v2);
+        out = a->phGraphNode, graph = a->hGraph, np = a->nodeParams;
+    }
+    if (!np || !out || np->type != CU_GRAPH_NODE_TYPE_CONDITIONAL) return;
+    const CUDA_CONDITIONAL_NODE_PARAMS *p = &np->conditional;
     sg_cond_info_t *ci = calloc(1, sizeof *ci);
     if (!ci) return;
-    ci->node = (uint64_t)(uintptr_t)*a->phGraphNode;
-    ci->graph = (uint64_t)(uintptr_t)a->hGraph;
+    ci->node = (uint64_t)(uintptr_t)*out;
+    ci->graph = (uint64_t)(uintptr_t)graph;
     ci->type = (uint32_t)p->type;
     ci->handle = (uint64_t)p->handle;
     ci->n_bodies = p->phGraph_out ? p->size : 0;
@@ -737,6 +908,7 @@ static void cond_handle_created(sg_call_t *c)
 static void graph_destroyed(CUgraph graph)
 {
     uint64_t g = (uint64_t)(uintptr_t)graph;
+    sg_execs_graph_destroyed(graph);
     pthread_mutex_lock(&sg_shim.hot);
     sg_book_forget(sg_shim.book, g);
     sg_cond_info_t *ci, *tmp;
@@ -762,6 +934,8 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
     (void)user;
     note_cuda();
     if (c->proto == SG_FN_cuGraphLaunch) {
+        if (phase == SG_PHASE_BEFORE && !sg_shim_stream_in_capture(c->stream))
+            exec_refresh(SG_CALL_ARGS(c, cuGraphLaunch)->hGraph);
         sg_snap_on_launch(phase, c);
         if (phase == SG_PHASE_AFTER) enqueue_after(c); /* launched into a capture: a child graph */
         return;
@@ -769,8 +943,10 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
     if (phase == SG_PHASE_BEFORE) {
         if (c->proto == SG_FN_cuGraphDestroy)
             graph_destroyed(SG_CALL_ARGS(c, cuGraphDestroy)->hGraph);
-        else if (c->proto == SG_FN_cuGraphExecDestroy)
+        else if (c->proto == SG_FN_cuGraphExecDestroy) {
             sg_snap_forget(SG_CALL_ARGS(c, cuGraphExecDestroy)->hGraphExec);
+            sg_execs_forget(SG_CALL_ARGS(c, cuGraphExecDestroy)->hGraphExec);
+        }
         return;
     }
     if (c->result != CUDA_SUCCESS) return;
@@ -805,11 +981,23 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
         graph_instantiated(SG_CALL_ARGS(c, cuGraphExecUpdate_v2)->hGraphExec,
                            SG_CALL_ARGS(c, cuGraphExecUpdate_v2)->hGraph, "cuGraphExecUpdate");
         break;
+    case SG_FN_cuGraphAddNode:
     case SG_FN_cuGraphAddNode_v2:
         cond_node_added(c);
         break;
     case SG_FN_cuGraphConditionalHandleCreate:
         cond_handle_created(c);
+        break;
+    case SG_FN_cuGraphExecKernelNodeSetParams_v2:
+    case SG_FN_cuGraphExecMemcpyNodeSetParams:
+    case SG_FN_cuGraphExecMemsetNodeSetParams:
+    case SG_FN_cuGraphExecNodeSetParams:
+    case SG_FN_cuGraphExecHostNodeSetParams:
+    case SG_FN_cuGraphExecChildGraphNodeSetParams:
+    case SG_FN_cuGraphExecEventRecordNodeSetEvent:
+    case SG_FN_cuGraphExecEventWaitNodeSetEvent:
+    case SG_FN_cuGraphNodeSetEnabled:
+        sg_execs_on_set(c);
         break;
     default:
         break;
@@ -825,10 +1013,12 @@ static void atfork_prepare(void)
     pthread_mutex_lock(&sg_shim.hot);
     pthread_mutex_lock(&sg_shim.out);
     sg_code_atfork_prepare();
+    sg_writer_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+    sg_writer_atfork_parent();
     sg_code_atfork_parent();
     pthread_mutex_unlock(&sg_shim.out);
     pthread_mutex_unlock(&sg_shim.hot);
@@ -836,6 +1026,7 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+    sg_writer_atfork_child();
     sg_code_atfork_child();
     pthread_mutex_unlock(&sg_shim.out);
     pthread_mutex_unlock(&sg_shim.hot);
@@ -846,6 +1037,8 @@ static void atfork_child(void)
     sg_shim.cfg.pid = (int64_t)getpid();
     atomic_store(&sg_shim.cuda_seen, 0);
     sg_snap_atfork_child();
+    sg_execs_atfork_child();
+    sg_kinfo_atfork_child();
 }
 
 static const sg_observer_t observer = {
@@ -884,6 +1077,8 @@ int sg_capture_attach(void)
     cfg->snapshot_launch = (uint32_t)env_u64("SGCAP_SNAPSHOT_LAUNCH", 1, 1, UINT32_MAX);
     cfg->snapshot_max_bytes = env_u64("SGCAP_SNAPSHOT_MAX_BYTES", 1ull << 30, 0, UINT64_MAX);
     cfg->code_max_bytes = env_u64("SGCAP_CODE_MAX_BYTES", 512ull << 20, 0, UINT64_MAX);
+    cfg->arena_bytes = env_u64("SGCAP_ARENA_BYTES", 1ull << 30, 1, UINT64_MAX);
+    cfg->arena_open_bytes = env_u64("SGCAP_ARENA_OPEN_BYTES", 64ull << 20, 1, UINT64_MAX);
     cfg->pid = (int64_t)getpid();
     read_program_name(cfg->program, sizeof cfg->program);
 
@@ -905,7 +1100,9 @@ int sg_capture_attach(void)
 /* The summary goes out at exit from every process that used CUDA. */
 __attribute__((destructor)) static void sg_shim_summary(void)
 {
-    if (!atomic_load(&attached) || !atomic_load(&sg_shim.cuda_seen)) return;
+    if (!atomic_load(&attached)) return;
+    sg_writer_flush(); /* every bundle is on disk before the program's exit returns */
+    if (!atomic_load(&sg_shim.cuda_seen)) return;
     /* Only processes that instantiated a graph have something to say (a
      * program's helper processes, eager-only runs and captures that were
      * never instantiated stay quiet at info level). */
@@ -919,13 +1116,26 @@ __attribute__((destructor)) static void sg_shim_summary(void)
     char code[256];
     sg_code_summary(code, sizeof code);
     const sg_outbox_t *o = &sg_shim.outbox;
+    /* The coverage line first: every graph the program instantiated (or
+     * updated an exec from) is either recorded or counted with its reason. */
+    char why[SG_SHIM_FAILURE_KINDS * 180] = "";
+    size_t wl = 0;
+    for (uint32_t k = 0; k < SG_SHIM_FAILURE_KINDS && sg_shim.failures[k].count; k++)
+        wl += (size_t)snprintf(why + wl, sizeof why - wl, "%s%" PRIu64 " %s", k ? "; " : " (",
+                               sg_shim.failures[k].count, sg_shim.failures[k].why);
+    if (wl && wl < sizeof why) snprintf(why + wl, sizeof why - wl, ")");
+    sg_shim_log("summary: graphs: %" PRIu64 " seen, %" PRIu64 " recorded (%" PRIu64
+                " by digest alone), %" PRIu64 " not recorded%s",
+                sg_shim.graphs_seen, sg_shim.graphs, sg_shim.graphs_by_digest,
+                sg_shim.builds_failed, why);
     sg_shim_log("summary: %" PRIu64 " graphs (%" PRIu64 "%s distinct, %" PRIu64
                 " from stream capture), %" PRIu64 " nodes, %" PRIu64 " streams, %" PRIu64
                 " events; %u bundles written to %s (%" PRIu64 " duplicates of them, %" PRIu64
                 " distinct graphs over SGCAP_MAX_BUNDLES=%u, %" PRIu64 " failed)",
                 sg_shim.graphs, o->distinct, o->seen_full ? "+" : "", sg_shim.graphs_captured,
-                sg_shim.nodes, sg_shim.streams, sg_shim.events, o->written, sg_shim.cfg.dir,
-                o->duplicates, o->over_limit, o->max_bundles, o->failed);
+                sg_shim.nodes, sg_shim.streams, sg_shim.events,
+                o->written - (uint32_t)sg_writer_failed(), sg_shim.cfg.dir, o->duplicates,
+                o->over_limit, o->max_bundles, o->failed + sg_writer_failed());
     if (code[0]) sg_shim_log("summary: %s", code);
     sg_shim_log("summary: bookkeeping: %" PRIu64 " captures, %" PRIu64
                 " nodes tagged, peak %" PRIu64 " tags held (now %" PRIu64 " in %u graphs, %" PRIu64

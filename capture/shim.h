@@ -1,8 +1,8 @@
 /* shim.h: private to the parts of capture/ that run inside libsgcap.so and
  * call CUDA (shim.c, build.c, code.c, snapshot.c): the process-wide state,
  * its locks, and the functions they share. Everything here is reached from
- * sg_capture_attach() (inject/observe.h); nothing here is linked into the
- * sgcap CLI or the unit tests.
+ * sg_capture_attach(), capture's start as a module of the shim (capture.h);
+ * nothing here is linked into the sgcap CLI or the unit tests.
  *
  * Locks, never held across a call back into the program: hot (capture
  * bookkeeping and the memory map; taken on every enqueue during a capture
@@ -27,8 +27,13 @@
 #include "graph/graph.h"
 #include "memmap.h"
 #include "outbox.h"
+#include "graph/bundle.h"
 
 #define SG_SHIM_HIDDEN __attribute__((visibility("hidden")))
+
+/* Reads the configuration, sets up the state and registers the observer
+ * (shim.c); sg_capture_module's start. */
+int sg_capture_attach(void) SG_SHIM_HIDDEN;
 
 /* Configuration from the environment (read once at attach). */
 typedef struct {
@@ -38,9 +43,13 @@ typedef struct {
     uint32_t snapshot_launch;    /* SGCAP_SNAPSHOT_LAUNCH, default 1 */
     uint64_t snapshot_max_bytes; /* SGCAP_SNAPSHOT_MAX_BYTES, default 1 GiB */
     uint64_t code_max_bytes;     /* SGCAP_CODE_MAX_BYTES, default 512 MiB of copied images */
+    uint64_t arena_bytes;        /* SGCAP_ARENA_BYTES: split buffers larger (arena.h), 1 GiB */
+    uint64_t arena_open_bytes;   /* SGCAP_ARENA_OPEN_BYTES: an open-ended access in one, 64 MiB */
     char program[80];
     int64_t pid;
 } sg_shim_config_t;
+
+#define SG_SHIM_FAILURE_KINDS 8
 
 /* A conditional node made with cuGraphAddNode_v2: its bodies. */
 typedef struct sg_cond_info {
@@ -75,8 +84,14 @@ typedef struct {
     sg_outbox_t outbox;
     uint32_t next_sequence;
     /* totals for the exit summary (under out) */
+    uint64_t graphs_seen;  /* instantiations and exec updates */
+    uint64_t graphs_by_digest; /* of graphs: recorded without a model build */
     uint64_t graphs, graphs_captured, nodes, streams, events, builds_failed;
     uint64_t crosscheck_bad;
+    struct {
+        char why[160];
+        uint64_t count;
+    } failures[SG_SHIM_FAILURE_KINDS]; /* distinct reasons a graph was not recorded */
     atomic_int cuda_seen;
 } sg_shim_t;
 
@@ -97,10 +112,61 @@ uint64_t sg_shim_stream_key(CUstream s) SG_SHIM_HIDDEN;
 /* Is the stream in a capture we track? (takes the hot lock) */
 bool sg_shim_stream_in_capture(CUstream s) SG_SHIM_HIDDEN;
 
+/* ---- execs.c: in-place changes of executable graphs ---- */
+typedef struct sg_override sg_override_t; /* new parameters of one node */
+/* exec was instantiated from / updated with graph (forgets earlier changes). */
+void sg_execs_bind(CUgraphExec exec, CUgraph graph) SG_SHIM_HIDDEN;
+void sg_execs_forget(CUgraphExec exec) SG_SHIM_HIDDEN;
+void sg_execs_graph_destroyed(CUgraph graph) SG_SHIM_HIDDEN;
+/* AFTER of cuGraphExec*SetParams, cuGraphNodeSetEnabled & co. */
+void sg_execs_on_set(sg_call_t *call) SG_SHIM_HIDDEN;
+/* At a launch: 0 = unchanged since recorded; 1 = changed: record *graph
+ * again with *ov (a private copy: free it with sg_execs_free_overrides);
+ * -1 = changed in a way that cannot be recorded (why says how). The change
+ * counts as handled either way. */
+int sg_execs_pending(CUgraphExec exec, CUgraph *graph, sg_override_t **ov, char *why,
+                     size_t n) SG_SHIM_HIDDEN;
+void sg_execs_free_overrides(sg_override_t *ov) SG_SHIM_HIDDEN;
+/* The override of `node` if it has one of that type, else NULL. */
+const sg_override_t *sg_execs_override(const sg_override_t *ov, uint64_t node,
+                                       CUgraphNodeType type) SG_SHIM_HIDDEN;
+const CUDA_KERNEL_NODE_PARAMS *sg_override_kernel(const sg_override_t *o) SG_SHIM_HIDDEN;
+const CUDA_MEMCPY3D *sg_override_memcpy(const sg_override_t *o) SG_SHIM_HIDDEN;
+const CUDA_MEMSET_NODE_PARAMS *sg_override_memset(const sg_override_t *o) SG_SHIM_HIDDEN;
+void sg_execs_atfork_child(void) SG_SHIM_HIDDEN;
+
 /* ---- build.c ---- */
 /* Build the model of a CUgraph (capture record, node payloads, buffers,
- * code images). Takes the hot lock. NULL with a reason on failure. */
-sg_graph_t *sg_shim_build(CUgraph graph, char *why, size_t n) SG_SHIM_HIDDEN;
+ * code images), with the nodes in `ov` (may be NULL) read from there
+ * instead of the graph. Takes the hot lock. NULL with a reason on failure. */
+sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why,
+                          size_t n) SG_SHIM_HIDDEN;
+
+/* ---- rawdigest.c: a graph's digest without a model ---- */
+typedef struct {
+    uint64_t digest;
+    uint32_t nodes, streams, events; /* for the summary when no model is built */
+    bool captured;                   /* it has a capture record */
+} sg_raw_digest_t;
+/* Equal raw digests build equal models. SG_EUNSUPPORTED for graphs with
+ * bodies (always built); other errors: build it and let the build say. */
+int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *out) SG_SHIM_HIDDEN;
+
+/* ---- kinfo.c: per-kernel facts, asked once per function handle ---- */
+typedef struct {
+    char *name;      /* mangled; NULL when the driver would not say */
+    bool kernel_api; /* the handle is a CUkernel (possibly cast to CUfunction) */
+    uint32_t n_params, total;
+    uint32_t *offs, *sizes; /* cuFuncGetParamInfo / cuKernelGetParamInfo */
+    bool *ro;               /* pointer-to-const parameters (from the mangled name) */
+} sg_kinfo_t;
+/* Never NULL (an empty entry when unknown); valid for the life of the
+ * process. func may be NULL (then kern is the kernel). */
+const sg_kinfo_t *sg_kinfo_get(CUfunction func, CUkernel kern) SG_SHIM_HIDDEN;
+/* A module or library was unloaded: handles may be reused. */
+void sg_kinfo_invalidate(void) SG_SHIM_HIDDEN;
+uint64_t sg_kinfo_generation(void) SG_SHIM_HIDDEN; /* changes at every invalidation */
+void sg_kinfo_atfork_child(void) SG_SHIM_HIDDEN;
 
 /* ---- code.c: code images ---- */
 int sg_code_attach(void) SG_SHIM_HIDDEN;
@@ -124,6 +190,19 @@ void sg_snap_bind(CUgraphExec exec, const char *path, const sg_graph_t *g) SG_SH
 void sg_snap_forget(CUgraphExec exec) SG_SHIM_HIDDEN;
 void sg_snap_on_launch(sg_phase_t phase, sg_call_t *call) SG_SHIM_HIDDEN;
 void sg_snap_atfork_child(void) SG_SHIM_HIDDEN;
+
+/* ---- writer.c: bundle writes off the program's thread ---- */
+/* Write g (taken) with blobs (copied; their data must stay valid until the
+ * write: code images do, `owned` memory is freed after it) to path, in
+ * submission order. SG_ENOMEM: nothing taken, nothing written. */
+int sg_writer_submit(sg_graph_t *g, const char *path, const sg_bundle_blob_t *blobs,
+                     size_t n_blobs, unsigned flags, void **owned, size_t n_owned,
+                     const char *what) SG_SHIM_HIDDEN;
+void sg_writer_flush(void) SG_SHIM_HIDDEN; /* wait until every submitted write is done */
+uint64_t sg_writer_failed(void) SG_SHIM_HIDDEN;
+void sg_writer_atfork_prepare(void) SG_SHIM_HIDDEN;
+void sg_writer_atfork_parent(void) SG_SHIM_HIDDEN;
+void sg_writer_atfork_child(void) SG_SHIM_HIDDEN;
 
 /* ---- logging ---- */
 #define sg_shim_log(...) sg_inject_log(SG_LOG_INFO, __VA_ARGS__)

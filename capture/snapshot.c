@@ -6,9 +6,9 @@
  *
  * At cuGraphLaunch BEFORE: synchronize the launch stream and the context,
  * copy each buffer to the host; the program's launch then runs; AFTER:
- * synchronize again,
- * copy again, rewrite the bundle (code blobs included, the rewrite is
- * atomic). A byte cap over both copies (SGCAP_SNAPSHOT_MAX_BYTES) skips
+ * synchronize again, copy again, and hand the bundle's rewrite (code blobs
+ * included, atomic) to the writer thread (writer.c), after the bundle's own
+ * first write. A byte cap over both copies (SGCAP_SNAPSHOT_MAX_BYTES) skips
  * whole buffers, and every buffer without a snapshot says why in its
  * snapshot_note. Graph allocations have no contents before the launch
  * (the graph allocates them) and none after it when the graph frees them.
@@ -25,6 +25,11 @@
 #include <string.h>
 
 #include "graph/bundle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 typedef struct snap_bundle {
     char *path;
@@ -141,6 +146,44 @@ static void inflight_free(inflight_t *f)
     free(f);
 }
 
+/* Copy n bytes of this process at addr, refusing (not faulting on) what
+ * is not mapped: process_vm_readv on ourselves reports EFAULT instead. */
+static bool read_own_memory(void *dst, uint64_t addr, uint64_t n)
+{
+    uint64_t done = 0;
+    while (done < n) {
+        struct iovec local = {(char *)dst + done, (size_t)(n - done)};
+        struct iovec remote = {(void *)(uintptr_t)(addr + done), (size_t)(n - done)};
+        ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+        if (r > 0) {
+            done += (uint64_t)r;
+            continue;
+        }
+        if (r < 0 && (errno == ENOSYS || errno == EPERM)) break; /* a sandbox: the pipe way */
+        return false;
+    }
+    if (done == n) return true;
+    /* Through a pipe: write(2) reads our memory in the kernel, which says
+     * EFAULT instead of faulting. */
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return false;
+    bool ok = true;
+    while (ok && done < n) {
+        size_t chunk = n - done < 65536 ? (size_t)(n - done) : 65536;
+        ssize_t w = write(p[1], (const void *)(uintptr_t)(addr + done), chunk);
+        ok = w > 0;
+        for (ssize_t got = 0; ok && got < w;) {
+            ssize_t rr = read(p[0], (char *)dst + done + got, (size_t)(w - got));
+            ok = rr > 0;
+            got += rr > 0 ? rr : 0;
+        }
+        if (ok) done += (uint64_t)w;
+    }
+    close(p[0]);
+    close(p[1]);
+    return ok && done == n;
+}
+
 /* Copy buffer b of the model to a new host block, or NULL with a note. */
 static void *copy_out(inflight_t *f, sg_buffer_t *b, const char *when)
 {
@@ -157,6 +200,17 @@ static void *copy_out(inflight_t *f, sg_buffer_t *b, const char *when)
     if (!host) {
         set_note(b, "not snapshotted: out of host memory for %" PRIu64 " bytes", b->size);
         return NULL;
+    }
+    if (sg_buffer_kind_is_host(b->kind)) {
+        /* The program's own host memory: read it without trusting that it
+         * is still mapped (a crash here would be the program's). */
+        if (!read_own_memory(host, b->address, b->size)) {
+            free(host);
+            set_note(b, "not snapshotted: the host memory was not readable %s the launch", when);
+            return NULL;
+        }
+        f->budget -= b->size;
+        return host;
     }
     CUresult r = CUDA_ERROR_NOT_FOUND;
     __typeof__(&cuMemcpyDtoH_v2) copy = SG_REAL(cuMemcpyDtoH_v2);
@@ -314,22 +368,34 @@ static void snapshot_after(sg_call_t *c)
     size_t nc = 0;
     sg_code_blobs(g, &code, &nc);
     sg_bundle_blob_t *all = calloc(nd + nc + 1, sizeof *all);
+    /* The writer takes the model, the copies and their names. */
+    void **owned = calloc(2 * (size_t)f->n + 2, sizeof *owned);
     int rc = SG_ENOMEM;
-    sg_diag_t diag;
-    memset(&diag, 0, sizeof diag);
-    if (all) {
+    if (all && owned) {
         if (nc) memcpy(all, code, nc * sizeof *all);
         if (nd) memcpy(all + nc, data, nd * sizeof *all);
-        rc = sg_bundle_write(g, f->bundle->path, all, nc + nd, SG_BUNDLE_OVERWRITE, &diag);
+        size_t no = 0;
+        owned[no++] = names;
+        for (uint32_t i = 0; i < f->n; i++) {
+            if (f->before[i]) owned[no++] = f->before[i];
+            if (f->after[i]) owned[no++] = f->after[i];
+        }
+        rc = sg_writer_submit(g, f->bundle->path, all, nc + nd, SG_BUNDLE_OVERWRITE, owned, no,
+                              "snapshot");
     }
     if (rc == SG_OK) {
+        f->model = NULL;
+        for (uint32_t i = 0; i < f->n; i++)
+            f->before[i] = f->after[i] = NULL;
+        names = NULL;
+        owned = NULL;
         sg_shim_log("snapshot: %s: %u of %u buffers, %" PRIu64 " bytes before and after launch %u",
                     f->bundle->path, with, f->n, bytes, sg_shim.cfg.snapshot_launch);
     } else {
-        char msg[900];
-        sg_shim_log("snapshot: rewriting %s failed: %s", f->bundle->path,
-                    sg_diag_format(&diag, msg, sizeof msg));
+        sg_shim_log("snapshot: out of memory queueing the rewrite of %s: no snapshot",
+                    f->bundle->path);
     }
+    free(owned);
     free(all);
     free(code);
     free(data);

@@ -18,7 +18,11 @@ extern "C" {
 #endif
 
 #define SG_FORMAT_NAME "sgcap-bundle"
-#define SG_FORMAT_VERSION 1
+#define SG_FORMAT_VERSION 2 /* the newest this reader knows; it reads 1 too */
+/* The version a bundle is written with: the oldest that can say everything
+ * in it (2 only for buffers of kind host_pageable), so older readers keep
+ * reading what they can. */
+#define SG_FORMAT_VERSION_MIN 1
 
 /* Limits on what a reader accepts (bundles past them get SG_ELIMIT). */
 #define SG_BUNDLE_MAX_JSON_BYTES (512u << 20)   /* graph.json */

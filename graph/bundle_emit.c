@@ -19,7 +19,7 @@
 /* ---- enum names shared with the parser --------------------------------------- */
 
 const char *const sg_bundle_buffer_kind_names[SG_BUFFER_KIND_COUNT] = {
-    "device", "graph_alloc", "async", "managed", "host_pinned", "unknown"};
+    "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
 const char *const sg_bundle_image_kind_names[SG_IMAGE_KIND_COUNT] = {"fatbin", "cubin", "ptx",
                                                                      "nvrtc", "unknown"};
 const char *const sg_bundle_copy_kind_names[5] = {"default", "h2d", "d2h", "d2d", "h2h"};
@@ -627,7 +627,10 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
     v_raw(e, "\"" SG_FORMAT_NAME "\"");
     top_next(e, false);
     top_key(e, "version");
-    v_int(e, SG_FORMAT_VERSION);
+    int version = SG_FORMAT_VERSION_MIN;
+    for (uint32_t i = 0; i < g->n_buffers; i++)
+        if (g->buffers[i].kind == SG_BUFFER_HOST_PAGEABLE) version = 2;
+    v_int(e, version);
     top_next(e, false);
 
     top_key(e, "capture");

@@ -44,6 +44,7 @@ typedef struct {
     const char *file;
     sg_graph_t *root;
     uint64_t hole_budget, holes;
+    int version; /* of the bundle being read */
 } pctx_t;
 
 static void loc_format(const loc_t *l, char *buf, size_t n)
@@ -519,6 +520,12 @@ static int parse_buffers(pctx_t *c, const json_t *top)
             (rc = get_u64(c, o, "address", true, &el, &address)) ||
             (rc = get_u64(c, o, "size", true, &el, &size)))
             return rc;
+        if (kind == SG_BUFFER_HOST_PAGEABLE && c->version < 2) {
+            loc_t kl = LOC_FIELD(&el, "kind");
+            return fail(c, &kl, SG_EFORMAT, "\"host_pageable\" needs format version 2 (this "
+                                            "bundle says %d)",
+                        c->version);
+        }
         if (sg_graph_add_buffer(g, (sg_buffer_kind_t)kind, address, size, NULL))
             return fail(c, &el, SG_ENOMEM, "out of memory");
         sg_buffer_t *b = &g->buffers[i];
@@ -1223,10 +1230,12 @@ static int parse_top(pctx_t *c, const json_t *top)
     loc_t vl = LOC_FIELD(NULL, "version");
     if (!json_is_integer(v))
         return fail(c, &vl, SG_EFORMAT, "expected an integer, found %s", type_name(v));
-    if (json_integer_value(v) != SG_FORMAT_VERSION)
+    if (json_integer_value(v) < SG_FORMAT_VERSION_MIN ||
+        json_integer_value(v) > SG_FORMAT_VERSION)
         return fail(c, &vl, SG_EUNSUPPORTED,
-                    "version %lld is not supported (this reader supports %d)",
-                    (long long)json_integer_value(v), SG_FORMAT_VERSION);
+                    "version %lld is not supported (this reader supports %d to %d)",
+                    (long long)json_integer_value(v), SG_FORMAT_VERSION_MIN, SG_FORMAT_VERSION);
+    c->version = (int)json_integer_value(v);
 
     uint64_t nodes = 0, edges = 0;
     count_entries(top, 0, &nodes, &edges);

@@ -213,8 +213,8 @@ static void put_dims(FILE *f, const uint32_t d[3])
 
 static const char *buffer_kind_name(sg_buffer_kind_t k)
 {
-    static const char *const names[SG_BUFFER_KIND_COUNT] = {"device",  "graph_alloc", "async",
-                                                            "managed", "host_pinned", "unknown"};
+    static const char *const names[SG_BUFFER_KIND_COUNT] = {
+        "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
     return (unsigned)k < SG_BUFFER_KIND_COUNT ? names[k] : "invalid";
 }
 

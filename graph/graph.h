@@ -87,8 +87,16 @@ typedef enum {
     SG_BUFFER_MANAGED,
     SG_BUFFER_HOST_PINNED, /* cuMemHostAlloc / registered host memory */
     SG_BUFFER_UNKNOWN,
+    SG_BUFFER_HOST_PAGEABLE, /* plain host memory a copy node reads or writes (exact range) */
     SG_BUFFER_KIND_COUNT
 } sg_buffer_kind_t;
+
+/* Memory of the host (pinned or pageable): read and written by the CPU,
+ * placed with mmap at replay. */
+static inline bool sg_buffer_kind_is_host(sg_buffer_kind_t k)
+{
+    return k == SG_BUFFER_HOST_PINNED || k == SG_BUFFER_HOST_PAGEABLE;
+}
 
 typedef struct {
     uint32_t id;

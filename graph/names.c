@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* libstdc++'s demangler (abi::__cxa_demangle, extern "C"); graph/ links
- * stdc++ for it so that no C++ source is needed. */
+/* libstdc++'s demangler (abi::__cxa_demangle, extern "C"); the offline
+ * users of graph/ link stdc++ for it so that no C++ source is needed. The
+ * shim never links this file (docs/ARCHITECTURE.md): what capture needs of
+ * a mangled name is read by mangled.c. */
 char *__cxa_demangle(const char *mangled, char *out, size_t *length, int *status);
 
 /* Mangled names past this length are shown raw: the demangler recurses on
@@ -201,89 +203,4 @@ const char *sg_kernel_short_name(const char *mangled, char *buf, size_t n)
     name_cache[slot].narrowed = narrowed;
     pthread_mutex_unlock(&name_cache_lock);
     return buf;
-}
-
-/* ---- const pointer parameters ------------------------------------------------------------- */
-
-/* Does one demangled parameter ("float const*", "int const* __restrict__")
- * name a pointer whose pointee is const? Only the outermost pointer counts:
- * "float const**" is a pointer to a (non-const) pointer. */
-static bool param_is_const_pointer(const char *p, size_t len)
-{
-    while (len && (p[len - 1] == ' ')) len--;
-    const char *restrict_words[] = {"__restrict__", "__restrict", "restrict"};
-    for (size_t i = 0; i < 3; i++) {
-        size_t w = strlen(restrict_words[i]);
-        if (len > w && memcmp(p + len - w, restrict_words[i], w) == 0) {
-            len -= w;
-            while (len && p[len - 1] == ' ') len--;
-            break;
-        }
-    }
-    if (len < 7 || p[len - 1] != '*') return false;
-    len--;
-    while (len && p[len - 1] == ' ') len--;
-    return len >= 5 && memcmp(p + len - 5, "const", 5) == 0 &&
-           (len == 5 || p[len - 6] == ' ' || p[len - 6] == '>');
-}
-
-int sg_kernel_const_pointer_params(const char *mangled, uint32_t n_params, bool *ro)
-{
-    for (uint32_t i = 0; i < n_params; i++) ro[i] = false;
-    if (!mangled || strncmp(mangled, "_Z", 2) != 0 || strlen(mangled) > 16384) return -1;
-    int status = 0;
-    char *dem = __cxa_demangle(mangled, NULL, NULL, &status);
-    if (!dem || status != 0) {
-        free(dem);
-        return -1;
-    }
-    /* The parameter list is the balanced (...) group that ends the name. */
-    size_t len = strlen(dem);
-    int rc = -1;
-    if (len < 2 || dem[len - 1] != ')') goto out;
-    size_t open = len - 1;
-    int depth = 0;
-    for (size_t i = len; i-- > 0;) {
-        char c = dem[i];
-        if (c == ')' || c == '>' || c == ']') depth++;
-        if (c == '(' || c == '<' || c == '[') depth--;
-        if (depth == 0) {
-            open = i;
-            break;
-        }
-    }
-    if (depth != 0 || dem[open] != '(') goto out;
-    const char *body = dem + open + 1;
-    size_t body_len = len - 1 - (open + 1);
-    if (body_len == 0 || (body_len == 4 && memcmp(body, "void", 4) == 0)) {
-        rc = n_params == 0 ? 0 : -1;
-        goto out;
-    }
-    /* Split at top-level commas. */
-    uint32_t count = 0;
-    size_t start = 0;
-    depth = 0;
-    bool tmp[256];
-    for (size_t i = 0; i <= body_len; i++) {
-        char c = i < body_len ? body[i] : ',';
-        if (c == '(' || c == '<' || c == '[') depth++;
-        if (c == ')' || c == '>' || c == ']') depth--;
-        if (c == ',' && depth == 0) {
-            const char *p = body + start;
-            size_t plen = i - start;
-            while (plen && *p == ' ') {
-                p++;
-                plen--;
-            }
-            if (count < 256) tmp[count] = param_is_const_pointer(p, plen);
-            count++;
-            start = i + 1;
-        }
-    }
-    if (count != n_params || count > 256) goto out;
-    for (uint32_t i = 0; i < count; i++) ro[i] = tmp[i];
-    rc = 0;
-out:
-    free(dem);
-    return rc;
 }

@@ -50,15 +50,17 @@ const char *sg_dot_summary_text(const sg_dot_summary_t *s, char *buf, size_t n);
 
 /* Short, readable kernel name: demangled, without parameter list and
  * template arguments collapsed when long ("add_kernel", "ns::scale<...>").
- * Writes at most n bytes including the NUL; returns buf. */
+ * Writes at most n bytes including the NUL; returns buf. Uses libstdc++'s
+ * demangler (names.c): offline code only, never linked into the shim. */
 const char *sg_kernel_short_name(const char *mangled, char *buf, size_t n);
 
 /* Which parameters of a C++ kernel are pointers to const, read from its
  * mangled name (`_Z6k_axpbPfPKfffm` -> {0, 1, 0, 0, 0}). A kernel reads
  * through such a pointer unless it casts const away, so capture may record
  * those accesses as reads instead of "unknown". Fills ro[0..n_params) and
- * returns 0; returns -1 (ro all false) when the name does not demangle, is
- * not a plain function, or its parameter count is not n_params. */
+ * returns 0; returns -1 (ro all false) when the name cannot be read, is not
+ * a plain function, or its parameter count is not n_params. Pure C, no
+ * demangler (mangled.c): it runs inside the shim. */
 int sg_kernel_const_pointer_params(const char *mangled, uint32_t n_params, bool *ro);
 
 #ifdef __cplusplus

@@ -30,8 +30,6 @@ static atomic_int sg_announced;
 
 void sg_table_init(void) SG_HIDDEN;
 
-#pragma weak sg_capture_attach
-
 /* ---- configuration ---- */
 static void sg_config_read(void)
 {
@@ -174,13 +172,16 @@ void sg_inject_init(void)
         sg_inject_log(SG_LOG_INFO, "real dlsym not found: CUDA lookups are not intercepted");
     sg_inject_update_watch();
     atomic_store_explicit(&sg_init_state, 2, memory_order_release);
-    /* After init is marked done, so capture/ may use everything here. */
-    if (sg_config.mode != SG_MODE_OFF && sg_capture_attach != NULL) {
-        sg_inject_enter_own_call();
-        int rc = sg_capture_attach();
-        sg_inject_leave_own_call();
-        if (rc != 0)
-            sg_inject_log(SG_LOG_INFO, "capture module failed to start (%d): tracing only", rc);
+    /* After init is marked done, so the modules may use everything here. */
+    if (sg_config.mode != SG_MODE_OFF) {
+        for (const sg_inject_module_t *const *m = sg_inject_modules; *m != NULL; m++) {
+            sg_inject_enter_own_call();
+            int rc = (*m)->start();
+            sg_inject_leave_own_call();
+            if (rc != 0)
+                sg_inject_log(SG_LOG_INFO, "%s module failed to start (%d): tracing only",
+                              (*m)->name, rc);
+        }
         sg_inject_update_watch();
     }
 }
@@ -191,17 +192,34 @@ __attribute__((constructor)) static void sg_inject_constructor(void)
 }
 
 /* CUDA_INJECTION64_PATH=libsgcap.so: the driver loads us during cuInit and
- * calls this. Interception itself needs LD_PRELOAD (the program already holds
- * the real entry points by then); say so if it is missing. */
+ * calls this. With LD_PRELOAD as well, the wrappers are already in place.
+ * Alone, the program already holds the real entry points, so the driver is
+ * observed through CUPTI callbacks instead (cupti.c: capture works; nothing
+ * can be substituted, NVRTC is not seen). */
 SG_EXPORT int InitializeInjection(void)
 {
     sg_inject_init();
     void *global_dlsym = sg_real_dlsym_fn ? sg_real_dlsym_fn(RTLD_DEFAULT, "dlsym") : NULL;
     extern char sg_dlsym_entry[] SG_HIDDEN; /* our dlsym (dlsym.c) */
     int preloaded = global_dlsym == (void *)sg_dlsym_entry;
-    sg_inject_log(SG_LOG_INFO, "loaded through CUDA_INJECTION64_PATH%s",
-                  preloaded ? " (also preloaded: interception active)"
-                            : ": calls are intercepted only with LD_PRELOAD=libsgcap.so as well");
+    if (preloaded) {
+        sg_inject_log(SG_LOG_INFO,
+                      "loaded through CUDA_INJECTION64_PATH (also preloaded: interception active)");
+        return 1;
+    }
+    char why[4200];
+    if (sg_inject_config()->mode == SG_MODE_OFF) return 1;
+    if (sg_cupti_attach(why, sizeof why) == 0)
+        sg_inject_log(SG_LOG_INFO,
+                      "loaded through CUDA_INJECTION64_PATH alone: observing the driver through %s "
+                      "(capture works; arguments cannot be changed, NVRTC is not seen: "
+                      "LD_PRELOAD=libsgcap.so does both)",
+                      why);
+    else
+        sg_inject_log(SG_LOG_INFO,
+                      "loaded through CUDA_INJECTION64_PATH alone: nothing is intercepted (%s); "
+                      "use LD_PRELOAD=libsgcap.so",
+                      why);
     return 1;
 }
 

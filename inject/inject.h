@@ -1,8 +1,11 @@
-/* What the rest of libsgcap (capture/, replay/) may use of the interception
- * layer: configuration, logging, the table of real driver entry points, and
- * the guards every CUDA call made by sgcap itself must run under.
+/* What the rest of libsgcap (capture/, later optimize/) may use of the
+ * interception layer: configuration, logging, the table of real driver
+ * entry points, the guards every CUDA call made by sgcap itself must run
+ * under, and the list of modules the shim starts.
  *
- * The observer seam (how intercepted calls reach capture/) is observe.h. */
+ * The observer seam (how intercepted calls reach capture/) is observe.h.
+ * inject/ is the bottom of the shim: it includes nothing of sgcap above it
+ * and knows its modules only through sg_inject_modules. */
 #ifndef SGCAP_INJECT_INJECT_H
 #define SGCAP_INJECT_INJECT_H
 
@@ -40,6 +43,22 @@ const sg_inject_config_t *sg_inject_config(void) SG_INJECT_HIDDEN;
  * Does nothing when the configured level is below `level`. */
 void sg_inject_log(sg_log_level_t level, const char *fmt, ...) SG_INJECT_HIDDEN
     __attribute__((format(printf, 2, 3)));
+
+/* ---- modules ---- */
+/* A part of libsgcap.so above inject/ (capture/, later optimize/). Its
+ * start() runs once, at the end of the shim's initialisation (whichever
+ * entry point comes first), inside the reentrancy guard, and only when the
+ * mode is not off; it registers observers (observe.h) and may use
+ * everything in this header. It returns 0 or a negative SG_E* code: the
+ * shim logs the failure and goes on tracing without that module. */
+typedef struct sg_inject_module {
+    const char *name; /* "capture": for the log */
+    int (*start)(void);
+} sg_inject_module_t;
+
+/* The modules of this libsgcap.so in start order, NULL-terminated. Defined
+ * by whoever assembles the shim (shim/modules.c), never by inject/. */
+extern const sg_inject_module_t *const sg_inject_modules[] SG_INJECT_HIDDEN;
 
 /* ---- the real entry points ---- */
 /* Name of an entry of hooks.def ("cuLaunchKernel_ptsz"). */

@@ -82,6 +82,11 @@ void sg_inject_update_watch(void) SG_HIDDEN;
 /* Observer table (observe.c). */
 void sg_inject_observers_reset_after_fork(void) SG_HIDDEN;
 
+/* CUDA_INJECTION64_PATH without LD_PRELOAD: observe the driver through
+ * CUPTI callbacks (cupti.c). 0 when attached (why = what), -1 with why. */
+int sg_cupti_attach(char *why, size_t n) SG_HIDDEN;
+int sg_cupti_active(void) SG_HIDDEN;
+
 /* The pid as last seen (refreshed in a forked child). */
 extern int sg_inject_pid SG_HIDDEN;
 

@@ -401,6 +401,21 @@ void sg_observe_graph(sg_phase_t phase, sg_call_t *call)
         case SG_FN_cuGraphExecDestroy:
             snprintf(x, sizeof x, "exec=%p", (void *)SG_A(cuGraphExecDestroy)->hGraphExec);
             break;
+#define SG_EXEC_SET(name)                                                                          \
+    case SG_FN_##name:                                                                             \
+        snprintf(x, sizeof x, "exec=%p node=%p", (void *)SG_A(name)->hGraphExec,                   \
+                 (void *)SG_A(name)->hNode);                                                       \
+        break;
+            SG_EXEC_SET(cuGraphExecKernelNodeSetParams_v2)
+            SG_EXEC_SET(cuGraphExecMemcpyNodeSetParams)
+            SG_EXEC_SET(cuGraphExecMemsetNodeSetParams)
+            SG_EXEC_SET(cuGraphExecNodeSetParams)
+            SG_EXEC_SET(cuGraphExecHostNodeSetParams)
+            SG_EXEC_SET(cuGraphExecChildGraphNodeSetParams)
+            SG_EXEC_SET(cuGraphExecEventRecordNodeSetEvent)
+            SG_EXEC_SET(cuGraphExecEventWaitNodeSetEvent)
+            SG_EXEC_SET(cuGraphNodeSetEnabled)
+#undef SG_EXEC_SET
         default:
             break;
         }

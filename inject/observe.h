@@ -1,5 +1,5 @@
 /* The seam between interception (inject/) and everything that reacts to an
- * intercepted call (tracing today; capture/ and replay/ next).
+ * intercepted call (tracing, capture/; the optimizer next).
  *
  * Every wrapper in hooks.c does, for one call of the program:
  *
@@ -135,12 +135,9 @@ typedef struct sg_observer {
 } sg_observer_t;
 
 /* Registers an observer (kept by pointer, never copied; at most 8). Returns
- * 0, or -1 when the table is full. Safe to call from sg_capture_attach(). */
+ * 0, or -1 when the table is full. Safe to call from a module's start()
+ * (inject.h: sg_inject_module_t). */
 int sg_inject_add_observer(const sg_observer_t *observer);
-
-/* Called once at shim start-up when capture/ is linked into libsgcap.so:
- * capture registers its observer here. Defined by capture/, optional. */
-int sg_capture_attach(void) __attribute__((visibility("hidden")));
 
 /* The family entry points the wrappers call (defined in observe.c). */
 void sg_observe_procaddr(sg_phase_t phase, sg_call_t *call);

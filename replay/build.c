@@ -66,8 +66,8 @@ static int add_built(build_t *b, CUgraphNode cu, const sg_graph_t *owner, const 
     r->t.cuda_nodes++;
     /* CUPTI ids are read now: a cloned child graph's own nodes may not
      * outlive this call's caller. */
-    if (r->opt.profile && sg_cupti.cuptiGetGraphNodeId)
-        sg_cupti.cuptiGetGraphNodeId(cu, &x->cupti_id);
+    if (r->opt.profile && sg_cupti)
+        sg_cupti->cuptiGetGraphNodeId(cu, &x->cupti_id);
     return SG_OK;
 }
 
@@ -95,19 +95,20 @@ static void kernel_args_free(kernel_args_t *a)
 static int real_layout(build_t *b, CUfunction f, uint32_t **offs, uint32_t **sizes, uint32_t *count,
                        bool *known)
 {
+    const sg_replay_driver_t *drv = b->r->drv;
     *count = 0;
     *known = true;
     uint32_t cap = 0;
     for (uint32_t i = 0; i < SG_BUNDLE_MAX_PARAM_BYTES; i++) {
         size_t off = 0, size = 0;
-        CUresult cr = sg_cu.cuFuncGetParamInfo(f, i, &off, &size);
+        CUresult cr = drv->cuFuncGetParamInfo(f, i, &off, &size);
         if (cr == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
         if (cr != CUDA_SUCCESS && i == 0) {
             *known = false;
             return SG_OK;
         }
         if (cr != CUDA_SUCCESS)
-            return sg_replay__cu_fail(b->err, b->errlen, cr, "cuFuncGetParamInfo");
+            return sg_replay__cu_fail(drv, b->err, b->errlen, cr, "cuFuncGetParamInfo");
         if (i == cap) {
             cap = cap ? 2 * cap : 8;
             uint32_t *o = realloc(*offs, cap * sizeof *o);
@@ -127,6 +128,7 @@ static int real_layout(build_t *b, CUfunction f, uint32_t **offs, uint32_t **siz
 static int kernel_args(build_t *b, const sg_node_t *n, const char *path, kernel_args_t *a,
                        CUgraphNodeParams *p)
 {
+    const sg_replay_driver_t *drv = b->r->drv;
     sg_replay_t *r = b->r;
     char *err = b->err;
     size_t errlen = b->errlen;
@@ -134,7 +136,7 @@ static int kernel_args(build_t *b, const sg_node_t *n, const char *path, kernel_
     int rc = sg_replay__function(r, k, &a->func, err, errlen);
     if (rc) return rc;
     if (k->shared_bytes > 48u * 1024u)
-        SG_CU_TRY(sg_cu.cuFuncSetAttribute(a->func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        SG_CU_TRY(drv->cuFuncSetAttribute(a->func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            (int)k->shared_bytes),
                   "cuFuncSetAttribute(max dynamic shared memory)");
     uint32_t count = 0;
@@ -202,6 +204,7 @@ static int kernel_args(build_t *b, const sg_node_t *n, const char *path, kernel_
 
 static int kernel_attributes(build_t *b, CUgraphNode cu, const sg_kernel_t *k)
 {
+    const sg_replay_driver_t *drv = b->r->drv;
     char *err = b->err;
     size_t errlen = b->errlen;
     CUkernelNodeAttrValue v;
@@ -211,19 +214,19 @@ static int kernel_attributes(build_t *b, CUgraphNode cu, const sg_kernel_t *k)
         v.clusterDim.y = k->cluster[1] ? k->cluster[1] : 1;
         v.clusterDim.z = k->cluster[2] ? k->cluster[2] : 1;
         SG_CU_TRY(
-            sg_cu.cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v),
+            drv->cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v),
             "cuGraphKernelNodeSetAttribute(cluster)");
     }
     if (k->priority) {
         memset(&v, 0, sizeof v);
         v.priority = k->priority;
-        SG_CU_TRY(sg_cu.cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v),
+        SG_CU_TRY(drv->cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v),
                   "cuGraphKernelNodeSetAttribute(priority)");
     }
     if (k->cooperative) {
         memset(&v, 0, sizeof v);
         v.cooperative = 1;
-        SG_CU_TRY(sg_cu.cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v),
+        SG_CU_TRY(drv->cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v),
                   "cuGraphKernelNodeSetAttribute(cooperative)");
     }
     return SG_OK;
@@ -257,13 +260,26 @@ static int memcpy_params(build_t *b, const sg_node_t *n, const char *path, CUgra
     p->type = CU_GRAPH_NODE_TYPE_MEMCPY;
     p->memcpy.copyCtx = b->r->ctx;
     CUDA_MEMCPY3D *m = &p->memcpy.copyParams;
-    /* unified addressing: the driver tells device from pinned host memory */
-    m->srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-    m->srcDevice = src;
+    /* Device memory by unified address; host memory (pinned or pageable)
+     * named as host memory, which a pageable range needs. */
+    void *host_src = sg_replay__host_pointer(b->r, src),
+         *host_dst = sg_replay__host_pointer(b->r, dst);
+    if (host_src) {
+        m->srcMemoryType = CU_MEMORYTYPE_HOST;
+        m->srcHost = host_src;
+    } else {
+        m->srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m->srcDevice = src;
+    }
     m->srcPitch = c->src_pitch ? c->src_pitch : c->width;
     m->srcHeight = at_least_1(c->height);
-    m->dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-    m->dstDevice = dst;
+    if (host_dst) {
+        m->dstMemoryType = CU_MEMORYTYPE_HOST;
+        m->dstHost = host_dst;
+    } else {
+        m->dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        m->dstDevice = dst;
+    }
     m->dstPitch = c->dst_pitch ? c->dst_pitch : c->width;
     m->dstHeight = at_least_1(c->height);
     m->WidthInBytes = c->width;
@@ -291,6 +307,7 @@ static int memset_params(build_t *b, const sg_node_t *n, const char *path, CUgra
 
 static int event_for(build_t *b, uint32_t ev, CUevent *out)
 {
+    const sg_replay_driver_t *drv = b->r->drv;
     sg_replay_t *r = b->r;
     char *err = b->err;
     size_t errlen = b->errlen;
@@ -302,13 +319,13 @@ static int event_for(build_t *b, uint32_t ev, CUevent *out)
     /* fresh events: the captured ones belonged to the other process */
     unsigned flags = e ? (e->flags & (CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING)) : 0;
     CUevent x;
-    SG_CU_TRY(sg_cu.cuEventCreate(&x, flags), "cuEventCreate");
+    SG_CU_TRY(drv->cuEventCreate(&x, flags), "cuEventCreate");
     if (e) {
         r->events[ev] = x;
     } else {
         if (grow((void **)&r->own_events, &r->cap_own_events, r->n_own_events + 1,
                  sizeof *r->own_events)) {
-            sg_cu.cuEventDestroy(x);
+            drv->cuEventDestroy(x);
             return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
         }
         r->own_events[r->n_own_events++] = x;
@@ -402,6 +419,7 @@ static int build_node(build_t *b, const sg_graph_t *g, CUgraph cg, const sg_node
                       const char *path, uint32_t stream, deps_t *d, bool any_data,
                       CUgraphConditionalHandle handle, CUgraphNode *out)
 {
+    const sg_replay_driver_t *drv = b->r->drv;
     sg_replay_t *r = b->r;
     char *err = b->err;
     size_t errlen = b->errlen;
@@ -426,6 +444,16 @@ static int build_node(build_t *b, const sg_graph_t *g, CUgraph cg, const sg_node
     case SG_NODE_EMPTY:
         p.type = CU_GRAPH_NODE_TYPE_EMPTY;
         break;
+    case SG_NODE_HOST:
+        /* --host-nodes skip: the callback is the captured process's code;
+         * an empty node keeps its place in the ordering */
+        if (!r->opt.skip_host_nodes) {
+            rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED,
+                                 "%s: a host node runs only in-process", path);
+            break;
+        }
+        p.type = CU_GRAPH_NODE_TYPE_EMPTY;
+        break;
     case SG_NODE_EVENT_RECORD:
         p.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
         rc = event_for(b, n->u.event, &p.eventRecord.event);
@@ -440,7 +468,7 @@ static int build_node(build_t *b, const sg_graph_t *g, CUgraph cg, const sg_node
         p.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
         p.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
         p.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        p.alloc.poolProps.location.id = r->opt.device;
+        p.alloc.poolProps.location.id = r->device;
         p.alloc.bytesize = n->u.mem.bytes ? n->u.mem.bytes : (buf ? buf->size : 0);
         if (!p.alloc.bytesize)
             rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED, "%s: allocation of unknown size",
@@ -458,9 +486,9 @@ static int build_node(build_t *b, const sg_graph_t *g, CUgraph cg, const sg_node
         break;
     }
     case SG_NODE_CHILD_GRAPH: {
-        SG_CU_TRY(sg_cu.cuGraphCreate(&child, 0), "cuGraphCreate");
+        SG_CU_TRY(drv->cuGraphCreate(&child, 0), "cuGraphCreate");
         if (grow((void **)&r->children, &r->cap_children, r->n_children + 1, sizeof *r->children)) {
-            sg_cu.cuGraphDestroy(child);
+            drv->cuGraphDestroy(child);
             return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
         }
         r->children[r->n_children++] = child;
@@ -494,12 +522,12 @@ static int build_node(build_t *b, const sg_graph_t *g, CUgraph cg, const sg_node
     }
     CUgraphNode cu = NULL;
     CUresult cr =
-        sg_cu.cuGraphAddNode(&cu, cg, d->n ? d->deps : NULL, any_data ? d->data : NULL, d->n, &p);
+        drv->cuGraphAddNode(&cu, cg, d->n ? d->deps : NULL, any_data ? d->data : NULL, d->n, &p);
     kernel_args_free(&ka);
     if (cr != CUDA_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "%s: adding the %s node", path, sg_node_type_name(n->type));
-        return sg_replay__cu_fail(err, errlen, cr, what);
+        return sg_replay__cu_fail(drv, err, errlen, cr, what);
     }
     if (n->type == SG_NODE_KERNEL) {
         rc = kernel_attributes(b, cu, &n->u.kernel);
@@ -529,6 +557,7 @@ static int build_node(build_t *b, const sg_graph_t *g, CUgraph cg, const sg_node
 static int build_graph(build_t *b, const sg_graph_t *g, CUgraph cg, const char *prefix,
                        uint32_t inherited_stream)
 {
+    const sg_replay_driver_t *drv = b->r->drv;
     sg_replay_t *r = b->r;
     char *err = b->err;
     size_t errlen = b->errlen;
@@ -550,10 +579,10 @@ static int build_graph(build_t *b, const sg_graph_t *g, CUgraph cg, const char *
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *n = sg_graph_node(g, i);
         if (!n || n->type != SG_NODE_CONDITIONAL) continue;
-        CUresult cr = sg_cu.cuGraphConditionalHandleCreate(
+        CUresult cr = drv->cuGraphConditionalHandleCreate(
             &handles[i], cg, r->ctx, n->u.cond.default_value, CU_GRAPH_COND_ASSIGN_DEFAULT);
         if (cr != CUDA_SUCCESS) {
-            rc = sg_replay__cu_fail(err, errlen, cr, "cuGraphConditionalHandleCreate");
+            rc = sg_replay__cu_fail(drv, err, errlen, cr, "cuGraphConditionalHandleCreate");
             goto out;
         }
         if (n->u.cond.handle && sg_reloc_map_add_handle(&r->map, n->u.cond.handle, handles[i])) {
@@ -584,12 +613,13 @@ out:
 
 int sg_replay__build(sg_replay_t *r, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     build_t b = {r, err, errlen};
     r->events = calloc(r->g->n_events + 1, sizeof *r->events);
     r->buf_freed = calloc(r->g->n_buffers + 1, sizeof *r->buf_freed);
     if (!r->events || !r->buf_freed)
         return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
-    SG_CU_TRY(sg_cu.cuGraphCreate(&r->graph, 0), "cuGraphCreate");
+    SG_CU_TRY(drv->cuGraphCreate(&r->graph, 0), "cuGraphCreate");
     int rc = build_graph(&b, r->g, r->graph, "", SG_STREAM_EXPLICIT);
     if (rc) return rc;
     for (uint32_t i = 0; i < r->g->n_buffers; i++)

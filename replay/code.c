@@ -64,6 +64,7 @@ static int split_options(const char *s, char *buf, char **argv)
 static int compile_nvrtc(sg_replay_t *r, uint32_t id, const sg_image_t *im, const char *src,
                          size_t len, void **out, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     int rc = sg_replay__load_nvrtc(err, errlen);
     if (rc) return rc;
     char *source = malloc(len + 1);
@@ -91,53 +92,53 @@ static int compile_nvrtc(sg_replay_t *r, uint32_t id, const sg_image_t *im, cons
     if (!has_arch) {
         /* no target recorded: compile for this GPU, to SASS */
         int major = 0, minor = 0;
-        sg_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r->dev);
-        sg_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r->dev);
+        drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r->dev);
+        drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r->dev);
         snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
         argv[argc++] = arch;
     }
-    nvrtcResult nr = sg_nvrtc.nvrtcCreateProgram(&prog, source, "sgcap_image.cu", 0, NULL, NULL);
+    nvrtcResult nr = sg_nvrtc->nvrtcCreateProgram(&prog, source, "sgcap_image.cu", 0, NULL, NULL);
     if (nr != NVRTC_SUCCESS) {
         rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED, "code image %u: nvrtcCreateProgram: %s",
-                             id, sg_nvrtc.nvrtcGetErrorString(nr));
+                             id, sg_nvrtc->nvrtcGetErrorString(nr));
         goto out;
     }
-    nr = sg_nvrtc.nvrtcCompileProgram(prog, argc, (const char *const *)argv);
+    nr = sg_nvrtc->nvrtcCompileProgram(prog, argc, (const char *const *)argv);
     if (nr != NVRTC_SUCCESS) {
         size_t loglen = 0;
         char log[600] = "";
-        if (sg_nvrtc.nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && loglen > 1) {
+        if (sg_nvrtc->nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && loglen > 1) {
             char *full = malloc(loglen);
-            if (full && sg_nvrtc.nvrtcGetProgramLog(prog, full) == NVRTC_SUCCESS)
+            if (full && sg_nvrtc->nvrtcGetProgramLog(prog, full) == NVRTC_SUCCESS)
                 snprintf(log, sizeof log, "%s", full);
             free(full);
         }
         rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED,
                              "code image %u: NVRTC could not compile it with the recorded options "
                              "(%s): %s",
-                             id, sg_nvrtc.nvrtcGetErrorString(nr), log);
+                             id, sg_nvrtc->nvrtcGetErrorString(nr), log);
         goto out;
     }
     size_t size = 0;
-    bool cubin = sg_nvrtc.nvrtcGetCUBINSize(prog, &size) == NVRTC_SUCCESS && size > 0;
-    if (!cubin && sg_nvrtc.nvrtcGetPTXSize(prog, &size) != NVRTC_SUCCESS) size = 0;
+    bool cubin = sg_nvrtc->nvrtcGetCUBINSize(prog, &size) == NVRTC_SUCCESS && size > 0;
+    if (!cubin && sg_nvrtc->nvrtcGetPTXSize(prog, &size) != NVRTC_SUCCESS) size = 0;
     char *code = size ? malloc(size) : NULL;
     if (!code) {
         rc = sg_replay__fail(err, errlen, size ? SG_ENOMEM : SG_EUNSUPPORTED,
                              "code image %u: NVRTC produced no code", id);
         goto out;
     }
-    nr = cubin ? sg_nvrtc.nvrtcGetCUBIN(prog, code) : sg_nvrtc.nvrtcGetPTX(prog, code);
+    nr = cubin ? sg_nvrtc->nvrtcGetCUBIN(prog, code) : sg_nvrtc->nvrtcGetPTX(prog, code);
     if (nr != NVRTC_SUCCESS) {
         free(code);
         rc = sg_replay__fail(err, errlen, SG_EUNSUPPORTED, "code image %u: %s", id,
-                             sg_nvrtc.nvrtcGetErrorString(nr));
+                             sg_nvrtc->nvrtcGetErrorString(nr));
         goto out;
     }
     *out = code;
     rc = SG_OK;
 out:
-    if (prog) sg_nvrtc.nvrtcDestroyProgram(&prog);
+    if (prog) sg_nvrtc->nvrtcDestroyProgram(&prog);
     free(source);
     free(optbuf);
     free(argv);
@@ -155,6 +156,7 @@ static void archs_text(const uint32_t *a, uint32_t n, char *buf, size_t len)
 
 static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     const sg_image_t *im = sg_graph_image(r->g, id);
     if (!im->file)
         return sg_replay__fail(err, errlen, SG_EUNSUPPORTED,
@@ -191,7 +193,7 @@ static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
             return rc;
         }
     }
-    CUresult cr = sg_cu.cuLibraryLoadData(&r->libs[id], code, NULL, NULL, 0, NULL, NULL, 0);
+    CUresult cr = drv->cuLibraryLoadData(&r->libs[id], code, NULL, NULL, 0, NULL, NULL, 0);
     if (code != data) free(code);
     free(data);
     r->t.load_ms += sg_replay__now_ms() - t0;
@@ -201,20 +203,20 @@ static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
         archs_text(im->sass_archs, im->n_sass_archs, sass, sizeof sass);
         archs_text(im->ptx_archs, im->n_ptx_archs, ptx, sizeof ptx);
         int major = 0, minor = 0;
-        sg_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r->dev);
-        sg_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r->dev);
+        drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r->dev);
+        drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r->dev);
         char what[256];
         snprintf(what, sizeof what,
                  "code image %u (%s, %s) has no code this sm_%d%d GPU can run (SASS for %s, PTX "
                  "for %s)",
                  id, image_kind_name(im->kind), im->hash, major, minor, sass, ptx);
-        return sg_replay__cu_fail(err, errlen, cr, what);
+        return sg_replay__cu_fail(drv, err, errlen, cr, what);
     }
     if (cr != CUDA_SUCCESS) {
         char what[128];
         snprintf(what, sizeof what, "loading code image %u (%s, %s)", id, image_kind_name(im->kind),
                  im->hash);
-        return sg_replay__cu_fail(err, errlen, cr, what);
+        return sg_replay__cu_fail(drv, err, errlen, cr, what);
     }
     return SG_OK;
 }
@@ -239,16 +241,17 @@ int sg_replay__load_code(sg_replay_t *r, char *err, size_t errlen)
 int sg_replay__function(sg_replay_t *r, const sg_kernel_t *k, CUfunction *out, char *err,
                         size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     if (k->image >= r->g->n_images || !r->libs[k->image])
         return sg_replay__fail(err, errlen, SG_EUNSUPPORTED, "the code of %s was not loaded",
                                k->name ? k->name : "?");
     CUkernel kern;
-    CUresult cr = sg_cu.cuLibraryGetKernel(&kern, r->libs[k->image], k->name);
+    CUresult cr = drv->cuLibraryGetKernel(&kern, r->libs[k->image], k->name);
     if (cr == CUDA_ERROR_NOT_FOUND || cr == CUDA_ERROR_INVALID_VALUE)
         return sg_replay__fail(err, errlen, SG_EUNSUPPORTED,
                                "kernel %s is not in code image %u (%s), the image its node names",
                                k->name, k->image, r->g->images[k->image].hash);
-    if (cr != CUDA_SUCCESS) return sg_replay__cu_fail(err, errlen, cr, "cuLibraryGetKernel");
-    SG_CU_TRY(sg_cu.cuKernelGetFunction(out, kern), "cuKernelGetFunction");
+    if (cr != CUDA_SUCCESS) return sg_replay__cu_fail(drv, err, errlen, cr, "cuLibraryGetKernel");
+    SG_CU_TRY(drv->cuKernelGetFunction(out, kern), "cuKernelGetFunction");
     return SG_OK;
 }

@@ -35,10 +35,13 @@ static void logf_(sg_replay_t *r, const char *fmt, ...)
 static int place_device(sg_replay_t *r, uint32_t i, const CUmemAllocationProp *prop, size_t gran,
                         char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     const sg_region_t *reg = &r->regions[i];
     sg_region_state_t *s = &r->rs[i];
     CUdeviceptr hint = r->opt.relocate ? 0 : (CUdeviceptr)reg->base;
-    SG_CU_TRY(sg_cu.cuMemAddressReserve(&s->va, reg->size, gran, hint, 0), "cuMemAddressReserve");
+    /* Kept free since before CUDA loaded (reserve.c): give it back just now. */
+    if (hint) sg_replay__unreserve(reg->base, reg->size);
+    SG_CU_TRY(drv->cuMemAddressReserve(&s->va, reg->size, gran, hint, 0), "cuMemAddressReserve");
     s->reserved = true;
     if (r->opt.relocate && s->va == reg->base) {
         /* Asked to move but landed home by chance: keep this reservation
@@ -46,53 +49,63 @@ static int place_device(sg_replay_t *r, uint32_t i, const CUmemAllocationProp *p
         s->extra_va = s->va;
         s->extra_size = reg->size;
         s->reserved = false;
-        SG_CU_TRY(sg_cu.cuMemAddressReserve(&s->va, reg->size, gran, 0, 0), "cuMemAddressReserve");
+        SG_CU_TRY(drv->cuMemAddressReserve(&s->va, reg->size, gran, 0, 0), "cuMemAddressReserve");
         s->reserved = true;
     }
-    SG_CU_TRY(sg_cu.cuMemCreate(&s->handle, reg->size, prop, 0), "cuMemCreate");
+    SG_CU_TRY(drv->cuMemCreate(&s->handle, reg->size, prop, 0), "cuMemCreate");
     s->created = true;
-    SG_CU_TRY(sg_cu.cuMemMap(s->va, reg->size, 0, s->handle, 0), "cuMemMap");
+    SG_CU_TRY(drv->cuMemMap(s->va, reg->size, 0, s->handle, 0), "cuMemMap");
     s->mapped = true;
     CUmemAccessDesc acc = {.location = prop->location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-    SG_CU_TRY(sg_cu.cuMemSetAccess(s->va, reg->size, &acc, 1), "cuMemSetAccess");
+    SG_CU_TRY(drv->cuMemSetAccess(s->va, reg->size, &acc, 1), "cuMemSetAccess");
     /* Fresh physical memory holds whatever it held: zero it so buffers
      * without a before-snapshot start the same way on every replay. */
-    SG_CU_TRY(sg_cu.cuMemsetD8(s->va, 0, reg->size), "cuMemsetD8");
+    SG_CU_TRY(drv->cuMemsetD8(s->va, 0, reg->size), "cuMemsetD8");
     return SG_OK;
 }
 
 static int place_host(sg_replay_t *r, uint32_t i, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     const sg_region_t *reg = &r->regions[i];
     sg_region_state_t *s = &r->rs[i];
     void *p = MAP_FAILED;
-    if (!r->opt.relocate)
+    if (!r->opt.relocate) {
+        sg_replay__unreserve(reg->base, reg->size);
         p = mmap((void *)(uintptr_t)reg->base, reg->size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    }
     if (p == MAP_FAILED)
         p = mmap(NULL, reg->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return sg_replay__fail(err, errlen, SG_ENOMEM,
                                "cannot map %" PRIu64 " bytes of host memory", reg->size);
     s->host = p;
-    SG_CU_TRY(sg_cu.cuMemHostRegister(p, reg->size,
+    if (reg->pageable) {
+        /* The program's plain memory (a stack variable, a heap block): a
+         * copy node reads or writes it as host memory, exactly as it did. */
+        s->va = (CUdeviceptr)(uintptr_t)p;
+        return SG_OK;
+    }
+    SG_CU_TRY(drv->cuMemHostRegister(p, reg->size,
                                       CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE),
               "cuMemHostRegister");
     s->host_registered = true;
-    SG_CU_TRY(sg_cu.cuMemHostGetDevicePointer(&s->va, p, 0), "cuMemHostGetDevicePointer");
+    SG_CU_TRY(drv->cuMemHostGetDevicePointer(&s->va, p, 0), "cuMemHostGetDevicePointer");
     return SG_OK;
 }
 
 int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     const sg_graph_t *g = r->g;
     CUmemAllocationProp prop;
     memset(&prop, 0, sizeof prop);
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = r->opt.device;
+    prop.location.id = r->device;
     size_t gran = 0;
-    SG_CU_TRY(sg_cu.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+    SG_CU_TRY(drv->cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
               "cuMemGetAllocationGranularity");
     long page = sysconf(_SC_PAGESIZE);
     int rc = sg_replay_plan_regions(g, gran, page > 0 ? (uint64_t)page : 4096, &r->regions,
@@ -122,7 +135,7 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
             continue;
         }
         if (buf->size == 0) continue;
-        bool host = buf->kind == SG_BUFFER_HOST_PINNED;
+        bool host = sg_buffer_kind_is_host(buf->kind);
         uint32_t k = sg_region_find(r->regions, r->n_regions, buf->address, buf->size, host);
         if (k == SG_NONE)
             return sg_replay__fail(err, errlen, SG_EINVAL, "buffer %s lies in no region (bug)",
@@ -136,20 +149,76 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
     return SG_OK;
 }
 
+/* Host buffers live in our own mapping: their bytes, or NULL for others. */
+static uint8_t *host_bytes(sg_replay_t *r, uint32_t i)
+{
+    const sg_buffer_t *b = &r->g->buffers[i];
+    if (!sg_buffer_kind_is_host(b->kind)) return NULL;
+    uint32_t k = sg_region_find(r->regions, r->n_regions, b->address, b->size, true);
+    if (k == SG_NONE || !r->rs[k].host) return NULL;
+    return (uint8_t *)r->rs[k].host + (b->address - r->regions[k].base);
+}
+
+int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, char *err,
+                           size_t errlen)
+{
+    if (!size) return SG_OK;
+    const sg_replay_driver_t *drv = r->drv;
+    uint8_t *h = host_bytes(r, i);
+    if (h) {
+        memcpy(dst, h, size);
+        return SG_OK;
+    }
+    SG_CU_TRY(drv->cuMemcpyDtoH(dst, r->buf_addr[i], size), "reading a buffer back");
+    return SG_OK;
+}
+
+int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t size, char *err,
+                            size_t errlen)
+{
+    if (!size) return SG_OK;
+    const sg_replay_driver_t *drv = r->drv;
+    uint8_t *h = host_bytes(r, i);
+    if (h) {
+        memcpy(h, src, size);
+        return SG_OK;
+    }
+    SG_CU_TRY(drv->cuMemcpyHtoD(r->buf_addr[i], src, size), "restoring a snapshot");
+    return SG_OK;
+}
+
+void *sg_replay__host_pointer(const sg_replay_t *r, uint64_t addr)
+{
+    for (uint32_t k = 0; k < r->n_regions; k++)
+        if (r->regions[k].host && r->rs[k].va && r->rs[k].host && addr >= r->rs[k].va &&
+            addr < r->rs[k].va + r->regions[k].size)
+            return (uint8_t *)r->rs[k].host + (addr - r->rs[k].va);
+    return NULL;
+}
+
+void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *total)
+{
+    *same = 0;
+    *total = r->n_regions;
+    for (uint32_t i = 0; r->rs && i < r->n_regions; i++)
+        if (r->rs[i].va == r->regions[i].base) (*same)++;
+}
+
 void sg_replay__release_memory(sg_replay_t *r)
 {
+    const sg_replay_driver_t *drv = r->drv;
     for (uint32_t i = 0; r->rs && i < r->n_regions; i++) {
         sg_region_state_t *s = &r->rs[i];
         uint64_t size = r->regions[i].size;
         if (r->regions[i].host) {
-            if (s->host_registered) sg_cu.cuMemHostUnregister(s->host);
+            if (s->host_registered) drv->cuMemHostUnregister(s->host);
             if (s->host) munmap(s->host, size);
             continue;
         }
-        if (s->mapped) sg_cu.cuMemUnmap(s->va, size);
-        if (s->created) sg_cu.cuMemRelease(s->handle);
-        if (s->reserved) sg_cu.cuMemAddressFree(s->va, size);
-        if (s->extra_va) sg_cu.cuMemAddressFree(s->extra_va, s->extra_size);
+        if (s->mapped) drv->cuMemUnmap(s->va, size);
+        if (s->created) drv->cuMemRelease(s->handle);
+        if (s->reserved) drv->cuMemAddressFree(s->va, size);
+        if (s->extra_va) drv->cuMemAddressFree(s->extra_va, s->extra_size);
     }
     free(r->rs);
     r->rs = NULL;

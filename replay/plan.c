@@ -58,8 +58,8 @@ bool sg_replay_kernel_needs_process(const char *mangled)
 
 static const char *buffer_kind_name(sg_buffer_kind_t k)
 {
-    static const char *const names[] = {"device",  "graph_alloc", "async",
-                                        "managed", "host_pinned", "unknown"};
+    static const char *const names[SG_BUFFER_KIND_COUNT] = {
+        "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
     return (unsigned)k < SG_BUFFER_KIND_COUNT ? names[k] : "invalid";
 }
 
@@ -149,8 +149,15 @@ static int plan_graph(sg_replay_plan_t *p, const sg_graph_t *root, const sg_grap
             break;
         }
         case SG_NODE_HOST:
+            if (p->skip_host_nodes) {
+                p->host_nodes_skipped++;
+                rc = WARN("host callback 0x%" PRIx64 " left out (--host-nodes skip): buffers it "
+                          "may influence are not compared",
+                          n->u.host.fn);
+                break;
+            }
             rc = BLOCK("host callback 0x%" PRIx64 " (data 0x%" PRIx64 ") is code of the captured "
-                       "process",
+                       "process (--host-nodes skip replays without it)",
                        n->u.host.fn, n->u.host.user_data);
             break;
         case SG_NODE_OPAQUE:
@@ -217,7 +224,13 @@ static int plan_graph(sg_replay_plan_t *p, const sg_graph_t *root, const sg_grap
 
 int sg_replay_plan(const sg_graph_t *g, sg_replay_plan_t *plan)
 {
+    return sg_replay_plan_with(g, false, plan);
+}
+
+int sg_replay_plan_with(const sg_graph_t *g, bool skip_host_nodes, sg_replay_plan_t *plan)
+{
     memset(plan, 0, sizeof *plan);
+    plan->skip_host_nodes = skip_host_nodes;
     if (!g) return SG_EINVAL;
     int rc = plan_graph(plan, g, g, "", 0);
     if (rc) sg_replay_plan_free(plan);

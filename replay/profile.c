@@ -68,7 +68,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
     CUpti_Activity *rec = NULL;
     pthread_mutex_lock(&P.lock);
-    while (valid && sg_cupti.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    while (valid && sg_cupti->cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
         switch (rec->kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -103,8 +103,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     const CUpti_GraphData *gd = rd ? rd->resourceDescriptor : NULL;
     if (!gd || !gd->node || !gd->originalNode) return;
     uint64_t copy = 0, original = 0;
-    if (sg_cupti.cuptiGetGraphNodeId(gd->node, &copy) != CUPTI_SUCCESS ||
-        sg_cupti.cuptiGetGraphNodeId(gd->originalNode, &original) != CUPTI_SUCCESS)
+    if (sg_cupti->cuptiGetGraphNodeId(gd->node, &copy) != CUPTI_SUCCESS ||
+        sg_cupti->cuptiGetGraphNodeId(gd->originalNode, &original) != CUPTI_SUCCESS)
         return;
     pthread_mutex_lock(&P.lock);
     if (P.n_clones == P.cap_clones) {
@@ -125,7 +125,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 static int cupti_fail(char *err, size_t errlen, CUptiResult rc, const char *what)
 {
     const char *s = NULL;
-    if (sg_cupti.cuptiGetResultString) sg_cupti.cuptiGetResultString(rc, &s);
+    if (sg_cupti) sg_cupti->cuptiGetResultString(rc, &s);
     return sg_replay__fail(err, errlen, SG_ECUDA, "%s: %s", what, s ? s : "CUPTI error");
 }
 
@@ -140,11 +140,11 @@ int sg_replay__profile_prepare(char *err, size_t errlen)
     if (P.ready) return SG_OK;
     int rc = sg_replay__load_cupti(err, errlen);
     if (rc) return rc;
-    CUPTI_TRY(sg_cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+    CUPTI_TRY(sg_cupti->cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
               "cuptiActivityRegisterCallbacks");
-    CUPTI_TRY(sg_cupti.cuptiSubscribe(&P.sub, (CUpti_CallbackFunc)on_callback, NULL),
+    CUPTI_TRY(sg_cupti->cuptiSubscribe(&P.sub, (CUpti_CallbackFunc)on_callback, NULL),
               "cuptiSubscribe");
-    CUPTI_TRY(sg_cupti.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE,
+    CUPTI_TRY(sg_cupti->cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE,
                                            CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
               "cuptiEnableCallback(GRAPHNODE_CLONED)");
     P.ready = true;
@@ -284,6 +284,7 @@ int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace
                       uint32_t *n_events, uint32_t *unmatched, uint32_t *by_name, char *err,
                       size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     *events = NULL;
     *n_events = 0;
     *unmatched = 0;
@@ -298,21 +299,21 @@ int sg_replay_profile(sg_replay_t *r, sg_graph_t *g, uint32_t launches, sg_trace
     P.n_acts = 0;
     pthread_mutex_unlock(&P.lock);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        CUPTI_TRY(sg_cupti.cuptiActivityEnable(kinds[i]), "cuptiActivityEnable");
+        CUPTI_TRY(sg_cupti->cuptiActivityEnable(kinds[i]), "cuptiActivityEnable");
     int rc = SG_OK;
     for (uint32_t l = 0; l < launches && rc == SG_OK; l++) {
         pthread_mutex_lock(&P.lock);
         P.launch = l;
         pthread_mutex_unlock(&P.lock);
-        CUresult cr = sg_cu.cuGraphLaunch(r->exec, r->stream);
-        if (cr == CUDA_SUCCESS) cr = sg_cu.cuStreamSynchronize(r->stream);
-        if (cr != CUDA_SUCCESS) rc = sg_replay__cu_fail(err, errlen, cr, "profiled launch");
+        CUresult cr = drv->cuGraphLaunch(r->exec, r->stream);
+        if (cr == CUDA_SUCCESS) cr = drv->cuStreamSynchronize(r->stream);
+        if (cr != CUDA_SUCCESS) rc = sg_replay__cu_fail(drv, err, errlen, cr, "profiled launch");
         /* forced flush: every record of this launch is delivered now, so
          * the launch tag above is the right one */
-        sg_cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        sg_cupti->cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        sg_cupti.cuptiActivityDisable(kinds[i]);
+        sg_cupti->cuptiActivityDisable(kinds[i]);
     if (rc) return rc;
 
     pthread_mutex_lock(&P.lock);

@@ -14,7 +14,7 @@
 
 typedef struct {
     uint64_t base, end;
-    bool host;
+    bool host, pageable;
 } span_t;
 
 static int cmp_span(const void *pa, const void *pb)
@@ -43,7 +43,7 @@ int sg_replay_plan_regions(const sg_graph_t *g, uint64_t device_granularity, uin
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         const sg_buffer_t *b = &g->buffers[i];
         if (!in_region(b->kind) || b->size == 0) continue;
-        bool host = b->kind == SG_BUFFER_HOST_PINNED;
+        bool host = sg_buffer_kind_is_host(b->kind);
         uint64_t gran = host ? host_page : device_granularity;
         uint64_t end = b->address + b->size;
         if (end < b->address || end + gran - 1 < end) {
@@ -53,6 +53,7 @@ int sg_replay_plan_regions(const sg_graph_t *g, uint64_t device_granularity, uin
         s[n].base = b->address & ~(gran - 1);
         s[n].end = (end + gran - 1) & ~(gran - 1);
         s[n].host = host;
+        s[n].pageable = b->kind == SG_BUFFER_HOST_PAGEABLE;
         n++;
     }
     qsort(s, n, sizeof *s, cmp_span);
@@ -64,7 +65,8 @@ int sg_replay_plan_regions(const sg_graph_t *g, uint64_t device_granularity, uin
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
         /* merge spans that overlap or touch: one reservation covers both */
-        if (m && r[m - 1].host == s[i].host && s[i].base <= r[m - 1].base + r[m - 1].size) {
+        if (m && r[m - 1].host == s[i].host && r[m - 1].pageable == s[i].pageable &&
+            s[i].base <= r[m - 1].base + r[m - 1].size) {
             uint64_t end = r[m - 1].base + r[m - 1].size;
             if (s[i].end > end) r[m - 1].size = s[i].end - r[m - 1].base;
             continue;
@@ -72,13 +74,14 @@ int sg_replay_plan_regions(const sg_graph_t *g, uint64_t device_granularity, uin
         r[m].base = s[i].base;
         r[m].size = s[i].end - s[i].base;
         r[m].host = s[i].host;
+        r[m].pageable = s[i].pageable;
         m++;
     }
     free(s);
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         const sg_buffer_t *b = &g->buffers[i];
         if (!in_region(b->kind) || b->size == 0) continue;
-        uint32_t k = sg_region_find(r, m, b->address, b->size, b->kind == SG_BUFFER_HOST_PINNED);
+        uint32_t k = sg_region_find(r, m, b->address, b->size, sg_buffer_kind_is_host(b->kind));
         if (k != SG_NONE) r[k].n_buffers++;
     }
     *out = r;

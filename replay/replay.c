@@ -1,5 +1,5 @@
-/* replay.c: one replay from start to end: the driver and context, the
- * device check, open (memory, code, graph, instantiate, upload), restoring
+/* replay.c: one replay from start to end: the GPU (the caller's driver
+ * table, a device, a context), the device check, open (memory, code, graph, instantiate, upload), restoring
  * the before-snapshots, launching, validating against the after-snapshots,
  * timing, and tearing it all down again. */
 #include <inttypes.h>
@@ -11,53 +11,66 @@
 
 #define SG_BENCH_CHUNK 256u
 
-static struct {
-    bool init;
-    int device;
-    CUdevice dev;
-    CUcontext ctx;
-} G;
-
-int sg_replay_cuda_init(int device, char *err, size_t errlen)
+int sg_replay_gpu_open(const sg_replay_driver_t *drv, int device, struct CUctx_st *ctx,
+                       sg_replay_gpu_t **out, char *err, size_t errlen)
 {
-    if (G.init) {
-        if (device != G.device)
-            return sg_replay__fail(err, errlen, SG_EINVAL,
-                                   "this process already replays on GPU %d, not %d", G.device,
-                                   device);
-        return SG_OK;
-    }
-    int rc = sg_replay__load_cuda(err, errlen);
-    if (rc) return rc;
-    SG_CU_TRY(sg_cu.cuInit(0), "cuInit (no usable GPU?)");
+    *out = NULL;
+    if (!drv) return sg_replay__fail(err, errlen, SG_EINVAL, "no driver table");
+    SG_CU_TRY(drv->cuInit(0), "cuInit (no usable GPU?)");
     int count = 0;
-    SG_CU_TRY(sg_cu.cuDeviceGetCount(&count), "cuDeviceGetCount");
+    SG_CU_TRY(drv->cuDeviceGetCount(&count), "cuDeviceGetCount");
     if (device < 0 || device >= count)
         return sg_replay__fail(err, errlen, SG_ECUDA, "there is no GPU %d (this machine has %d)",
                                device, count);
-    SG_CU_TRY(sg_cu.cuDeviceGet(&G.dev, device), "cuDeviceGet");
-    SG_CU_TRY(sg_cu.cuDevicePrimaryCtxRetain(&G.ctx, G.dev), "cuDevicePrimaryCtxRetain");
-    SG_CU_TRY(sg_cu.cuCtxSetCurrent(G.ctx), "cuCtxSetCurrent");
-    G.device = device;
-    G.init = true;
+    sg_replay_gpu_t *gpu = calloc(1, sizeof *gpu);
+    if (!gpu) return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
+    gpu->drv = drv;
+    gpu->device = device;
+    CUresult cr = drv->cuDeviceGet(&gpu->dev, device);
+    if (cr != CUDA_SUCCESS) {
+        free(gpu);
+        return sg_replay__cu_fail(drv, err, errlen, cr, "cuDeviceGet");
+    }
+    if (ctx) {
+        gpu->ctx = ctx; /* the caller's, used as it is */
+    } else {
+        cr = drv->cuDevicePrimaryCtxRetain(&gpu->ctx, gpu->dev);
+        if (cr != CUDA_SUCCESS) {
+            free(gpu);
+            return sg_replay__cu_fail(drv, err, errlen, cr, "cuDevicePrimaryCtxRetain");
+        }
+        gpu->retained = true;
+        cr = drv->cuCtxSetCurrent(gpu->ctx);
+        if (cr != CUDA_SUCCESS) {
+            sg_replay_gpu_close(gpu);
+            return sg_replay__cu_fail(drv, err, errlen, cr, "cuCtxSetCurrent");
+        }
+    }
+    *out = gpu;
     return SG_OK;
 }
 
-int sg_replay_device_check(const sg_graph_t *g, int device, bool force, FILE *log, char *err,
-                           size_t errlen)
+void sg_replay_gpu_close(sg_replay_gpu_t *gpu)
 {
-    int rc = sg_replay_cuda_init(device, err, errlen);
-    if (rc) return rc;
+    if (!gpu) return;
+    if (gpu->retained) gpu->drv->cuDevicePrimaryCtxRelease(gpu->dev);
+    free(gpu);
+}
+
+int sg_replay_device_check(const sg_graph_t *g, const sg_replay_gpu_t *gpu, bool force, FILE *log,
+                           char *err, size_t errlen)
+{
+    const sg_replay_driver_t *drv = gpu->drv;
     char name[256] = "";
     int major = 0, minor = 0, driver = 0;
-    SG_CU_TRY(sg_cu.cuDeviceGetName(name, sizeof name, G.dev), "cuDeviceGetName");
+    SG_CU_TRY(drv->cuDeviceGetName(name, sizeof name, gpu->dev), "cuDeviceGetName");
     SG_CU_TRY(
-        sg_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, G.dev),
+        drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, gpu->dev),
         "cuDeviceGetAttribute");
     SG_CU_TRY(
-        sg_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, G.dev),
+        drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, gpu->dev),
         "cuDeviceGetAttribute");
-    SG_CU_TRY(sg_cu.cuDriverGetVersion(&driver), "cuDriverGetVersion");
+    SG_CU_TRY(drv->cuDriverGetVersion(&driver), "cuDriverGetVersion");
     const sg_device_t *d = &g->device;
     if (log)
         fprintf(log, "device: %s (sm_%d%d), driver for CUDA %d.%d\n", name, major, minor,
@@ -108,12 +121,13 @@ int sg_replay_device_check(const sg_graph_t *g, int device, bool force, FILE *lo
 
 static int open_steps(sg_replay_t *r, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     int rc;
     if (r->opt.profile) {
         rc = sg_replay__profile_prepare(err, errlen);
         if (rc) return rc;
     }
-    SG_CU_TRY(sg_cu.cuStreamCreate(&r->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    SG_CU_TRY(drv->cuStreamCreate(&r->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     double t0 = sg_replay__now_ms();
     rc = sg_replay__place(r, err, errlen);
     r->t.place_ms = sg_replay__now_ms() - t0;
@@ -129,36 +143,38 @@ static int open_steps(sg_replay_t *r, char *err, size_t errlen)
     unsigned long long flags =
         r->unfreed_alloc ? CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH : 0;
     t0 = sg_replay__now_ms();
-    SG_CU_TRY(sg_cu.cuGraphInstantiateWithFlags(&r->exec, r->graph, flags), "cuGraphInstantiate");
+    SG_CU_TRY(drv->cuGraphInstantiateWithFlags(&r->exec, r->graph, flags), "cuGraphInstantiate");
     r->t.instantiate_ms = sg_replay__now_ms() - t0;
     t0 = sg_replay__now_ms();
-    SG_CU_TRY(sg_cu.cuGraphUpload(r->exec, r->stream), "cuGraphUpload");
-    SG_CU_TRY(sg_cu.cuStreamSynchronize(r->stream), "cuStreamSynchronize");
+    SG_CU_TRY(drv->cuGraphUpload(r->exec, r->stream), "cuGraphUpload");
+    SG_CU_TRY(drv->cuStreamSynchronize(r->stream), "cuStreamSynchronize");
     r->t.upload_ms = sg_replay__now_ms() - t0;
     return SG_OK;
 }
 
-int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_options_t *opt,
-                   sg_replay_t **out, char *err, size_t errlen)
+int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_gpu_t *gpu,
+                   const sg_replay_options_t *opt, sg_replay_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    int device = opt ? opt->device : 0;
-    int rc = sg_replay_cuda_init(device, err, errlen);
-    if (rc) return rc;
+    if (!gpu) return sg_replay__fail(err, errlen, SG_EINVAL, "no GPU opened");
     sg_replay_t *r = calloc(1, sizeof *r);
     if (!r) return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
     r->g = g;
     r->bundle = strdup(bundle);
     if (opt) r->opt = *opt;
-    r->opt.device = device;
-    r->dev = G.dev;
-    r->ctx = G.ctx;
+    r->drv = gpu->drv;
+    r->device = gpu->device;
+    r->dev = gpu->dev;
+    r->ctx = gpu->ctx;
     sg_reloc_map_init(&r->map);
     if (!r->bundle) {
         sg_replay_close(r);
         return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
     }
-    rc = open_steps(r, err, errlen);
+    int rc = open_steps(r, err, errlen);
+    uint32_t n_influenced = 0;
+    if (!rc && r->opt.skip_host_nodes)
+        rc = sg_replay_host_influenced(g, &r->influenced, &n_influenced);
     if (rc) {
         sg_replay_close(r);
         return rc;
@@ -170,29 +186,30 @@ int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_opti
 void sg_replay_close(sg_replay_t *r)
 {
     if (!r) return;
-    if (r->stream) sg_cu.cuStreamSynchronize(r->stream);
+    const sg_replay_driver_t *drv = r->drv;
+    if (r->stream) drv->cuStreamSynchronize(r->stream);
     /* Allocations the graph leaves behind stay allocated after the
      * executable graph is gone unless freed here. */
     if (r->launched && r->buf_addr && r->buf_freed && r->stream) {
         for (uint32_t b = 0; b < r->g->n_buffers; b++)
             if (r->buf_place[b] == SG_PLACE_GRAPH && r->buf_addr[b] && !r->buf_freed[b])
-                sg_cu.cuMemFreeAsync(r->buf_addr[b], r->stream);
-        sg_cu.cuStreamSynchronize(r->stream);
+                drv->cuMemFreeAsync(r->buf_addr[b], r->stream);
+        drv->cuStreamSynchronize(r->stream);
     }
-    if (r->exec) sg_cu.cuGraphExecDestroy(r->exec);
-    if (r->graph) sg_cu.cuGraphDestroy(r->graph);
+    if (r->exec) drv->cuGraphExecDestroy(r->exec);
+    if (r->graph) drv->cuGraphDestroy(r->graph);
     for (uint32_t i = 0; i < r->n_children; i++)
-        sg_cu.cuGraphDestroy(r->children[i]);
+        drv->cuGraphDestroy(r->children[i]);
     for (uint32_t i = 0; r->events && i < r->g->n_events; i++)
-        if (r->events[i]) sg_cu.cuEventDestroy(r->events[i]);
+        if (r->events[i]) drv->cuEventDestroy(r->events[i]);
     for (uint32_t i = 0; i < r->n_own_events; i++)
-        sg_cu.cuEventDestroy(r->own_events[i]);
+        drv->cuEventDestroy(r->own_events[i]);
     for (uint32_t i = 0; i < r->n_bench_events; i++)
-        sg_cu.cuEventDestroy(r->bench_events[i]);
+        drv->cuEventDestroy(r->bench_events[i]);
     for (uint32_t i = 0; r->libs && i < r->g->n_images; i++)
-        if (r->libs[i]) sg_cu.cuLibraryUnload(r->libs[i]);
+        if (r->libs[i]) drv->cuLibraryUnload(r->libs[i]);
     sg_replay__release_memory(r);
-    if (r->stream) sg_cu.cuStreamDestroy(r->stream);
+    if (r->stream) drv->cuStreamDestroy(r->stream);
     free(r->children);
     free(r->events);
     free(r->own_events);
@@ -202,6 +219,7 @@ void sg_replay_close(sg_replay_t *r)
     free(r->buf_addr);
     free(r->buf_place);
     free(r->buf_freed);
+    free(r->influenced);
     sg_reloc_map_free(&r->map);
     sg_reloc_report_free(&r->report);
     free(r->bundle);
@@ -261,9 +279,9 @@ int sg_replay_restore(sg_replay_t *r, char *err, size_t errlen)
         size_t size = 0;
         int rc = read_snapshot(r, b, b->before_file, &data, &size, err, errlen);
         if (rc) return rc;
-        CUresult cr = size ? sg_cu.cuMemcpyHtoD(r->buf_addr[i], data, size) : CUDA_SUCCESS;
+        rc = sg_replay__write_buffer(r, i, data, size, err, errlen);
         free(data);
-        if (cr != CUDA_SUCCESS) return sg_replay__cu_fail(err, errlen, cr, "restoring a snapshot");
+        if (rc) return rc;
         if (size != b->size && r->opt.log)
             fprintf(r->opt.log,
                     "warning: the before-snapshot of %s holds %zu of its %" PRIu64
@@ -275,15 +293,16 @@ int sg_replay_restore(sg_replay_t *r, char *err, size_t errlen)
 
 int sg_replay_run(sg_replay_t *r, char *err, size_t errlen)
 {
-    CUresult cr = sg_cu.cuGraphLaunch(r->exec, r->stream);
+    const sg_replay_driver_t *drv = r->drv;
+    CUresult cr = drv->cuGraphLaunch(r->exec, r->stream);
     if (cr == CUDA_SUCCESS) {
         r->launched = true;
-        cr = sg_cu.cuStreamSynchronize(r->stream);
+        cr = drv->cuStreamSynchronize(r->stream);
     }
     if (cr != CUDA_SUCCESS) {
         uint32_t same, moved, by_graph;
         sg_replay_placement(r, &same, &moved, &by_graph);
-        return sg_replay__cu_fail(err, errlen, cr,
+        return sg_replay__cu_fail(drv, err, errlen, cr,
                                   moved ? "the replayed graph failed on the GPU (memory was "
                                           "relocated: a pointer the heuristic did not see?)"
                                         : "the replayed graph failed on the GPU");
@@ -310,6 +329,11 @@ int sg_replay_validate(sg_replay_t *r, const sg_compare_options_t *o, sg_buffer_
                      b->snapshot_note ? b->snapshot_note : "");
             continue;
         }
+        if (r->influenced && r->influenced[i]) {
+            snprintf(x->note, sizeof x->note,
+                     "may depend on a host callback that --host-nodes skip left out");
+            continue;
+        }
         if (r->buf_place[i] == SG_PLACE_GRAPH && (r->buf_freed[i] || !r->buf_addr[i])) {
             snprintf(x->note, sizeof x->note, "allocated and freed inside the graph");
             continue;
@@ -328,11 +352,10 @@ int sg_replay_validate(sg_replay_t *r, const sg_compare_options_t *o, sg_buffer_
             rc = sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
             break;
         }
-        CUresult cr = size ? sg_cu.cuMemcpyDtoH(got, r->buf_addr[i], size) : CUDA_SUCCESS;
-        if (cr != CUDA_SUCCESS) {
+        rc = sg_replay__read_buffer(r, i, got, size, err, errlen);
+        if (rc) {
             free(want);
             free(got);
-            rc = sg_replay__cu_fail(err, errlen, cr, "reading a buffer back");
             break;
         }
         sg_compare_buffers(got, want, size, o, &x->cmp);
@@ -356,38 +379,41 @@ int sg_replay_validate(sg_replay_t *r, const sg_compare_options_t *o, sg_buffer_
 
 static int bench_events(sg_replay_t *r, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     if (r->n_bench_events) return SG_OK;
     r->bench_events = calloc(2 * SG_BENCH_CHUNK, sizeof *r->bench_events);
     if (!r->bench_events) return sg_replay__fail(err, errlen, SG_ENOMEM, "out of memory");
     for (; r->n_bench_events < 2 * SG_BENCH_CHUNK; r->n_bench_events++)
-        SG_CU_TRY(sg_cu.cuEventCreate(&r->bench_events[r->n_bench_events], CU_EVENT_DEFAULT),
+        SG_CU_TRY(drv->cuEventCreate(&r->bench_events[r->n_bench_events], CU_EVENT_DEFAULT),
                   "cuEventCreate");
     return SG_OK;
 }
 
 static int launches(sg_replay_t *r, uint32_t n, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     for (uint32_t i = 0; i < n; i++)
-        SG_CU_TRY(sg_cu.cuGraphLaunch(r->exec, r->stream), "cuGraphLaunch");
+        SG_CU_TRY(drv->cuGraphLaunch(r->exec, r->stream), "cuGraphLaunch");
     if (n) r->launched = true;
-    SG_CU_TRY(sg_cu.cuStreamSynchronize(r->stream), "warm-up launches");
+    SG_CU_TRY(drv->cuStreamSynchronize(r->stream), "warm-up launches");
     return SG_OK;
 }
 
 /* Up to SG_BENCH_CHUNK launches, each between its own pair of events. */
 static int timed_chunk(sg_replay_t *r, uint32_t n, double *out_us, char *err, size_t errlen)
 {
+    const sg_replay_driver_t *drv = r->drv;
     CUevent *ev = r->bench_events;
     for (uint32_t i = 0; i < n; i++) {
-        SG_CU_TRY(sg_cu.cuEventRecord(ev[2 * i], r->stream), "cuEventRecord");
-        SG_CU_TRY(sg_cu.cuGraphLaunch(r->exec, r->stream), "cuGraphLaunch");
-        SG_CU_TRY(sg_cu.cuEventRecord(ev[2 * i + 1], r->stream), "cuEventRecord");
+        SG_CU_TRY(drv->cuEventRecord(ev[2 * i], r->stream), "cuEventRecord");
+        SG_CU_TRY(drv->cuGraphLaunch(r->exec, r->stream), "cuGraphLaunch");
+        SG_CU_TRY(drv->cuEventRecord(ev[2 * i + 1], r->stream), "cuEventRecord");
     }
     r->launched = true;
-    SG_CU_TRY(sg_cu.cuStreamSynchronize(r->stream), "timed launches");
+    SG_CU_TRY(drv->cuStreamSynchronize(r->stream), "timed launches");
     for (uint32_t i = 0; i < n; i++) {
         float ms = 0;
-        SG_CU_TRY(sg_cu.cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cuEventElapsedTime");
+        SG_CU_TRY(drv->cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cuEventElapsedTime");
         out_us[i] = ms * 1000.0;
     }
     return SG_OK;

@@ -4,10 +4,13 @@
  * Two halves. The CPU half needs no GPU and is unit-tested: planning (can
  * this graph run outside its program, and if not, why), memory regions,
  * the relocation scanner, the snapshot comparison and the trace writer. The
- * GPU half loads libcuda (and CUPTI, NVRTC) with dlopen at run time, so that
- * every sgcap binary still starts on a machine without a driver: it places
- * memory at the recorded addresses, loads the saved code, builds and
- * instantiates the CUgraph, launches, validates, benchmarks and profiles.
+ * GPU half calls the driver only through a table its caller fills
+ * (driver.h: from libcuda.so.1 in a process of its own, from the shim's
+ * real entry points inside an application), and CUPTI and NVRTC through
+ * code/nvlib.h, so every sgcap binary still starts on a machine without a
+ * driver: it places memory at the recorded addresses, loads the saved
+ * code, builds and instantiates the CUgraph (the materializer), launches,
+ * validates, benchmarks and profiles.
  *
  * Library code never prints: reports go to the FILE* the caller passes
  * (options.log), errors come back as SG_E* codes with a message in the
@@ -49,11 +52,24 @@ typedef struct {
     uint32_t nodes_by_type[SG_NODE_TYPE_COUNT]; /* every level */
     uint32_t nodes;                             /* every level */
     uint32_t max_depth;                         /* 0 = no bodies */
+    uint32_t host_nodes_skipped;                /* with skip_host_nodes */
+    bool skip_host_nodes;                       /* how it was planned */
 } sg_replay_plan_t;
 
 /* Classify every node of g (bodies included). Returns 0 (the plan may still
  * hold blockers), SG_ENOMEM, or SG_ECYCLE when a graph is not a DAG. */
 int sg_replay_plan(const sg_graph_t *g, sg_replay_plan_t *plan);
+/* The same; with skip_host_nodes a host callback is a warning, not a
+ * blocker (replayed as an empty node, see sg_replay_host_influenced). */
+int sg_replay_plan_with(const sg_graph_t *g, bool skip_host_nodes, sg_replay_plan_t *plan);
+
+/* Buffers whose contents after a launch may depend on host callbacks that
+ * a replay skips: every host buffer (a callback may read or write it) and,
+ * from there, every buffer written by a node that runs after a host node
+ * and reads an influenced buffer. *out (malloc'd, one per buffer, NULL when
+ * the graph has no host node) is true for those. Returns 0 or SG_ENOMEM /
+ * SG_ECYCLE. */
+int sg_replay_host_influenced(const sg_graph_t *g, bool **out, uint32_t *n_influenced);
 void sg_replay_plan_free(sg_replay_plan_t *plan);
 
 /* Is this kernel name one that needs the original processes (NCCL)? */
@@ -68,7 +84,8 @@ bool sg_replay_kernel_needs_process(const char *mangled);
  * (the graph's own mem_alloc node creates them). */
 typedef struct {
     uint64_t base, size; /* aligned recorded range */
-    bool host;           /* pinned host memory (page granularity) */
+    bool host;           /* host memory (page granularity) */
+    bool pageable;       /* host memory that was not pinned: mapped, not registered */
     uint32_t n_buffers;  /* buffers inside */
 } sg_region_t;
 
@@ -79,6 +96,24 @@ int sg_replay_plan_regions(const sg_graph_t *g, uint64_t device_granularity, uin
                            sg_region_t **out, uint32_t *n_out);
 /* Which region holds [addr, addr+size)? SG_NONE if none. */
 uint32_t sg_region_find(const sg_region_t *r, uint32_t n, uint64_t addr, uint64_t size, bool host);
+
+/* ---- early reservation of the recorded ranges (CPU) ------------------------ */
+
+typedef struct {
+    uint32_t regions;     /* recorded regions (2 MiB device / page host granularity) */
+    uint32_t reserved;    /* held (PROT_NONE) until memory.c maps them */
+    uint32_t taken;       /* already mapped in this process: will be relocated */
+    uint64_t first_taken; /* base of the first taken one, 0 if none */
+} sg_reserve_report_t;
+
+/* Reserve g's recorded ranges now (call before the driver is loaded; may be
+ * called for several graphs). Adds to *rep (zero it first). Placement
+ * releases each range right before it maps it. Returns 0 or SG_ENOMEM /
+ * SG_EINVAL (a range that wraps around). */
+int sg_replay_reserve(const sg_graph_t *g, sg_reserve_report_t *rep);
+/* Release every reservation still held; how many are held. */
+void sg_replay_unreserve_all(void);
+uint32_t sg_replay_reservations_held(void);
 
 /* ---- relocation (CPU) -------------------------------------------------------- */
 
@@ -207,12 +242,12 @@ int sg_trace_write(const sg_graph_t *g, const sg_trace_event_t *ev, uint32_t n, 
 /* ---- the GPU half ------------------------------------------------------------------ */
 
 typedef struct {
-    int device;               /* ordinal */
     bool relocate;            /* place memory anywhere and relocate (tests the fallback) */
     bool profile;             /* get CUPTI ready before the graph is built */
     uint64_t max_image_bytes; /* bound on a code image; 0 = 1 GiB */
     FILE *log;                /* warnings and reports; NULL = none */
     bool verbose;             /* full relocation report */
+    bool skip_host_nodes;     /* host callbacks become empty nodes (--host-nodes skip) */
 } sg_replay_options_t;
 
 typedef struct {
@@ -226,29 +261,44 @@ typedef struct {
 } sg_replay_timings_t;
 
 typedef struct sg_replay sg_replay_t;
+typedef struct sg_replay_gpu sg_replay_gpu_t;
+struct sg_replay_driver; /* driver.h */
+struct CUctx_st;         /* cuda.h: CUcontext */
 
-/* Load libcuda and make device `device`'s primary context current. Safe to
- * call again. SG_ECUDA with a message when there is no usable GPU. */
-int sg_replay_cuda_init(int device, char *err, size_t errlen);
+/* The GPU replays run on: `drv`, the driver's entry points (kept by
+ * pointer: it must outlive the gpu and every replay on it), device ordinal
+ * `device`, and the context to work in. ctx NULL: the device's primary
+ * context is retained and made current on the calling thread, and released
+ * by sg_replay_gpu_close (a process of its own: `sgcap replay`). Otherwise
+ * replay works in ctx as it is: never retains, releases or switches it (the
+ * caller keeps it current on the threads that call replay; the in-app
+ * optimizer passes the application's). SG_ECUDA with a message when there
+ * is no usable GPU of that ordinal. */
+int sg_replay_gpu_open(const struct sg_replay_driver *drv, int device, struct CUctx_st *ctx,
+                       sg_replay_gpu_t **out, char *err, size_t errlen);
+void sg_replay_gpu_close(sg_replay_gpu_t *gpu);
 
 /* Compare the bundle's device with this one: warns (to log) about another
  * name or driver; SG_EUNSUPPORTED for another compute capability unless
  * force. */
-int sg_replay_device_check(const sg_graph_t *g, int device, bool force, FILE *log, char *err,
-                           size_t errlen);
+int sg_replay_device_check(const sg_graph_t *g, const sg_replay_gpu_t *gpu, bool force, FILE *log,
+                           char *err, size_t errlen);
 
-/* Build everything: memory, code, CUgraph, executable graph. `g` must stay
- * alive and unchanged (durations aside) until sg_replay_close. Errors: SG_ECUDA,
- * SG_EUNSUPPORTED (a kernel missing from its image, NVRTC missing, ...),
- * bundle errors from reading code (SG_ENOENT, SG_EFORMAT, SG_ELIMIT). */
-int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_options_t *opt,
-                   sg_replay_t **out, char *err, size_t errlen);
+/* Build everything on gpu: memory, code, CUgraph, executable graph. `g`
+ * and `gpu` must stay alive and unchanged (durations aside) until
+ * sg_replay_close. Errors: SG_ECUDA, SG_EUNSUPPORTED (a kernel missing from
+ * its image, NVRTC missing, ...), bundle errors from reading code
+ * (SG_ENOENT, SG_EFORMAT, SG_ELIMIT). */
+int sg_replay_open(const char *bundle, const sg_graph_t *g, const sg_replay_gpu_t *gpu,
+                   const sg_replay_options_t *opt, sg_replay_t **out, char *err, size_t errlen);
 void sg_replay_close(sg_replay_t *r);
 
 const sg_replay_timings_t *sg_replay_timings(const sg_replay_t *r);
 const sg_reloc_report_t *sg_replay_relocations(const sg_replay_t *r);
 /* Buffers placed at their recorded address / elsewhere / by the graph. */
 void sg_replay_placement(const sg_replay_t *r, uint32_t *same, uint32_t *moved, uint32_t *by_graph);
+/* Regions (what is mapped) placed at their recorded address, of all. */
+void sg_replay_region_placement(const sg_replay_t *r, uint32_t *same, uint32_t *total);
 
 /* Write the "before" snapshots into the buffers (others are zeroed when
  * placed). Bundle errors on a missing or bad snapshot. */
@@ -273,6 +323,18 @@ typedef struct {
  * one entry per buffer. Returns 0 (look at the statuses) or an error. */
 int sg_replay_validate(sg_replay_t *r, const sg_compare_options_t *o, sg_buffer_check_t **out,
                        uint32_t *n_out, char *err, size_t errlen);
+
+/* After a mismatch: read every compared buffer, restore, launch again and
+ * compare the second replay with the first. differing > 0: the graph is not
+ * deterministic; 0: the replay is repeatable, so the difference from the
+ * capture comes from something the bundle does not hold. */
+typedef struct {
+    uint32_t compared, differing; /* buffers */
+    uint32_t first_buffer;        /* the first that differed */
+    uint64_t bytes_differing;
+    uint64_t max_ulp; /* float32 view, where the sizes allow */
+} sg_repeat_result_t;
+int sg_replay_repeat(sg_replay_t *r, sg_repeat_result_t *out, char *err, size_t errlen);
 
 /* Timed launches. Each launch is timed with its own pair of CUDA events,
  * after `warmup` untimed launches; samples_us (n entries) may be NULL.

@@ -1,6 +1,8 @@
 /* replay_private.h: what the GPU half of replay/ shares and nobody else
- * sees: the driver, CUPTI and NVRTC entry points (loaded with dlopen, so no
- * sgcap binary needs libcuda to start), the replay object, and helpers. */
+ * sees: the CUPTI and NVRTC entry points (loaded at run time by
+ * code/nvlib.c, so no sgcap binary needs libcuda to start), the gpu and
+ * replay objects, and helpers. The driver's entry points are not here: they
+ * come from the caller, in the table of driver.h. */
 #ifndef SGCAP_REPLAY_PRIVATE_H
 #define SGCAP_REPLAY_PRIVATE_H
 
@@ -8,121 +10,33 @@
 #include <cupti.h>
 #include <nvrtc.h>
 
+#include "code/nvlib.h"
+#include "driver.h"
 #include "replay.h"
 
-/* Driver entry points, resolved with cuGetProcAddress for the CUDA version
- * these headers describe, so each name gets the ABI its prototype here has
- * (cuMemcpyHtoD is cuMemcpyHtoD_v2, and so on). */
-// clang-format off
-#define SG_CU_FUNCS(X) \
-    X(cuInit) \
-    X(cuDriverGetVersion) \
-    X(cuDeviceGetCount) \
-    X(cuDeviceGet) \
-    X(cuDeviceGetName) \
-    X(cuDeviceGetAttribute) \
-    X(cuDevicePrimaryCtxRetain) \
-    X(cuDevicePrimaryCtxRelease) \
-    X(cuCtxSetCurrent) \
-    X(cuGetErrorName) \
-    X(cuGetErrorString) \
-    X(cuMemGetAllocationGranularity) \
-    X(cuMemAddressReserve) \
-    X(cuMemAddressFree) \
-    X(cuMemCreate) \
-    X(cuMemRelease) \
-    X(cuMemMap) \
-    X(cuMemUnmap) \
-    X(cuMemSetAccess) \
-    X(cuMemHostRegister) \
-    X(cuMemHostUnregister) \
-    X(cuMemHostGetDevicePointer) \
-    X(cuMemcpyHtoD) \
-    X(cuMemcpyDtoH) \
-    X(cuMemsetD8) \
-    X(cuLibraryLoadData) \
-    X(cuLibraryUnload) \
-    X(cuLibraryGetKernel) \
-    X(cuKernelGetFunction) \
-    X(cuFuncGetParamInfo) \
-    X(cuFuncSetAttribute) \
-    X(cuGraphCreate) \
-    X(cuGraphDestroy) \
-    X(cuGraphAddNode) \
-    X(cuGraphInstantiateWithFlags) \
-    X(cuGraphExecDestroy) \
-    X(cuGraphLaunch) \
-    X(cuGraphUpload) \
-    X(cuGraphConditionalHandleCreate) \
-    X(cuGraphKernelNodeSetAttribute) \
-    X(cuStreamCreate) \
-    X(cuStreamDestroy) \
-    X(cuStreamSynchronize) \
-    X(cuEventCreate) \
-    X(cuEventDestroy) \
-    X(cuEventRecord) \
-    X(cuEventSynchronize) \
-    X(cuEventElapsedTime) \
-    X(cuMemFreeAsync)
-
-#define SG_CUPTI_FUNCS(X) \
-    X(cuptiActivityRegisterCallbacks) \
-    X(cuptiActivityEnable) \
-    X(cuptiActivityDisable) \
-    X(cuptiActivityFlushAll) \
-    X(cuptiActivityGetNextRecord) \
-    X(cuptiActivityGetNumDroppedRecords) \
-    X(cuptiGetGraphNodeId) \
-    X(cuptiSubscribe) \
-    X(cuptiUnsubscribe) \
-    X(cuptiEnableCallback) \
-    X(cuptiGetResultString)
-
-#define SG_NVRTC_FUNCS(X) \
-    X(nvrtcCreateProgram) \
-    X(nvrtcCompileProgram) \
-    X(nvrtcGetProgramLogSize) \
-    X(nvrtcGetProgramLog) \
-    X(nvrtcGetCUBINSize) \
-    X(nvrtcGetCUBIN) \
-    X(nvrtcGetPTXSize) \
-    X(nvrtcGetPTX) \
-    X(nvrtcDestroyProgram) \
-    X(nvrtcGetErrorString)
-
-// clang-format on
-
-#define SG_DECLARE_FN(name) __typeof__(&name) name;
-typedef struct {
-    SG_CU_FUNCS(SG_DECLARE_FN)
-} sg_cu_api_t;
-typedef struct {
-    SG_CUPTI_FUNCS(SG_DECLARE_FN)
-} sg_cupti_api_t;
-typedef struct {
-    SG_NVRTC_FUNCS(SG_DECLARE_FN)
-} sg_nvrtc_api_t;
-#undef SG_DECLARE_FN
-
-extern sg_cu_api_t sg_cu;
-extern sg_cupti_api_t sg_cupti;
-extern sg_nvrtc_api_t sg_nvrtc;
+/* CUPTI and NVRTC come from the one loader (code/nvlib.h); these are its
+ * tables once sg_replay__load_cupti/_nvrtc succeeded, else NULL. */
+extern const sg_cupti_api_t *sg_cupti;
+extern const sg_nvrtc_api_t *sg_nvrtc;
 
 /* Load each library once; later calls return the first result. */
-int sg_replay__load_cuda(char *err, size_t errlen);
 int sg_replay__load_cupti(char *err, size_t errlen);
 int sg_replay__load_nvrtc(char *err, size_t errlen);
 
 /* Format a message into err (may be NULL) and return code. */
 int sg_replay__fail(char *err, size_t errlen, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* "what: CUDA_ERROR_NAME (description)" and SG_ECUDA. */
-int sg_replay__cu_fail(char *err, size_t errlen, CUresult rc, const char *what);
+/* "what: CUDA_ERROR_NAME (description)" and SG_ECUDA (the names from drv). */
+int sg_replay__cu_fail(const sg_replay_driver_t *drv, char *err, size_t errlen, CUresult rc,
+                       const char *what);
 
+/* A driver call that returns on failure; `drv`, `err` and `errlen` must be
+ * in scope (every function that calls the driver has its table as drv). */
 #define SG_CU_TRY(call, what)                                                                      \
     do {                                                                                           \
         CUresult sg_cu_rc_ = (call);                                                               \
-        if (sg_cu_rc_ != CUDA_SUCCESS) return sg_replay__cu_fail(err, errlen, sg_cu_rc_, what);    \
+        if (sg_cu_rc_ != CUDA_SUCCESS)                                                             \
+            return sg_replay__cu_fail(drv, err, errlen, sg_cu_rc_, what);                          \
     } while (0)
 
 /* ---- the replay object ---------------------------------------------------------- */
@@ -158,10 +72,21 @@ typedef struct {
     uint32_t grid[3];
 } sg_built_node_t;
 
+/* The GPU replays run on (replay.h: sg_replay_gpu_open). */
+struct sg_replay_gpu {
+    const sg_replay_driver_t *drv; /* the caller's table, borrowed */
+    int device;                    /* ordinal */
+    CUdevice dev;
+    CUcontext ctx;
+    bool retained; /* ctx is the primary context, retained by open, released by close */
+};
+
 struct sg_replay {
     const sg_graph_t *g;
     char *bundle;
     sg_replay_options_t opt;
+    const sg_replay_driver_t *drv; /* the gpu's: every driver call goes through it */
+    int device;                    /* ordinal */
     CUdevice dev;
     CUcontext ctx;
     CUstream stream;
@@ -187,6 +112,7 @@ struct sg_replay {
     sg_built_node_t *built;
     uint32_t n_built, cap_built;
     bool unfreed_alloc; /* a graph allocation outlives the launch */
+    bool *influenced;   /* per buffer, with skip_host_nodes: may depend on a skipped callback */
     bool launched;
     CUevent *bench_events; /* 2 per launch of one bench chunk */
     uint32_t n_bench_events;
@@ -195,6 +121,18 @@ struct sg_replay {
 
 /* memory.c */
 int sg_replay__place(sg_replay_t *r, char *err, size_t errlen);
+/* The bytes of buffer i now (device or host memory, wherever it lives) /
+ * written from data. size is at most the buffer's. */
+int sg_replay__read_buffer(sg_replay_t *r, uint32_t i, void *dst, size_t size, char *err,
+                           size_t errlen);
+int sg_replay__write_buffer(sg_replay_t *r, uint32_t i, const void *src, size_t size, char *err,
+                            size_t errlen);
+/* The host pointer of a (placed) address in host memory of this replay
+ * (its device alias may differ), or NULL for device memory. */
+void *sg_replay__host_pointer(const sg_replay_t *r, uint64_t addr);
+/* reserve.c: give back the early reservations inside [base, base+size),
+ * right before mapping it; returns how many were released. */
+uint32_t sg_replay__unreserve(uint64_t base, uint64_t size);
 void sg_replay__release_memory(sg_replay_t *r);
 /* code.c */
 int sg_replay__load_code(sg_replay_t *r, char *err, size_t errlen);

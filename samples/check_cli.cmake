@@ -2,7 +2,8 @@
 #   cmake -DBIN=path -DMODE=expect|help|golden [-DGOLDEN=file] [-DARGS=a;b]
 #         -P check_cli.cmake
 # expect: exit 0, output starts with the v1 header, and every line is a
-#         well-formed v1 line (graph / stream / event), at least one graph.
+#         well-formed v1 line (graph / stream / explicit / event / control),
+#         at least one graph.
 # help:   exit 0 and a usage line.
 # golden: `--expect ARGS` prints exactly the reviewed samples/expected/ file,
 #         so a change to a sample's topology is a visible, deliberate change
@@ -50,6 +51,8 @@ foreach(line IN LISTS lines)
     message(FATAL_ERROR "${BIN} --expect: '${line}' before the first graph line")
   elseif(line MATCHES "^stream s[0-9]+( (${types}))+$")
   elseif(line MATCHES "^event e[0-9]+ s[0-9]+:[0-9]+ -> s[0-9]+:[0-9]+$")
+  elseif(line MATCHES "^explicit( (${types}))+$")
+  elseif(line MATCHES "^control (s[0-9]+|x):[0-9]+ -> (s[0-9]+|x):[0-9]+$")
   else()
     message(FATAL_ERROR "${BIN} --expect: malformed line '${line}'")
   endif()

@@ -225,9 +225,21 @@ static inline void *host_alloc(size_t bytes)
 #define TOPO_MAX_EDGES 256
 #define TOPO_MAX_PENDING 16
 
+/* The explicit lane: nodes added with cudaGraphAdd*Node (no stream), `x:i`
+ * in the text. It is lane TOPO_LANE_X of the stream table. */
+#define TOPO_LANE_X TOPO_MAX_STREAMS
+
+/* A node as a plain int: lane * TOPO_MAX_NODES + index on the lane. */
+static inline int topo_ref(int lane, int index)
+{
+    return lane * TOPO_MAX_NODES + index;
+}
+
 /* One cross-stream dependency: the record's node on src, the first node on
  * dst after the wait. Stream and node numbers are the sample's own stream ids
- * and per-stream node indexes; labels are applied when printing. */
+ * and per-stream node indexes; labels are applied when printing. A control
+ * edge (event -1) is any other ordering: a dependency given to
+ * cudaGraphAdd*Node or to cudaStreamBeginCaptureToGraph. */
 typedef struct {
     int event, src_stream, src_node, dst_stream, dst_node;
 } topo_edge_t;
@@ -239,6 +251,8 @@ typedef struct {
     void *handle[TOPO_MAX_NODES]; /* the captured CUDA node, on a real run */
     int npending;                 /* waits not yet followed by a node */
     topo_edge_t pending[TOPO_MAX_PENDING];
+    int npending_ctrl; /* capture-into-graph dependencies of the next node */
+    int pending_ctrl[TOPO_MAX_PENDING];
 } topo_stream_t;
 
 typedef struct {
@@ -253,10 +267,12 @@ typedef struct {
     int origin;
     int nlabels, nevent_labels;
     int label_stream[TOPO_MAX_STREAMS];
-    topo_stream_t stream[TOPO_MAX_STREAMS];
+    topo_stream_t stream[TOPO_MAX_STREAMS + 1]; /* + the explicit lane */
     topo_event_t event[TOPO_MAX_EVENTS];
     int nedges;
     topo_edge_t edge[TOPO_MAX_EDGES];
+    int nctrl;
+    topo_edge_t ctrl[TOPO_MAX_EDGES];
 } topo_t;
 
 /* A sample that issues work the model cannot describe exactly is wrong,
@@ -280,21 +296,91 @@ static inline topo_t *topo_create(const char *prog)
     return t;
 }
 
-static inline void topo_begin(topo_t *t, int origin)
+/* A new graph: no streams, no nodes yet. */
+static inline void topo_graph_begin(topo_t *t)
 {
     const char *prog = t->prog;
     int graph = t->graph + 1;
     memset(t, 0, sizeof *t);
     t->prog = prog;
     t->graph = graph;
-    for (int s = 0; s < TOPO_MAX_STREAMS; s++)
+    t->origin = -1;
+    for (int s = 0; s <= TOPO_MAX_STREAMS; s++)
         t->stream[s].label = -1;
     for (int e = 0; e < TOPO_MAX_EVENTS; e++)
         t->event[e].label = t->event[e].stream = -1;
+}
+
+/* A capture begins on `origin` into the current graph (label s0 for the
+ * first capture). */
+static inline void topo_capture_begin(topo_t *t, int origin)
+{
     if (origin < 0 || origin >= TOPO_MAX_STREAMS) topo_fail(t, "bad origin stream", origin, 0);
+    if (t->origin >= 0) topo_fail(t, "one capture per graph in the recorder", origin, t->origin);
     t->origin = origin;
     t->stream[origin].label = t->nlabels;
     t->label_stream[t->nlabels++] = origin;
+}
+
+/* A new graph captured from `origin` (cudaStreamBeginCapture). */
+static inline void topo_begin(topo_t *t, int origin)
+{
+    topo_graph_begin(t);
+    topo_capture_begin(t, origin);
+}
+
+static inline void topo_check_ref(const topo_t *t, int ref)
+{
+    int lane = ref / TOPO_MAX_NODES, idx = ref % TOPO_MAX_NODES;
+    if (ref < 0 || lane > TOPO_LANE_X || idx >= t->stream[lane].nnodes)
+        topo_fail(t, "dependency on a node that does not exist", lane, idx);
+}
+
+static inline void topo_add_ctrl(topo_t *t, int from, int to)
+{
+    topo_check_ref(t, from);
+    topo_check_ref(t, to);
+    if (t->nctrl >= TOPO_MAX_EDGES) topo_fail(t, "too many control edges", t->nctrl, 0);
+    topo_edge_t *e = &t->ctrl[t->nctrl++];
+    e->event = -1;
+    e->src_stream = from / TOPO_MAX_NODES;
+    e->src_node = from % TOPO_MAX_NODES;
+    e->dst_stream = to / TOPO_MAX_NODES;
+    e->dst_node = to % TOPO_MAX_NODES;
+}
+
+/* Dependencies the capture on `origin` starts from (BeginCaptureToGraph):
+ * control edges into its first node. */
+static inline void topo_capture_deps(topo_t *t, int origin, const int *deps, int n)
+{
+    topo_stream_t *st = &t->stream[origin];
+    if (st->nnodes) topo_fail(t, "capture dependencies after the first node", origin, 0);
+    for (int i = 0; i < n; i++) {
+        topo_check_ref(t, deps[i]);
+        if (st->npending_ctrl >= TOPO_MAX_PENDING) topo_fail(t, "too many dependencies", n, 0);
+        st->pending_ctrl[st->npending_ctrl++] = deps[i];
+    }
+}
+
+/* A node added with cudaGraphAdd*Node after the nodes deps[0..n). */
+static inline int topo_explicit(topo_t *t, const char *type, const int *deps, int n)
+{
+    topo_stream_t *x = &t->stream[TOPO_LANE_X];
+    if (x->nnodes >= TOPO_MAX_NODES) topo_fail(t, "too many explicit nodes", x->nnodes, 0);
+    int idx = x->nnodes++;
+    x->type[idx] = type;
+    x->handle[idx] = NULL;
+    for (int i = 0; i < n; i++)
+        topo_add_ctrl(t, deps[i], topo_ref(TOPO_LANE_X, idx));
+    return topo_ref(TOPO_LANE_X, idx);
+}
+
+/* The last node captured on stream s so far (for explicit nodes after it). */
+static inline int topo_last(const topo_t *t, int s)
+{
+    if (s < 0 || s >= TOPO_MAX_STREAMS || t->stream[s].nnodes == 0)
+        topo_fail(t, "no node on the stream yet", s, 0);
+    return topo_ref(s, t->stream[s].nnodes - 1);
 }
 
 static inline void topo_check_stream(const topo_t *t, int s)
@@ -320,6 +406,9 @@ static inline int topo_node(topo_t *t, int s, const char *type)
         t->edge[t->nedges++] = e;
     }
     st->npending = 0;
+    for (int p = 0; p < st->npending_ctrl; p++)
+        topo_add_ctrl(t, st->pending_ctrl[p], topo_ref(s, idx));
+    st->npending_ctrl = 0;
     return idx;
 }
 
@@ -413,11 +502,31 @@ static inline void topo_print(const topo_t *t, FILE *f)
             fprintf(f, " %s", st->type[i]);
         fputc('\n', f);
     }
+    const topo_stream_t *x = &t->stream[TOPO_LANE_X];
+    if (x->nnodes) {
+        fputs("explicit", f);
+        for (int i = 0; i < x->nnodes; i++)
+            fprintf(f, " %s", x->type[i]);
+        fputc('\n', f);
+    }
     for (int k = 0; k < t->nedges; k++) {
         const topo_edge_t *e = &t->edge[k];
         fprintf(f, "event e%d s%d:%d -> s%d:%d\n", t->event[e->event].label,
                 t->stream[e->src_stream].label, e->src_node, t->stream[e->dst_stream].label,
                 e->dst_node);
+    }
+    for (int k = 0; k < t->nctrl; k++) {
+        const topo_edge_t *e = &t->ctrl[k];
+        char a[16], b[16];
+        if (e->src_stream == TOPO_LANE_X)
+            snprintf(a, sizeof a, "x:%d", e->src_node);
+        else
+            snprintf(a, sizeof a, "s%d:%d", t->stream[e->src_stream].label, e->src_node);
+        if (e->dst_stream == TOPO_LANE_X)
+            snprintf(b, sizeof b, "x:%d", e->dst_node);
+        else
+            snprintf(b, sizeof b, "s%d:%d", t->stream[e->dst_stream].label, e->dst_node);
+        fprintf(f, "control %s -> %s\n", a, b);
     }
 }
 
@@ -429,13 +538,14 @@ typedef struct {
     int (*node_deps)(void *node, void **deps, size_t cap, size_t *n);
 } topo_graph_api_t;
 
-/* Compares the recorder with the graph CUDA captured: same number of nodes,
+/* Compares the recorder with the graph CUDA built: same number of nodes,
  * and each node the recorder saw has the recorded type and exactly the
- * dependencies the model predicts. Returns the number of differences. */
+ * dependencies the model predicts (stream predecessor, event and control
+ * edges). Returns the number of differences. */
 static inline int topo_verify(const topo_t *t, void *graph, const topo_graph_api_t *api)
 {
     int bad = 0;
-    size_t total = 0, n = 0;
+    size_t total = (size_t)t->stream[TOPO_LANE_X].nnodes, n = 0;
     for (int l = 0; l < t->nlabels; l++)
         total += (size_t)t->stream[t->label_stream[l]].nnodes;
     if (api->count_nodes(graph, &n)) return 1;
@@ -444,30 +554,41 @@ static inline int topo_verify(const topo_t *t, void *graph, const topo_graph_api
                 n, total);
         bad++;
     }
-    for (int l = 0; l < t->nlabels; l++) {
-        const topo_stream_t *st = &t->stream[t->label_stream[l]];
+    for (int l = 0; l <= t->nlabels; l++) {
+        int lane = l < t->nlabels ? t->label_stream[l] : TOPO_LANE_X;
+        const topo_stream_t *st = &t->stream[lane];
+        char name[16];
+        if (lane == TOPO_LANE_X)
+            snprintf(name, sizeof name, "x");
+        else
+            snprintf(name, sizeof name, "s%d", l);
         for (int i = 0; i < st->nnodes; i++) {
-            void *want[TOPO_MAX_PENDING + 1], *got[TOPO_MAX_PENDING + 2];
+            void *want[TOPO_MAX_PENDING + 1 + TOPO_MAX_EDGES], *got[TOPO_MAX_PENDING + 2];
             size_t nwant = 0, ngot = 0;
             const char *type = NULL;
             if (!st->handle[i]) {
-                fprintf(stderr, "%s: topology: s%d:%d was not seen in the capture\n", t->prog, l,
+                fprintf(stderr, "%s: topology: %s:%d was not seen in the graph\n", t->prog, name,
                         i);
                 bad++;
                 continue;
             }
-            if (i > 0) want[nwant++] = st->handle[i - 1];
+            if (i > 0 && lane != TOPO_LANE_X) want[nwant++] = st->handle[i - 1];
             for (int k = 0; k < t->nedges; k++) {
                 const topo_edge_t *e = &t->edge[k];
-                if (e->dst_stream == t->label_stream[l] && e->dst_node == i)
+                if (e->dst_stream == lane && e->dst_node == i)
+                    want[nwant++] = t->stream[e->src_stream].handle[e->src_node];
+            }
+            for (int k = 0; k < t->nctrl && nwant < TOPO_MAX_PENDING + 1 + TOPO_MAX_EDGES; k++) {
+                const topo_edge_t *e = &t->ctrl[k];
+                if (e->dst_stream == lane && e->dst_node == i)
                     want[nwant++] = t->stream[e->src_stream].handle[e->src_node];
             }
             if (api->node_type(st->handle[i], &type) ||
                 api->node_deps(st->handle[i], got, TOPO_MAX_PENDING + 2, &ngot))
                 return bad + 1;
             if (strcmp(type, st->type[i]) != 0) {
-                fprintf(stderr, "%s: topology: s%d:%d is a %s node, expected %s\n", t->prog, l, i,
-                        type, st->type[i]);
+                fprintf(stderr, "%s: topology: %s:%d is a %s node, expected %s\n", t->prog, name,
+                        i, type, st->type[i]);
                 bad++;
             }
             bool same = ngot == nwant;
@@ -479,9 +600,9 @@ static inline int topo_verify(const topo_t *t, void *graph, const topo_graph_api
             }
             if (!same) {
                 fprintf(stderr,
-                        "%s: topology: s%d:%d has %zu dependencies, not the %zu expected "
-                        "(stream predecessor plus event edges)\n",
-                        t->prog, l, i, ngot, nwant);
+                        "%s: topology: %s:%d has %zu dependencies, not the %zu expected "
+                        "(stream predecessor plus event and control edges)\n",
+                        t->prog, name, i, ngot, nwant);
                 bad++;
             }
         }
@@ -492,6 +613,9 @@ static inline int topo_verify(const topo_t *t, void *graph, const topo_graph_api
 /* ------------------------------------------------------------ CUDA runtime */
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
+
+#include <initializer_list>
+#include <tuple>
 
 #define CUDA_CHECK(call)                                                                           \
     do {                                                                                           \
@@ -670,11 +794,23 @@ static inline void cap_memset(cap_t *c, int sid, void *p, int value, size_t byte
     cap_node(c, sid, "memset");
 }
 
+static inline void cap_memcpy_kind(cap_t *c, int sid, void *dst, const void *src, size_t bytes,
+                                   cudaMemcpyKind kind)
+{
+    if (!c->dry) CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, c->stream[sid]));
+    cap_node(c, sid, "memcpy");
+}
+
 static inline void cap_memcpy(cap_t *c, int sid, void *dst, const void *src, size_t bytes)
 {
-    if (!c->dry)
-        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream[sid]));
-    cap_node(c, sid, "memcpy");
+    cap_memcpy_kind(c, sid, dst, src, bytes, cudaMemcpyDeviceToDevice);
+}
+
+/* A host function node (cudaLaunchHostFunc in the capture). */
+static inline void cap_host(cap_t *c, int sid, cudaHostFn_t fn, void *data)
+{
+    if (!c->dry) CUDA_CHECK(cudaLaunchHostFunc(c->stream[sid], fn, data));
+    cap_node(c, sid, "host");
 }
 
 static inline void cap_malloc(cap_t *c, int sid, void **p, size_t bytes)
@@ -784,6 +920,238 @@ static inline cudaGraph_t cap_end(cap_t *c, int sid)
         }
     }
     return c->graph;
+}
+
+/* ------------------------------------- graphs built node by node (explicit) */
+
+/* The way XLA builds its command buffers: cudaGraphAdd*Node with explicit
+ * dependencies, given as recorder refs (an xg_* result, or cap_last() of a
+ * captured stream). Each xg_* call feeds the recorder (explicit lane, one
+ * control edge per dependency) and, unless dry, adds the real node. */
+typedef std::initializer_list<int> deps_t;
+
+static inline int xg_handles(cap_t *c, deps_t deps, cudaGraphNode_t *out)
+{
+    int n = 0;
+    for (int r : deps) {
+        topo_check_ref(c->topo, r);
+        if (n >= TOPO_MAX_PENDING) topo_fail(c->topo, "too many dependencies", n, 0);
+        out[n++] = (cudaGraphNode_t)c->topo->stream[r / TOPO_MAX_NODES].handle[r % TOPO_MAX_NODES];
+    }
+    return n;
+}
+
+static inline int xg_record(cap_t *c, const char *type, deps_t deps, cudaGraphNode_t node)
+{
+    int refs[TOPO_MAX_PENDING], n = 0;
+    for (int r : deps)
+        refs[n++] = r;
+    int ref = topo_explicit(c->topo, type, refs, n);
+    c->topo->stream[TOPO_LANE_X].handle[ref % TOPO_MAX_NODES] = (void *)node;
+    return ref;
+}
+
+/* A new graph (cudaGraphCreate) built node by node, perhaps with one capture
+ * into it (cap_begin_to_graph). */
+static inline void xg_begin(cap_t *c)
+{
+    topo_graph_begin(c->topo);
+    if (!c->dry) CUDA_CHECK(cudaGraphCreate(&c->graph, 0));
+}
+
+/* Print (dry run) or verify the graph begun with xg_begin; returns it. */
+static inline cudaGraph_t xg_end(cap_t *c)
+{
+    if (c->dry) {
+        topo_print(c->topo, stdout);
+        return NULL;
+    }
+    if (c->verify) {
+        static const topo_graph_api_t api = {rt_count_nodes, rt_node_type, rt_node_deps};
+        if (topo_verify(c->topo, (void *)c->graph, &api)) {
+            fprintf(stderr, "%s: FAIL: graph %d differs from --expect (its view:)\n", c->prog,
+                    c->topo->graph);
+            topo_print(c->topo, stderr);
+            exit(1);
+        }
+    }
+    return c->graph;
+}
+
+/* A kernel node in any graph (bodies too): the arguments are converted to
+ * the kernel's parameter types and passed by address, as <<<>>> does. */
+template <typename... P, typename... A>
+static inline cudaGraphNode_t graph_add_kernel(cudaGraph_t g, const cudaGraphNode_t *deps, size_t n,
+                                               void (*kernel)(P...), unsigned grid, unsigned block,
+                                               A... args)
+{
+    std::tuple<P...> values(args...);
+    void *ptrs[sizeof...(P) + 1];
+    int i = 0;
+    std::apply([&](auto &...v) { ((ptrs[i++] = (void *)&v), ...); }, values);
+    cudaKernelNodeParams p{};
+    p.func = (void *)kernel;
+    p.gridDim = dim3(grid);
+    p.blockDim = dim3(block);
+    p.kernelParams = ptrs;
+    cudaGraphNode_t node = NULL;
+    CUDA_CHECK(cudaGraphAddKernelNode(&node, g, deps, n, &p));
+    return node;
+}
+
+template <typename... P, typename... A>
+static inline int xg_kernel(cap_t *c, deps_t deps, void (*kernel)(P...), unsigned grid,
+                            unsigned block, A... args)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    if (!c->dry) node = graph_add_kernel(c->graph, d, (size_t)n, kernel, grid, block, args...);
+    return xg_record(c, "kernel", deps, node);
+}
+
+static inline int xg_memset(cap_t *c, deps_t deps, void *dst, int value, size_t bytes)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    if (!c->dry) {
+        cudaMemsetParams p;
+        memset(&p, 0, sizeof p);
+        p.dst = dst;
+        p.value = (unsigned)value;
+        p.elementSize = 1;
+        p.width = bytes;
+        p.height = 1;
+        CUDA_CHECK(cudaGraphAddMemsetNode(&node, c->graph, d, (size_t)n, &p));
+    }
+    return xg_record(c, "memset", deps, node);
+}
+
+static inline int xg_memcpy(cap_t *c, deps_t deps, void *dst, const void *src, size_t bytes,
+                            cudaMemcpyKind kind)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    if (!c->dry)
+        CUDA_CHECK(cudaGraphAddMemcpyNode1D(&node, c->graph, d, (size_t)n, dst, src, bytes, kind));
+    return xg_record(c, "memcpy", deps, node);
+}
+
+/* A graph allocation (mem_alloc node); *p is its address, fixed for the life
+ * of the graph. */
+static inline int xg_alloc(cap_t *c, deps_t deps, void **p, size_t bytes)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    *p = NULL;
+    if (!c->dry) {
+        int dev = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        cudaMemAllocNodeParams ap;
+        memset(&ap, 0, sizeof ap);
+        ap.poolProps.allocType = cudaMemAllocationTypePinned;
+        ap.poolProps.location.type = cudaMemLocationTypeDevice;
+        ap.poolProps.location.id = dev;
+        ap.bytesize = bytes;
+        CUDA_CHECK(cudaGraphAddMemAllocNode(&node, c->graph, d, (size_t)n, &ap));
+        *p = ap.dptr;
+    }
+    return xg_record(c, "mem_alloc", deps, node);
+}
+
+static inline int xg_free(cap_t *c, deps_t deps, void *p)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    if (!c->dry) CUDA_CHECK(cudaGraphAddMemFreeNode(&node, c->graph, d, (size_t)n, p));
+    return xg_record(c, "mem_free", deps, node);
+}
+
+static inline int xg_empty(cap_t *c, deps_t deps)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    if (!c->dry) CUDA_CHECK(cudaGraphAddEmptyNode(&node, c->graph, d, (size_t)n));
+    return xg_record(c, "empty", deps, node);
+}
+
+/* A child graph node; CUDA embeds a copy of `child`. */
+static inline int xg_child(cap_t *c, deps_t deps, cudaGraph_t child)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    if (!c->dry) CUDA_CHECK(cudaGraphAddChildGraphNode(&node, c->graph, d, (size_t)n, child));
+    return xg_record(c, "child_graph", deps, node);
+}
+
+static inline int xg_host(cap_t *c, deps_t deps, cudaHostFn_t fn, void *data)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    if (!c->dry) {
+        cudaHostNodeParams p = {fn, data};
+        CUDA_CHECK(cudaGraphAddHostNode(&node, c->graph, d, (size_t)n, &p));
+    }
+    return xg_record(c, "host", deps, node);
+}
+
+/* A conditional node with one body (*body, NULL in a dry run), to be filled
+ * with cudaGraphAdd*Node or cudaStreamBeginCaptureToGraph; bodies are not
+ * part of the v1 view. */
+static inline int xg_conditional(cap_t *c, deps_t deps, cudaGraphConditionalHandle h,
+                                 cudaGraphConditionalNodeType type, cudaGraph_t *body)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {}, node = NULL;
+    int n = xg_handles(c, deps, d);
+    *body = NULL;
+    if (!c->dry) {
+        /* its union has members with constructors: build it in zeroed bytes */
+        alignas(cudaGraphNodeParams) unsigned char raw[sizeof(cudaGraphNodeParams)];
+        memset(raw, 0, sizeof raw);
+        cudaGraphNodeParams *p = reinterpret_cast<cudaGraphNodeParams *>(raw);
+        p->type = cudaGraphNodeTypeConditional;
+        p->conditional.handle = h;
+        p->conditional.type = type;
+        p->conditional.size = 1;
+        CUDA_CHECK(cudaGraphAddNode(&node, c->graph, d, NULL, (size_t)n, p));
+        *body = p->conditional.phGraph_out[0];
+    }
+    return xg_record(c, "conditional", deps, node);
+}
+
+/* A capture into the graph begun with xg_begin, starting after deps
+ * (control edges into the first captured node). */
+static inline void cap_begin_to_graph(cap_t *c, int sid, deps_t deps)
+{
+    cudaGraphNode_t d[TOPO_MAX_PENDING] = {};
+    int n = xg_handles(c, deps, d), refs[TOPO_MAX_PENDING], k = 0;
+    for (int r : deps)
+        refs[k++] = r;
+    topo_capture_begin(c->topo, sid);
+    topo_capture_deps(c->topo, sid, refs, k);
+    if (c->dry) return;
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    CUDA_CHECK(cudaStreamBeginCaptureToGraph(c->stream[sid], c->graph, n ? d : NULL, NULL,
+                                             (size_t)n, cudaStreamCaptureModeGlobal));
+    CUDA_CHECK(cudaStreamGetCaptureInfo(c->stream[sid], &st, &c->capture_id));
+}
+
+/* Ends a capture begun with cap_begin_to_graph; the graph stays open for
+ * more explicit nodes until xg_end. */
+static inline void cap_end_to_graph(cap_t *c, int sid)
+{
+    topo_end(c->topo);
+    if (c->dry) return;
+    cudaGraph_t g = NULL;
+    CUDA_CHECK(cudaStreamEndCapture(c->stream[sid], &g));
+    if (g != c->graph) {
+        fprintf(stderr, "%s: a capture into a graph ended with another graph\n", c->prog);
+        exit(1);
+    }
+}
+
+static inline int cap_last(cap_t *c, int sid)
+{
+    return topo_last(c->topo, sid);
 }
 
 /* ------------------------------------------------ device memory and graphs */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bundle_open.h"
-#include "capture/code_report.h"
+#include "code/code_report.h"
 #include "cli.h"
 #include "graph/views.h"
 
@@ -164,8 +164,8 @@ static const char *human_bytes(uint64_t b, char *buf, size_t n)
 
 static const char *buffer_kind_name(sg_buffer_kind_t k)
 {
-    static const char *const names[] = {"device", "graph_alloc", "async", "managed",
-                                        "host_pinned", "unknown"};
+    static const char *const names[SG_BUFFER_KIND_COUNT] = {
+        "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
     return (unsigned)k < SG_BUFFER_KIND_COUNT ? names[k] : "invalid";
 }
 

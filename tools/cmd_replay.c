@@ -5,9 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
+#include <unistd.h>
 
 #include "bundle_open.h"
 #include "cli.h"
+#include "replay/driver.h"
 #include "replay/replay.h"
 
 static const char usage[] =
@@ -36,6 +39,12 @@ static const char usage[] =
     "                      trace, one track per captured stream\n"
     "  --relocate          do not ask for the recorded addresses: place memory\n"
     "                      anywhere and relocate pointers (tests the fallback)\n"
+    "  --host-nodes skip   replay a graph with host callbacks without them (empty\n"
+    "                      nodes in their place); --validate then compares only what\n"
+    "                      no callback can have influenced, and says so\n"
+    "  --no-reserve        do not reserve the recorded address ranges before CUDA\n"
+    "                      loads (nor re-run without address randomization when\n"
+    "                      one is already taken)\n"
     "  --force             replay on another GPU model, compute capability or\n"
     "                      driver version than the bundle was captured with\n"
     "  --device N          GPU ordinal (default 0)\n"
@@ -51,13 +60,18 @@ static const char usage[] =
     "exit codes: 0 ran (and, with --validate, every compared buffer matched);\n"
     "1 a validation mismatch, an in-process-only graph, or a failure on the GPU;\n"
     "2 bad usage or bad input: a missing or malformed bundle, code image or\n"
-    "snapshot, or another GPU model, compute capability or driver without --force\n";
+    "snapshot, or another GPU model, compute capability or driver without --force;\n"
+    "3 --validate compared nothing (no snapshots, only graph-internal memory, the\n"
+    "snapshot cap, or a graph that touches no memory): the reason is printed\n";
 
 #define CMD "replay"
 
+/* --validate ran but had nothing to compare: not a pass, not a mismatch. */
+#define SG_EXIT_NOTHING_COMPARED 3
+
 typedef struct {
     const char *bundle, *vs, *trace;
-    bool validate, profile, relocate, force, timings, verbose;
+    bool validate, profile, relocate, force, timings, verbose, no_reserve, skip_host;
     sg_compare_options_t cmp;
     uint32_t bench, warmup, profile_launches;
     int device;
@@ -123,6 +137,16 @@ static int parse_args(int argc, char **argv, args_t *a)
             a->profile = true;
         } else if (!strcmp(o, "--relocate")) {
             a->relocate = true;
+        } else if (!strcmp(o, "--no-reserve")) {
+            a->no_reserve = true;
+        } else if (!strcmp(o, "--host-nodes")) {
+            if (!v || (strcmp(v, "skip") && strcmp(v, "fail"))) {
+                sg_cli_error(CMD, "--host-nodes wants skip or fail (fail: in-process only, the "
+                                  "default)");
+                return -1;
+            }
+            a->skip_host = !strcmp(v, "skip");
+            i++;
         } else if (!strcmp(o, "--force")) {
             a->force = true;
         } else if (!strcmp(o, "--timings")) {
@@ -188,9 +212,9 @@ static void print_plan(const char *path, const sg_graph_t *g, const sg_replay_pl
 }
 
 static bool plan_or_report(const char *path, const sg_graph_t *g, sg_replay_plan_t *p, bool verbose,
-                           int *exit_code)
+                           bool skip_host, int *exit_code)
 {
-    int rc = sg_replay_plan(g, p);
+    int rc = sg_replay_plan_with(g, skip_host, p);
     if (rc) {
         sg_cli_error(CMD, "%s: %s", path, sg_strerror(rc));
         *exit_code = SG_EXIT_USAGE;
@@ -272,8 +296,87 @@ static bool print_validation(const sg_graph_t *g, const sg_buffer_check_t *c, ui
     }
     printf("validate: %u buffers compared: %u match, %u MISMATCH; %u not compared\n", compared,
            matched, compared - matched, skipped);
-    if (compared == 0) printf("validate: warning: nothing was compared (no after-snapshots)\n");
     return matched == compared;
+}
+
+/* A mismatch has two kinds of cause; a second replay tells them apart. */
+static void explain_mismatch(sg_replay_t *r, const sg_graph_t *g)
+{
+    char err[1024];
+    sg_repeat_result_t rep;
+    if (sg_replay_repeat(r, &rep, err, sizeof err) != SG_OK) {
+        printf("validate: could not replay a second time to find out why: %s\n", err);
+        return;
+    }
+    if (rep.differing) {
+        char u[48];
+        ulp_text(rep.max_ulp, u, sizeof u);
+        printf("validate: why: the graph is not deterministic: a second replay differs from the "
+               "first in %u of %u buffers (%s first; %" PRIu64 " bytes; as float32 at most %s): "
+               "floating-point atomics, split reductions or a race; no bit-exact comparison can "
+               "pass (compare with --tolerance ulp=N)\n",
+               rep.differing, rep.compared, g->buffers[rep.first_buffer].label, rep.bytes_differing,
+               u);
+    } else {
+        printf("validate: why: two replays agree with each other (%u buffers), so the replay is "
+               "repeatable but not what the program computed: the graph depends on something "
+               "the bundle does not hold (memory no snapshot covered, module state, work outside "
+               "the graph)\n",
+               rep.compared);
+    }
+}
+
+/* Nothing compared is not a pass: say why, from what each buffer lacks. */
+static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t *c, uint32_t n)
+{
+    uint32_t internal = 0, capped = 0, none = 0, other = 0, host = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_buffer_t *b = &g->buffers[c[i].buffer];
+        const char *note = b->snapshot_note ? b->snapshot_note : "";
+        if (strstr(c[i].note, "--host-nodes skip"))
+            host++;
+        else if (b->kind == SG_BUFFER_GRAPH_ALLOC &&
+                 (strstr(c[i].note, "inside the graph") || strstr(note, "freed by the graph")))
+            internal++;
+        else if (strstr(note, "SGCAP_SNAPSHOT_MAX_BYTES"))
+            capped++;
+        else if (!b->after_file && !b->snapshot_note)
+            none++;
+        else
+            other++;
+    }
+    printf("validate: NOTHING COMPARED (exit %d): ", SG_EXIT_NOTHING_COMPARED);
+    if (n == 0) {
+        printf("the graph touches no memory sgcap knows of (%u nodes)\n", sg_graph_node_count(g));
+        return;
+    }
+    const char *sep = "";
+    if (none) {
+        printf("%s%u buffer%s without snapshots (capture with SGCAP_SNAPSHOT=1, or sgcap run "
+               "--snapshot)",
+               sep, none, none == 1 ? "" : "s");
+        sep = "; ";
+    }
+    if (internal) {
+        printf("%s%u buffer%s only graph-internal memory (allocated and freed inside the graph: "
+               "nothing outlives a launch)",
+               sep, internal, internal == 1 ? " is" : "s are");
+        sep = "; ";
+    }
+    if (capped) {
+        printf("%s%u buffer%s over the snapshot cap (SGCAP_SNAPSHOT_MAX_BYTES)", sep, capped,
+               capped == 1 ? "" : "s");
+        sep = "; ";
+    }
+    if (host) {
+        printf("%s%u buffer%s may depend on the host callbacks left out (--host-nodes skip)", sep,
+               host, host == 1 ? "" : "s");
+        sep = "; ";
+    }
+    if (other)
+        printf("%s%u buffer%s not compared for other reasons (above)", sep, other,
+               other == 1 ? "" : "s");
+    putchar('\n');
 }
 
 static int rewrite_bundle(const char *path, sg_graph_t *g)
@@ -381,13 +484,63 @@ static int do_profile(const args_t *a, sg_replay_t *r, sg_graph_t *g)
     return exit_code;
 }
 
+/* What the early reservation achieved, for the memory line. */
+static sg_reserve_report_t reserve_report;
+static bool reexecuted;
+
+#define REEXEC_ENV "SGCAP_REPLAY_NO_ASLR"
+
+/* Keep the recorded ranges free before CUDA (or anything else) maps memory
+ * here. A range the process already holds at start is only free in another
+ * layout: run once more without address randomization (`argv` is the
+ * subcommand's, main's array shifted by one, so argv - 1 is the whole
+ * command line). Returns only if it did not re-run. */
+static void reserve_early(const args_t *a, char **argv, const sg_graph_t *g, const sg_graph_t *g2)
+{
+    reexecuted = getenv(REEXEC_ENV) != NULL;
+    if (a->no_reserve || a->relocate) return;
+    memset(&reserve_report, 0, sizeof reserve_report);
+    if (sg_replay_reserve(g, &reserve_report) != SG_OK ||
+        (g2 && sg_replay_reserve(g2, &reserve_report) != SG_OK))
+        return; /* placement reports what it could not place */
+    if (reserve_report.taken == 0 || reexecuted) return;
+    int pers = personality(0xffffffff);
+    if (pers == -1 || (pers & ADDR_NO_RANDOMIZE)) return;
+    fflush(stdout);
+    fflush(stderr);
+    sg_replay_unreserve_all();
+    if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) != -1 &&
+        setenv(REEXEC_ENV, "1", 1) == 0) {
+        execv("/proc/self/exe", argv - 1);
+        personality((unsigned long)pers); /* still here: carry on as we are */
+    }
+    unsetenv(REEXEC_ENV);
+    memset(&reserve_report, 0, sizeof reserve_report);
+    sg_replay_reserve(g, &reserve_report);
+    if (g2) sg_replay_reserve(g2, &reserve_report);
+}
+
 static void print_open(const args_t *a, sg_replay_t *r, const sg_graph_t *g, const char *path)
 {
-    uint32_t same, moved, by_graph;
+    uint32_t same, moved, by_graph, rsame, rtotal;
     sg_replay_placement(r, &same, &moved, &by_graph);
+    sg_replay_region_placement(r, &rsame, &rtotal);
     printf("memory: %s: %u buffers at their recorded addresses, %u relocated, %u allocated by "
            "the graph\n",
            path, same, moved, by_graph);
+    if (rtotal && !a->relocate) {
+        printf("memory: %s: %u of %u regions placed at their recorded address", path, rsame,
+               rtotal);
+        if (a->no_reserve)
+            printf(" (no early reservation: --no-reserve)");
+        else
+            printf(" (%u of %u kept free from the start, %u already taken in this process)%s",
+                   reserve_report.reserved, reserve_report.regions, reserve_report.taken,
+                   reexecuted ? "; sgcap re-ran itself without address randomization to free "
+                                "ranges its first layout held"
+                              : "");
+        putchar('\n');
+    }
     const sg_reloc_report_t *rep = sg_replay_relocations(r);
     if (rep->n || moved) sg_reloc_report_print(rep, g, a->verbose, stdout);
     const sg_replay_timings_t *t = sg_replay_timings(r);
@@ -402,16 +555,16 @@ static void print_open(const args_t *a, sg_replay_t *r, const sg_graph_t *g, con
 }
 
 /* Open, restore and run one bundle; prints what went wrong. */
-static int start(const args_t *a, const char *path, const sg_graph_t *g, bool profile,
-                 sg_replay_t **out)
+static int start(const args_t *a, const sg_replay_gpu_t *gpu, const char *path,
+                 const sg_graph_t *g, bool profile, sg_replay_t **out)
 {
     char err[1024];
-    sg_replay_options_t opt = {.device = a->device,
-                               .relocate = a->relocate,
+    sg_replay_options_t opt = {.relocate = a->relocate,
                                .profile = profile,
                                .log = stderr,
-                               .verbose = a->verbose};
-    int rc = sg_replay_open(path, g, &opt, out, err, sizeof err);
+                               .verbose = a->verbose,
+                               .skip_host_nodes = a->skip_host};
+    int rc = sg_replay_open(path, g, gpu, &opt, out, err, sizeof err);
     if (rc) {
         sg_cli_error(CMD, "%s: %s%s", path,
                      rc == SG_EUNSUPPORTED ? "cannot replay outside its program: " : "", err);
@@ -437,26 +590,37 @@ static int run(int argc, char **argv)
     sg_graph_t *g = NULL, *g2 = NULL;
     sg_replay_t *r = NULL, *r2 = NULL;
     sg_replay_plan_t plan = {0}, plan2 = {0};
+    /* This process drives the GPU itself: the driver from libcuda.so.1, the
+     * device's primary context. */
+    static sg_replay_driver_t drv;
+    sg_replay_gpu_t *gpu = NULL;
 
     g = sg_cli_open_bundle(CMD, a.bundle);
     if (!g) return SG_EXIT_USAGE;
-    if (!plan_or_report(a.bundle, g, &plan, a.verbose, &exit_code)) goto out;
+    if (!plan_or_report(a.bundle, g, &plan, a.verbose, a.skip_host, &exit_code)) goto out;
+    if (plan.host_nodes_skipped)
+        printf("replay: %s: %u host callbacks left out (--host-nodes skip): what they may "
+               "influence is not compared\n",
+               a.bundle, plan.host_nodes_skipped);
     if (a.vs) {
         g2 = sg_cli_open_bundle(CMD, a.vs);
         if (!g2) {
             exit_code = SG_EXIT_USAGE;
             goto out;
         }
-        if (!plan_or_report(a.vs, g2, &plan2, a.verbose, &exit_code)) goto out;
+        if (!plan_or_report(a.vs, g2, &plan2, a.verbose, a.skip_host, &exit_code)) goto out;
     }
-    int rc = sg_replay_device_check(g, a.device, a.force, stderr, err, sizeof err);
-    if (!rc && g2) rc = sg_replay_device_check(g2, a.device, a.force, NULL, err, sizeof err);
+    reserve_early(&a, argv, g, g2); /* before the driver maps anything */
+    int rc = sg_replay_driver_load(&drv, err, sizeof err);
+    if (!rc) rc = sg_replay_gpu_open(&drv, a.device, NULL, &gpu, err, sizeof err);
+    if (!rc) rc = sg_replay_device_check(g, gpu, a.force, stderr, err, sizeof err);
+    if (!rc && g2) rc = sg_replay_device_check(g2, gpu, a.force, NULL, err, sizeof err);
     if (rc) {
         sg_cli_error(CMD, "%s", err);
         exit_code = rc == SG_EUNSUPPORTED ? SG_EXIT_USAGE : SG_EXIT_FINDING;
         goto out;
     }
-    exit_code = start(&a, a.bundle, g, a.profile || a.trace, &r);
+    exit_code = start(&a, gpu, a.bundle, g, a.profile || a.trace, &r);
     if (exit_code) goto out;
 
     if (a.validate) {
@@ -468,7 +632,16 @@ static int run(int argc, char **argv)
             exit_code = exit_for(rc);
             goto out;
         }
-        if (!print_validation(g, checks, n, &a.cmp)) exit_code = SG_EXIT_FINDING;
+        uint32_t compared = 0;
+        for (uint32_t i = 0; i < n; i++)
+            compared += checks[i].status != SG_CHECK_SKIPPED;
+        if (!print_validation(g, checks, n, &a.cmp)) {
+            exit_code = SG_EXIT_FINDING;
+            explain_mismatch(r, g);
+        } else if (compared == 0) {
+            print_nothing_compared(g, checks, n);
+            exit_code = SG_EXIT_NOTHING_COMPARED;
+        }
         free(checks);
     }
     if (a.profile || a.trace) {
@@ -478,7 +651,7 @@ static int run(int argc, char **argv)
     if (a.bench) {
         double ma = 0, mb = 0;
         if (a.vs) {
-            int sc = start(&a, a.vs, g2, false, &r2);
+            int sc = start(&a, gpu, a.vs, g2, false, &r2);
             if (sc) {
                 if (!exit_code) exit_code = sc;
                 goto out;
@@ -503,6 +676,7 @@ static int run(int argc, char **argv)
 out:
     sg_replay_close(r2);
     sg_replay_close(r);
+    sg_replay_gpu_close(gpu);
     sg_replay_plan_free(&plan);
     sg_replay_plan_free(&plan2);
     sg_graph_destroy(g2);

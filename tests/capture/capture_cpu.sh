@@ -4,9 +4,9 @@
 # `sgcap run`; the bundles must have the topology the probe issued, carry
 # its code image and buffers, deduplicate re-captures, respect
 # SGCAP_MAX_BUNDLES, take snapshots, and survive an unwritable directory.
-# usage: capture_cpu.sh SGCAP PROBE FAKE_LIB_DIR TOPO_COMPARE WORKDIR
+# usage: capture_cpu.sh SGCAP PROBE FAKE_LIB_DIR TOPO_COMPARE WORKDIR [TRITON_SRC]
 set -u
-sgcap=$1 probe=$2 fake=$3 topo=$4 work=$5
+sgcap=$1 probe=$2 fake=$3 topo=$4 work=$5 triton_src=${6:-}
 rm -rf "$work"
 mkdir -p "$work"
 export LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -52,6 +52,181 @@ for s in fork_join threads mixed; do
   grep -q "cluster" "$work/$s.dot" || fail "$s: dot has no stream lanes"
 done
 
+# Graph shapes real frameworks build, most of them without a single edge
+# (a one-kernel capture, independent explicit nodes, one empty node, XLA's
+# node-by-node command buffers with a single-kernel child graph, a capture
+# into an existing graph, a conditional whose body is one kernel). The fake
+# driver refuses to list arrays for a count of 0, as driver 580 does: every
+# one must be recorded, with the topology the probe issued.
+for s in single independent one_empty to_graph xla conditional1 arena host_copy; do
+  out=$work/$s
+  run "$s" "$out" "$s" || continue
+  grep -q "summary: graphs: 1 seen, 1 recorded (0 by digest alone), 0 not recorded$" "$work/$s.stderr" || {
+    fail "$s: not recorded"
+    grep "summary: graphs\|not recorded" "$work/$s.stderr" | sed 's/^/    /'
+    continue
+  }
+  "$probe" "$s" --expect >"$work/$s.topo"
+  if "$topo" "$work/$s.topo" "$out"/*.sgraph >"$work/$s.cmp"; then
+    ok "$s: recorded, topology"
+  else
+    fail "$s: topology"
+    sed 's/^/    /' "$work/$s.cmp"
+  fi
+  grep -q '"crosscheck": {"done": true, "ok": true' "$out"/*.sgraph/graph.json ||
+    fail "$s: cross-check not ok"
+done
+# Bodies with no edges are read too: the child graph and the conditional
+# body each hold their one kernel.
+for s in xla conditional1; do
+  g=$(ls -d "$work/$s"/*.sgraph 2>/dev/null | head -n 1)
+  [ -n "$g" ] || continue
+  python3 - "$g/graph.json" <<'EOF2' && ok "$s: single-node body recorded" || fail "$s: body"
+import json, sys
+g = json.load(open(sys.argv[1]))
+bodies = [x["body"] for x in g["nodes"] if x["type"] == "child_graph"]
+bodies += [b for x in g["nodes"] if x["type"] == "conditional" for b in x["conditional"]["bodies"]]
+assert len(bodies) == 1, bodies
+assert [x["type"] for x in bodies[0]["nodes"]] == ["kernel"] and bodies[0]["edges"] == [], bodies
+k = bodies[0]["nodes"][0]["kernel"]
+assert k["name"] == "_Z6k_axpbPfPKfffm" and k["image"] == 0, k
+EOF2
+done
+g=$(ls -d "$work"/xla/*.sgraph 2>/dev/null | head -n 1)
+if [ -n "$g" ]; then
+  grep -q '"graph_alloc"' "$g/graph.json" && grep -q '"alloc_node": 0' "$g/graph.json" ||
+    fail "xla: the explicit mem_alloc node does not own a graph allocation"
+fi
+
+# An exec changed in place (cuGraphExecKernelNodeSetParams, XLA's way): the
+# next launch records what it runs now (a second bundle with the new scalar
+# and output, snapshotted at that launch); the same change again is a
+# duplicate; a change the model cannot express (a disabled node) is counted
+# as not recorded, with its reason, and gets no snapshot.
+out=$work/exec_set_params
+if SGCAP_SNAPSHOT=1 run exec_set_params "$out" exec_set_params; then
+  grep -q "summary: graphs: 4 seen, 3 recorded (1 by digest alone), 1 not recorded (1 an exec changed in place: cuGraphNodeSetEnabled" \
+    "$work/exec_set_params.stderr" && ok "exec_set_params: counted" || {
+    fail "exec_set_params: summary"
+    grep "summary: graphs" "$work/exec_set_params.stderr" | sed 's/^/    /'
+  }
+  n=$(ls -d "$out"/*.sgraph 2>/dev/null | wc -l)
+  [ "$n" = 2 ] || fail "exec_set_params: $n bundles, expected 2"
+  b1=$(ls -d "$out"/*.1.sgraph 2>/dev/null | head -n 1)
+  if [ -n "$b1" ] && python3 - "$b1/graph.json" <<'EOF2'; then ok "exec_set_params: the changed exec recorded as it runs"; else fail "exec_set_params: second bundle"; fi
+import json, struct, sys
+g = json.load(open(sys.argv[1]))
+k = g["nodes"][0]["kernel"]
+b = bytes.fromhex(k["params"]["bytes"])
+assert struct.unpack_from("<f", b, 16)[0] == 7.0, b.hex()
+assert all(x.get("after") for x in g["buffers"]), g["buffers"]
+EOF2
+fi
+
+# Triton's cubins come with their PTX, found in Triton's cache: beside the
+# cubin loaded by path, and by content for the cubin loaded from memory (a
+# decoy directory holds a cubin of the same kernel name and size but other
+# bytes, and a PTX that must not be taken).
+if [ -n "$triton_src" ] && [ -f "$triton_src/sum1.cubin" ]; then
+  cache=$work/triton-cache
+  mkdir -p "$cache/AAAA" "$cache/BBBB" "$cache/CCCC"
+  cp "$triton_src/add0.cubin" "$cache/AAAA/triton_poi_fused_add_0.cubin"
+  cp "$triton_src/add0.ptx" "$cache/AAAA/triton_poi_fused_add_0.ptx"
+  head -c "$(stat -c %s "$triton_src/sum1.cubin")" /dev/zero >"$cache/BBBB/triton_red_fused_sum_1.cubin"
+  echo "// decoy: not the PTX of the loaded cubin" >"$cache/BBBB/triton_red_fused_sum_1.ptx"
+  cp "$triton_src/sum1.cubin" "$cache/CCCC/triton_red_fused_sum_1.cubin"
+  cp "$triton_src/sum1.ptx" "$cache/CCCC/triton_red_fused_sum_1.ptx"
+  echo '{"name": "triton_red_fused_sum_1"}' >"$cache/CCCC/triton_red_fused_sum_1.json"
+  out=$work/triton
+  if TRITON_CACHE_DIR=$cache run triton "$out" triton "$cache"; then
+    grep -q "Triton PTX found for 2 cubins (0 not found)" "$work/triton.stderr" ||
+      fail "triton: summary does not count 2 PTX found"
+    g=$(ls -d "$out"/*.sgraph 2>/dev/null | head -n 1)
+    if [ -n "$g" ] && python3 - "$g" <<'EOF2'; then ok "triton: PTX of both cubins recorded and linked"; else fail "triton: PTX images"; fi
+import json, os, sys
+b = sys.argv[1]
+g = json.load(open(os.path.join(b, "graph.json")))
+imgs = g["images"]
+cubins = [i for i in imgs if i["kind"] == "cubin"]
+ptx = {i["id"]: i for i in imgs if i["kind"] == "ptx"}
+assert len(cubins) == 2 and len(ptx) == 2, imgs
+for c in cubins:
+    assert "ptx-source:" in c["note"], c
+    pid = int(c["note"].split("ptx-source:")[1].split("(image ")[1].split(",")[0])
+    text = open(os.path.join(b, ptx[pid]["file"])).read()
+    assert "decoy" not in text and ".entry triton_" in text, text[:200]
+    assert 90 in ptx[pid]["ptx_archs"], ptx[pid]
+EOF2
+  fi
+fi
+
+# Loaded through CUDA_INJECTION64_PATH alone (no LD_PRELOAD): the fake
+# driver calls InitializeInjection at cuInit and the shim observes it
+# through (fake) CUPTI callbacks: the same bundle as under LD_PRELOAD. With
+# another subscriber first, it says it intercepts nothing; the program runs.
+shim=$(dirname "$sgcap")/../lib/libsgcap.so
+if [ -f "$shim" ]; then
+  out=$work/injection
+  env -u LD_PRELOAD CUDA_INJECTION64_PATH="$shim" SGCAP_DIR="$out" "$probe" fork_join \
+    >"$work/injection.stdout" 2>"$work/injection.stderr"
+  "$probe" fork_join --expect >"$work/injection.topo"
+  if grep -q "observing the driver through CUPTI callbacks" "$work/injection.stderr" &&
+    grep -q "summary: graphs: 1 seen, 1 recorded" "$work/injection.stderr" &&
+    "$topo" --min-streams 2 "$work/injection.topo" "$out"/*.sgraph >"$work/injection.cmp" &&
+    grep -q '"crosscheck": {"done": true, "ok": true' "$out"/*.sgraph/graph.json; then
+    ok "injection alone: recorded through CUPTI, same topology"
+  else
+    fail "injection alone"
+    cat "$work/injection.stderr" "$work/injection.cmp" 2>/dev/null | sed 's/^/    /'
+  fi
+  env -u LD_PRELOAD FAKE_CUPTI_BUSY=1 CUDA_INJECTION64_PATH="$shim" SGCAP_DIR="$work/busy" \
+    "$probe" fork_join >"$work/busy.stdout" 2>"$work/busy.stderr"
+  grep -q "nothing is intercepted (cuptiSubscribe failed: multiple subscribers (another tool" \
+    "$work/busy.stderr" && grep -q "capture_probe fork_join: OK" "$work/busy.stdout" &&
+    [ ! -d "$work/busy" ] && ok "injection alone, CUPTI busy: said so, program ran" ||
+    fail "injection alone with another CUPTI subscriber"
+fi
+
+# An 8 GiB arena reached in three places: recorded as those ranges (the
+# open-ended last one capped), each small enough to snapshot.
+out=$work/arena_snap
+if SGCAP_SNAPSHOT=1 run arena_snap "$out" arena; then
+  g=$(ls -d "$out"/*.sgraph | head -n 1)
+  if python3 - "$g/graph.json" <<'EOF2'; then ok "arena: recorded as the ranges reached, snapshotted"; else fail "arena"; fi
+import json, sys
+g = json.load(open(sys.argv[1]))
+b = g["buffers"]
+big = [x for x in b if x["size"] > (1 << 30)]
+assert not big, big
+arena = [x for x in b if int(x["address"], 16) >= 0x7f0000000000 and x["size"] != 4 << 20]
+assert all(x.get("after") and x.get("before") for x in b), b
+assert any("arenas" in p["summary"] for p in g["pass_log"]), g["pass_log"]
+assert sum(1 for x in b if x["size"] >= 64 << 20) == 2, b  # the capped kernel accesses
+EOF2
+fi
+
+# Host memory in copies: each pageable range is a host_pageable buffer of
+# exactly the bytes copied (format version 2), snapshotted from the
+# program's memory before and after the launch.
+out=$work/host_snap
+if SGCAP_SNAPSHOT=1 run host_snap "$out" host_copy; then
+  g=$(ls -d "$out"/*.sgraph | head -n 1)
+  if python3 - "$g" <<'EOF2'; then ok "host_copy: pageable ranges recorded and snapshotted"; else fail "host_copy: host buffers"; fi
+import json, os, subprocess, sys
+b = sys.argv[1]
+g = json.load(open(os.path.join(b, "graph.json")))
+assert g["version"] == 2, g["version"]
+host = sorted((x for x in g["buffers"] if x["kind"] == "host_pageable"), key=lambda x: x["size"])
+assert [x["size"] for x in host] == [8, 16, 64, 256], host
+want = {8: 0x33, 16: 0x44, 64: 0x11, 256: 0x22}
+for x in host:
+    for when in ("before", "after"):
+        data = subprocess.run(["zstd", "-dc", os.path.join(b, x[when])], check=True,
+                              capture_output=True).stdout
+        assert data == bytes([want[x["size"]]]) * x["size"], (x, when, data[:16])
+EOF2
+fi
+
 # The PTX the probe loaded from .rodata is the kernels' image, kept once.
 g=$(ls -d "$work"/fork_join/*.sgraph 2>/dev/null | head -n 1)
 if [ -n "$g" ]; then
@@ -81,6 +256,13 @@ if SGCAP_MAX_BUNDLES=8 run recapture "$out" recapture 40; then
       "$work/recapture.stderr" || {
     fail "recapture: counts in the summary"
     grep summary "$work/recapture.stderr"
+  }
+  # Identical re-captures and graphs past the bound cost a digest, no model:
+  # 8 of the 20 distinct graphs are built, 32 graphs are known by digest.
+  grep -q "summary: graphs: 40 seen, 40 recorded (32 by digest alone), 0 not recorded" \
+    "$work/recapture.stderr" || {
+    fail "recapture: graphs recorded by digest alone"
+    grep "summary: graphs" "$work/recapture.stderr" | sed 's/^/    /'
   }
   grep -q "peak [0-9] tags held (now 0 in 0 graphs" "$work/recapture.stderr" ||
     fail "recapture: bookkeeping not bounded (see the summary)"

@@ -4,7 +4,14 @@
  * it; `--expect` prints the topology it issues (docs/SAMPLES.md, v1), so
  * topo_compare can check the bundles the shim wrote.
  *
- * usage: capture_probe fork_join|threads|mixed|conditional|recapture N|explicit [--expect] */
+ * The edgeless and node-by-node scenarios are the graph shapes that real
+ * frameworks build (a single-kernel capture, independent explicit nodes, a
+ * graph holding one empty node, XLA's command buffers, captures into an
+ * existing graph, single-node bodies): the driver refuses a second listing
+ * query with arrays for a count of 0, which once left every such graph
+ * unrecorded.
+ *
+ * usage: capture_probe SCENARIO [N] [--expect]; capture_probe --list */
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
@@ -183,14 +190,313 @@ static const char mixed_expect[] = "stream s0 memset kernel mem_alloc mem_free h
                                    "event e0 s0:2 -> s1:0\n"
                                    "event e1 s1:1 -> s0:3\n";
 
+/* ---- edgeless and node-by-node graphs ---- */
+
+static CUgraph single(void)
+{
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    axpb(S[0], &a, &x, 2.0f, 1.0f);
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
+static CUDA_KERNEL_NODE_PARAMS kparams(CUfunction f, void **args)
+{
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.func = f;
+    p.gridDimX = 4096, p.gridDimY = 1, p.gridDimZ = 1;
+    p.blockDimX = 256, p.blockDimY = 1, p.blockDimZ = 1;
+    p.kernelParams = args;
+    return p;
+}
+
+static CUgraphNode add_axpb(CUgraph g, const CUgraphNode *deps, size_t nd, CUdeviceptr *y,
+                            CUdeviceptr *in, float m, float add)
+{
+    void *args[] = {y, in, &m, &add, &n};
+    CUDA_KERNEL_NODE_PARAMS p = kparams(k_axpb, args);
+    CUgraphNode node;
+    CHECK(cuGraphAddKernelNode_v2(&node, g, deps, nd, &p));
+    return node;
+}
+
+static CUgraph independent(void)
+{
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    add_axpb(g, NULL, 0, &a, &x, 2.0f, 1.0f);
+    add_axpb(g, NULL, 0, &b, &x, 3.0f, 1.0f);
+    return g;
+}
+
+static CUgraph one_empty(void)
+{
+    CUgraph g;
+    CUgraphNode e;
+    CHECK(cuGraphCreate(&g, 0));
+    CHECK(cuGraphAddEmptyNode(&e, g, NULL, 0));
+    return g;
+}
+
+static CUgraphNode add_memset(CUgraph g, const CUgraphNode *deps, size_t nd, CUdeviceptr dst)
+{
+    CUDA_MEMSET_NODE_PARAMS p = {dst, 0, 7, 4, n, 1};
+    CUgraphNode node;
+    CHECK(cuGraphAddMemsetNode(&node, g, deps, nd, &p, NULL));
+    return node;
+}
+
+/* XLA's way: a memset, then a capture into the same graph (a library call)
+ * that depends on it and forks, then an explicit kernel after the capture. */
+static CUgraph to_graph(void)
+{
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    CUgraphNode ms = add_memset(g, NULL, 0, x);
+    CHECK(cuStreamBeginCaptureToGraph(S[0], g, &ms, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    axpb(S[0], &a, &x, 1.5f, 0.25f);
+    CHECK(cuEventRecord(E[0], S[0]));
+    CHECK(cuStreamWaitEvent(S[1], E[0], 0));
+    axpb(S[1], &b, &a, -0.5f, 2.0f);
+    CHECK(cuEventRecord(E[1], S[1]));
+    CHECK(cuStreamWaitEvent(S[0], E[1], 0));
+    void *cb[] = {&out, &a, &b, &n};
+    launch(k_combine, S[0], cb);
+    CUstreamCaptureStatus st;
+    cuuint64_t id;
+    const CUgraphNode *last;
+    const CUgraphEdgeData *ed;
+    size_t nl;
+    CHECK(cuStreamGetCaptureInfo_v3(S[0], &st, &id, NULL, &last, &ed, &nl));
+    CUgraphNode tail = last[0];
+    CUgraph same = NULL;
+    CHECK(cuStreamEndCapture(S[0], &same));
+    if (same != g) {
+        fprintf(stderr, "capture_probe: capture into a graph returned another graph\n");
+        exit(1);
+    }
+    add_axpb(g, &tail, 1, &c, &out, 1.0f, 1.0f);
+    return g;
+}
+
+static const char to_graph_expect[] = "stream s0 kernel kernel\n"
+                                      "stream s1 kernel\n"
+                                      "explicit memset kernel\n"
+                                      "event e0 s0:0 -> s1:0\n"
+                                      "event e1 s1:0 -> s0:1\n"
+                                      "control x:0 -> s0:0\n"
+                                      "control s0:1 -> x:1\n";
+
+/* Node by node through the driver API: a diamond of a memset, two kernels
+ * and a D2D copy, a child graph holding a single kernel (an edgeless
+ * body), and a graph allocation freed at the end. */
+static CUgraph child_body;
+static CUgraph xla(void)
+{
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    CHECK(cuGraphCreate(&child_body, 0));
+    add_axpb(child_body, NULL, 0, &c, &a, 0.5f, 0.5f);
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.bytesize = n * 4;
+    CUgraphNode alloc;
+    CHECK(cuGraphAddMemAllocNode(&alloc, g, NULL, 0, &ap));
+    CUdeviceptr tmp = ap.dptr;
+    CUgraphNode ms = add_memset(g, &alloc, 1, tmp);
+    CUgraphNode k1 = add_axpb(g, &ms, 1, &a, &tmp, 2.0f, 1.0f);
+    CUgraphNode k2 = add_axpb(g, &ms, 1, &b, &tmp, 3.0f, 1.0f);
+    CUDA_MEMCPY3D cp;
+    memset(&cp, 0, sizeof cp);
+    cp.srcMemoryType = cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    cp.srcDevice = a;
+    cp.dstDevice = out;
+    cp.WidthInBytes = n * 4;
+    cp.Height = cp.Depth = 1;
+    CUgraphNode both[2] = {k1, k2}, copy, child, fr;
+    CHECK(cuGraphAddMemcpyNode(&copy, g, both, 2, &cp, NULL));
+    CHECK(cuGraphAddChildGraphNode(&child, g, &copy, 1, child_body));
+    CHECK(cuGraphAddMemFreeNode(&fr, g, &child, 1, tmp));
+    return g;
+}
+
+static const char xla_expect[] = "explicit mem_alloc memset kernel kernel memcpy child_graph "
+                                 "mem_free\n"
+                                 "control x:0 -> x:1\n"
+                                 "control x:1 -> x:2\n"
+                                 "control x:1 -> x:3\n"
+                                 "control x:2 -> x:4\n"
+                                 "control x:3 -> x:4\n"
+                                 "control x:4 -> x:5\n"
+                                 "control x:5 -> x:6\n";
+
+/* A conditional node whose one body holds a single kernel (no edges). */
+static CUgraph conditional1(void)
+{
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    CUgraphConditionalHandle h;
+    CHECK(cuGraphConditionalHandleCreate(&h, g, NULL, 1, 0));
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h;
+    p.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    p.conditional.size = 1;
+    CUgraphNode cond;
+    CHECK(cuGraphAddNode_v2(&cond, g, NULL, NULL, 0, &p));
+    add_axpb(p.conditional.phGraph_out[0], NULL, 0, &a, &x, 1.0f, 1.0f);
+    return g;
+}
+
+/* An exec changed in place after instantiation (XLA's way of reusing a
+ * command buffer with new buffers): k_axpb's scalar and output change, then
+ * the same change again, then a node is disabled (not modelled). */
+static void exec_set_params(void)
+{
+    CUgraph g = fork_join(1.5f);
+    CUgraphExec exec;
+    CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+    CHECK(cuGraphLaunch(exec, S[0]));
+    CUgraphNode nodes[8];
+    size_t nn = 8;
+    CHECK(cuGraphGetNodes(g, nodes, &nn));
+    float m = 7.0f, add = 0.25f;
+    void *args[] = {&c, &x, &m, &add, &n};
+    CUDA_KERNEL_NODE_PARAMS p = kparams(k_axpb, args);
+    for (int i = 0; i < 2; i++) {
+        CHECK(cuGraphExecKernelNodeSetParams_v2(exec, nodes[0], &p));
+        CHECK(cuGraphLaunch(exec, S[0]));
+    }
+    CHECK(cuGraphNodeSetEnabled(exec, nodes[1], 0));
+    CHECK(cuGraphLaunch(exec, S[0]));
+    CHECK(cuStreamSynchronize(S[0]));
+    CHECK(cuGraphExecDestroy(exec));
+    CHECK(cuGraphDestroy(g));
+}
+
+/* Triton's two ways of loading a cubin: by path from its cache
+ * (Inductor's launcher) and from memory (Triton's own); argv names the
+ * cache, laid out by capture_cpu.sh. One kernel of each in one capture. */
+static CUgraph triton(const char *cache)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/AAAA/triton_poi_fused_add_0.cubin", cache);
+    CUmodule m1, m2;
+    CHECK(cuModuleLoad(&m1, path));
+    snprintf(path, sizeof path, "%s/CCCC/triton_red_fused_sum_1.cubin", cache);
+    FILE *f = fopen(path, "rb");
+    static char image[1 << 20];
+    size_t len = f ? fread(image, 1, sizeof image, f) : 0;
+    if (f) fclose(f);
+    if (!len) {
+        fprintf(stderr, "capture_probe: cannot read %s\n", path);
+        exit(1);
+    }
+    char *copy = malloc(len); /* heap memory, as Triton hands it over */
+    memcpy(copy, image, len);
+    CHECK(cuModuleLoadData(&m2, copy));
+    free(copy);
+    CUfunction f1, f2;
+    CHECK(cuModuleGetFunction(&f1, m1, "triton_poi_fused_add_0"));
+    CHECK(cuModuleGetFunction(&f2, m2, "triton_red_fused_sum_1"));
+    CUgraph g = NULL;
+    void *args[] = {&a};
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    launch(f1, S[0], args);
+    launch(f2, S[0], args);
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
+/* A framework's arena (XLA preallocates most of the GPU): one 8 GiB
+ * allocation, three kernels on pointers into it. */
+static CUgraph arena(void)
+{
+    CUdeviceptr base, in, mid, far;
+    CHECK(cuMemAlloc_v2(&base, 8ull << 30));
+    in = base + 0x200000;
+    mid = base + 0x400000;
+    far = base + (5ull << 30);
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    axpb(S[0], &mid, &in, 2.0f, 1.0f);
+    axpb(S[0], &far, &mid, 3.0f, 1.0f);
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
+/* Copies to and from the program's own host memory: a reduction result into
+ * a variable on the stack (D2H), a slice into a heap block (D2H),
+ * parameters from a heap block (H2D) and, with unified addressing
+ * (cudaMemcpyDefault), from another stack variable. The snapshot must hold
+ * their bytes: each is filled with a pattern the test knows. */
+static uint8_t *host_params, *host_slice;
+static CUgraph host_copy(void)
+{
+    static uint64_t result; /* stands for a stack variable: alive across the launch */
+    static uint32_t unified_src[4];
+    host_params = malloc(64);
+    host_slice = malloc(256);
+    memset(host_params, 0x11, 64);
+    memset(host_slice, 0x22, 256);
+    memset(&result, 0x33, sizeof result);
+    memset(unified_src, 0x44, sizeof unified_src);
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuMemcpyHtoDAsync_v2(a, host_params, 64, S[0]));
+    axpb(S[0], &b, &a, 2.0f, 1.0f);
+    CHECK(cuMemcpyDtoHAsync_v2(&result, b, sizeof result, S[0]));
+    CHECK(cuMemcpyDtoHAsync_v2(host_slice, b, 256, S[0]));
+    CHECK(cuMemcpyAsync(c, (CUdeviceptr)(uintptr_t)unified_src, sizeof unified_src, S[0]));
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
+typedef struct {
+    const char *name;
+    CUgraph (*make)(void);
+    const char *expect; /* NULL: the scenario is checked otherwise */
+} scenario_t;
+
+static const scenario_t edgeless[] = {
+    {"single", single, "stream s0 kernel\n"},
+    {"independent", independent, "explicit kernel kernel\n"},
+    {"one_empty", one_empty, "explicit empty\n"},
+    {"to_graph", to_graph, to_graph_expect},
+    {"xla", xla, xla_expect},
+    {"conditional1", conditional1, "explicit conditional\n"},
+    {"arena", arena, "stream s0 kernel kernel\n"},
+    {"host_copy", host_copy, "stream s0 memcpy kernel memcpy memcpy memcpy\n"},
+};
+#define N_EDGELESS (sizeof edgeless / sizeof *edgeless)
+
+static const scenario_t *find_edgeless(const char *name)
+{
+    for (size_t i = 0; i < N_EDGELESS; i++)
+        if (strcmp(edgeless[i].name, name) == 0) return &edgeless[i];
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: capture_probe fork_join|threads|mixed|conditional|recapture "
-                        "N|explicit [--expect]\n");
+        fprintf(stderr, "usage: capture_probe SCENARIO [N] [--expect] (capture_probe --list "
+                        "lists them)\n");
         return 2;
     }
     const char *what = argv[1];
+    if (strcmp(what, "--list") == 0) {
+        puts("fork_join threads mixed conditional recapture explicit exec_set_params triton");
+        for (size_t i = 0; i < N_EDGELESS; i++)
+            printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
+        return 0;
+    }
+    const scenario_t *sc = find_edgeless(what);
     int iters = 1;
     bool expect = false;
     for (int i = 2; i < argc; i++) {
@@ -204,7 +510,8 @@ int main(int argc, char **argv)
         int graphs = strcmp(what, "recapture") == 0 ? iters : 1;
         for (int i = 0; i < graphs; i++) {
             printf("graph %d\n", i);
-            fputs(strcmp(what, "mixed") == 0      ? mixed_expect
+            fputs(sc                              ? sc->expect
+                  : strcmp(what, "mixed") == 0    ? mixed_expect
                   : strcmp(what, "explicit") == 0 ? ""
                                                   : fork_join_expect,
                   stdout);
@@ -223,7 +530,25 @@ int main(int argc, char **argv)
     CHECK(cuMemAlloc_v2(&c, n * 4));
     CHECK(cuMemAlloc_v2(&out, n * 4));
     CUgraphExec exec = NULL;
-    if (strcmp(what, "fork_join") == 0 || strcmp(what, "mixed") == 0 ||
+    if (sc) {
+        CUgraph g = sc->make();
+        CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+        CHECK(cuGraphLaunch(exec, S[0]));
+        CHECK(cuStreamSynchronize(S[0]));
+        CHECK(cuGraphExecDestroy(exec));
+        CHECK(cuGraphDestroy(g));
+    } else if (strcmp(what, "exec_set_params") == 0) {
+        exec_set_params();
+    } else if (strcmp(what, "triton") == 0) {
+        if (argc < 3) {
+            fprintf(stderr, "capture_probe: triton CACHE_DIR\n");
+            return 2;
+        }
+        CUgraph g = triton(argv[2]);
+        CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+        CHECK(cuGraphExecDestroy(exec));
+        CHECK(cuGraphDestroy(g));
+    } else if (strcmp(what, "fork_join") == 0 || strcmp(what, "mixed") == 0 ||
         strcmp(what, "threads") == 0 || strcmp(what, "conditional") == 0) {
         CUgraph g = what[0] == 'f'   ? fork_join(1.5f)
                     : what[0] == 'm' ? mixed()

@@ -9,6 +9,9 @@
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <cupti_driver_cbid.h>
+#include <dlfcn.h>
+#include <generated_cuda_meta.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,7 @@ struct fnode {
     void *host_data;
     CUevent event;
     CUgraph bodies[4]; /* conditional */
+    CUgraph child;     /* child graph node: its own copy of the body */
 };
 
 typedef struct {
@@ -127,6 +131,14 @@ static fnode_t *enqueue(CUstream s, CUgraphNodeType type)
 EXPORT CUresult cuInit(unsigned int flags)
 {
     (void)flags;
+    static int injected;
+    const char *inj = getenv("CUDA_INJECTION64_PATH");
+    if (inj && *inj && !injected) {
+        injected = 1;
+        void *h = dlopen(inj, RTLD_NOW | RTLD_LOCAL);
+        int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+        if (init) init();
+    }
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDriverGetVersion(int *v)
@@ -183,7 +195,7 @@ EXPORT CUresult cuCtxSynchronize(void)
 {
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamSynchronize(CUstream s)
+static CUresult cuStreamSynchronize_impl(CUstream s)
 {
     (void)s;
     return CUDA_SUCCESS;
@@ -201,7 +213,7 @@ static CUresult begin(CUstream s, fgraph_t *g, const CUgraphNode *deps, size_t n
         st->deps[st->n++] = (fnode_t *)deps[i];
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+static CUresult cuStreamBeginCapture_v2_impl(CUstream s, CUstreamCaptureMode mode)
 {
     (void)mode;
     return begin(s, NULL, NULL, 0);
@@ -214,7 +226,7 @@ EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraph
     (void)mode;
     return begin(s, (fgraph_t *)g, deps, n);
 }
-EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+static CUresult cuStreamEndCapture_impl(CUstream s, CUgraph *g)
 {
     fstream_t *st = stream_of(s);
     if (!st->capturing) return CUDA_ERROR_ILLEGAL_STATE;
@@ -252,7 +264,7 @@ EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode *de
         st->deps[st->n++] = (fnode_t *)deps[i];
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+static CUresult cuEventRecord_impl(CUevent e, CUstream s)
 {
     fstream_t *st = stream_of(s);
     fevent_t *ev = event_of(e);
@@ -269,9 +281,9 @@ EXPORT CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags
         nd->event = e;
         return CUDA_SUCCESS;
     }
-    return cuEventRecord(e, s);
+    return cuEventRecord_impl(e, s);
 }
-EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+static CUresult cuStreamWaitEvent_impl(CUstream s, CUevent e, unsigned int flags)
 {
     fstream_t *st = stream_of(s);
     fevent_t *ev = event_of(e);
@@ -302,9 +314,17 @@ EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 }
 
 /* ---- modules and functions ---- */
-EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
+static CUresult cuModuleLoadData_impl(CUmodule *m, const void *image)
 {
     *m = (CUmodule)(uintptr_t)(0x5000 + ((uintptr_t)image & 0xfff0));
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleLoad(CUmodule *m, const char *path)
+{
+    static uintptr_t next = 0x9000;
+    (void)path;
+    *m = (CUmodule)(next += 0x10);
     return CUDA_SUCCESS;
 }
 
@@ -370,7 +390,7 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction fn, size_t i, size_t *off, size_t 
 }
 
 /* ---- enqueues ---- */
-EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+static CUresult cuLaunchKernel_impl(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                                void **extra)
 {
@@ -409,6 +429,40 @@ EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
     }
     return CUDA_SUCCESS;
 }
+static void copy_node(CUstream s, CUmemorytype dt, void *dh, CUdeviceptr dd, CUmemorytype st,
+                      const void *sh, CUdeviceptr sd, size_t n)
+{
+    fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEMCPY);
+    if (!nd) return;
+    memset(&nd->memcpy, 0, sizeof nd->memcpy);
+    nd->memcpy.dstMemoryType = dt;
+    nd->memcpy.dstHost = dh;
+    nd->memcpy.dstDevice = dd;
+    nd->memcpy.srcMemoryType = st;
+    nd->memcpy.srcHost = sh;
+    nd->memcpy.srcDevice = sd;
+    nd->memcpy.WidthInBytes = n;
+    nd->memcpy.Height = 1;
+    nd->memcpy.Depth = 1;
+}
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    copy_node(s, CU_MEMORYTYPE_HOST, dst, 0, CU_MEMORYTYPE_DEVICE, NULL, src, n);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    copy_node(s, CU_MEMORYTYPE_DEVICE, NULL, dst, CU_MEMORYTYPE_HOST, src, 0, n);
+    return CUDA_SUCCESS;
+}
+/* Like the driver: no CUDA memory at all is an invalid value. */
+EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    if (a != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return CUDA_ERROR_NOT_SUPPORTED;
+    if (p < 0x7f0000000000ull || p >= next_addr) return CUDA_ERROR_INVALID_VALUE;
+    *(CUmemorytype *)data = CU_MEMORYTYPE_DEVICE;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
 {
     fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_HOST);
@@ -420,20 +474,20 @@ EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
     }
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+static CUresult cuMemAlloc_v2_impl(CUdeviceptr *p, size_t n)
 {
     *p = next_addr;
     next_addr += (n + 0xfffff) & ~(CUdeviceptr)0xfffff;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+static CUresult cuMemFree_v2_impl(CUdeviceptr p)
 {
     (void)p;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
 {
-    cuMemAlloc_v2(p, n);
+    cuMemAlloc_v2_impl(p, n);
     fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
     if (nd) {
         nd->dptr = *p;
@@ -486,6 +540,107 @@ EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode
         nd->bodies[i] = (CUgraph)calloc(1, sizeof(fgraph_t));
     p->conditional.phGraph_out = nd->bodies;
     *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+/* Explicit construction (cuGraphAdd*Node), the way XLA builds command
+ * buffers: the node depends on exactly the nodes given. */
+static fnode_t *add_explicit(CUgraph g, CUgraphNodeType type, const CUgraphNode *deps, size_t n)
+{
+    return graph_add((fgraph_t *)g, type, (fnode_t *const *)deps, n);
+}
+static void kernel_payload(fnode_t *nd, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    ffunc_t *f = (ffunc_t *)p->func;
+    nd->func = f;
+    nd->grid[0] = p->gridDimX, nd->grid[1] = p->gridDimY, nd->grid[2] = p->gridDimZ;
+    nd->block[0] = p->blockDimX, nd->block[1] = p->blockDimY, nd->block[2] = p->blockDimZ;
+    nd->shmem = p->sharedMemBytes;
+    for (int i = 0; f && i < f->n_params; i++) {
+        memcpy(nd->param_bytes + f->off[i], p->kernelParams[i], f->size[i]);
+        nd->param_ptr[i] = nd->param_bytes + f->off[i];
+    }
+}
+EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                        size_t n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_KERNEL, deps, n);
+    kernel_payload(nd, p);
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                     size_t n, const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+    (void)ctx;
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEMSET, deps, n);
+    nd->memset = *p;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                     size_t n, const CUDA_MEMCPY3D *p, CUcontext ctx)
+{
+    (void)ctx;
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEMCPY, deps, n);
+    nd->memcpy = *p;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddHostNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+                                   const CUDA_HOST_NODE_PARAMS *p)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_HOST, deps, n);
+    nd->host_fn = p->fn;
+    nd->host_data = p->userData;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                       size_t n, CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEM_ALLOC, deps, n);
+    cuMemAlloc_v2_impl(&p->dptr, p->bytesize);
+    nd->dptr = p->dptr;
+    nd->bytes = p->bytesize;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                      size_t n, CUdeviceptr dptr)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_MEM_FREE, deps, n);
+    nd->dptr = dptr;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+/* CUDA embeds a clone of the child; here the child must simply outlive the
+ * node (the probe keeps it). */
+EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                         size_t n, CUgraph child)
+{
+    fnode_t *nd = add_explicit(g, CU_GRAPH_NODE_TYPE_GRAPH, deps, n);
+    nd->child = child;
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode n, CUgraph *g)
+{
+    fnode_t *nd = (fnode_t *)n;
+    if (nd->type != CU_GRAPH_NODE_TYPE_GRAPH) return CUDA_ERROR_INVALID_VALUE;
+    *g = nd->child;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphNodeGetDependencies_v2(CUgraphNode n, CUgraphNode *deps,
+                                              CUgraphEdgeData *ed, size_t *count)
+{
+    fnode_t *nd = (fnode_t *)n;
+    /* The real driver (580) refuses arrays with a count of 0. */
+    if (deps && *count == 0) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; deps && i < nd->n_deps && i < *count; i++) {
+        deps[i] = (CUgraphNode)nd->deps[i];
+        if (ed) memset(&ed[i], 0, sizeof ed[i]);
+    }
+    *count = nd->n_deps;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
@@ -573,7 +728,7 @@ EXPORT CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode n, CUevent *e)
     *e = ((fnode_t *)n)->event;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long f)
+static CUresult cuGraphInstantiateWithFlags_impl(CUgraphExec *e, CUgraph g, unsigned long long f)
 {
     (void)f;
     *e = (CUgraphExec)calloc(1, 64);
@@ -587,18 +742,32 @@ EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdate
     if (info) memset(info, 0, sizeof *info);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+/* In-place changes of an exec: the fake runs nothing, so they only have to
+ * be accepted (the shim must notice them). */
+EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode n,
+                                                  const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    (void)e;
+    return ((fnode_t *)n)->type == CU_GRAPH_NODE_TYPE_KERNEL && p ? CUDA_SUCCESS
+                                                                   : CUDA_ERROR_INVALID_VALUE;
+}
+EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec e, CUgraphNode n, unsigned int on)
+{
+    (void)e, (void)n, (void)on;
+    return CUDA_SUCCESS;
+}
+static CUresult cuGraphLaunch_impl(CUgraphExec e, CUstream s)
 {
     (void)e;
     (void)s;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
+static CUresult cuGraphExecDestroy_impl(CUgraphExec e)
 {
     free(e);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphDestroy(CUgraph g)
+static CUresult cuGraphDestroy_impl(CUgraph g)
 {
     fgraph_t *fg = (fgraph_t *)g;
     for (size_t i = 0; i < fg->n; i++)
@@ -606,4 +775,92 @@ EXPORT CUresult cuGraphDestroy(CUgraph g)
     free(fg->nodes);
     free(fg);
     return CUDA_SUCCESS;
+}
+
+/* ---- CUDA_INJECTION64_PATH and CUPTI callbacks --------------------------------------
+ * Like the driver: cuInit loads the library named by CUDA_INJECTION64_PATH
+ * and calls its InitializeInjection; the entry points below report entry
+ * and exit to a subscriber of the (fake) libcupti, when one is loaded, with
+ * CUPTI's own parameter structs. */
+typedef void (*dispatch_fn)(int, unsigned, const char *, const void *, const CUresult *);
+static void dispatch_call(int site, unsigned cbid, const char *name, const void *p,
+                          const CUresult *r)
+{
+    static dispatch_fn f;
+    if (!f) {
+        void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+        if (h) f = (dispatch_fn)dlsym(h, "fake_cupti_dispatch");
+    }
+    if (f) f(site, cbid, name, p, r);
+}
+#define TRACED(name, ...)                                                                          \
+    name##_params cupti_params_ = {__VA_ARGS__};                                                   \
+    dispatch_call(0, CUPTI_DRIVER_TRACE_CBID_##name, #name, &cupti_params_, NULL);                 \
+    CUresult cupti_result_ = name##_impl(__VA_ARGS__);                                             \
+    dispatch_call(1, CUPTI_DRIVER_TRACE_CBID_##name, #name, &cupti_params_, &cupti_result_);       \
+    return cupti_result_;
+
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    TRACED(cuStreamBeginCapture_v2, s, mode)
+}
+
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    TRACED(cuEventRecord, e, s)
+}
+
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    TRACED(cuStreamWaitEvent, s, e, flags)
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params, void **extra)
+{
+    TRACED(cuLaunchKernel, fn, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    TRACED(cuStreamEndCapture, s, g)
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long f)
+{
+    TRACED(cuGraphInstantiateWithFlags, e, g, f)
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+    TRACED(cuGraphLaunch, e, s)
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph g)
+{
+    TRACED(cuGraphDestroy, g)
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+    TRACED(cuGraphExecDestroy, e)
+}
+
+EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    TRACED(cuModuleLoadData, m, image)
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    TRACED(cuMemAlloc_v2, p, n)
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    TRACED(cuMemFree_v2, p)
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    TRACED(cuStreamSynchronize, s)
 }

@@ -59,6 +59,7 @@ file(GLOB sgcap_fuzz_graph_sources RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPE
 sgcap_add_fuzzer(fuzz_bundle SOURCES tests/fuzz/fuzz_bundle.c ${sgcap_fuzz_graph_sources}
                  LIBS jansson zstd xxhash)
 sgcap_add_fuzzer(fuzz_fatbin
-                 SOURCES tests/fuzz/fuzz_fatbin.c capture/fatbin.c capture/elf.c
+                 SOURCES tests/fuzz/fuzz_fatbin.c code/fatbin.c code/elf_image.c
                          ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
+sgcap_add_fuzzer(fuzz_mangled SOURCES tests/fuzz/fuzz_mangled.c graph/mangled.c)

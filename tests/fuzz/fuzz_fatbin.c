@@ -1,5 +1,5 @@
-/* fuzz_fatbin.c: libFuzzer target for the code-image reader (capture/fatbin.c,
- * capture/elf.c). Arbitrary bytes go through everything capture would do to
+/* fuzz_fatbin.c: libFuzzer target for the code-image reader (code/fatbin.c,
+ * code/elf_image.c). Arbitrary bytes go through everything capture would do to
  * an image it does not trust: sniff, wrapper decode, parse (chained and
  * first-only), extract every entry under a 16 MiB cap, read each extracted
  * cubin/PTX, pick PTX for two devices, and the ELF and PTX readers on the
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/elf.h"
-#include "capture/fatbin.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 
 /* Small enough that libFuzzer's RSS limit is never the finding. */
 #define FUZZ_MAX_IMAGE (16u << 20)

@@ -11,7 +11,7 @@
 #
 # usage: tests/gpu/capture_gpu.sh [BUILD_DIR] [--only NAME] [--keep DIR]
 #   NAME: a sample binary (fork_join_shared), recapture_bounded, snapshot,
-#   torch_two_stream or cupy_fork_join. --keep DIR keeps bundles and logs
+#   torch_two_stream, cupy_fork_join or a frameworks/ script (jax_jit, ...). --keep DIR keeps bundles and logs
 #   (default: a temporary directory, removed at the end).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -123,12 +123,19 @@ for bin in "$build"/samples/*; do
     grep sgcap "$work/$b.stderr" | head -n 10 | sed 's/^/    /'
     continue
   fi
-  if ! "$topo" --min-streams 2 "$work/$b.topo" "$out"/*.sgraph >"$work/$b.cmp" 2>&1; then
+  # multi-stream samples must keep their streams; the single-stream and
+  # node-by-node ones (single_node, explicit_graph, ...) have none to keep
+  minstreams=0
+  grep -q "^stream s1 " "$work/$b.topo" && minstreams=2
+  if ! "$topo" --min-streams $minstreams "$work/$b.topo" "$out"/*.sgraph >"$work/$b.cmp" 2>&1; then
     bad "$b" "topology differs from --expect"
     sed 's/^/    /' "$work/$b.cmp" | head -n 40
     continue
   fi
   problems=""
+  # every graph the sample instantiated is recorded, none "not recorded"
+  grep -q "summary: graphs: .* 0 not recorded" "$work/$b.stderr" ||
+    problems="$problems [$(grep -m1 'summary: graphs' "$work/$b.stderr")]"
   for g in "$out"/*.sgraph; do
     facts=$(bundle_facts "$g")
     case "$facts" in *"no_image=0 "*) ;; *) problems="$problems [$facts]" ;; esac
@@ -242,6 +249,45 @@ for script in torch_two_stream cupy_fork_join; do
     cat "$work/$script.views" | sed 's/^/    /'
   fi
   grep "summary" "$work/$script.stderr" | sed 's/^/    /'
+done
+
+# ---- frameworks (tests/gpu/frameworks): torch.compile, CUDA-graph trees,
+# make_graphed_callables, JAX jit (XLA command buffers), CuPy ----
+for script in torch_compile_streams torch_graphed_callables torch_shared_input jax_jit \
+              cupy_elementwise; do
+  want "$script" || continue
+  py=$here/frameworks/$script.py
+  out=$work/$script
+  rm -rf "$out"
+  timeout 600 python3 "$py" >"$work/$script.plain.stdout" 2>"$work/$script.plain.stderr"
+  prc=$?
+  if [ $prc -eq 77 ]; then
+    skip "$script" "$(tail -n 1 "$work/$script.plain.stdout")"
+    continue
+  fi
+  timeout 600 "$sgcap" run --out "$out" -- python3 "$py" >"$work/$script.stdout" 2>"$work/$script.stderr"
+  rc=$?
+  problems=""
+  [ $rc -eq $prc ] || problems="$problems [exit $rc under the shim, $prc without]"
+  cmp -s "$work/$script.plain.stdout" "$work/$script.stdout" ||
+    problems="$problems [stdout differs from the plain run]"
+  grep -q "summary: graphs: .* 0 not recorded" "$work/$script.stderr" ||
+    problems="$problems [$(grep -m1 'summary: graphs' "$work/$script.stderr" || echo 'no summary')]"
+  n=0
+  for g in "$out"/*.sgraph; do
+    [ -d "$g" ] || continue
+    n=$((n + 1))
+    facts=$(bundle_facts "$g")
+    case "$facts" in *"no_image=0 "*) ;; *) problems="$problems [$(basename "$g"): $facts]" ;; esac
+  done
+  [ $n -gt 0 ] || problems="$problems [no bundle]"
+  [ $n -gt 0 ] && { views "$out" >"$work/$script.views" 2>&1 || problems="$problems [views failed]"; }
+  if [ -n "$problems" ]; then
+    bad "$script" "$problems"
+    tail -n 5 "$work/$script.stderr" | sed 's/^/    /'
+  else
+    ok "$script" "$n bundles; $(grep -m1 'summary: graphs' "$work/$script.stderr" | sed 's/.*summary: //')"
+  fi
 done
 
 echo "capture_gpu: $pass passed, $failed failed, $skipped skipped${failures:+ (failed:$failures)}"

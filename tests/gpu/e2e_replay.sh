@@ -21,12 +21,17 @@ if [ ${#names[@]} -eq 0 ]; then
            chains chain_barrier stencil fan3; do
     names+=("$n" "${n}_shared")
   done
-  names+=(torch_two_stream cupy_fork_join)
+  for n in single_node capture_to_graph explicit_graph conditional mem_nodes host_copy; do
+    names+=("$n" "${n}_shared")
+  done
+  names+=(torch_two_stream cupy_fork_join torch_compile_streams torch_graphed_callables
+          torch_shared_input jax_jit cupy_elementwise)
 fi
-ok=0; bad=0; inproc=0; hazards=0; ptx_ok=0; ptx_total=0
+ok=0; bad=0; inproc=0; nothing=0; hazards=0; ptx_ok=0; ptx_total=0
 for n in "${names[@]}"; do
   case $n in
   torch_two_stream | cupy_fork_join) cmd=(python3 "$here/$n.py") ;;
+  torch_* | jax_* | cupy_*) cmd=(python3 "$here/frameworks/$n.py") ;;
   *) cmd=("$build/samples/$n") ;;
   esac
   dir=$out/$n
@@ -47,7 +52,7 @@ for n in "${names[@]}"; do
     chk="no hazard"
     if [ $crc -ne 0 ]; then
       chk="HAZARDS: $(tail -n 1 "$b.check.log")"
-      case $n in torch_* | cupy_*) ;; *) hazards=$((hazards + 1)) ;; esac
+      case $n in torch_* | cupy_* | jax_*) ;; *) hazards=$((hazards + 1)) ;; esac
     fi
     "$sgcap" inspect --code "$b" >"$b.code.log" 2>&1
     code=$(head -n 1 "$b.code.log" | sed -n 's/.*: \([0-9]*\) kernels, \([0-9]*\) with usable PTX.*/\2 of \1 kernels with PTX/p')
@@ -61,6 +66,9 @@ for n in "${names[@]}"; do
     if [ $rc -eq 0 ]; then
       res="validated ($(grep -m1 -o '[0-9]* buffers compared: [0-9]* match, [0-9]* MISMATCH' "$b.replay.log"))"
       ok=$((ok + 1))
+    elif [ $rc -eq 3 ]; then
+      res="NOTHING COMPARED: $(grep -m1 'NOTHING COMPARED' "$b.replay.log" | sed 's/.*(exit 3): //')"
+      nothing=$((nothing + 1))
     elif grep -q "in-process only" "$b.replay.log"; then
       res="in-process only: $(grep -m1 -A1 'in-process only' "$b.replay.log" | tail -n 1 | sed 's/^ *//')"
       inproc=$((inproc + 1))
@@ -72,5 +80,5 @@ for n in "${names[@]}"; do
   done
   [ $found -eq 1 ] || { echo "e2e $n: FAIL: no bundle written"; tail -5 "$out/$n.run.log"; bad=$((bad + 1)); }
 done
-echo "e2e_replay: $ok validated, $bad failed, $inproc in-process only; samples with hazards: $hazards; kernels with PTX: $ptx_ok of $ptx_total"
+echo "e2e_replay: $ok validated, $bad failed, $inproc in-process only, ${nothing:-0} compared nothing; samples with hazards: $hazards; kernels with PTX: $ptx_ok of $ptx_total"
 [ $bad -eq 0 ] && [ $hazards -eq 0 ]

@@ -46,6 +46,17 @@ target_include_directories(replay_fake_bundle PRIVATE ${CMAKE_CURRENT_LIST_DIR}/
                            ${PROJECT_SOURCE_DIR})
 target_link_libraries(replay_fake_bundle PRIVATE sgcap_graph m)
 add_dependencies(replay_fake_bundle replay_fake_cuda)
+# A preload that takes a recorded range before main, only when the process
+# runs with address randomization (the re-run without it must free it).
+add_library(replay_occupy SHARED ${CMAKE_CURRENT_LIST_DIR}/replay/occupy.c)
+set_target_properties(replay_occupy PROPERTIES LIBRARY_OUTPUT_DIRECTORY
+                      ${PROJECT_BINARY_DIR}/tests/replay-fake)
+add_dependencies(replay_fake_bundle replay_occupy)
+# test_replay_driver (tests/unit) replays through this fake with its own
+# driver table and context.
+if(TARGET test_replay_driver)
+  add_dependencies(test_replay_driver replay_fake_cuda replay_fake_bundle)
+endif()
 add_test(NAME cpu.replay.fake COMMAND bash ${sgcap_replay_script} ${PROJECT_BINARY_DIR} fake)
 set_tests_properties(cpu.replay.fake PROPERTIES LABELS "cpu" TIMEOUT 300
                      ENVIRONMENT "SGCAP_REPLAY_OUT=${PROJECT_BINARY_DIR}/replay-cpu")

@@ -4,7 +4,7 @@
  * bundle and every bundle must match some expected graph (identical
  * re-captures are deduplicated into one bundle, so counts may differ).
  * Prints one line per bundle, and for a mismatch the differences against
- * the closest expected graph. The comparison itself is capture/topo.c,
+ * the closest expected graph. The comparison itself is tests/support/topo.c,
  * unit-tested on the CPU.
  *
  * usage: topo_compare [--min-streams N] EXPECT_FILE BUNDLE...
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/topo.h"
+#include "tests/support/topo.h"
 #include "graph/bundle.h"
 
 static char *slurp(const char *path, size_t *len)

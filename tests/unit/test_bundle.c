@@ -964,6 +964,35 @@ static void test_overwrite_rules(void **state)
 #define N(id, type, stream)                                                                        \
     "{\"id\":" #id ",\"type\":\"" type "\",\"stream\":" #stream ",\"seq\":" #id
 
+/* Pageable host memory (a copy node's stack variable) is a buffer kind of
+ * version 2: written as 2 only then, read back as it was. */
+static void test_host_pageable_version(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    uint32_t b;
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000000000ull, 64, &b), SG_OK);
+    char *j = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 1"));
+    free(j);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_HOST_PAGEABLE, 0x7ffd12345678ull, 8, &b),
+                     SG_OK);
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 2"));
+    assert_non_null(strstr(j, "\"host_pageable\""));
+    sg_graph_t *r = NULL;
+    sg_diag_t diag;
+    assert_int_equal(sg_bundle_parse_json(j, strlen(j), "graph.json", &r, &diag), SG_OK);
+    assert_int_equal(r->buffers[1].kind, SG_BUFFER_HOST_PAGEABLE);
+    assert_int_equal(r->buffers[1].address, 0x7ffd12345678ull);
+    assert_true(sg_buffer_kind_is_host(r->buffers[1].kind));
+    assert_false(sg_buffer_kind_is_host(r->buffers[0].kind));
+    free(j);
+    sg_graph_destroy(r);
+    sg_graph_destroy(g);
+}
+
 /* Parse text; expect code, file graph.json, and each needle in the message. */
 static void expect_reject(const char *text, int code, ...)
 {
@@ -1017,8 +1046,14 @@ static void test_reject_not_a_bundle(void **state)
                   NULL);
     expect_reject("{\"format\":\"other\",\"version\":1,\"nodes\":[],\"edges\":[]}", SG_EFORMAT,
                   "format", "other", NULL);
-    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":2,\"nodes\":[],\"edges\":[]}",
-                  SG_EUNSUPPORTED, "version 2 is not supported", "supports 1", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":3,\"nodes\":[],\"edges\":[]}",
+                  SG_EUNSUPPORTED, "version 3 is not supported", "supports 1 to 2", NULL);
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":0,\"nodes\":[],\"edges\":[]}",
+                  SG_EUNSUPPORTED, "version 0 is not supported", NULL);
+    /* a host_pageable buffer needs version 2 */
+    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":1,\"buffers\":[{\"id\":0,\"kind\":"
+                  "\"host_pageable\",\"address\":4096,\"size\":8}],\"nodes\":[],\"edges\":[]}",
+                  SG_EFORMAT, "buffers[0] (id 0).kind", "needs format version 2", NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":\"1\",\"nodes\":[],\"edges\":[]}",
                   SG_EFORMAT, "version", NULL);
 }
@@ -1752,6 +1787,7 @@ int main(void)
         cmocka_unit_test(test_overwrite_rules),
         cmocka_unit_test(test_reject_malformed_json),
         cmocka_unit_test(test_reject_not_a_bundle),
+        cmocka_unit_test(test_host_pageable_version),
         cmocka_unit_test(test_reject_types),
         cmocka_unit_test(test_reject_missing_fields),
         cmocka_unit_test(test_reject_dangling),

@@ -26,7 +26,8 @@
 #include "capture/extents.h"
 #include "capture/memmap.h"
 #include "capture/outbox.h"
-#include "capture/topo.h"
+#include "capture/arena.h"
+#include "tests/support/topo.h"
 #include "graph/bundle.h"
 #include "graph/graph.h"
 
@@ -48,6 +49,20 @@ static void test_memmap_basic(void **state)
     assert_null(sg_memmap_find(&m, 0x1100));
     assert_int_equal(sg_memmap_find(&m, 0x3080)->kind, SG_BUFFER_ASYNC);
     assert_int_equal(m.bytes, 0x200);
+    /* every change moves the generation (raw digests rely on it); lookups
+     * and refused changes do not */
+    uint64_t gen = m.generation;
+    sg_memmap_find(&m, 0x1000);
+    assert_int_equal(sg_memmap_remove_at(&m, 0x2000), SG_ENOENT);
+    assert_int_equal(m.generation, gen);
+    assert_int_equal(sg_memmap_add(&m, 0x7000, 0x10, SG_BUFFER_DEVICE, 0, false, NULL), SG_OK);
+    assert_true(m.generation > gen);
+    gen = m.generation;
+    assert_int_equal(sg_memmap_remove_at(&m, 0x7000), SG_OK);
+    assert_true(m.generation > gen);
+    gen = m.generation;
+    sg_memmap_remove_span(&m, 0x9000, 0x10);
+    assert_true(m.generation > gen);
     assert_int_equal(sg_memmap_remove_at(&m, 0x1080), SG_ENOENT);
     assert_int_equal(sg_memmap_remove_at(&m, 0x1000), SG_OK);
     assert_null(sg_memmap_find(&m, 0x1000));
@@ -718,14 +733,18 @@ static void test_outbox(void **state)
     sg_outbox_init(&o, 2);
     uint32_t seq = 0;
     bool report = false;
+    assert_true(sg_outbox_would_write(&o, 0xa));
+    assert_int_equal(o.offered, 0); /* asking changes nothing */
     assert_int_equal(sg_outbox_decide(&o, 0xa, &seq, &report), SG_OUTBOX_WRITE);
     sg_outbox_done(&o, 0xa, 0, true);
+    assert_false(sg_outbox_would_write(&o, 0xa));
     assert_int_equal(sg_outbox_decide(&o, 0xa, &seq, &report), SG_OUTBOX_DUPLICATE);
     assert_int_equal(seq, 0);
     assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_WRITE);
     sg_outbox_done(&o, 0xb, 2, false); /* failed: not remembered, counted */
     assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_WRITE);
     sg_outbox_done(&o, 0xb, 3, true);
+    assert_false(sg_outbox_would_write(&o, 0xc)); /* full */
     assert_int_equal(sg_outbox_decide(&o, 0xc, &seq, &report), SG_OUTBOX_OVER_LIMIT);
     assert_true(report);
     assert_int_equal(sg_outbox_decide(&o, 0xd, &seq, &report), SG_OUTBOX_OVER_LIMIT);
@@ -879,15 +898,183 @@ static void test_topo_golden_bundles(void **state)
     sg_topo_free(&want);
     sg_topo_graph_free(&got);
 
-    /* A control edge and an explicit node are problems for v1. */
-    uint32_t s0;
-    sg_graph_add_stream(g, NULL, 0, &s0);
-    sg_node_id_t x;
+    /* An explicit node and a control edge are expressible (explicit lane,
+     * control line); a stream edge into the explicit lane and a dealloc
+     * edge are not. */
+    sg_node_id_t x, y;
     sg_graph_add_node(g, SG_NODE_EMPTY, SG_STREAM_EXPLICIT, 99, &x);
+    sg_graph_add_node(g, SG_NODE_MEMSET, SG_STREAM_EXPLICIT, 98, &y); /* added first */
     sg_graph_add_edge(g, 0, x, SG_EDGE_CONTROL, SG_NONE, NULL);
+    sg_graph_add_edge(g, y, x, SG_EDGE_CONTROL, SG_NONE, NULL);
     assert_int_equal(sg_topo_from_graph(g, &got), SG_OK);
-    assert_true(got.n_problems >= 2);
+    assert_int_equal(got.n_problems, 0);
+    assert_int_equal(got.explicit_lane.n_nodes, 2);
+    assert_int_equal(got.explicit_lane.types[0], SG_NODE_MEMSET);
+    char text[1024];
+    assert_int_equal(sg_topo_print(&got, text, sizeof text), SG_OK);
+    assert_non_null(strstr(text, "explicit memset empty\n"));
+    assert_non_null(strstr(text, "control s0:0 -> x:1\n"));
+    assert_non_null(strstr(text, "control x:0 -> x:1\n"));
+    /* the printed view parses back and compares equal */
+    char full[1100];
+    snprintf(full, sizeof full, "%s\n%s", SG_TOPO_HEADER, text);
+    assert_int_equal(sg_topo_parse(full, strlen(full), &want, NULL, 0), SG_OK);
+    diff = sg_topo_compare(&want.graphs[0], &got, report, sizeof report);
+    if (diff) print_message("%s---\n%s", text, report);
+    assert_int_equal(diff, 0);
+    sg_topo_free(&want);
     sg_topo_graph_free(&got);
+    sg_graph_add_edge(g, x, 1, SG_EDGE_STREAM, SG_NONE, NULL);
+    sg_graph_add_edge(g, 1, 2, SG_EDGE_DEALLOC, SG_NONE, NULL);
+    assert_int_equal(sg_topo_from_graph(g, &got), SG_OK);
+    assert_int_equal(got.n_problems, 2);
+    assert_non_null(strstr(got.problems[0], "stream edge x:1 -> s"));
+    assert_non_null(strstr(got.problems[1], "dealloc edge"));
+    sg_topo_graph_free(&got);
+    sg_graph_destroy(g);
+}
+
+/* The explicit lane and control edges (graphs built node by node, captures
+ * into an existing graph): parsed, compared, refused where malformed. */
+static void test_topo_explicit(void **state)
+{
+    (void)state;
+    const char *text = "# sgcap expected topology v1\n"
+                       "graph 0\n"
+                       "stream s0 kernel kernel\n"
+                       "explicit memset kernel\n"
+                       "control x:0 -> x:1\n"
+                       "control x:1 -> s0:0\n";
+    sg_topo_t t, u;
+    char err[160];
+    assert_int_equal(sg_topo_parse(text, strlen(text), &t, err, sizeof err), SG_OK);
+    const sg_topo_graph_t *g = &t.graphs[0];
+    assert_int_equal(g->explicit_lane.n_nodes, 2);
+    assert_int_equal(g->n_edges, 2);
+    assert_int_equal(g->edges[1].kind, SG_TOPO_EDGE_CONTROL);
+    assert_int_equal(g->edges[1].src_stream, SG_TOPO_LANE_X);
+    assert_int_equal(g->edges[1].dst_stream, 0);
+    const char *other = "# sgcap expected topology v1\n"
+                        "graph 0\n"
+                        "stream s0 kernel kernel\n"
+                        "explicit memset kernel\n"
+                        "control x:0 -> s0:0\n"
+                        "control x:0 -> x:1\n";
+    assert_int_equal(sg_topo_parse(other, strlen(other), &u, err, sizeof err), SG_OK);
+    char report[512];
+    assert_int_equal(sg_topo_compare(g, &u.graphs[0], report, sizeof report), 2);
+    assert_non_null(strstr(report, "missing control edge x:1 -> s0:0"));
+    assert_non_null(strstr(report, "unexpected control edge x:0 -> s0:0"));
+    sg_topo_free(&u);
+    const char *fewer = "# sgcap expected topology v1\ngraph 0\nstream s0 kernel kernel\n"
+                        "explicit memset\ncontrol x:0 -> s0:0\n";
+    assert_int_equal(sg_topo_parse(fewer, strlen(fewer), &u, err, sizeof err), SG_OK);
+    assert_true(sg_topo_compare(g, &u.graphs[0], report, sizeof report) >= 1);
+    assert_non_null(strstr(report, "explicit: expected memset kernel; got memset"));
+    sg_topo_free(&u);
+    sg_topo_free(&t);
+
+    const char *bad[] = {
+        "# sgcap expected topology v1\ngraph 0\nexplicit kernel\ncontrol x:0 -> x:1\n",
+        "# sgcap expected topology v1\ngraph 0\nexplicit kernel\nexplicit kernel\n",
+        "# sgcap expected topology v1\ngraph 0\nexplicit kernal\n",
+        "# sgcap expected topology v1\ngraph 0\nstream s0 kernel\nexplicit kernel\n"
+        "event e0 x:0 -> s0:0\n",
+        "# sgcap expected topology v1\ngraph 0\nexplicit kernel kernel\ncontrol x:0 x:1\n",
+        "# sgcap expected topology v1\nexplicit kernel\n",
+        "# sgcap expected topology v1\ngraph 0\nexplicit kernel\ncontrol y:0 -> x:0\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err[0] = '\0';
+        assert_int_equal(sg_topo_parse(bad[i], strlen(bad[i]), &t, err, sizeof err), SG_EFORMAT);
+        assert_true(strncmp(err, "line ", 5) == 0);
+    }
+}
+
+/* An arena (a buffer over the threshold) becomes the ranges its nodes
+ * reach; the open-ended access is capped; other buffers keep their order. */
+static void test_split_arenas(void **state)
+{
+    (void)state;
+    const uint64_t GiB = 1ull << 30, base = 0x7f0000000000ull;
+    sg_graph_t *g = sg_graph_create();
+    uint32_t s0, small, arena, other, big_alloc;
+    assert_int_equal(sg_graph_add_stream(g, NULL, 0, &s0), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x10000, 4096, &small), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, base, 2 * GiB, &arena), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x20000, 4096, &other), 0);
+    assert_int_equal(sg_graph_add_buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x7e0000000000ull, 2 * GiB,
+                                         &big_alloc),
+                     0);
+    sg_node_id_t a, b, c, d, e;
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 0, &a);
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 1, &b);
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 2, &c);
+    sg_graph_add_node(g, SG_NODE_MEMCPY, s0, 3, &d);
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 4, &e);
+    sg_node_add_access(g, a, arena, 0, 0x100000, SG_ACCESS_READ);
+    sg_node_add_access(g, a, small, 0, 4096, SG_ACCESS_UNKNOWN);
+    sg_node_add_access(g, b, arena, 0x100000, 0x40000000 - 0x100000, SG_ACCESS_UNKNOWN);
+    sg_node_add_access(g, c, arena, 0x40000000, 2 * GiB - 0x40000000, SG_ACCESS_UNKNOWN); /* open */
+    sg_node_add_access(g, d, arena, 0x7ff00000, 0x1000, SG_ACCESS_WRITE);
+    sg_node_add_access(g, d, other, 0, 4096, SG_ACCESS_READ);
+    sg_node_add_access(g, e, big_alloc, 0x1000, 2 * GiB - 0x1000, SG_ACCESS_UNKNOWN);
+    sg_arena_limits_t lim = {GiB, 64u << 20, 2u << 20};
+    char note[256];
+    assert_int_equal(sg_capture_split_arenas(g, &lim, note, sizeof note), 1);
+    assert_non_null(strstr(note, "1 allocation of 2.0 GiB"));
+    assert_non_null(strstr(note, "the 3 ranges the nodes reach"));
+    assert_non_null(strstr(note, "2 kernel accesses of unknown extent capped at 67108864 bytes"));
+    assert_int_equal(g->n_buffers, 6);
+    /* the others keep their order; the arena's ranges come last */
+    assert_int_equal(g->buffers[0].address, 0x10000);
+    assert_int_equal(g->buffers[1].address, 0x20000);
+    assert_int_equal(g->buffers[2].kind, SG_BUFFER_GRAPH_ALLOC); /* never split */
+    /* a (1 MiB) and b (capped to 64 MiB) merge; c's 64 MiB is its own */
+    assert_int_equal(g->buffers[3].address, base);
+    assert_int_equal(g->buffers[3].size, 0x100000 + (64u << 20));
+    assert_int_equal(g->buffers[4].address, base + 0x40000000);
+    assert_int_equal(g->buffers[4].size, 64u << 20);
+    assert_int_equal(g->buffers[5].address, base + 0x7ff00000);
+    assert_int_equal(g->buffers[5].size, 0x1000);
+    for (uint32_t i = 0; i < g->n_buffers; i++) {
+        char label[16];
+        snprintf(label, sizeof label, "b%u", i);
+        assert_string_equal(g->buffers[i].label, label);
+        assert_int_equal(g->buffers[i].id, i);
+    }
+    const sg_node_t *na = sg_graph_node(g, a), *nb = sg_graph_node(g, b), *nc = sg_graph_node(g, c);
+    const sg_node_t *nd = sg_graph_node(g, d), *ne = sg_graph_node(g, e);
+    assert_int_equal(na->accesses[0].buffer, 3);
+    assert_int_equal(na->accesses[0].offset, 0);
+    assert_int_equal(na->accesses[1].buffer, 0);
+    assert_int_equal(nb->accesses[0].buffer, 3);
+    assert_int_equal(nb->accesses[0].offset, 0x100000);
+    assert_int_equal(nb->accesses[0].size, 64u << 20);
+    assert_int_equal(nc->accesses[0].buffer, 4);
+    assert_int_equal(nc->accesses[0].offset, 0);
+    assert_int_equal(nc->accesses[0].size, 64u << 20);
+    assert_int_equal(nd->accesses[0].buffer, 5);
+    assert_int_equal(nd->accesses[0].offset, 0);
+    assert_int_equal(nd->accesses[1].buffer, 1);
+    assert_int_equal(ne->accesses[0].buffer, 2);
+    /* again: nothing left over the threshold that is reached only in places */
+    assert_int_equal(sg_capture_split_arenas(g, &lim, note, sizeof note), 0);
+    sg_graph_destroy(g);
+
+    /* reached everywhere, or named by a memory node: kept whole */
+    g = sg_graph_create();
+    sg_graph_add_stream(g, NULL, 0, &s0);
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, base, 2 * GiB, &arena);
+    sg_graph_add_node(g, SG_NODE_MEMSET, s0, 0, &a);
+    sg_node_add_access(g, a, arena, 0, 2 * GiB, SG_ACCESS_WRITE);
+    assert_int_equal(sg_capture_split_arenas(g, &lim, NULL, 0), 0);
+    sg_graph_add_node(g, SG_NODE_MEM_FREE, s0, 1, &b);
+    sg_graph_node(g, b)->u.mem.buffer = arena;
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 2, &c);
+    sg_node_add_access(g, c, arena, 0, 4096, SG_ACCESS_READ);
+    assert_int_equal(sg_capture_split_arenas(g, &lim, NULL, 0), 0);
+    assert_int_equal(g->n_buffers, 1);
     sg_graph_destroy(g);
 }
 
@@ -932,6 +1119,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segment_extents),
+        cmocka_unit_test(test_split_arenas),
         cmocka_unit_test(test_memmap_basic),
         cmocka_unit_test(test_memmap_vmm_merge_and_split),
         cmocka_unit_test(test_memmap_random),
@@ -946,6 +1134,7 @@ int main(void)
         cmocka_unit_test(test_outbox),
         cmocka_unit_test(test_topo_parse),
         cmocka_unit_test(test_topo_golden_bundles),
+        cmocka_unit_test(test_topo_explicit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
-/* test_fatbin.c: unit tests of the code-image reader (capture/fatbin.c,
- * capture/elf.c) on images that nvcc builds from tests/data/fatbin_kernels.cu
+/* test_fatbin.c: unit tests of the code-image reader (code/fatbin.c,
+ * code/elf_image.c) on images that nvcc builds from tests/data/fatbin_kernels.cu
  * at build time (tests/fatbin/fatbin.cmake): every --compress-mode, sm_90,
  * the default arch, SASS-only, multi-arch, -G, -rdc objects, an executable,
  * a cubin and a PTX file. Entry kinds and archs are checked against what
@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/code_report.h"
-#include "capture/elf.h"
-#include "capture/fatbin.h"
+#include "code/code_report.h"
+#include "code/elf_image.h"
+#include "code/fatbin.h"
 #include "graph/bundle.h"
 
 #ifndef SGCAP_FATBIN_DIR

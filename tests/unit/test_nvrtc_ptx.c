@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "capture/fatbin.h"
-#include "capture/nvrtc_ptx.h"
+#include "code/fatbin.h"
+#include "code/nvrtc_ptx.h"
 #include "graph/graph.h"
 
 static void join(char **argv, int argc, char *buf, size_t n)

@@ -643,9 +643,76 @@ static void test_trace_shape(void **state)
     sg_graph_destroy(g);
 }
 
+/* --host-nodes skip: host buffers, and what nodes after a host node derive
+ * from influenced buffers, are influenced; work before it, or not derived
+ * from influenced memory, is not. */
+static void test_host_influenced(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    uint32_t s0, hb, d0, d1, d2, d3, d4;
+    sg_graph_add_stream(g, NULL, 0, &s0);
+    sg_graph_add_buffer(g, SG_BUFFER_HOST_PAGEABLE, 0x7ffd0000, 64, &hb);
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000000000ull, 64, &d0);
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000100000ull, 64, &d1);
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000200000ull, 64, &d2);
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000300000ull, 64, &d3);
+    sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000400000ull, 64, &d4);
+    bool *t = (bool *)1;
+    uint32_t n = 99;
+    assert_int_equal(sg_replay_host_influenced(g, &t, &n), SG_OK);
+    assert_null(t); /* no host node: nothing to say */
+    assert_int_equal(n, 0);
+    sg_node_id_t k1, h, c, k2, k3;
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 0, &k1); /* before the callback */
+    sg_node_add_access(g, k1, hb, 0, 64, SG_ACCESS_READ);
+    sg_node_add_access(g, k1, d0, 0, 64, SG_ACCESS_READ);
+    sg_node_add_access(g, k1, d1, 0, 64, SG_ACCESS_WRITE);
+    sg_graph_add_node(g, SG_NODE_HOST, s0, 1, &h);
+    sg_graph_add_node(g, SG_NODE_MEMCPY, s0, 2, &c); /* H2D of what the callback wrote */
+    sg_node_add_access(g, c, hb, 0, 64, SG_ACCESS_READ);
+    sg_node_add_access(g, c, d2, 0, 64, SG_ACCESS_WRITE);
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 3, &k2); /* reads that copy */
+    sg_node_add_access(g, k2, d2, 0, 64, SG_ACCESS_READ);
+    sg_node_add_access(g, k2, d3, 0, 64, SG_ACCESS_UNKNOWN);
+    sg_graph_add_node(g, SG_NODE_KERNEL, s0, 4, &k3); /* after, but from d1 only */
+    sg_node_add_access(g, k3, d1, 0, 64, SG_ACCESS_READ);
+    sg_node_add_access(g, k3, d4, 0, 64, SG_ACCESS_WRITE);
+    sg_graph_add_edge(g, k1, h, SG_EDGE_STREAM, SG_NONE, NULL);
+    sg_graph_add_edge(g, h, c, SG_EDGE_STREAM, SG_NONE, NULL);
+    sg_graph_add_edge(g, c, k2, SG_EDGE_STREAM, SG_NONE, NULL);
+    sg_graph_add_edge(g, k2, k3, SG_EDGE_STREAM, SG_NONE, NULL);
+    assert_int_equal(sg_replay_host_influenced(g, &t, &n), SG_OK);
+    assert_non_null(t);
+    assert_true(t[hb]);
+    assert_false(t[d0]);
+    assert_false(t[d1]); /* written before the callback */
+    assert_true(t[d2]);
+    assert_true(t[d3]);
+    assert_false(t[d4]);
+    assert_int_equal(n, 3);
+    free(t);
+    /* the plan: a blocker without skip, a warning with it */
+    sg_replay_plan_t p;
+    assert_int_equal(sg_replay_plan_with(g, false, &p), SG_OK);
+    bool host_blocked = false;
+    for (uint32_t i = 0; i < p.n_blockers; i++)
+        if (p.blockers[i].type == SG_NODE_HOST)
+            host_blocked = strstr(p.blockers[i].reason, "--host-nodes skip replays without it");
+    assert_true(host_blocked);
+    sg_replay_plan_free(&p);
+    assert_int_equal(sg_replay_plan_with(g, true, &p), SG_OK);
+    for (uint32_t i = 0; i < p.n_blockers; i++)
+        assert_int_not_equal(p.blockers[i].type, SG_NODE_HOST);
+    assert_int_equal(p.host_nodes_skipped, 1);
+    sg_replay_plan_free(&p);
+    sg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_influenced),
         cmocka_unit_test(test_ulp_distance),
         cmocka_unit_test(test_compare_bitwise),
         cmocka_unit_test(test_compare_ulp),

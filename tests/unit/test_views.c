@@ -908,47 +908,10 @@ static void test_text_escape(void **state)
     assert_int_equal(sg_text_utf8_len("\xf0\x9f\x98\x80"), 4);
 }
 
-/* Pointer-to-const parameters from the mangled signature (capture records
- * those accesses as reads). */
-static void test_const_pointer_params(void **state)
-{
-    (void)state;
-    bool ro[8];
-    /* k_axpb(float*, float const*, float, float, unsigned long) */
-    assert_int_equal(sg_kernel_const_pointer_params("_Z6k_axpbPfPKfffm", 5, ro), 0);
-    assert_false(ro[0]);
-    assert_true(ro[1]);
-    assert_false(ro[2]);
-    assert_false(ro[3]);
-    assert_false(ro[4]);
-    /* void scale<float>(float*, float*, int): template, substitutions */
-    assert_int_equal(sg_kernel_const_pointer_params("_Z5scaleIfEvPT_S0_i", 3, ro), 0);
-    assert_false(ro[0]);
-    assert_false(ro[1]);
-    assert_false(ro[2]);
-    /* f(float const**): a pointer to a non-const pointer may be written */
-    assert_int_equal(sg_kernel_const_pointer_params("_Z1fPPKf", 1, ro), 0);
-    assert_false(ro[0]);
-    /* f(int const*, double const*) */
-    assert_int_equal(sg_kernel_const_pointer_params("_Z1fPKiPKd", 2, ro), 0);
-    assert_true(ro[0]);
-    assert_true(ro[1]);
-    /* f(void): no parameters */
-    assert_int_equal(sg_kernel_const_pointer_params("_Z1fv", 0, ro), 0);
-    /* wrong count, not mangled, garbage: refused, everything false */
-    ro[0] = true;
-    assert_int_equal(sg_kernel_const_pointer_params("_Z6k_axpbPfPKfffm", 4, ro), -1);
-    assert_false(ro[0]);
-    assert_int_equal(sg_kernel_const_pointer_params("add_kernel", 1, ro), -1);
-    assert_int_equal(sg_kernel_const_pointer_params("_Zzzz", 1, ro), -1);
-    assert_int_equal(sg_kernel_const_pointer_params(NULL, 1, ro), -1);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_escape),
-        cmocka_unit_test(test_const_pointer_params),
         cmocka_unit_test(test_short_names),        cmocka_unit_test(test_short_name_bounds),
         cmocka_unit_test(test_dump_determinism),   cmocka_unit_test(test_dump_content),
         cmocka_unit_test(test_dump_escaping),      cmocka_unit_test(test_dump_errors),

@@ -81,17 +81,22 @@ static void put(uint8_t *a, uint32_t off, const void *v, size_t n)
 int main(int argc, char **argv)
 {
     const char *out = NULL;
-    bool alloc = false, corrupt = false;
+    bool alloc = false, corrupt = false, host = false, host_node = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--alloc"))
             alloc = true;
         else if (!strcmp(argv[i], "--corrupt"))
             corrupt = true;
+        else if (!strcmp(argv[i], "--host"))
+            host = true;
+        else if (!strcmp(argv[i], "--host-node"))
+            host = host_node = true;
         else
             out = argv[i];
     }
     if (!out) {
-        fprintf(stderr, "usage: fake_bundle OUT.sgraph [--alloc] [--corrupt]\n");
+        fprintf(stderr, "usage: fake_bundle OUT.sgraph [--alloc] [--corrupt] [--host] "
+                        "[--host-node]\n");
         return 2;
     }
     /* eight buffers, 256 KiB apart, in one 4 MiB span at a device-like address */
@@ -203,8 +208,32 @@ int main(int argc, char **argv)
     memset(a, 0, sizeof a);
     put(a, 0, &buf[ACC], 8), put(a, 8, &buf[OUT], 8), put(a, 16, &n, 8);
     kernel(&r, 0, "k_accum", a, SG_NONE, 0, SG_NONE, 0);
+    /* --host: the result's first 16 floats copied into pageable host memory
+     * (a host_pageable buffer); --host-node: after a host callback */
+    static uint8_t hout[64];
+    uint32_t hb = SG_NONE;
+    uint8_t hbefore[64], hafter[64];
+    if (host) {
+        memset(hout, 0xcd, sizeof hout);
+        memcpy(hbefore, hout, sizeof hout);
+        CHECK(sg_graph_add_buffer(g, SG_BUFFER_HOST_PAGEABLE, (uintptr_t)hout, sizeof hout, &hb));
+        if (host_node) {
+            sg_node_id_t h = node(&r, 0, SG_NODE_HOST, SG_NONE, 0, SG_NONE, 0);
+            sg_graph_node(g, h)->u.host = (sg_host_t){0x401000, 0x402000};
+        }
+        sg_node_id_t cp = node(&r, 0, SG_NODE_MEMCPY, SG_NONE, 0, SG_NONE, 0);
+        sg_graph_node(g, cp)->u.memcpy =
+            (sg_memcpy_t){(uintptr_t)hout, (uintptr_t)buf[ACC], 0, 0, sizeof hout, 1, 1, SG_COPY_D2H};
+        sg_node_add_access(g, cp, hb, 0, sizeof hout, SG_ACCESS_WRITE);
+        sg_node_add_access(g, cp, ACC, 0, sizeof hout, SG_ACCESS_READ);
+        memcpy(hout, buf[ACC], sizeof hout);
+        memcpy(hafter, hout, sizeof hout);
+        g->buffers[hb].before_file = strdup("data/b8.before.zst");
+        g->buffers[hb].after_file = strdup("data/b8.after.zst");
+        g->buffers[hb].snapshot_bytes = sizeof hout;
+    }
 
-    sg_bundle_blob_t blobs[1 + 2 * NB];
+    sg_bundle_blob_t blobs[3 + 2 * NB];
     memset(blobs, 0, sizeof blobs);
     blobs[0] = (sg_bundle_blob_t){g->images[0].file, fatbin, sizeof fatbin, NULL, false};
     for (int i = 0; i < NB; i++) {
@@ -224,7 +253,12 @@ int main(int argc, char **argv)
     }
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
-    if (sg_bundle_write(g, out, blobs, 1 + 2 * NB, SG_BUNDLE_OVERWRITE, &diag)) {
+    size_t nblobs = 1 + 2 * NB;
+    if (host) {
+        blobs[nblobs++] = (sg_bundle_blob_t){g->buffers[hb].before_file, hbefore, 64, NULL, true};
+        blobs[nblobs++] = (sg_bundle_blob_t){g->buffers[hb].after_file, hafter, 64, NULL, true};
+    }
+    if (sg_bundle_write(g, out, blobs, nblobs, SG_BUNDLE_OVERWRITE, &diag)) {
         char msg[1024];
         fprintf(stderr, "fake_bundle: %s\n", sg_diag_format(&diag, msg, sizeof msg));
         return 1;

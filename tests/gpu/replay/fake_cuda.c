@@ -47,8 +47,19 @@ struct CUevent_st {
     double ms;
 };
 
+/* FAKE_CUDA_OCCUPY=ADDR:SIZE: at cuInit, take address space there the way a
+ * driver takes some for itself (the address is a hint: elsewhere when it is
+ * not free), so tests can see whether replay kept the range free. */
 static CUresult f_cuInit(unsigned int flags)
 {
+    const char *occ = getenv("FAKE_CUDA_OCCUPY");
+    if (occ) {
+        char *end = NULL;
+        unsigned long long addr = strtoull(occ, &end, 0), size = 0;
+        if (end && *end == ':') size = strtoull(end + 1, NULL, 0);
+        if (addr && size)
+            mmap((void *)(uintptr_t)addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
     return CUDA_SUCCESS;
 }
 static CUresult f_cuDriverGetVersion(int *v)
@@ -341,13 +352,15 @@ static CUresult f_cuGraphLaunch(CUgraphExec e, CUstream s)
             }
         } else if (f->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
             const CUDA_MEMCPY3D *m = &f->memcpy;
+            uintptr_t dst = m->dstMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)m->dstHost
+                                                                    : (uintptr_t)m->dstDevice;
+            uintptr_t src = m->srcMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)m->srcHost
+                                                                    : (uintptr_t)m->srcDevice;
             for (size_t z = 0; z < m->Depth; z++)
                 for (size_t y = 0; y < m->Height; y++)
-                    memmove(
-                        (void *)(uintptr_t)(m->dstDevice + (z * m->dstHeight + y) * m->dstPitch),
-                        (const void *)(uintptr_t)(m->srcDevice +
-                                                  (z * m->srcHeight + y) * m->srcPitch),
-                        m->WidthInBytes);
+                    memmove((void *)(dst + (z * m->dstHeight + y) * m->dstPitch),
+                            (const void *)(src + (z * m->srcHeight + y) * m->srcPitch),
+                            m->WidthInBytes);
         }
     }
     return CUDA_SUCCESS;

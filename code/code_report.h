@@ -8,8 +8,8 @@
  * path may leave the bundle), one image at a time, so memory stays at one
  * image plus one decompressed entry. Nothing here prints or exits.
  */
-#ifndef SGCAP_CAPTURE_CODE_REPORT_H
-#define SGCAP_CAPTURE_CODE_REPORT_H
+#ifndef SGCAP_CODE_CODE_REPORT_H
+#define SGCAP_CODE_CODE_REPORT_H
 
 #include "graph/graph.h"
 #include "fatbin.h"
@@ -88,4 +88,4 @@ void sg_code_report_free(sg_code_report_t *r);
 #ifdef __cplusplus
 }
 #endif
-#endif /* SGCAP_CAPTURE_CODE_REPORT_H */
+#endif /* SGCAP_CODE_CODE_REPORT_H */

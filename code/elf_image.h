@@ -1,4 +1,4 @@
-/* elf.h: a small reader for the ELF files sgcap meets as code images: CUDA
+/* elf_image.h: a small reader for the ELF files sgcap meets as code images: CUDA
  * cubins (SASS) and the host objects, executables and libraries whose
  * .nv_fatbin / __nv_relfatbin sections hold fatbins.
  *
@@ -8,8 +8,8 @@
  * anything else is SG_EUNSUPPORTED. All functions are pure: no globals, no
  * printing; safe to call from any thread and from inside the shim.
  */
-#ifndef SGCAP_CAPTURE_ELF_H
-#define SGCAP_CAPTURE_ELF_H
+#ifndef SGCAP_CODE_ELF_IMAGE_H
+#define SGCAP_CODE_ELF_IMAGE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -81,4 +81,4 @@ int sg_elf_cuda_arch(const void *p, size_t n, uint32_t *arch);
 #ifdef __cplusplus
 }
 #endif
-#endif /* SGCAP_CAPTURE_ELF_H */
+#endif /* SGCAP_CODE_ELF_IMAGE_H */

@@ -2,12 +2,12 @@
  * (CuPy, PyTorch's jiterator): recompile the captured source with the
  * captured options, retargeted to a virtual architecture so NVRTC emits PTX.
  *
- * libnvrtc is opened at run time (dlopen), never linked: sgcap_capture is
- * also linked into the shim and the CLI, which must run without it. Used
- * offline (sgcap inspect --code), never inside the shim.
+ * libnvrtc comes from the one loader (nvlib.h), opened at run time, never
+ * linked: the CLI must run without it. Used offline (sgcap inspect --code),
+ * never inside the shim.
  */
-#ifndef SGCAP_CAPTURE_NVRTC_PTX_H
-#define SGCAP_CAPTURE_NVRTC_PTX_H
+#ifndef SGCAP_CODE_NVRTC_PTX_H
+#define SGCAP_CODE_NVRTC_PTX_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,4 +34,4 @@ int sg_nvrtc_compile_ptx(const char *src, size_t len, const char *name, const ch
 #ifdef __cplusplus
 }
 #endif
-#endif /* SGCAP_CAPTURE_NVRTC_PTX_H */
+#endif /* SGCAP_CODE_NVRTC_PTX_H */

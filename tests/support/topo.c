@@ -20,6 +20,7 @@ void sg_topo_graph_free(sg_topo_graph_t *g)
     for (uint32_t i = 0; i < g->n_streams; i++)
         free(g->streams[i].types);
     free(g->streams);
+    free(g->explicit_lane.types);
     free(g->edges);
     for (uint32_t i = 0; i < g->n_problems; i++)
         free(g->problems[i]);
@@ -62,14 +63,21 @@ static int fail(char *err, size_t n, unsigned line, const char *what)
     return SG_EFORMAT;
 }
 
-/* "sK:i" -> K, i; returns the position after it or NULL. */
+/* "sK:i" -> K, i ("x:i" -> SG_TOPO_LANE_X, i); returns the position after
+ * it or NULL. */
 static const char *parse_ref(const char *p, uint32_t *s, uint32_t *i)
 {
     char *end;
-    if (*p != 's') return NULL;
-    unsigned long a = strtoul(p + 1, &end, 10);
-    if (end == p + 1 || *end != ':' || a > 1000000) return NULL;
-    p = end + 1;
+    unsigned long a;
+    if (p[0] == 'x' && p[1] == ':') {
+        a = SG_TOPO_LANE_X;
+        p += 2;
+    } else {
+        if (*p != 's') return NULL;
+        a = strtoul(p + 1, &end, 10);
+        if (end == p + 1 || *end != ':' || a > 1000000) return NULL;
+        p = end + 1;
+    }
     unsigned long b = strtoul(p, &end, 10);
     if (end == p || b > 100000000) return NULL;
     *s = (uint32_t)a;
@@ -84,14 +92,54 @@ static const char *skip_ws(const char *p)
     return p;
 }
 
+static const sg_topo_stream_t *lane(const sg_topo_graph_t *g, uint32_t stream)
+{
+    if (stream == SG_TOPO_LANE_X) return &g->explicit_lane;
+    return stream < g->n_streams ? &g->streams[stream] : NULL;
+}
+
+static bool ref_ok(const sg_topo_graph_t *g, uint32_t stream, uint32_t node)
+{
+    const sg_topo_stream_t *l = lane(g, stream);
+    return l && node < l->n_nodes;
+}
+
 static int finish_graph(sg_topo_graph_t *g, char *err, size_t errlen, unsigned line)
 {
     for (uint32_t k = 0; k < g->n_edges; k++) {
         const sg_topo_edge_t *e = &g->edges[k];
-        if (e->src_stream >= g->n_streams || e->dst_stream >= g->n_streams ||
-            e->src_node >= g->streams[e->src_stream].n_nodes ||
-            e->dst_node >= g->streams[e->dst_stream].n_nodes)
-            return fail(err, errlen, line, "event line names a node that no stream line lists");
+        if (!ref_ok(g, e->src_stream, e->src_node) || !ref_ok(g, e->dst_stream, e->dst_node))
+            return fail(err, errlen, line,
+                        e->kind == SG_TOPO_EDGE_EVENT
+                            ? "event line names a node that no stream line lists"
+                            : "control line names a node that no stream or explicit line lists");
+        if (e->kind == SG_TOPO_EDGE_EVENT &&
+            (e->src_stream == SG_TOPO_LANE_X || e->dst_stream == SG_TOPO_LANE_X))
+            return fail(err, errlen, line, "an event edge cannot touch the explicit lane");
+    }
+    return SG_OK;
+}
+
+/* "TYPE TYPE ..." into l. */
+static int parse_types(const char *p, sg_topo_stream_t *l, char *err, size_t errlen, unsigned line)
+{
+    uint32_t cap_types = 0;
+    p = skip_ws(p);
+    while (*p) {
+        const char *w = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        char word[32];
+        size_t wl = (size_t)(p - w);
+        if (wl >= sizeof word) wl = sizeof word - 1;
+        memcpy(word, w, wl);
+        word[wl] = '\0';
+        int t = sg_node_type_from_name(word);
+        if (t < 0) return fail(err, errlen, line, "unknown node type");
+        int rc = sg_array_grow((void **)&l->types, &cap_types, l->n_nodes + 1, 1);
+        if (rc) return rc;
+        l->types[l->n_nodes++] = (uint8_t)t;
+        p = skip_ws(p);
     }
     return SG_OK;
 }
@@ -167,26 +215,38 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                 goto out;
             sg_topo_stream_t *st = &cur->streams[cur->n_streams++];
             memset(st, 0, sizeof *st);
-            uint32_t cap_types = 0;
-            p = skip_ws(end);
-            while (*p) {
-                const char *w = p;
-                while (*p && *p != ' ' && *p != '\t')
-                    p++;
-                char word[32];
-                size_t wl = (size_t)(p - w);
-                if (wl >= sizeof word) wl = sizeof word - 1;
-                memcpy(word, w, wl);
-                word[wl] = '\0';
-                int t = sg_node_type_from_name(word);
-                if (t < 0) {
-                    rc = fail(err, errlen, lineno, "unknown node type");
-                    goto out;
-                }
-                if ((rc = sg_array_grow((void **)&st->types, &cap_types, st->n_nodes + 1, 1))) goto out;
-                st->types[st->n_nodes++] = (uint8_t)t;
-                p = skip_ws(p);
+            if ((rc = parse_types(end, st, err, errlen, lineno))) goto out;
+        } else if (strncmp(p, "explicit", 8) == 0 && (p[8] == ' ' || p[8] == '\0')) {
+            if (!cur) {
+                rc = fail(err, errlen, lineno, "explicit line before any 'graph N'");
+                goto out;
             }
+            if (cur->explicit_lane.n_nodes) {
+                rc = fail(err, errlen, lineno, "a second explicit line in one graph");
+                goto out;
+            }
+            if ((rc = parse_types(p + 8, &cur->explicit_lane, err, errlen, lineno))) goto out;
+        } else if (strncmp(p, "control ", 8) == 0) {
+            if (!cur) {
+                rc = fail(err, errlen, lineno, "control line before any 'graph N'");
+                goto out;
+            }
+            sg_topo_edge_t ed = {SG_NONE, 0, 0, 0, 0, SG_TOPO_EDGE_CONTROL};
+            p = parse_ref(skip_ws(p + 8), &ed.src_stream, &ed.src_node);
+            if (p) {
+                p = skip_ws(p);
+                p = strncmp(p, "->", 2) == 0
+                        ? parse_ref(skip_ws(p + 2), &ed.dst_stream, &ed.dst_node)
+                        : NULL;
+            }
+            if (!p || *skip_ws(p) != '\0') {
+                rc = fail(err, errlen, lineno, "expected 'control A -> B' (A, B: sK:i or x:i)");
+                goto out;
+            }
+            if ((rc = sg_array_grow((void **)&cur->edges, &cap_edges, cur->n_edges + 1,
+                                    sizeof *cur->edges)))
+                goto out;
+            cur->edges[cur->n_edges++] = ed;
         } else if (strncmp(p, "event ", 6) == 0) {
             if (!cur) {
                 rc = fail(err, errlen, lineno, "event line before any 'graph N'");
@@ -194,7 +254,7 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
             }
             p = skip_ws(p + 6);
             char *end;
-            sg_topo_edge_t ed;
+            sg_topo_edge_t ed = {0, 0, 0, 0, 0, SG_TOPO_EDGE_EVENT};
             if (*p != 'e') {
                 rc = fail(err, errlen, lineno, "event label must be eK");
                 goto out;
@@ -220,7 +280,8 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                 goto out;
             cur->edges[cur->n_edges++] = ed;
         } else {
-            rc = fail(err, errlen, lineno, "unknown line (expected graph, stream or event)");
+            rc = fail(err, errlen, lineno,
+                      "unknown line (expected graph, stream, explicit, event or control)");
             goto out;
         }
     }
@@ -251,12 +312,61 @@ static bool has_stream_edge(const sg_graph_t *g, sg_node_id_t from, sg_node_id_t
     return false;
 }
 
+/* Explicit nodes in the order they were added (by seq, then id). */
+static int explicit_order(const sg_graph_t *g, sg_node_id_t **out, uint32_t *n)
+{
+    *out = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof **out);
+    *n = 0;
+    if (!*out) return SG_ENOMEM;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *nd = sg_graph_node(g, i);
+        if (nd && nd->stream == SG_STREAM_EXPLICIT) (*out)[(*n)++] = i;
+    }
+    /* insertion sort: explicit lanes are short, ids mostly in order already */
+    for (uint32_t i = 1; i < *n; i++) {
+        sg_node_id_t v = (*out)[i];
+        uint64_t sv = sg_graph_node(g, v)->seq;
+        uint32_t j = i;
+        while (j > 0 && sg_graph_node(g, (*out)[j - 1])->seq > sv) {
+            (*out)[j] = (*out)[j - 1];
+            j--;
+        }
+        (*out)[j] = v;
+    }
+    return SG_OK;
+}
+
+static int fill_lane(const sg_graph_t *g, const sg_node_id_t *ids, uint32_t n, uint32_t label,
+                     sg_topo_stream_t *st, place_t *where)
+{
+    st->types = malloc(n ? n : 1);
+    if (!st->types) return SG_ENOMEM;
+    st->n_nodes = n;
+    for (uint32_t i = 0; i < n; i++) {
+        st->types[i] = (uint8_t)sg_graph_node(g, ids[i])->type;
+        where[ids[i]].stream = label;
+        where[ids[i]].index = i;
+    }
+    return SG_OK;
+}
+
+static const char *ref_text(place_t p, char *buf, size_t n)
+{
+    if (p.stream == SG_TOPO_LANE_X)
+        snprintf(buf, n, "x:%u", p.index);
+    else
+        snprintf(buf, n, "s%u:%u", p.stream, p.index);
+    return buf;
+}
+
 int sg_topo_from_graph(const sg_graph_t *g, sg_topo_graph_t *out)
 {
     memset(out, 0, sizeof *out);
     const sg_graph_t *root = g->root ? g->root : g;
     uint32_t cap_edges = 0, cap_problems = 0;
     int rc = SG_OK;
+    sg_node_id_t *ids = NULL;
+    uint32_t n = 0;
     out->index = root->sequence;
     place_t *where = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *where);
     if (!where) return SG_ENOMEM;
@@ -271,73 +381,69 @@ int sg_topo_from_graph(const sg_graph_t *g, sg_topo_graph_t *out)
         }
     }
     for (uint32_t s = 0; s < root->n_streams; s++) {
-        sg_node_id_t *ids = NULL;
-        uint32_t n = 0;
         if ((rc = sg_graph_stream_order(g, s, &ids, &n))) goto fail;
-        sg_topo_stream_t *st = &out->streams[s];
-        st->types = malloc(n ? n : 1);
-        if (!st->types) {
-            free(ids);
-            rc = SG_ENOMEM;
-            goto fail;
-        }
-        st->n_nodes = n;
-        for (uint32_t i = 0; i < n; i++) {
-            const sg_node_t *nd = sg_graph_node(g, ids[i]);
-            st->types[i] = (uint8_t)nd->type;
-            where[ids[i]].stream = s;
-            where[ids[i]].index = i;
-            if (i > 0 && !has_stream_edge(g, ids[i - 1], ids[i]) &&
+        if ((rc = fill_lane(g, ids, n, s, &out->streams[s], where))) goto fail;
+        for (uint32_t i = 1; i < n; i++)
+            if (!has_stream_edge(g, ids[i - 1], ids[i]) &&
                 (rc = add_problem(out, &cap_problems,
                                   "no stream edge s%u:%u -> s%u:%u between consecutive nodes", s,
                                   i - 1, s, i)))
-                goto fail_ids;
-        }
+                goto fail;
         free(ids);
-        continue;
-    fail_ids:
-        free(ids);
-        goto fail;
+        ids = NULL;
     }
+    if ((rc = explicit_order(g, &ids, &n))) goto fail;
+    if (n && (rc = fill_lane(g, ids, n, SG_TOPO_LANE_X, &out->explicit_lane, where))) goto fail;
+    free(ids);
+    ids = NULL;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *nd = sg_graph_node(g, i);
         if (nd && where[i].stream == SG_NONE &&
-            (rc = add_problem(out, &cap_problems, "node #%u (%s) is on no captured stream%s", i,
-                              sg_node_type_name(nd->type),
-                              nd->stream == SG_STREAM_EXPLICIT ? " (explicit)" : "")))
+            (rc = add_problem(out, &cap_problems, "node #%u (%s) is on no stream of the table", i,
+                              sg_node_type_name(nd->type))))
             goto fail;
     }
     for (uint32_t k = 0; k < g->n_edges; k++) {
         const sg_edge_t *e = sg_graph_edge(g, k);
         if (!e) continue;
         place_t a = where[e->from], b = where[e->to];
+        char ra[32], rb[32];
         if (a.stream == SG_NONE || b.stream == SG_NONE) {
             if ((rc = add_problem(out, &cap_problems, "%s edge #%u touches a node on no stream",
                                   sg_edge_kind_name(e->kind), k)))
                 goto fail;
             continue;
         }
-        if (e->kind == SG_EDGE_EVENT) {
-            if ((rc = sg_array_grow((void **)&out->edges, &cap_edges, out->n_edges + 1, sizeof *out->edges)))
+        bool x = a.stream == SG_TOPO_LANE_X || b.stream == SG_TOPO_LANE_X;
+        if ((e->kind == SG_EDGE_EVENT && !x) || e->kind == SG_EDGE_CONTROL) {
+            if ((rc = sg_array_grow((void **)&out->edges, &cap_edges, out->n_edges + 1,
+                                    sizeof *out->edges)))
                 goto fail;
-            sg_topo_edge_t te = {e->event, a.stream, a.index, b.stream, b.index};
+            sg_topo_edge_t te = {e->kind == SG_EDGE_EVENT ? e->event : SG_NONE,
+                                 a.stream,
+                                 a.index,
+                                 b.stream,
+                                 b.index,
+                                 e->kind == SG_EDGE_EVENT ? SG_TOPO_EDGE_EVENT
+                                                          : SG_TOPO_EDGE_CONTROL};
             out->edges[out->n_edges++] = te;
-        } else if (e->kind == SG_EDGE_STREAM) {
+        } else if (e->kind == SG_EDGE_STREAM && !x) {
             if ((a.stream != b.stream || b.index != a.index + 1) &&
                 (rc = add_problem(out, &cap_problems,
                                   "stream edge s%u:%u -> s%u:%u does not join consecutive nodes "
                                   "of one stream",
                                   a.stream, a.index, b.stream, b.index)))
                 goto fail;
-        } else if ((rc = add_problem(out, &cap_problems, "%s edge s%u:%u -> s%u:%u",
-                                     sg_edge_kind_name(e->kind), a.stream, a.index, b.stream,
-                                     b.index))) {
+        } else if ((rc = add_problem(out, &cap_problems, "%s edge %s -> %s",
+                                     sg_edge_kind_name(e->kind), ref_text(a, ra, sizeof ra),
+                                     ref_text(b, rb, sizeof rb)))) {
             goto fail;
         }
     }
     free(where);
     return SG_OK;
 fail:
+    free(ids);
     free(where);
     sg_topo_graph_free(out);
     return rc;
@@ -348,9 +454,9 @@ fail:
 static int edge_cmp(const void *pa, const void *pb)
 {
     const sg_topo_edge_t *a = pa, *b = pb;
-    uint32_t ka[5] = {a->dst_stream, a->dst_node, a->src_stream, a->src_node, a->event};
-    uint32_t kb[5] = {b->dst_stream, b->dst_node, b->src_stream, b->src_node, b->event};
-    for (int i = 0; i < 5; i++)
+    uint32_t ka[6] = {a->kind, a->dst_stream, a->dst_node, a->src_stream, a->src_node, a->event};
+    uint32_t kb[6] = {b->kind, b->dst_stream, b->dst_node, b->src_stream, b->src_node, b->event};
+    for (int i = 0; i < 6; i++)
         if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
     return 0;
 }
@@ -381,6 +487,19 @@ static void say_types(sink_t *s, const sg_topo_stream_t *st)
     }
     for (uint32_t i = 0; i < st->n_nodes; i++)
         say(s, "%s%s", i ? " " : "", sg_node_type_name((sg_node_type_t)st->types[i]));
+}
+
+/* "e0 s0:1 -> s1:0" / "x:0 -> s0:0": the line without its keyword. */
+static void edge_text(const sg_topo_edge_t *e, char *buf, size_t n)
+{
+    char a[32], b[32];
+    place_t pa = {e->src_stream, e->src_node}, pb = {e->dst_stream, e->dst_node};
+    ref_text(pa, a, sizeof a);
+    ref_text(pb, b, sizeof b);
+    if (e->kind == SG_TOPO_EDGE_EVENT)
+        snprintf(buf, n, "e%u %s -> %s", e->event, a, b);
+    else
+        snprintf(buf, n, "%s -> %s", a, b);
 }
 
 static sg_topo_edge_t *sorted_edges(const sg_topo_graph_t *g)
@@ -415,6 +534,16 @@ int sg_topo_compare(const sg_topo_graph_t *want, const sg_topo_graph_t *got, cha
         say(&s, "\n");
         diff++;
     }
+    const sg_topo_stream_t *xa = &want->explicit_lane, *xb = &got->explicit_lane;
+    if (xa->n_nodes != xb->n_nodes ||
+        (xa->n_nodes && memcmp(xa->types, xb->types, xa->n_nodes) != 0)) {
+        say(&s, "explicit: expected ");
+        say_types(&s, xa);
+        say(&s, "; got ");
+        say_types(&s, xb);
+        say(&s, "\n");
+        diff++;
+    }
     sg_topo_edge_t *ea = sorted_edges(want), *eb = sorted_edges(got);
     if (!ea || !eb) {
         free(ea);
@@ -431,8 +560,10 @@ int sg_topo_compare(const sg_topo_graph_t *want, const sg_topo_graph_t *got, cha
             continue;
         }
         const sg_topo_edge_t *e = c < 0 ? &ea[i++] : &eb[j++];
-        say(&s, "%s event edge e%u s%u:%u -> s%u:%u\n", c < 0 ? "missing" : "unexpected", e->event,
-            e->src_stream, e->src_node, e->dst_stream, e->dst_node);
+        char line[96];
+        edge_text(e, line, sizeof line);
+        say(&s, "%s %s edge %s\n", c < 0 ? "missing" : "unexpected",
+            e->kind == SG_TOPO_EDGE_EVENT ? "event" : "control", line);
         diff++;
     }
     free(ea);
@@ -455,11 +586,19 @@ int sg_topo_print(const sg_topo_graph_t *g, char *buf, size_t n)
             say(&s, " %s", sg_node_type_name((sg_node_type_t)g->streams[k].types[i]));
         say(&s, "\n");
     }
+    if (g->explicit_lane.n_nodes) {
+        say(&s, "explicit");
+        for (uint32_t i = 0; i < g->explicit_lane.n_nodes; i++)
+            say(&s, " %s", sg_node_type_name((sg_node_type_t)g->explicit_lane.types[i]));
+        say(&s, "\n");
+    }
     sg_topo_edge_t *e = sorted_edges(g);
     if (!e) return SG_ENOMEM;
-    for (uint32_t k = 0; k < g->n_edges; k++)
-        say(&s, "event e%u s%u:%u -> s%u:%u\n", e[k].event, e[k].src_stream, e[k].src_node,
-            e[k].dst_stream, e[k].dst_node);
+    for (uint32_t k = 0; k < g->n_edges; k++) {
+        char line[96];
+        edge_text(&e[k], line, sizeof line);
+        say(&s, "%s %s\n", e[k].kind == SG_TOPO_EDGE_EVENT ? "event" : "control", line);
+    }
     free(e);
     for (uint32_t k = 0; k < g->n_problems; k++)
         say(&s, "# problem: %s\n", g->problems[k]);

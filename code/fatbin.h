@@ -17,15 +17,15 @@
  * shim. Errors are SG_E* codes; where an `err` buffer is taken it gets one
  * line saying what was wrong and at which offset.
  */
-#ifndef SGCAP_CAPTURE_FATBIN_H
-#define SGCAP_CAPTURE_FATBIN_H
+#ifndef SGCAP_CODE_FATBIN_H
+#define SGCAP_CODE_FATBIN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "graph/graph.h"
-#include "elf.h"
+#include "elf_image.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -237,4 +237,4 @@ void sg_code_hash(const void *p, size_t n, char out[17]);
 #ifdef __cplusplus
 }
 #endif
-#endif /* SGCAP_CAPTURE_FATBIN_H */
+#endif /* SGCAP_CODE_FATBIN_H */

@@ -1,7 +1,7 @@
 /* bytes.h: little-endian reads and bounds checks for the readers of
- * untrusted code images (fatbin.c, elf.c). */
-#ifndef SGCAP_CAPTURE_BYTES_H
-#define SGCAP_CAPTURE_BYTES_H
+ * untrusted code images (fatbin.c, elf_image.c). */
+#ifndef SGCAP_CODE_BYTES_H
+#define SGCAP_CODE_BYTES_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,4 +28,4 @@ static inline bool sg_in_bounds(uint64_t off, uint64_t len, uint64_t n)
     return off <= n && len <= n - off;
 }
 
-#endif /* SGCAP_CAPTURE_BYTES_H */
+#endif /* SGCAP_CODE_BYTES_H */

@@ -5,13 +5,20 @@
  * same view from a model graph (a bundle), and compares the two, so the
  * capture tests can say "this bundle is exactly what the program issued".
  *
- * Extraction also checks what v1 leaves implicit: consecutive nodes of one
- * stream are joined by a stream edge, and there is no other edge (no
- * control edge, no stream edge that skips a node, no explicit node). Each
- * violation is one problem line in the result.
+ * Graphs built node by node (cuGraphAdd*Node, the way XLA builds its command
+ * buffers) and captures into an existing graph (cuStreamBeginCaptureToGraph)
+ * are described by two optional line kinds: `explicit TYPE...` (the nodes no
+ * capture call made, in the order they were added, referred to as x:i) and
+ * `control A -> B` (an edge made without an event: initial dependencies of a
+ * capture into a graph, cuStreamUpdateCaptureDependencies, cuGraphAdd*Node).
+ *
+ * Extraction also checks what the format leaves implicit: consecutive nodes
+ * of one stream are joined by a stream edge, and there is no other edge (no
+ * stream edge that skips a node or touches the explicit lane, no dealloc
+ * edge). Each violation is one problem line in the result.
  */
-#ifndef SGCAP_CAPTURE_TOPO_H
-#define SGCAP_CAPTURE_TOPO_H
+#ifndef SGCAP_TESTS_SUPPORT_TOPO_H
+#define SGCAP_TESTS_SUPPORT_TOPO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,10 +32,20 @@ extern "C" {
 
 #define SG_TOPO_HEADER "# sgcap expected topology v1"
 
+/* The explicit lane: nodes no capture call made (cuGraphAdd*Node), in the
+ * order they were added; written `x:i`. No edges are implied on it. */
+#define SG_TOPO_LANE_X (UINT32_MAX - 1) /* not SG_NONE */
+
+typedef enum {
+    SG_TOPO_EDGE_EVENT = 0, /* `event eK sA:i -> sB:j`: a record/wait pair */
+    SG_TOPO_EDGE_CONTROL,   /* `control A -> B`: an ordering made without an event */
+} sg_topo_edge_kind_t;
+
 typedef struct {
-    uint32_t event;                /* e<event> */
-    uint32_t src_stream, src_node; /* s<src_stream>:<src_node> */
+    uint32_t event;                /* e<event>; SG_NONE for a control edge */
+    uint32_t src_stream, src_node; /* s<src_stream>:<src_node>, or SG_TOPO_LANE_X */
     uint32_t dst_stream, dst_node;
+    uint8_t kind;                  /* sg_topo_edge_kind_t */
 } sg_topo_edge_t;
 
 typedef struct {
@@ -40,6 +57,7 @@ typedef struct {
     int64_t index; /* "graph N"; for an extracted graph its sequence */
     uint32_t n_streams;
     sg_topo_stream_t *streams; /* index = label number */
+    sg_topo_stream_t explicit_lane;
     uint32_t n_edges;
     sg_topo_edge_t *edges;
     /* Extraction only: what the v1 view cannot express, one line each. */
@@ -74,4 +92,4 @@ int sg_topo_print(const sg_topo_graph_t *g, char *buf, size_t n);
 #ifdef __cplusplus
 }
 #endif
-#endif /* SGCAP_CAPTURE_TOPO_H */
+#endif /* SGCAP_TESTS_SUPPORT_TOPO_H */

@@ -1,15 +1,13 @@
 /* nvrtc_ptx.c: recompile captured NVRTC source to PTX (see nvrtc_ptx.h). */
 #include "nvrtc_ptx.h"
 
-#include <dlfcn.h>
-#include <nvrtc.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph.h"
+#include "nvlib.h"
 
 static bool drops(const char *o)
 {
@@ -68,48 +66,14 @@ char **sg_nvrtc_ptx_options(const char *options, uint32_t arch, int *argc)
     return argv;
 }
 
-typedef struct {
-    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
-                          const char *const *);
-    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
-    nvrtcResult (*ptx_size)(nvrtcProgram, size_t *);
-    nvrtcResult (*ptx)(nvrtcProgram, char *);
-    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
-    nvrtcResult (*log)(nvrtcProgram, char *);
-    nvrtcResult (*destroy)(nvrtcProgram *);
-    bool ok;
-} nvrtc_api_t;
-
-static nvrtc_api_t api;
-static pthread_once_t api_once = PTHREAD_ONCE_INIT;
-
-static void api_load(void)
-{
-    static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so",
-                                        "/usr/local/cuda/lib64/libnvrtc.so.13"};
-    void *h = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++)
-        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!h) return;
-    *(void **)&api.create = dlsym(h, "nvrtcCreateProgram");
-    *(void **)&api.compile = dlsym(h, "nvrtcCompileProgram");
-    *(void **)&api.ptx_size = dlsym(h, "nvrtcGetPTXSize");
-    *(void **)&api.ptx = dlsym(h, "nvrtcGetPTX");
-    *(void **)&api.log_size = dlsym(h, "nvrtcGetProgramLogSize");
-    *(void **)&api.log = dlsym(h, "nvrtcGetProgramLog");
-    *(void **)&api.destroy = dlsym(h, "nvrtcDestroyProgram");
-    api.ok = api.create && api.compile && api.ptx_size && api.ptx && api.log_size && api.log &&
-             api.destroy;
-}
-
 /* First line of the compile log that says something, into err. */
-static void log_summary(nvrtcProgram prog, char *err, size_t errlen)
+static void log_summary(const sg_nvrtc_api_t *api, nvrtcProgram prog, char *err, size_t errlen)
 {
     size_t n = 0;
-    if (api.log_size(prog, &n) != NVRTC_SUCCESS || n < 2 || n > (16u << 20)) return;
+    if (api->nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n < 2 || n > (16u << 20)) return;
     char *log = malloc(n);
     if (!log) return;
-    if (api.log(prog, log) == NVRTC_SUCCESS) {
+    if (api->nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS) {
         char *line = log;
         while (*line == '\n') line++;
         char *end = strchr(line, '\n');
@@ -125,9 +89,10 @@ int sg_nvrtc_compile_ptx(const char *src, size_t len, const char *name, const ch
     *ptx = NULL;
     *ptx_len = 0;
     if (err && errlen) err[0] = '\0';
-    pthread_once(&api_once, api_load);
-    if (!api.ok) {
-        snprintf(err, errlen, "libnvrtc.so.13 not found: cannot recompile NVRTC source");
+    char why[1024];
+    const sg_nvrtc_api_t *api = sg_nvlib_nvrtc(why, sizeof why);
+    if (!api) {
+        snprintf(err, errlen, "%s: cannot recompile NVRTC source", why);
         return SG_EUNSUPPORTED;
     }
     char *source = malloc(len + 1);
@@ -142,21 +107,21 @@ int sg_nvrtc_compile_ptx(const char *src, size_t len, const char *name, const ch
     source[len] = '\0';
     nvrtcProgram prog = NULL;
     int rc = SG_OK;
-    if (api.create(&prog, source, name ? name : "sgcap_nvrtc.cu", 0, NULL, NULL) !=
+    if (api->nvrtcCreateProgram(&prog, source, name ? name : "sgcap_nvrtc.cu", 0, NULL, NULL) !=
         NVRTC_SUCCESS) {
         snprintf(err, errlen, "nvrtcCreateProgram failed");
         rc = SG_EFORMAT;
-    } else if (api.compile(prog, argc, (const char *const *)argv) != NVRTC_SUCCESS) {
+    } else if (api->nvrtcCompileProgram(prog, argc, (const char *const *)argv) != NVRTC_SUCCESS) {
         snprintf(err, errlen, "compile failed");
-        log_summary(prog, err, errlen);
+        log_summary(api, prog, err, errlen);
         rc = SG_EFORMAT;
     } else {
         size_t n = 0;
         char *out = NULL;
-        if (api.ptx_size(prog, &n) != NVRTC_SUCCESS || n < 2 || !(out = malloc(n))) {
+        if (api->nvrtcGetPTXSize(prog, &n) != NVRTC_SUCCESS || n < 2 || !(out = malloc(n))) {
             rc = out || n < 2 ? SG_EFORMAT : SG_ENOMEM;
             snprintf(err, errlen, "no PTX produced");
-        } else if (api.ptx(prog, out) != NVRTC_SUCCESS) {
+        } else if (api->nvrtcGetPTX(prog, out) != NVRTC_SUCCESS) {
             free(out);
             rc = SG_EFORMAT;
             snprintf(err, errlen, "nvrtcGetPTX failed");
@@ -166,7 +131,7 @@ int sg_nvrtc_compile_ptx(const char *src, size_t len, const char *name, const ch
             *ptx_len = strlen(out);
         }
     }
-    if (prog) api.destroy(&prog);
+    if (prog) api->nvrtcDestroyProgram(&prog);
     free(source);
     free(argv);
     return rc;

@@ -1,7 +1,7 @@
-/* elf.c: bounded reader for 64-bit little-endian ELF (cubins and the host
- * binaries that carry fatbins). See elf.h for the contract. Fields are read
+/* elf_image.c: bounded reader for 64-bit little-endian ELF (cubins and the host
+ * binaries that carry fatbins). See elf_image.h for the contract. Fields are read
  * byte by byte so that unaligned input and big-endian hosts are fine. */
-#include "elf.h"
+#include "elf_image.h"
 #include "bytes.h"
 
 #include <stdlib.h>

@@ -1,0 +1,100 @@
+// bench_recapture: the "re-capture every step" pattern, timed: each of
+// --iters iterations captures a small two-stream graph (3 kernels, a fork
+// and a join) on the same buffers, updates one executable graph with
+// cudaGraphExecUpdate (iteration 0 instantiates), destroys the captured
+// graph and launches; the loop is timed from its first capture to the end
+// of its last launch. --changing (the default) gives every capture new
+// scalar arguments, as a solver whose coefficients change each step (every
+// graph is distinct); --same repeats one graph exactly. Prints one
+// key=value line. bench_recapture.sh runs it with and without libsgcap.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                          \
+            std::exit(1);                                                                          \
+        }                                                                                          \
+    } while (0)
+
+__global__ void k_scale(unsigned *y, const unsigned *x, unsigned a, unsigned add, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * a + add;
+}
+__global__ void k_mix(unsigned *z, const unsigned *y, unsigned bits, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) z[i] = y[i] ^ bits;
+}
+__global__ void k_sum(unsigned *out, const unsigned *y, const unsigned *z, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = y[i] + z[i];
+}
+
+int main(int argc, char **argv)
+{
+    long iters = 3000;
+    bool changing = true;
+    size_t n = 1 << 16;
+    for (int i = 1; i < argc; i++) {
+        if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atol(argv[++i]);
+        else if (!std::strcmp(argv[i], "--same")) changing = false;
+        else if (!std::strcmp(argv[i], "--changing")) changing = true;
+        else {
+            std::fprintf(stderr, "usage: bench_recapture [--iters N] [--same|--changing]\n");
+            return 2;
+        }
+    }
+    cudaStream_t s0, s1;
+    cudaEvent_t fork, join;
+    CHECK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    unsigned *x, *y, *z, *out;
+    CHECK(cudaMalloc(&x, n * 4));
+    CHECK(cudaMalloc(&y, n * 4));
+    CHECK(cudaMalloc(&z, n * 4));
+    CHECK(cudaMalloc(&out, n * 4));
+    CHECK(cudaMemset(x, 1, n * 4));
+    const unsigned block = 256, grid = (unsigned)((n + block - 1) / block);
+    k_sum<<<grid, block, 0, s0>>>(out, x, x, n); // module loads outside the timing
+    CHECK(cudaDeviceSynchronize());
+    cudaGraphExec_t exec = nullptr;
+    auto t0 = std::chrono::steady_clock::now();
+    for (long k = 0; k < iters; k++) {
+        unsigned c = changing ? (unsigned)k : 7u;
+        cudaGraph_t g = nullptr;
+        CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal));
+        k_scale<<<grid, block, 0, s0>>>(y, x, 2 * c + 1, c, n);
+        CHECK(cudaEventRecord(fork, s0));
+        CHECK(cudaStreamWaitEvent(s1, fork, 0));
+        k_mix<<<grid, block, 0, s1>>>(z, y, c * 0x9E3779B9u, n);
+        CHECK(cudaEventRecord(join, s1));
+        CHECK(cudaStreamWaitEvent(s0, join, 0));
+        k_sum<<<grid, block, 0, s0>>>(out, y, z, n);
+        CHECK(cudaStreamEndCapture(s0, &g));
+        if (k == 0) {
+            CHECK(cudaGraphInstantiate(&exec, g, 0));
+        } else {
+            cudaGraphExecUpdateResultInfo info;
+            CHECK(cudaGraphExecUpdate(exec, g, &info));
+        }
+        CHECK(cudaGraphDestroy(g));
+        CHECK(cudaGraphLaunch(exec, s0));
+    }
+    CHECK(cudaStreamSynchronize(s0));
+    auto t1 = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    std::printf("iters=%ld graphs=%s loop_ms=%.3f us_per_iter=%.3f\n", iters,
+                changing ? "changing" : "same", ms, ms * 1000.0 / (double)iters);
+    CHECK(cudaGraphExecDestroy(exec));
+    return 0;
+}

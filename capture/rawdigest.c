@@ -1,0 +1,281 @@
+/* rawdigest.c: a digest of a CUgraph as the driver lists it, without building
+ * a model, so that a program re-capturing the same graph thousands of times
+ * pays a digest per instantiation, not a model build (the issue's target:
+ * instantiate at most 2 us per node over plain).
+ *
+ * What goes in: every node's CUDA type, its capture tag (stream label and
+ * sequence number: assembly orders nodes by it) and its parameters as the
+ * driver returns them (kernel function, geometry, shared memory, attributes
+ * and the argument bytes laid out by the kernel's parameter info; copy, set,
+ * host, event and graph-memory parameters; overrides of an exec changed in
+ * place), every edge by the listing index of its ends with its CUDA edge
+ * data and its capture kind and event, the record's stream and event counts
+ * and capture mode, and the generations of the device memory map and of
+ * the kernel facts (what a pointer or a function handle resolves to). Two
+ * graphs with the same raw digest therefore build the same model; the
+ * converse need not hold (the shim then builds, and the model digest
+ * deduplicates). Graphs with child graphs or conditional nodes are not
+ * digested here (their bodies live elsewhere): they are always built.
+ *
+ * Runs under the hot lock, in relaxed capture mode, like the build. */
+#include "shim.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "graph/bundle.h"
+
+static void put(XXH3_state_t *h, const void *p, size_t n)
+{
+    XXH3_64bits_update(h, p, n);
+}
+
+static void put_u64(XXH3_state_t *h, uint64_t v)
+{
+    put(h, &v, sizeof v);
+}
+
+/* Node handle -> listing index, open addressing (handles are never 0). */
+typedef struct {
+    uint64_t *keys;
+    uint32_t *vals;
+    uint32_t mask;
+} index_t;
+
+static int index_init(index_t *x, size_t n)
+{
+    uint32_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    x->keys = calloc(slots, sizeof *x->keys);
+    x->vals = malloc(slots * sizeof *x->vals);
+    x->mask = slots - 1;
+    return x->keys && x->vals ? SG_OK : SG_ENOMEM;
+}
+
+static uint32_t slot_of(const index_t *x, uint64_t key)
+{
+    uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & x->mask;
+    while (x->keys[i] && x->keys[i] != key)
+        i = (i + 1) & x->mask;
+    return i;
+}
+
+static uint32_t index_get(const index_t *x, uint64_t key)
+{
+    uint32_t i = slot_of(x, key);
+    return x->keys[i] ? x->vals[i] : UINT32_MAX;
+}
+
+static int kernel_part(XXH3_state_t *h, CUgraphNode node, const sg_override_t *ov)
+{
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    const sg_override_t *o =
+        sg_execs_override(ov, (uint64_t)(uintptr_t)node, CU_GRAPH_NODE_TYPE_KERNEL);
+    if (o) {
+        p = *sg_override_kernel(o);
+    } else {
+        __typeof__(&cuGraphKernelNodeGetParams_v2) get = SG_REAL(cuGraphKernelNodeGetParams_v2);
+        if (!get || get(node, &p) != CUDA_SUCCESS) return SG_ECUDA;
+    }
+    const sg_kinfo_t *ki = sg_kinfo_get(p.func, p.kern);
+    put_u64(h, (uint64_t)(uintptr_t)p.func);
+    put_u64(h, (uint64_t)(uintptr_t)p.kern);
+    uint32_t geo[7] = {p.gridDimX,  p.gridDimY,  p.gridDimZ,      p.blockDimX,
+                       p.blockDimY, p.blockDimZ, p.sharedMemBytes};
+    put(h, geo, sizeof geo);
+    if (p.kernelParams) {
+        for (uint32_t i = 0; i < ki->n_params; i++)
+            if (p.kernelParams[i]) put(h, p.kernelParams[i], ki->sizes[i]);
+    } else if (p.extra) {
+        for (int i = 0; i < 64 && p.extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (p.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER && p.extra[i + 1]) {
+                size_t len = 0;
+                for (int j = 0; j < 64 && p.extra[j] != CU_LAUNCH_PARAM_END; j += 2)
+                    if (p.extra[j] == CU_LAUNCH_PARAM_BUFFER_SIZE && p.extra[j + 1])
+                        len = *(size_t *)p.extra[j + 1];
+                if (len > SG_BUNDLE_MAX_PARAM_BYTES) return SG_ELIMIT;
+                put(h, p.extra[i + 1], len);
+            }
+        }
+    }
+    __typeof__(&cuGraphKernelNodeGetAttribute) attr = SG_REAL(cuGraphKernelNodeGetAttribute);
+    static const CUlaunchAttributeID ids[] = {CU_LAUNCH_ATTRIBUTE_PRIORITY,
+                                              CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+                                              CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    for (size_t i = 0; attr && i < sizeof ids / sizeof *ids; i++) {
+        CUkernelNodeAttrValue v;
+        memset(&v, 0, sizeof v);
+        if (attr(node, ids[i], &v) == CUDA_SUCCESS) put(h, &v, sizeof v);
+    }
+    return SG_OK;
+}
+
+static int node_part(XXH3_state_t *h, CUgraphNode node, CUgraphNodeType t, const sg_override_t *ov)
+{
+    CUresult r = CUDA_SUCCESS;
+    switch (t) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+        return kernel_part(h, node, ov);
+    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+        CUDA_MEMCPY3D p;
+        memset(&p, 0, sizeof p);
+        const sg_override_t *o =
+            sg_execs_override(ov, (uint64_t)(uintptr_t)node, CU_GRAPH_NODE_TYPE_MEMCPY);
+        if (o) {
+            p = *sg_override_memcpy(o);
+        } else {
+            __typeof__(&cuGraphMemcpyNodeGetParams) get = SG_REAL(cuGraphMemcpyNodeGetParams);
+            r = get ? get(node, &p) : CUDA_ERROR_NOT_FOUND;
+        }
+        put(h, &p, sizeof p);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+        CUDA_MEMSET_NODE_PARAMS p;
+        memset(&p, 0, sizeof p);
+        const sg_override_t *o =
+            sg_execs_override(ov, (uint64_t)(uintptr_t)node, CU_GRAPH_NODE_TYPE_MEMSET);
+        if (o) {
+            p = *sg_override_memset(o);
+        } else {
+            __typeof__(&cuGraphMemsetNodeGetParams) get = SG_REAL(cuGraphMemsetNodeGetParams);
+            r = get ? get(node, &p) : CUDA_ERROR_NOT_FOUND;
+        }
+        put(h, &p, sizeof p);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_HOST: {
+        CUDA_HOST_NODE_PARAMS p;
+        memset(&p, 0, sizeof p);
+        __typeof__(&cuGraphHostNodeGetParams) get = SG_REAL(cuGraphHostNodeGetParams);
+        r = get ? get(node, &p) : CUDA_ERROR_NOT_FOUND;
+        put(h, &p, sizeof p);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: {
+        CUevent ev = NULL;
+        if (t == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+            __typeof__(&cuGraphEventRecordNodeGetEvent) get =
+                SG_REAL(cuGraphEventRecordNodeGetEvent);
+            r = get ? get(node, &ev) : CUDA_ERROR_NOT_FOUND;
+        } else {
+            __typeof__(&cuGraphEventWaitNodeGetEvent) get = SG_REAL(cuGraphEventWaitNodeGetEvent);
+            r = get ? get(node, &ev) : CUDA_ERROR_NOT_FOUND;
+        }
+        put_u64(h, (uint64_t)(uintptr_t)ev);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+        CUDA_MEM_ALLOC_NODE_PARAMS p;
+        memset(&p, 0, sizeof p);
+        __typeof__(&cuGraphMemAllocNodeGetParams) get = SG_REAL(cuGraphMemAllocNodeGetParams);
+        r = get ? get(node, &p) : CUDA_ERROR_NOT_FOUND;
+        put_u64(h, p.dptr);
+        put_u64(h, p.bytesize);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: {
+        CUdeviceptr d = 0;
+        __typeof__(&cuGraphMemFreeNodeGetParams) get = SG_REAL(cuGraphMemFreeNodeGetParams);
+        r = get ? get(node, &d) : CUDA_ERROR_NOT_FOUND;
+        put_u64(h, d);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+        break;
+    default: /* bodies (child graph, conditional) and node types read elsewhere */
+        return SG_EUNSUPPORTED;
+    }
+    return r == CUDA_SUCCESS ? SG_OK : SG_ECUDA;
+}
+
+int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *out)
+{
+    memset(out, 0, sizeof *out);
+    __typeof__(&cuGraphGetNodes) get_nodes = SG_REAL(cuGraphGetNodes);
+    __typeof__(&cuGraphGetEdges_v2) get_edges = SG_REAL(cuGraphGetEdges_v2);
+    __typeof__(&cuGraphNodeGetType) get_type = SG_REAL(cuGraphNodeGetType);
+    if (!get_nodes || !get_edges || !get_type) return SG_EUNSUPPORTED;
+    size_t nn = 0, ne = 0;
+    if (get_nodes(graph, NULL, &nn) != CUDA_SUCCESS ||
+        get_edges(graph, NULL, NULL, NULL, &ne) != CUDA_SUCCESS)
+        return SG_ECUDA;
+    if (nn > SG_BUNDLE_MAX_NODES || ne > SG_BUNDLE_MAX_EDGES) return SG_ELIMIT;
+    int rc = SG_ENOMEM;
+    CUgraphNode *nodes = malloc((nn ? nn : 1) * sizeof *nodes);
+    CUgraphNode *from = malloc((ne ? ne : 1) * sizeof *from);
+    CUgraphNode *to = malloc((ne ? ne : 1) * sizeof *to);
+    CUgraphEdgeData *ed = calloc(ne ? ne : 1, sizeof *ed);
+    XXH3_state_t *h = XXH3_createState();
+    index_t idx = {0};
+    sg_relaxed_t relaxed;
+    sg_inject_relaxed_begin(&relaxed);
+    pthread_mutex_lock(&sg_shim.hot);
+    if (!nodes || !from || !to || !ed || !h || index_init(&idx, nn)) goto out;
+    XXH3_64bits_reset(h);
+    /* the driver refuses arrays for a count of 0 (build.c) */
+    size_t nn2 = nn, ne2 = ne;
+    rc = SG_ECUDA;
+    if (nn && get_nodes(graph, nodes, &nn2) != CUDA_SUCCESS) goto out;
+    if (ne && get_edges(graph, from, to, ed, &ne2) != CUDA_SUCCESS) goto out;
+    if (nn2 != nn || ne2 != ne) goto out; /* changed under us: let the build say so */
+    const sg_capture_record_t *rec = sg_book_find_record(sg_shim.book, (uint64_t)(uintptr_t)graph);
+    put_u64(h, nn);
+    put_u64(h, ne);
+    put_u64(h, sg_shim.mem.generation);
+    put_u64(h, sg_kinfo_generation());
+    if (rec) {
+        uint32_t counts[2] = {rec->n_streams, rec->n_events};
+        put(h, counts, sizeof counts);
+        put(h, rec->mode, strnlen(rec->mode, sizeof rec->mode));
+    }
+    for (size_t i = 0; i < nn; i++) {
+        uint64_t key = (uint64_t)(uintptr_t)nodes[i];
+        uint32_t s = slot_of(&idx, key);
+        idx.keys[s] = key;
+        idx.vals[s] = (uint32_t)i;
+        CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
+        if (get_type(nodes[i], &t) != CUDA_SUCCESS) goto out;
+        const sg_tag_t *tag = rec ? sg_book_find_tag(rec, key) : NULL;
+        uint64_t head[3] = {(uint64_t)t, tag ? tag->stream : UINT64_MAX, tag ? tag->seq : 0};
+        put(h, head, sizeof head);
+        rc = node_part(h, nodes[i], t, ov);
+        if (rc) goto out;
+        rc = SG_ECUDA;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        uint8_t kind = 0;
+        uint32_t event = SG_NONE;
+        sg_book_edge_kind(rec, (uint64_t)(uintptr_t)from[i], (uint64_t)(uintptr_t)to[i], &kind,
+                          &event);
+        uint32_t e[6] = {index_get(&idx, (uint64_t)(uintptr_t)from[i]),
+                         index_get(&idx, (uint64_t)(uintptr_t)to[i]),
+                         (uint32_t)ed[i].from_port | (uint32_t)ed[i].to_port << 8 |
+                             (uint32_t)ed[i].type << 16,
+                         kind,
+                         event,
+                         0};
+        put(h, e, sizeof e);
+    }
+    out->digest = XXH3_64bits_digest(h);
+    out->nodes = (uint32_t)nn;
+    out->streams = rec ? rec->n_streams : 0;
+    out->events = rec ? rec->n_events : 0;
+    out->captured = rec != NULL;
+    rc = SG_OK;
+out:
+    pthread_mutex_unlock(&sg_shim.hot);
+    sg_inject_relaxed_end(&relaxed);
+    XXH3_freeState(h);
+    free(idx.keys);
+    free(idx.vals);
+    free(nodes);
+    free(from);
+    free(to);
+    free(ed);
+    return rc;
+}
