@@ -174,12 +174,13 @@ bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo,
 {
     const sg_buffer_t *b = sg_graph_buffer(g, a->buffer);
     if (!b || a->size == 0) return false;
-    uint64_t start = b->address + a->offset;
-    if (start < b->address) return false; /* wrapped */
-    uint64_t end = start + a->size;
-    if (end < start) end = UINT64_MAX;
-    *lo = start;
-    *hi = end;
+    if (b->address + a->offset < b->address) { /* the offset wraps: see rewrite_internal.h */
+        *lo = b->address;
+        *hi = UINT64_MAX;
+        return true;
+    }
+    *lo = b->address + a->offset;
+    *hi = sg_rw_end(*lo, a->size);
     return true;
 }
 
@@ -187,10 +188,8 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b)
 {
     const sg_buffer_t *x = sg_graph_buffer(g, a), *y = sg_graph_buffer(g, b);
     if (!x || !y || x->size == 0 || y->size == 0) return false;
-    uint64_t xe = x->address + x->size, ye = y->address + y->size;
-    if (xe < x->address) xe = UINT64_MAX;
-    if (ye < y->address) ye = UINT64_MAX;
-    return x->address < ye && y->address < xe;
+    return x->address < sg_rw_end(y->address, y->size) &&
+           y->address < sg_rw_end(x->address, x->size);
 }
 
 static int cmp_u64(const void *pa, const void *pb)
@@ -462,8 +461,7 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
     if (!sp || !ru->cluster || !k) goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         const sg_buffer_t *b = &g->root->buffers[i];
-        uint64_t hi = b->address + b->size;
-        sp[n++] = (sg_rw_span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+        sp[n++] = (sg_rw_span_t){b->address, sg_rw_end(b->address, b->size), i};
     }
     qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
     uint64_t end = 0;

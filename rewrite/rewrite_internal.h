@@ -110,7 +110,19 @@ static inline bool sg_rw_writes(sg_access_mode_t m)
     return (m & SG_ACCESS_WRITE) != 0; /* UNKNOWN (7) counts as writing */
 }
 
-/* Absolute [lo, hi) of an access; false when empty or out of range. */
+/* start + size, saturating at the top of the address space: a range that
+ * would wrap past 2^64 ends there, never before its start. Every range end
+ * in rewrite/ is computed with it. */
+static inline uint64_t sg_rw_end(uint64_t start, uint64_t size)
+{
+    return start + size < start ? UINT64_MAX : start + size;
+}
+
+/* Absolute [lo, hi) of an access; false when it is empty or its buffer
+ * unknown. Accesses are taken by address: one that runs past its buffer's
+ * end meets the buffers after it. One whose offset runs past the top of the
+ * address space cannot be placed: it covers everything from its buffer's
+ * start up (too much keeps a hazard in sight, skipping it hid one). */
 bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo, uint64_t *hi);
 
 /* For every buffer: the nodes that access it (each once, in id order, not
