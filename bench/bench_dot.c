@@ -90,8 +90,7 @@ static void sync_streams(gen_t *s, uint32_t from, uint32_t to)
 
 static const char *const layer[] = {
     "_Z13layernorm_fwdPfPKfS1_S1_i", "_Z9gemm_tileILi128ELi64EEvPKfS1_Pfiii",
-    "_Z13bias_gelu_fwdPfPKfi", "_Z9gemm_tileILi128ELi64EEvPKfS1_Pfiii",
-    "_Z12residual_addPfPKfi"};
+    "_Z13bias_gelu_fwdPfPKfi", "_Z9gemm_tileILi128ELi64EEvPKfS1_Pfiii", "_Z12residual_addPfPKfi"};
 static const char *const side[] = {"_Z17attention_partialPfPKfS1_ii", "_Z11softmax_rowPfi",
                                    "_Z18reduce_partial_sumPfPKfi"};
 
@@ -108,19 +107,21 @@ static sg_graph_t *build(uint32_t n)
             die("tables", SG_ENOMEM);
     }
     for (uint32_t b = 0; b < BUFFERS; b++)
-        sg_graph_add_buffer(s.g, SG_BUFFER_DEVICE, 0x7f0000000000ull + ((uint64_t)b << 24),
-                            1 << 24, NULL);
+        sg_graph_add_buffer(s.g, SG_BUFFER_DEVICE, 0x7f0000000000ull + ((uint64_t)b << 24), 1 << 24,
+                            NULL);
     while (room(&s, 1)) {
         uint32_t r = rnd(100);
         if (r < 60) { /* a few layers on the main stream */
             uint32_t reps = 1 + rnd(4);
-            for (uint32_t i = 0; i < reps * 5 && room(&s, 1); i++) kernel(&s, 0, layer[i % 5], 1024);
+            for (uint32_t i = 0; i < reps * 5 && room(&s, 1); i++)
+                kernel(&s, 0, layer[i % 5], 1024);
         } else if (r < 80 && room(&s, 24)) { /* fork to s1 and s2, chains there, join */
             sync_streams(&s, 0, 1);
             sync_streams(&s, 0, 2);
             for (uint32_t t = 1; t <= 2; t++) {
                 uint32_t len = 2 + rnd(6);
-                for (uint32_t i = 0; i < len; i++) kernel(&s, t, side[(i * t) % 3], 128 * t);
+                for (uint32_t i = 0; i < len; i++)
+                    kernel(&s, t, side[(i * t) % 3], 128 * t);
             }
             sync_streams(&s, 1, 0);
             sync_streams(&s, 2, 0);
@@ -202,7 +203,10 @@ static double one(const char *sgcap, const char *dir, uint32_t n, const char *ex
     fflush(stdout);
     int rc = draw(sgcap, bundle, out, extra, &secs, &cpu);
     long long bytes = stat(out, &st) == 0 ? (long long)st.st_size : -1;
-    const char *goal = extra ? "" : n == 1000 ? "  (goal: 2 s)" : n == 20000 ? "  (goal: 10 s)" : "";
+    const char *goal = extra        ? ""
+                       : n == 1000  ? "  (goal: 2 s)"
+                       : n == 20000 ? "  (goal: 10 s)"
+                                    : "";
     printf("bench_dot: %6u nodes%-16s %7.2f s wall %7.2f s cpu  svg %lld bytes  exit %d%s\n", n,
            extra ? " (--max-nodes 0)" : "", secs, cpu, bytes, rc, goal);
     fflush(stdout);
@@ -224,7 +228,8 @@ int main(int argc, char **argv)
     uint32_t sizes[16] = {1000, 3000, 20000}, n_sizes = 3;
     if (argc > 3) {
         n_sizes = 0;
-        for (int i = 3; i < argc && n_sizes < 16; i++) sizes[n_sizes++] = (uint32_t)strtoul(argv[i], NULL, 10);
+        for (int i = 3; i < argc && n_sizes < 16; i++)
+            sizes[n_sizes++] = (uint32_t)strtoul(argv[i], NULL, 10);
     }
     for (uint32_t i = 0; i < n_sizes; i++) {
         if (!sizes[i]) continue;

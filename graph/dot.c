@@ -24,7 +24,7 @@
 #define SG_DOT_MAX_DEPTH 64
 #define SG_DOT_LABEL_MAX 512 /* bytes of one node label before escaping */
 #define SG_DOT_PREFIX_MAX 256
-#define SG_DOT_NAME_MAX 96     /* bytes of one name (stream, event, buffer) in a label */
+#define SG_DOT_NAME_MAX 96      /* bytes of one name (stream, event, buffer) in a label */
 #define SG_DOT_TOOLTIP_MAX 1024 /* the full kernel name, up to this */
 #define SG_DOT_QUICK_LAYOUT 100 /* more boxes: bound Graphviz's iterations */
 
@@ -538,7 +538,8 @@ static void box_contents(const sg_graph_t *g, const sg_fold_t *fo, const sg_fold
     for (uint32_t k = 0; k < x->n_nodes; k++) {
         const sg_node_t *n = &g->nodes[fo->members[x->start + k]];
         if ((unsigned)n->type < SG_NODE_TYPE_COUNT) by_type[n->type]++;
-        if (names && n->type == SG_NODE_KERNEL) names[nk++] = n->u.kernel.name ? n->u.kernel.name : "?";
+        if (names && n->type == SG_NODE_KERNEL)
+            names[nk++] = n->u.kernel.name ? n->u.kernel.name : "?";
     }
     for (int shown = 0; shown < 4; shown++) {
         int best = -1;
@@ -555,7 +556,8 @@ static void box_contents(const sg_graph_t *g, const sg_fold_t *fo, const sg_fold
         uint32_t best = 0, best_n = 0;
         for (uint32_t i = 0; i < nk;) {
             uint32_t j = i;
-            while (j < nk && strcmp(names[j], names[i]) == 0) j++;
+            while (j < nk && strcmp(names[j], names[i]) == 0)
+                j++;
             if (j - i > best_n && names[i][0]) best = i, best_n = j - i;
             i = j;
         }
@@ -565,7 +567,8 @@ static void box_contents(const sg_graph_t *g, const sg_fold_t *fo, const sg_fold
         lbl_printf(l, "\n");
         lbl_text(l, name, 48);
         lbl_printf(l, " x%" PRIu32, best_n);
-        for (uint32_t i = best; i < best + best_n; i++) names[i] = ""; /* taken */
+        for (uint32_t i = best; i < best + best_n; i++)
+            names[i] = ""; /* taken */
     }
     free(names);
 }
@@ -597,7 +600,8 @@ static void emit_box(const sg_graph_t *g, const sg_fold_t *fo, uint32_t b, FILE 
         fill = "#fafafa";
         lbl_printf(&l, "%" PRIu32 " nodes", x->n_nodes);
         box_contents(g, fo, x, &l);
-        if (x->syncs_inside) lbl_printf(&l, "\n%" PRIu32 " cross-stream edges inside", x->syncs_inside);
+        if (x->syncs_inside)
+            lbl_printf(&l, "\n%" PRIu32 " cross-stream edges inside", x->syncs_inside);
     }
     if (opt->show_ids || x->period == 0)
         lbl_printf(&l, "\nn%" PRIu32 " .. n%" PRIu32, first->id,
@@ -615,7 +619,8 @@ static void emit_folded(const sg_graph_t *g, const sg_fold_t *fo, FILE *f,
     for (uint32_t b = 0; b < fo->n_boxes;) {
         uint32_t lane = fo->boxes[b].lane;
         lane_open(g, f, lane);
-        for (; b < fo->n_boxes && fo->boxes[b].lane == lane; b++) emit_box(g, fo, b, f, opt);
+        for (; b < fo->n_boxes && fo->boxes[b].lane == lane; b++)
+            emit_box(g, fo, b, f, opt);
         fputs("  }\n", f);
     }
     if (fo->level == SG_FOLD_BANDS) {

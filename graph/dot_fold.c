@@ -207,7 +207,8 @@ static uint32_t split_repeats(const work_t *w, uint32_t a, uint32_t b, piece_t *
         uint32_t best = 0, best_p = 0;
         for (uint32_t p = 1; p <= SG_FOLD_MAX_PERIOD && i + 2 * p <= b; p++) {
             uint32_t r = 1;
-            while (i + (r + 1) * p <= b && same_looks(w, i, i + r * p, p)) r++;
+            while (i + (r + 1) * p <= b && same_looks(w, i, i + r * p, p))
+                r++;
             if (r >= 2 && r * p > best) best = r * p, best_p = p;
         }
         if (best) {
@@ -261,7 +262,8 @@ static int arrows(const sg_graph_t *g, sg_fold_t *f)
             f->boxes[bt].syncs_inside++;
             continue;
         }
-        a[n++] = (sg_fold_edge_t){bf, bt, e->kind, 1, e->kind == SG_EDGE_EVENT ? e->event : SG_NONE};
+        a[n++] =
+            (sg_fold_edge_t){bf, bt, e->kind, 1, e->kind == SG_EDGE_EVENT ? e->event : SG_NONE};
     }
     qsort(a, n, sizeof *a, cmp_fold_edge);
     uint32_t k = 0;
@@ -304,9 +306,12 @@ static int fold_runs(work_t *w, sg_fold_t *f)
     }
     uint32_t *first = calloc((size_t)max_extra + 2, sizeof *first);
     if (!first) goto out;
-    for (uint32_t s = 0; s < ns; s++) first[piece_start[s + 1] - piece_start[s]]++; /* extra + 1 */
-    for (uint32_t e = 0; e <= max_extra; e++) first[e + 1] += first[e];
-    for (uint32_t s = 0; s < ns; s++) by_cost[first[piece_start[s + 1] - piece_start[s] - 1]++] = s;
+    for (uint32_t s = 0; s < ns; s++)
+        first[piece_start[s + 1] - piece_start[s]]++; /* extra + 1 */
+    for (uint32_t e = 0; e <= max_extra; e++)
+        first[e + 1] += first[e];
+    for (uint32_t s = 0; s < ns; s++)
+        by_cost[first[piece_start[s + 1] - piece_start[s] - 1]++] = s;
     free(first);
     uint64_t boxes = ns;
     for (uint32_t i = 0; i < ns; i++) {
@@ -320,14 +325,14 @@ static int fold_runs(work_t *w, sg_fold_t *f)
         uint32_t lane = sg_dot_lane_of(w->g->root, &w->g->nodes[w->lane_nodes[w->seg_start[s]]]);
         if (!refined[s]) {
             sg_fold_box_t b = {lane, 0, w->seg_start[s], w->seg_start[s + 1] - w->seg_start[s], 0,
-                               0, 0};
+                               0,    0};
             if ((rc = push_box(f, &cap, b))) goto out;
             continue;
         }
         for (uint32_t p = piece_start[s]; p < piece_start[s + 1]; p++) {
             const piece_t *x = &pieces[p];
-            sg_fold_box_t b = {lane, 0, x->start, x->len, x->period,
-                               x->period ? x->len / x->period : 0, 0};
+            sg_fold_box_t b = {
+                lane, 0, x->start, x->len, x->period, x->period ? x->len / x->period : 0, 0};
             if ((rc = push_box(f, &cap, b))) goto out;
         }
     }
@@ -352,7 +357,8 @@ static int fold_bands(work_t *w, sg_fold_t *f, const uint32_t *pos, uint32_t at_
     uint32_t n = w->n_order, n_lanes = g->root->n_streams + 2;
     /* boxes for a band count: lanes that have nodes in each band */
     uint32_t active = 0;
-    for (uint32_t l = 0; l < n_lanes; l++) active += w->lane_start[l + 1] > w->lane_start[l];
+    for (uint32_t l = 0; l < n_lanes; l++)
+        active += w->lane_start[l + 1] > w->lane_start[l];
     uint32_t bands = w->max_boxes / (active ? active : 1);
     if (bands > at_most) bands = at_most;
     if (bands < 1) bands = 1;
@@ -375,7 +381,8 @@ static int fold_bands(work_t *w, sg_fold_t *f, const uint32_t *pos, uint32_t at_
     for (uint32_t l = 0; l < n_lanes; l++) {
         for (uint32_t k = w->lane_start[l]; k < w->lane_start[l + 1];) {
             uint32_t b = band_of(pos[w->lane_nodes[k]], n, bands), e = k;
-            while (e < w->lane_start[l + 1] && band_of(pos[w->lane_nodes[e]], n, bands) == b) e++;
+            while (e < w->lane_start[l + 1] && band_of(pos[w->lane_nodes[e]], n, bands) == b)
+                e++;
             int rc = push_box(f, &cap, (sg_fold_box_t){l, b, k, e - k, 0, 0, 0});
             if (rc) return rc;
             k = e;
@@ -388,7 +395,8 @@ static int fold_bands(work_t *w, sg_fold_t *f, const uint32_t *pos, uint32_t at_
 /* Which box each node is in, and the arrows. */
 static int place(const sg_graph_t *g, sg_fold_t *f)
 {
-    for (uint32_t i = 0; i < g->n_nodes; i++) f->box_of[i] = SG_NONE;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        f->box_of[i] = SG_NONE;
     for (uint32_t b = 0; b < f->n_boxes; b++)
         for (uint32_t k = 0; k < f->boxes[b].n_nodes; k++)
             f->box_of[f->members[f->boxes[b].start + k]] = b;
@@ -420,7 +428,8 @@ int sg_dot_fold(const sg_graph_t *g, uint32_t max_boxes, sg_fold_t *out)
     out->box_of = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *out->box_of);
     int rc = SG_ENOMEM;
     if (!pos || !w.lane_start || !w.seg_of || !w.look || !out->box_of) goto out;
-    for (uint32_t i = 0; i < g->n_nodes; i++) w.seg_of[i] = SG_NONE;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        w.seg_of[i] = SG_NONE;
     if ((rc = node_order(g, &w.order, &w.n_order))) goto out;
     rc = SG_ENOMEM;
     w.lane_nodes = malloc((w.n_order ? w.n_order : 1) * sizeof *w.lane_nodes);
@@ -430,7 +439,8 @@ int sg_dot_fold(const sg_graph_t *g, uint32_t max_boxes, sg_fold_t *out)
         pos[w.order[k]] = k;
         w.lane_start[sg_dot_lane_of(g->root, &g->nodes[w.order[k]]) + 1]++;
     }
-    for (uint32_t l = 0; l < n_lanes; l++) w.lane_start[l + 1] += w.lane_start[l];
+    for (uint32_t l = 0; l < n_lanes; l++)
+        w.lane_start[l + 1] += w.lane_start[l];
     {
         uint32_t *fill = malloc((size_t)n_lanes * sizeof *fill);
         if (!fill) goto out;

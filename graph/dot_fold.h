@@ -33,11 +33,11 @@
 typedef enum { SG_FOLD_NONE = 0, SG_FOLD_RUNS, SG_FOLD_BANDS } sg_fold_level_t;
 
 typedef struct {
-    uint32_t lane;       /* as sg_dot_lane_of */
-    uint32_t band;       /* SG_FOLD_BANDS: its band (its rank in the drawing) */
-    uint32_t start;      /* members: fold.members[start, start + n_nodes), in lane order */
+    uint32_t lane;  /* as sg_dot_lane_of */
+    uint32_t band;  /* SG_FOLD_BANDS: its band (its rank in the drawing) */
+    uint32_t start; /* members: fold.members[start, start + n_nodes), in lane order */
     uint32_t n_nodes;
-    uint32_t period;     /* a repeat: pattern length (n_nodes = period * repeats); else 0 */
+    uint32_t period; /* a repeat: pattern length (n_nodes = period * repeats); else 0 */
     uint32_t repeats;
     uint32_t syncs_inside; /* bands: edges to or from boxes of the same band on other lanes */
 } sg_fold_box_t;
@@ -45,21 +45,21 @@ typedef struct {
 typedef struct {
     uint32_t from, to; /* box indices */
     sg_edge_kind_t kind;
-    uint32_t count;    /* edges of the graph this arrow stands for */
-    uint32_t event;    /* the event all of them name, else SG_NONE */
+    uint32_t count; /* edges of the graph this arrow stands for */
+    uint32_t event; /* the event all of them name, else SG_NONE */
 } sg_fold_edge_t;
 
 typedef struct {
     sg_fold_level_t level;
-    uint32_t n_nodes;  /* live nodes of the graph (its own level, without bodies) */
+    uint32_t n_nodes;     /* live nodes of the graph (its own level, without bodies) */
     sg_fold_box_t *boxes; /* by lane, then lane order */
     uint32_t n_boxes;
     sg_node_id_t *members;
-    uint32_t *box_of;  /* node id -> box index; SG_NONE for a removed node */
+    uint32_t *box_of; /* node id -> box index; SG_NONE for a removed node */
     sg_fold_edge_t *edges;
     uint32_t n_edges;
     uint32_t n_bands;
-    uint32_t n_lanes;  /* n_streams + 2: explicit, then unknown streams */
+    uint32_t n_lanes; /* n_streams + 2: explicit, then unknown streams */
 } sg_fold_t;
 
 /* The lane a node is drawn in: its stream index, n_streams for explicit

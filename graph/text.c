@@ -32,7 +32,8 @@ static uint32_t decode(const unsigned char *p, size_t len)
 {
     static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
     uint32_t cp = p[0] & lead_mask[len];
-    for (size_t i = 1; i < len; i++) cp = cp << 6 | (p[i] & 0x3f);
+    for (size_t i = 1; i < len; i++)
+        cp = cp << 6 | (p[i] & 0x3f);
     return cp;
 }
 
@@ -72,7 +73,8 @@ static size_t next_piece(const char **s, char piece[8])
     *s += len;
     if (hidden_control(cp)) {
         piece[0] = '\\', piece[1] = 'u';
-        for (int i = 0; i < 4; i++) piece[2 + i] = hex[(cp >> (12 - 4 * i)) & 15];
+        for (int i = 0; i < 4; i++)
+            piece[2 + i] = hex[(cp >> (12 - 4 * i)) & 15];
         return 6;
     }
     memcpy(piece, p, len);
@@ -84,7 +86,8 @@ size_t sg_text_escape(char *dst, size_t n, const char *s)
     if (!s) s = "";
     char piece[8];
     size_t total = 0;
-    for (const char *p = s; *p;) total += next_piece(&p, piece);
+    for (const char *p = s; *p;)
+        total += next_piece(&p, piece);
     if (n == 0 || !dst) return total;
     /* room for the text, or for a cut text and "..." */
     bool cut = total > n - 1;

@@ -60,7 +60,8 @@ static void sg_log_open(void)
 {
     int expected = SG_LOG_UNOPENED;
     if (!atomic_compare_exchange_strong(&sg_log_state, &expected, SG_LOG_OPENING)) {
-        while (atomic_load(&sg_log_state) == SG_LOG_OPENING) sched_yield();
+        while (atomic_load(&sg_log_state) == SG_LOG_OPENING)
+            sched_yield();
         return;
     }
     char path[PATH_MAX];

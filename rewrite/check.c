@@ -602,8 +602,8 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
         snprintf(buf, n,
                  "use_after_free of %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it but is not "
                  "ordered %s %s; missing edge %s -> %s",
-                 SG_RW_LABEL(buf_label(g, h->buffers[0])), h->lo, h->hi, a,
-                 mode_verb(h->modes[0]), free_side ? "before its free" : "after its alloc", b, f, t);
+                 SG_RW_LABEL(buf_label(g, h->buffers[0])), h->lo, h->hi, a, mode_verb(h->modes[0]),
+                 free_side ? "before its free" : "after its alloc", b, f, t);
         break;
     }
     case SG_HAZARD_REUSE:
@@ -618,8 +618,7 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
         snprintf(buf, n,
                  "unjoined stream %s: its last node %s has no path to the last node of the "
                  "origin stream %s, %s; missing edge %s -> %s",
-                 SG_RW_STREAM(g, h->streams[0]), a,
-                 SG_RW_STREAM(g, h->streams[1]), b, f, t);
+                 SG_RW_STREAM(g, h->streams[0]), a, SG_RW_STREAM(g, h->streams[1]), b, f, t);
         break;
     default:
         snprintf(buf, n, "invalid hazard");

@@ -197,9 +197,8 @@ static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, can
         if (next != SG_NONE && (barrier || wait_point)) {
             cand_t *c = cand_push(cs, i, next, RULE_STREAM_ORDER, true);
             if (!c) return SG_ENOMEM;
-            snprintf(c->why, sizeof c->why,
-                     "%s: everything enqueued after it on %s must follow it", what,
-                     SG_RW_STREAM(g, x->stream));
+            snprintf(c->why, sizeof c->why, "%s: everything enqueued after it on %s must follow it",
+                     what, SG_RW_STREAM(g, x->stream));
         }
     }
     return SG_OK;

@@ -448,8 +448,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
                 snprintf(p->why, sizeof p->why,
                          "%s joins at n%u before a use of %s: the free cannot be placed on %s "
                          "after every use and still joined",
-                         SG_RW_STREAM(g, s), y,
-                         SG_RW_LABEL(g->root->buffers[b].label),
+                         SG_RW_STREAM(g, s), y, SG_RW_LABEL(g->root->buffers[b].label),
                          SG_RW_STREAM(g, s));
                 return SG_OK;
             }

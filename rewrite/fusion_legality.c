@@ -281,10 +281,10 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
         }
         json_t *ids = json_array();
         for (uint32_t i = 0; i < ch->n_nodes; i++) json_array_append_new(ids, json_integer(ch->nodes[i]));
-        json_array_append_new(
-            arr, json_pack("{s:s, s:o, s:o, s:o}", "stream", sg_rw_stream_label(g, ch->stream),
-                           "nodes", ids, "head", barrier_json(&ch->head), "tail",
-                           barrier_json(&ch->tail)));
+        json_array_append_new(arr,
+                              json_pack("{s:s, s:o, s:o, s:o}", "stream",
+                                        sg_rw_stream_label(g, ch->stream), "nodes", ids, "head",
+                                        barrier_json(&ch->head), "tail", barrier_json(&ch->tail)));
     }
     if (!list_singles && singles)
         sg_rw_printf(ctx, "%u single kernels (chains of 1) not listed (more than %d kernels)\n",

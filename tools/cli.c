@@ -20,8 +20,10 @@ void sg_cli_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     if (n >= (int)sizeof small) {
         char *big = malloc((size_t)n + 1); /* else the message is cut short */
-        if (big && vsnprintf(big, (size_t)n + 1, fmt, ap2) >= 0) msg = big;
-        else free(big);
+        if (big && vsnprintf(big, (size_t)n + 1, fmt, ap2) >= 0)
+            msg = big;
+        else
+            free(big);
     }
     va_end(ap2);
     fprintf(stderr, "sgcap %s: ", cmd);

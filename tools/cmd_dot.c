@@ -89,7 +89,8 @@ static void read_messages(FILE *err, char *msg, size_t n)
     if (!err || fflush(err) != 0 || fseek(err, 0, SEEK_SET) != 0) return;
     size_t got = fread(msg, 1, n - 1, err);
     msg[got] = '\0';
-    while (got && (msg[got - 1] == '\n' || msg[got - 1] == ' ')) msg[--got] = '\0';
+    while (got && (msg[got - 1] == '\n' || msg[got - 1] == ' '))
+        msg[--got] = '\0';
 }
 
 /* Render g with `dot -T<fmt>` into out_fd, the DOT text fed through a pipe.
@@ -223,8 +224,10 @@ static int run(int argc, char **argv)
     char ext[24];
     const char *fmt = out ? format_of(out, ext, sizeof ext) : NULL;
     if (fmt && !fmt[0]) {
-        sg_cli_error("dot", "cannot tell a format from the name %s (use .svg, .png, .pdf, ... "
-                     "for Graphviz, .dot or no extension for DOT text)", out);
+        sg_cli_error("dot",
+                     "cannot tell a format from the name %s (use .svg, .png, .pdf, ... "
+                     "for Graphviz, .dot or no extension for DOT text)",
+                     out);
         return SG_EXIT_USAGE;
     }
     sg_graph_t *g = sg_cli_open_bundle("dot", path);
@@ -243,8 +246,10 @@ static int run(int argc, char **argv)
             exit_code = SG_EXIT_USAGE;
         } else {
             if (fmt && opt.max_nodes == 0 && sg_graph_node_count(g) > SG_DOT_SLOW_NODES)
-                sg_cli_error("dot", "drawing %u nodes unfolded: Graphviz may take minutes "
-                             "(--max-nodes folds)", sg_graph_node_count(g));
+                sg_cli_error("dot",
+                             "drawing %u nodes unfolded: Graphviz may take minutes "
+                             "(--max-nodes folds)",
+                             sg_graph_node_count(g));
             exit_code = fmt ? render(g, &opt, fmt, of.fd, out) : write_dot(g, &opt, of.fd, out);
             if (exit_code) {
                 sg_outfile_abort(&of);
@@ -263,5 +268,7 @@ static int run(int argc, char **argv)
     return exit_code;
 }
 
-const sg_command_t sg_command_dot = {"dot", "draw a bundle's graph (DOT, or SVG and more via "
-                                     "Graphviz)", usage, run};
+const sg_command_t sg_command_dot = {"dot",
+                                     "draw a bundle's graph (DOT, or SVG and more via "
+                                     "Graphviz)",
+                                     usage, run};

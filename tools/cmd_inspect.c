@@ -202,8 +202,7 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
            g->capture_mode ? sg_cli_text(g->capture_mode) : "?", g->capture_id);
     if (g->device.name)
         printf("device:  %s (sm_%d%d), driver %d, %s\n", sg_cli_text(g->device.name),
-               g->device.cc_major,
-               g->device.cc_minor, g->device.driver_version,
+               g->device.cc_major, g->device.cc_minor, g->device.driver_version,
                human_bytes(g->device.total_memory, b1, sizeof b1));
     printf("nodes:   %u (", s->nodes);
     print_type_list(stdout, s->by_type);
@@ -242,8 +241,8 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
         char shortname[96];
         sg_kernel_short_name(s->kernels[i].name, shortname, sizeof shortname);
         printf("  %-32s x%-4u grid (%u,%u,%u) block (%u,%u,%u) smem %u", sg_cli_text(shortname),
-               s->kernels[i].launches, k->grid[0], k->grid[1], k->grid[2], k->block[0],
-               k->block[1], k->block[2], k->shared_bytes);
+               s->kernels[i].launches, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+               k->block[2], k->shared_bytes);
         if (k->image != SG_NONE) printf(" image %u", k->image);
         putchar('\n');
     }
@@ -268,7 +267,8 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     if (g->crosscheck_done)
         printf("check:   capture cross-check %s (CUDA reported %u nodes, %u edges)%s%s\n",
                g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count, g->cuda_edge_count,
-               g->crosscheck_note ? ": " : "", g->crosscheck_note ? sg_cli_text(g->crosscheck_note) : "");
+               g->crosscheck_note ? ": " : "",
+               g->crosscheck_note ? sg_cli_text(g->crosscheck_note) : "");
     if (g->n_pass_log) {
         printf("passes:  %u\n", g->n_pass_log);
         for (uint32_t i = 0; i < g->n_pass_log; i++)
@@ -434,8 +434,7 @@ static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool
         json_decref(o);
     } else {
         printf("code of %s for sm_%u: %u kernels, %u with usable PTX\n", sg_cli_text(path),
-               rep.device_arch,
-               rep.n_rows, rep.n_ptx_available);
+               rep.device_arch, rep.n_rows, rep.n_ptx_available);
         for (uint32_t i = 0; i < rep.n_rows; i++) {
             const sg_code_report_row_t *r = &rep.rows[i];
             char shortname[96];
@@ -445,9 +444,9 @@ static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool
                 snprintf(img, sizeof img, "-");
             else
                 snprintf(img, sizeof img, "%u", r->image);
-            printf("  %-32s x%-3u image %-3s sass %-14s ptx %-14s PTX: %s\n", sg_cli_text(shortname),
-                   r->n_nodes,
-                   img, sg_arch_list_format(&r->sass, sass, sizeof sass),
+            printf("  %-32s x%-3u image %-3s sass %-14s ptx %-14s PTX: %s\n",
+                   sg_cli_text(shortname), r->n_nodes, img,
+                   sg_arch_list_format(&r->sass, sass, sizeof sass),
                    sg_arch_list_format(&r->ptx, ptx, sizeof ptx), reason_text(r));
             if (r->detail[0]) printf("      %s\n", sg_cli_text(r->detail));
         }

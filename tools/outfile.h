@@ -12,9 +12,9 @@
 #include <sys/types.h>
 
 typedef struct {
-    int fd;         /* write the content here */
-    char *path;     /* the target */
-    char *tmp;      /* the temporary name, NULL while the file has none */
+    int fd;     /* write the content here */
+    char *path; /* the target */
+    char *tmp;  /* the temporary name, NULL while the file has none */
 } sg_outfile_t;
 
 /* 0, or an errno value (nothing is left behind then). */

@@ -238,7 +238,8 @@ static void test_race_past_buffer_end(void **state)
             assert_int_equal(h.kind, SG_HAZARD_RACE);
             assert_int_equal(h.lo, 0x2000);
             assert_int_equal(h.hi, 0x2100);
-            if (!strstr(line, "race on B [0x2000, 0x2100)") || !strstr(line, "writes it (past the end of A)"))
+            if (!strstr(line, "race on B [0x2000, 0x2100)") ||
+                !strstr(line, "writes it (past the end of A)"))
                 fail_msg("%s", line);
             assert_null(strstr(line, "reads it (past"));
             sg_graph_destroy(g);
@@ -526,8 +527,9 @@ static size_t brute(const sg_graph_t *g, hkey_t *out)
                     /* two graph allocations sharing memory: judged as reuse; ones
                      * that do not share it meet only through an access past an
                      * end, and that is a race */
-                    if (p->buffer != q->buffer && bp->alloc_node != SG_NONE && bq->alloc_node != SG_NONE &&
-                        bp->address < bq->address + bq->size && bq->address < bp->address + bp->size)
+                    if (p->buffer != q->buffer && bp->alloc_node != SG_NONE &&
+                        bq->alloc_node != SG_NONE && bp->address < bq->address + bq->size &&
+                        bq->address < bp->address + bp->size)
                         continue;
                     uint64_t plo = bp->address + p->offset, qlo = bq->address + q->offset;
                     if (plo < qlo + q->size && qlo < plo + p->size) hit = true;

@@ -633,10 +633,12 @@ static sg_graph_t *random_capture(uint32_t n, uint32_t streams, uint64_t seed)
     fold_rng = seed * 0x9e3779b97f4a7c15ull + 1;
     sg_graph_t *g = sg_graph_create();
     uint32_t ev;
-    for (uint32_t s = 0; s < streams; s++) sg_graph_add_stream(g, NULL, s, NULL);
+    for (uint32_t s = 0; s < streams; s++)
+        sg_graph_add_stream(g, NULL, s, NULL);
     sg_graph_add_event(g, NULL, 1, &ev);
     sg_node_id_t last[8];
-    for (uint32_t s = 0; s < 8; s++) last[s] = SG_NONE;
+    for (uint32_t s = 0; s < 8; s++)
+        last[s] = SG_NONE;
     static const char *const names[] = {"_Z1av", "_Z1bv", "_Z1cv"};
     while (g->n_nodes < n) {
         uint32_t s = fold_rand(streams), r = fold_rand(100);
@@ -723,7 +725,8 @@ static void check_fold(const sg_graph_t *g, uint32_t max)
         assert_true(found);
     }
     uint64_t counted = 0;
-    for (uint32_t b = 0; b < f.n_boxes; b++) counted += f.boxes[b].syncs_inside;
+    for (uint32_t b = 0; b < f.n_boxes; b++)
+        counted += f.boxes[b].syncs_inside;
     assert_int_equal(counted, inside);
     for (uint32_t k = 0; k < f.n_edges; k++) {
         assert_true(f.edges[k].count >= 1);
@@ -734,7 +737,8 @@ static void check_fold(const sg_graph_t *g, uint32_t max)
     assert_int_equal(arrows, between);
     /* the drawing is acyclic: Kahn over the boxes */
     uint32_t *indeg = calloc(f.n_boxes, sizeof *indeg), *queue = malloc(f.n_boxes * sizeof *queue);
-    for (uint32_t k = 0; k < f.n_edges; k++) indeg[f.edges[k].to]++;
+    for (uint32_t k = 0; k < f.n_edges; k++)
+        indeg[f.edges[k].to]++;
     uint32_t head = 0, tail = 0;
     for (uint32_t b = 0; b < f.n_boxes; b++)
         if (!indeg[b]) queue[tail++] = b;
@@ -743,7 +747,8 @@ static void check_fold(const sg_graph_t *g, uint32_t max)
         for (uint32_t k = 0; k < f.n_edges; k++)
             if (f.edges[k].from == b && --indeg[f.edges[k].to] == 0) queue[tail++] = f.edges[k].to;
     }
-    if (tail != f.n_boxes) fail_msg("the folded drawing has a cycle (%u of %u boxes sorted)", tail, f.n_boxes);
+    if (tail != f.n_boxes)
+        fail_msg("the folded drawing has a cycle (%u of %u boxes sorted)", tail, f.n_boxes);
     free(indeg);
     free(queue);
     sg_dot_fold_free(&f);
@@ -756,7 +761,8 @@ static void test_dot_fold_properties(void **state)
         uint32_t n = 50 + (uint32_t)(seed * 37 % 900), streams = 1 + seed % 5;
         sg_graph_t *g = random_capture(n, streams, seed);
         static const uint32_t budgets[] = {8, 20, 60, 150, 400, 2000};
-        for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) check_fold(g, budgets[i]);
+        for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
+            check_fold(g, budgets[i]);
         sg_graph_destroy(g);
     }
 }
@@ -776,7 +782,12 @@ static void test_dot_fold_shapes(void **state)
     sg_node_id_t ids[80];
     for (uint32_t i = 0; i < 80; i++) { /* s0: a x40, then [b c d] x10, then 10 more a */
         ids[i] = add_node(g, SG_NODE_KERNEL, 0, i);
-        sg_node_set_kernel_name(g, ids[i], i < 40 ? "_Z1av" : i < 70 ? (i % 3 == 1 ? "_Z1bv" : i % 3 == 2 ? "_Z1cv" : "_Z1dv") : "_Z1av");
+        sg_node_set_kernel_name(g, ids[i],
+                                i < 40   ? "_Z1av"
+                                : i < 70 ? (i % 3 == 1   ? "_Z1bv"
+                                            : i % 3 == 2 ? "_Z1cv"
+                                                         : "_Z1dv")
+                                         : "_Z1av");
         sg_kernel_t *k = &sg_graph_node(g, ids[i])->u.kernel;
         k->grid[0] = 64, k->grid[1] = k->grid[2] = 1;
         k->block[0] = 128, k->block[1] = k->block[2] = 1;
@@ -801,7 +812,8 @@ static void test_dot_fold_shapes(void **state)
     /* the arrows s0 -> s1 -> s0 carry the event */
     bool out_ev = false, in_ev = false;
     for (uint32_t k = 0; k < f.n_edges; k++) {
-        out_ev |= f.edges[k].to == f.box_of[w] && f.edges[k].kind == SG_EDGE_EVENT && f.edges[k].event == ev;
+        out_ev |= f.edges[k].to == f.box_of[w] && f.edges[k].kind == SG_EDGE_EVENT &&
+                  f.edges[k].event == ev;
         in_ev |= f.edges[k].from == f.box_of[w] && f.edges[k].kind == SG_EDGE_EVENT;
     }
     assert_true(out_ev && in_ev);
@@ -867,20 +879,26 @@ static void test_text_escape(void **state)
     expect_escape("s0\x1b[2K\rno hazards", "s0\\x1b[2K\\rno hazards");
     expect_escape("a\nb\tc\\d\x7f\x01", "a\\nb\\tc\\\\d\\x7f\\x01");
     /* UTF-8: kept when well formed and printable */
-    expect_escape("gr\xc3\xbc\xc3\x9f" "e \xe2\x86\x92 \xf0\x9f\x98\x80",
-                  "gr\xc3\xbc\xc3\x9f" "e \xe2\x86\x92 \xf0\x9f\x98\x80");
+    expect_escape("gr\xc3\xbc\xc3\x9f"
+                  "e \xe2\x86\x92 \xf0\x9f\x98\x80",
+                  "gr\xc3\xbc\xc3\x9f"
+                  "e \xe2\x86\x92 \xf0\x9f\x98\x80");
     /* not well formed: each byte shown */
-    expect_escape("\xc3", "\\xc3");                 /* cut short */
-    expect_escape("\xc3(", "\\xc3(");               /* bad continuation */
-    expect_escape("\x80x", "\\x80x");               /* stray continuation */
-    expect_escape("\xc0\xaf", "\\xc0\\xaf");         /* overlong '/' */
-    expect_escape("\xe0\x80\xaf", "\\xe0\\x80\\xaf"); /* overlong, 3 bytes */
-    expect_escape("\xed\xa0\x80", "\\xed\\xa0\\x80"); /* a surrogate */
+    expect_escape("\xc3", "\\xc3");                            /* cut short */
+    expect_escape("\xc3(", "\\xc3(");                          /* bad continuation */
+    expect_escape("\x80x", "\\x80x");                          /* stray continuation */
+    expect_escape("\xc0\xaf", "\\xc0\\xaf");                   /* overlong '/' */
+    expect_escape("\xe0\x80\xaf", "\\xe0\\x80\\xaf");          /* overlong, 3 bytes */
+    expect_escape("\xed\xa0\x80", "\\xed\\xa0\\x80");          /* a surrogate */
     expect_escape("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
     expect_escape("\xff\xfe", "\\xff\\xfe");
     /* C1 controls (U+009B is CSI on some terminals) and bidi overrides */
-    expect_escape("\xc2\x9b" "2K", "\\u009b2K");
-    expect_escape("abc\xe2\x80\xae" "def\xe2\x81\xa6", "abc\\u202edef\\u2066");
+    expect_escape("\xc2\x9b"
+                  "2K",
+                  "\\u009b2K");
+    expect_escape("abc\xe2\x80\xae"
+                  "def\xe2\x81\xa6",
+                  "abc\\u202edef\\u2066");
     expect_escape("\xd8\x9c\xe2\x80\x8f", "\\u061c\\u200f");
     /* cut to fit: at a boundary, marked, the full length returned */
     char buf[8];
@@ -911,14 +929,13 @@ static void test_text_escape(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_escape),
-        cmocka_unit_test(test_short_names),        cmocka_unit_test(test_short_name_bounds),
-        cmocka_unit_test(test_dump_determinism),   cmocka_unit_test(test_dump_content),
-        cmocka_unit_test(test_dump_escaping),      cmocka_unit_test(test_dump_errors),
-        cmocka_unit_test(test_dump_address_owner), cmocka_unit_test(test_dot_valid),
-        cmocka_unit_test(test_dot_hostile),        cmocka_unit_test(test_dot_errors),
-        cmocka_unit_test(test_dot_fold_properties), cmocka_unit_test(test_dot_fold_shapes),
-        cmocka_unit_test(test_dot_fold_renders),
+        cmocka_unit_test(test_text_escape),       cmocka_unit_test(test_short_names),
+        cmocka_unit_test(test_short_name_bounds), cmocka_unit_test(test_dump_determinism),
+        cmocka_unit_test(test_dump_content),      cmocka_unit_test(test_dump_escaping),
+        cmocka_unit_test(test_dump_errors),       cmocka_unit_test(test_dump_address_owner),
+        cmocka_unit_test(test_dot_valid),         cmocka_unit_test(test_dot_hostile),
+        cmocka_unit_test(test_dot_errors),        cmocka_unit_test(test_dot_fold_properties),
+        cmocka_unit_test(test_dot_fold_shapes),   cmocka_unit_test(test_dot_fold_renders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
