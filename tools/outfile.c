@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* What the signal handler cleans up: only async-signal-safe state. */
@@ -84,8 +85,15 @@ int sg_outfile_open(sg_outfile_t *o, const char *path)
     memset(o, 0, sizeof *o);
     o->fd = -1;
     install_handlers();
-    o->path = strdup(path);
-    char *dir = dir_of(path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        o->direct = true;
+        o->fd = open(path, O_WRONLY | O_CLOEXEC);
+        return o->fd >= 0 ? 0 : errno;
+    }
+    char *real = realpath(path, NULL); /* through a link, to the file it names */
+    o->path = real ? real : strdup(path);
+    char *dir = o->path ? dir_of(o->path) : NULL;
     if (!o->path || !dir) {
         free(dir);
         free(o->path);
@@ -115,6 +123,12 @@ int sg_outfile_open(sg_outfile_t *o, const char *path)
 int sg_outfile_commit(sg_outfile_t *o)
 {
     int err = 0;
+    if (o->direct) {
+        err = close(o->fd) != 0 ? errno : 0;
+        memset(o, 0, sizeof *o);
+        o->fd = -1;
+        return err;
+    }
     if (!o->tmp) {
         /* name the unnamed file next to the target, then move it over */
         char proc[64];

@@ -4,7 +4,10 @@
  * PATH.<pid>.tmp name) and takes the target's name only at commit. A
  * SIGINT, SIGTERM or SIGHUP that ends the command removes the temporary
  * name and kills the helper process registered with sg_outfile_child. One
- * output file at a time. */
+ * output file at a time. A target that exists and is not a regular file
+ * (/dev/stdout, a FIFO) is written directly: renaming over it would
+ * replace the device; a symbolic link is followed, so the file it names
+ * is replaced, not the link. */
 #ifndef SGCAP_OUTFILE_H
 #define SGCAP_OUTFILE_H
 
@@ -12,9 +15,10 @@
 #include <sys/types.h>
 
 typedef struct {
-    int fd;     /* write the content here */
-    char *path; /* the target */
-    char *tmp;  /* the temporary name, NULL while the file has none */
+    int fd;      /* write the content here */
+    char *path;  /* the target */
+    char *tmp;   /* the temporary name, NULL while the file has none */
+    bool direct; /* writing to the target itself (not a regular file) */
 } sg_outfile_t;
 
 /* 0, or an errno value (nothing is left behind then). */

@@ -112,6 +112,18 @@ step_dot_format() {
     "$sgcap" dot "$b" -o 'pic.a b' 2>err.txt && fail "-o 'pic.a b' succeeded"
     grep -q 'cannot tell a format' err.txt || fail "unclear: $(cat err.txt)"
     ls | grep -q 'nosuchformat\|pic.a b\|tmp' && fail "left behind: $(ls)"
+    # a target that is not a regular file is written, not replaced; a link
+    # is followed
+    mkfifo pipe.dot || fail "mkfifo"
+    cat pipe.dot >from_pipe.txt &
+    "$sgcap" dot "$b" -o pipe.dot 2>err.txt || fail "-o FIFO: $(cat err.txt)"
+    wait
+    [ -p pipe.dot ] || fail "the FIFO was replaced by a file"
+    head -1 from_pipe.txt | grep -q '^digraph sgcap {' || fail "nothing came through the FIFO"
+    echo old >real.svg && ln -s real.svg link.svg
+    "$sgcap" dot "$b" -o link.svg 2>err.txt || fail "-o link: $(cat err.txt)"
+    [ -L link.svg ] || fail "the link was replaced by a file"
+    grep -q '<svg' real.svg || fail "the file the link names was not written"
     return 0
 }
 
