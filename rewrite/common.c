@@ -17,6 +17,12 @@ const char *sg_rw_label(const char *s, sg_rw_label_t *buf)
     return buf->s;
 }
 
+const char *sg_rw_note(const char *s, sg_rw_note_t *buf)
+{
+    sg_text_escape(buf->s, sizeof buf->s, s);
+    return buf->s;
+}
+
 const char *sg_rw_stream_label(const sg_graph_t *g, uint32_t stream)
 {
     const sg_stream_t *s = sg_graph_stream(g, stream);
