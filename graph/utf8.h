@@ -2,8 +2,9 @@
  * writer (bundle_emit.c, which replaces anything else) and the reader
  * (json_read.c, which refuses anything else): whatever one writes, the
  * other accepts. The rewrite report's writer (rewrite/json_writer.c) uses
- * it too: they are jansson's rules. Header-only so that the writer links
- * nothing of the reader. */
+ * it too (they are jansson's rules), and so does what shows strings to
+ * people (text.c: well-formed UTF-8 is kept, anything else escaped).
+ * Header-only so that the writer links nothing of the reader. */
 #ifndef SGCAP_UTF8_H
 #define SGCAP_UTF8_H
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/text.h"
 #include "replay.h"
 #include "graph/plural.h"
 
@@ -366,7 +367,11 @@ void sg_reloc_report_print(const sg_reloc_report_t *r, const sg_graph_t *g, bool
                 fprintf(f, " word @%-4u   ", e->offset);
         }
         fprintf(f, " 0x%" PRIx64 " -> 0x%" PRIx64, e->old_value, e->new_value);
-        if (b) fprintf(f, " (%s%s)", b->label, e->one_past_end ? ", one past its end" : "");
+        if (b) {
+            char label[128]; /* from the bundle: escaped for the terminal */
+            sg_text_escape(label, sizeof label, b->label);
+            fprintf(f, " (%s%s)", label, e->one_past_end ? ", one past its end" : "");
+        }
         if (e->site == SG_RELOC_HANDLE) fputs(" (conditional handle)", f);
         fputc('\n', f);
     }

@@ -5,12 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/text.h"
 #include "graph/views.h"
 #include "rewrite_internal.h"
 
 /* ---- names ---------------------------------------------------------------- */
 
-const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream)
+const char *sg_rw_label(const char *s, sg_rw_label_t *buf)
+{
+    sg_text_escape(buf->s, sizeof buf->s, s);
+    return buf->s;
+}
+
+const char *sg_rw_note(const char *s, sg_rw_note_t *buf)
+{
+    sg_text_escape(buf->s, sizeof buf->s, s);
+    return buf->s;
+}
+
+const char *sg_rw_stream_label(const sg_graph_t *g, uint32_t stream)
 {
     const sg_stream_t *s = sg_graph_stream(g, stream);
     return s ? s->label : "explicit";
@@ -52,8 +65,8 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
     }
     char what[160];
     node_what(g, x, what, sizeof what);
-    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "", what,
-             sg_rw_stream_name(g, x->stream));
+    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "",
+             SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
     return buf;
 }
 
@@ -101,7 +114,7 @@ json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id)
     char what[160];
     node_what(g, x, what, sizeof what);
     json_t *o = json_pack("{s:I, s:s, s:s}", "id", (json_int_t)id, "type",
-                          sg_node_type_name(x->type), "stream", sg_rw_stream_name(g, x->stream));
+                          sg_node_type_name(x->type), "stream", sg_rw_stream_label(g, x->stream));
     if (o && what[0]) json_object_set_new(o, "name", json_string(what));
     return o;
 }
@@ -115,7 +128,7 @@ void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id)
         char what[160];
         node_what(g, x, what, sizeof what);
         sg_jw_kstring(w, "type", sg_node_type_name(x->type));
-        sg_jw_kstring(w, "stream", sg_rw_stream_name(g, x->stream));
+        sg_jw_kstring(w, "stream", sg_rw_stream_label(g, x->stream));
         if (what[0]) sg_jw_kstring(w, "name", what);
     }
     sg_jw_end(w);
@@ -253,12 +266,13 @@ bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo,
 {
     const sg_buffer_t *b = sg_graph_buffer(g, a->buffer);
     if (!b || a->size == 0) return false;
-    uint64_t start = b->address + a->offset;
-    if (start < b->address) return false; /* wrapped */
-    uint64_t end = start + a->size;
-    if (end < start) end = UINT64_MAX;
-    *lo = start;
-    *hi = end;
+    if (b->address + a->offset < b->address) { /* the offset wraps: see rewrite_internal.h */
+        *lo = b->address;
+        *hi = UINT64_MAX;
+        return true;
+    }
+    *lo = b->address + a->offset;
+    *hi = sg_rw_end(*lo, a->size);
     return true;
 }
 
@@ -266,10 +280,8 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b)
 {
     const sg_buffer_t *x = sg_graph_buffer(g, a), *y = sg_graph_buffer(g, b);
     if (!x || !y || x->size == 0 || y->size == 0) return false;
-    uint64_t xe = x->address + x->size, ye = y->address + y->size;
-    if (xe < x->address) xe = UINT64_MAX;
-    if (ye < y->address) ye = UINT64_MAX;
-    return x->address < ye && y->address < xe;
+    return x->address < sg_rw_end(y->address, y->size) &&
+           y->address < sg_rw_end(x->address, x->size);
 }
 
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
@@ -534,8 +546,7 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
     if (!sp || !ru->cluster || !k) goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         const sg_buffer_t *b = &g->root->buffers[i];
-        uint64_t hi = b->address + b->size;
-        sp[n++] = (sg_rw_span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+        sp[n++] = (sg_rw_span_t){b->address, sg_rw_end(b->address, b->size), i};
     }
     qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
     uint64_t end = 0;

@@ -112,7 +112,7 @@ static void cand_why(const sg_graph_t *g, const cand_t *c, char *why, size_t n)
         const sg_node_t *rec = &g->nodes[c->from], *wait = &g->nodes[c->to];
         snprintf(why, n,
                  "the wait binds to the latest record of %s enqueued before it (seq %llu < %llu)",
-                 g->root->events[wait->u.event].label, (unsigned long long)rec->seq,
+                 SG_RW_LABEL(g->root->events[wait->u.event].label), (unsigned long long)rec->seq,
                  (unsigned long long)wait->seq);
         break;
     }
@@ -123,23 +123,23 @@ static void cand_why(const sg_graph_t *g, const cand_t *c, char *why, size_t n)
         const char *what = c->what ? points[c->what & 3] : sg_node_type_name(x->type);
         if (c->side)
             snprintf(why, n, "%s: everything enqueued after it on %s must follow it", what,
-                     sg_rw_stream_name(g, x->stream));
+                     SG_RW_STREAM(g, x->stream));
         else
             snprintf(why, n, "%s: everything enqueued before it on %s must precede it", what,
-                     sg_rw_stream_name(g, x->stream));
+                     SG_RW_STREAM(g, x->stream));
         break;
     }
     case RULE_FREE_REUSE:
         snprintf(why, n,
                  "%s reuses addresses of %s, which is only legal after this free; the path was "
                  "transitive",
-                 g->root->buffers[g->nodes[c->to].u.mem.buffer].label,
-                 g->root->buffers[g->nodes[c->from].u.mem.buffer].label);
+                 SG_RW_LABEL(g->root->buffers[g->nodes[c->to].u.mem.buffer].label),
+                 SG_RW_LABEL(g->root->buffers[g->nodes[c->from].u.mem.buffer].label));
         break;
     default: {
         const sg_event_t *ev = sg_graph_event(g, c->event);
         snprintf(why, n, "event %s %s the free n%u; this ordering ran through the free only",
-                 ev ? ev->label : "?", c->side ? "enters" : "leaves", c->free);
+                 ev ? SG_RW_LABEL(ev->label) : "?", c->side ? "enters" : "leaves", c->free);
         break;
     }
     }

@@ -282,7 +282,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     if (!cross) {
         p->decision = D_SAME_STREAM;
         snprintf(p->why, sizeof p->why, "every use is on %s, the free's own stream",
-                 sg_rw_stream_name(g, s));
+                 SG_RW_STREAM(g, s));
         return SG_OK;
     }
     /* 1. use after free in the input: no correct placement exists */
@@ -292,7 +292,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
             snprintf(p->why, sizeof p->why,
                      "n%u uses %s after this free in the input (use after free): nothing "
                      "correct to place",
-                     bf->users[i], g->root->buffers[b].label);
+                     bf->users[i], SG_RW_LABEL(g->root->buffers[b].label));
             return SG_OK;
         }
     }
@@ -318,7 +318,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
         snprintf(p->why, sizeof p->why,
                  "last used on %s, the free's own stream (the other streams' uses are ordered "
                  "before that)",
-                 sg_rw_stream_name(g, s));
+                 SG_RW_STREAM(g, s));
         return SG_OK;
     }
     /* 3. Q: what reuses b's memory after F */
@@ -354,7 +354,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
                 snprintf(p->why, sizeof p->why,
                          "n%u reuses the memory of %s before its use n%u in the input (reuse "
                          "race): nothing correct to place",
-                         p->reuse.v[i], g->root->buffers[b].label, p->maxima.v[k]);
+                         p->reuse.v[i], SG_RW_LABEL(g->root->buffers[b].label), p->maxima.v[k]);
                 return SG_OK;
             }
         }
@@ -411,7 +411,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
         snprintf(p->why, sizeof p->why,
                  "no point on %s is after every use and before the memory's reuse (a reuse "
                  "hazard in the input: run sgcap check)",
-                 sg_rw_stream_name(g, s));
+                 SG_RW_STREAM(g, s));
         return SG_OK;
     }
     p->anchor = anchor;
@@ -449,8 +449,8 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
                 snprintf(p->why, sizeof p->why,
                          "%s joins at n%u before a use of %s: the free cannot be placed on %s "
                          "after every use and still joined",
-                         sg_rw_stream_name(g, s), y, g->root->buffers[b].label,
-                         sg_rw_stream_name(g, s));
+                         SG_RW_STREAM(g, s), y, SG_RW_LABEL(g->root->buffers[b].label),
+                         SG_RW_STREAM(g, s));
                 return SG_OK;
             }
             if ((rc = ids_add_unique(&p->new_out, y))) return rc;
@@ -648,8 +648,8 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
     const sg_buffer_t *buf = &g->root->buffers[p->buffer];
     char a[200], b[200];
     sg_rw_printf(ctx, "free %s: %s, %llu %s, %s\n", sg_rw_node_name(g, p->f, a, sizeof a),
-                 buf->label, (unsigned long long)buf->size, sg_plural(buf->size, "byte", "bytes"),
-                 decision_name(p));
+                 SG_RW_LABEL(buf->label), (unsigned long long)buf->size,
+                 sg_plural(buf->size, "byte", "bytes"), decision_name(p));
     sg_jw_object(arr);
     sg_jw_key(arr, "free");
     sg_rw_node_jw(arr, g, p->f);
@@ -669,7 +669,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                      e->finish[p->maxima.v[i]] / 1000.0);
     sg_rw_printf(ctx, "\n");
     char why_here[200];
-    const char *sn = sg_rw_stream_name(g, p->stream);
+    const char *sn = SG_RW_STREAM(g, p->stream);
     if (p->anchor_reason == ANCHOR_DONE)
         snprintf(why_here, sizeof why_here,
                  "the first node on %s expected to finish after the other streams' last use", sn);
@@ -682,7 +682,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
         sg_rw_printf(ctx,
                      "  in place: already after every use and on %s (after %s), expected at "
                      "%.3f us\n",
-                     sg_rw_stream_name(g, p->stream),
+                     SG_RW_STREAM(g, p->stream),
                      p->anchor != SG_NONE ? sg_rw_node_name(g, p->anchor, a, sizeof a) : "nothing",
                      p->t_after / 1000.0);
     } else {
@@ -691,7 +691,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                          sg_rw_node_name(g, p->old_prev, a, sizeof a), p->t_before / 1000.0);
         else
             sg_rw_printf(ctx, "  was: first on %s, expected at %.3f us\n",
-                         sg_rw_stream_name(g, p->stream), p->t_before / 1000.0);
+                         SG_RW_STREAM(g, p->stream), p->t_before / 1000.0);
         if (p->anchor != SG_NONE)
             sg_rw_printf(ctx, "  now: after %s, %s (%.3f us); expected at %.3f us\n",
                          sg_rw_node_name(g, p->anchor, a, sizeof a), why_here,
@@ -702,7 +702,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
     }
     if (p->decision == D_MOVED && p->stall > 0)
         sg_rw_printf(ctx, "  expected stall of %s at the free: %.3f us\n",
-                     sg_rw_stream_name(g, p->stream), p->stall / 1000.0);
+                     SG_RW_STREAM(g, p->stream), p->stall / 1000.0);
     for (uint32_t i = 0; i < c->added_from.n; i++)
         sg_rw_printf(ctx, "  + %s %s -> %s\n", sg_edge_kind_name(c->added_kind[i]),
                      sg_rw_node_name(g, c->added_from.v[i], a, sizeof a),

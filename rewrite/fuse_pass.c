@@ -341,7 +341,8 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
         return rc;
     }
     if (rc) {
-        sg_rw_printf(ctx, "  not fused: n%u..n%u (%s .. %s): %s\n", ks[0], ks[n - 1], first, last, err);
+        sg_rw_printf(ctx, "  not fused: n%u..n%u (%s .. %s): %s\n", ks[0], ks[n - 1],
+                     SG_RW_LABEL(first), SG_RW_LABEL(last), SG_RW_NOTE(err));
         sg_jw_object(runs);
         sg_jw_kstring(runs, "status", "failed");
         sg_jw_kint(runs, "first", ks[0]);
@@ -447,7 +448,7 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
     sg_rw_printf(ctx,
                  "  fused n%u: %s, %u stages (%s .. %s), tier %u%s, grid %u block %u, %d registers, "
                  "%d spill bytes%s\n",
-                 ks[0], src.name, n, first, last, plan->cta ? 2 : 1,
+                 ks[0], src.name, n, SG_RW_LABEL(first), SG_RW_LABEL(last), plan->cta ? 2 : 1,
                  plan->cta ? " (CTA-wide: barriers between stages)"
                  : plan->real_mode ? " (grid-stride: accesses kept in memory)" : "",
                  src.grid, src.block, bin.registers, bin.spill_bytes, bin.cached ? " (cached)" : "");
@@ -501,7 +502,7 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, sg_jw_t *arr)
     }
     memcpy(ids, ch->nodes, n * sizeof *ids);
     sg_jw_object(arr);
-    sg_jw_kstring(arr, "stream", sg_rw_stream_name(g, ch->stream));
+    sg_jw_kstring(arr, "stream", sg_rw_stream_label(g, ch->stream));
     sg_jw_kint(arr, "first", ids[0]);
     sg_jw_init(&refusals, sg_jw_depth(arr));
     sg_jw_array(&refusals);
@@ -509,7 +510,7 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, sg_jw_t *arr)
     sg_jw_array(arr);
     const sg_kernel_t *k0 = &g->nodes[ids[0]].u.kernel;
     sg_rw_printf(ctx, "chain %s: %u kernels n%u..n%u, grid %u block %u%s\n",
-                 sg_rw_stream_name(g, ch->stream), n, ids[0], ids[n - 1], k0->grid[0], k0->block[0],
+                 SG_RW_STREAM(g, ch->stream), n, ids[0], ids[n - 1], k0->grid[0], k0->block[0],
                  ch->n_frees ? ", with frees between them" : "");
     f->chains++;
     /* analyze every stage first (the nodes are still there) */
@@ -530,7 +531,8 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, sg_jw_t *arr)
         char nm[96];
         if (!st[start].ok) {
             sg_rw_printf(ctx, "  refused stage %u (n%u %s): %s\n", start, ids[start],
-                         short_name(g->nodes[ids[start]].u.kernel.name, nm, sizeof nm), st[start].reason);
+                         SG_RW_LABEL(short_name(g->nodes[ids[start]].u.kernel.name, nm, sizeof nm)),
+                         SG_RW_NOTE(st[start].reason));
             sg_jw_object(&refusals);
             sg_jw_kint(&refusals, "stage", start);
             sg_jw_kint(&refusals, "node", ids[start]);
@@ -549,7 +551,8 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, sg_jw_t *arr)
         if (plan.split_at != SG_NONE) {
             uint32_t at = start + plan.split_at;
             sg_rw_printf(ctx, "  split before stage %u (n%u %s): %s\n", at, ids[at],
-                         short_name(g->nodes[ids[at]].u.kernel.name, nm, sizeof nm), plan.split_reason);
+                         SG_RW_LABEL(short_name(g->nodes[ids[at]].u.kernel.name, nm, sizeof nm)),
+                         SG_RW_NOTE(plan.split_reason));
             sg_jw_object(&refusals);
             sg_jw_kint(&refusals, "stage", at);
             sg_jw_kint(&refusals, "node", ids[at]);

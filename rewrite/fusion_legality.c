@@ -341,7 +341,7 @@ static void describe_barrier(const sg_graph_t *g, const sg_rw_names_t *names,
     if (e) {
         const sg_event_t *ev = sg_graph_event(g, e->event);
         snprintf(edge, sizeof edge, " via %s edge n%u -> n%u%s%s", sg_edge_kind_name(e->kind),
-                 e->from, e->to, ev ? " on " : "", ev ? ev->label : "");
+                 e->from, e->to, ev ? " on " : "", ev ? SG_RW_LABEL(ev->label) : "");
     }
     snprintf(buf, n, "%s%s%s%s", sg_barrier_kind_name(b->kind), node[0] ? " at " : "", node, edge);
 }
@@ -401,12 +401,12 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
         describe_barrier(g, &names, &ch->tail, tb, sizeof tb);
         if (ch->n_nodes < 2) {
             sg_rw_printf(ctx, "single %s: %s\n  head: %s\n  tail: %s\n",
-                         sg_rw_stream_name(g, ch->stream),
+                         SG_RW_STREAM(g, ch->stream),
                          sg_rw_names_get(&names, g, ch->nodes[0], name, sizeof name), hb, tb);
         } else {
             const sg_kernel_t *k0 = &g->nodes[ch->nodes[0]].u.kernel;
             sg_rw_printf(ctx, "chain %s: %u kernels, grid %ux%ux%u block %ux%ux%u\n",
-                         sg_rw_stream_name(g, ch->stream), ch->n_nodes, k0->grid[0], k0->grid[1],
+                         SG_RW_STREAM(g, ch->stream), ch->n_nodes, k0->grid[0], k0->grid[1],
                          k0->grid[2], k0->block[0], k0->block[1], k0->block[2]);
             for (uint32_t i = 0; i < ch->n_nodes; i++)
                 sg_rw_printf(ctx, "  %s\n",
@@ -418,7 +418,7 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
             fused_away += ch->n_nodes - 1;
         }
         sg_jw_object(arr);
-        sg_jw_kstring(arr, "stream", sg_rw_stream_name(g, ch->stream));
+        sg_jw_kstring(arr, "stream", sg_rw_stream_label(g, ch->stream));
         sg_jw_key(arr, "nodes");
         sg_jw_array(arr);
         for (uint32_t i = 0; i < ch->n_nodes; i++) sg_jw_int(arr, ch->nodes[i]);

@@ -74,7 +74,27 @@ int sg_pass_fuse(sg_pass_ctx_t *ctx);
 
 /* ---- names for reports --------------------------------------------------------- */
 
-/* "n12 (kernel k_fill, s0)": id, type, what it is, stream. Returns buf. */
+/* Report text is for people, and labels come from untrusted bundles: every
+ * label, name or note that goes into report text (not JSON fields, which
+ * jansson escapes) goes through SG_RW_LABEL: escaped as graph/text.h says
+ * and cut to fit. The buffer is a compound literal of the enclosing block,
+ * so the result is valid for the whole statement that uses it and the
+ * library keeps no static state (it also runs inside the app). */
+typedef struct {
+    char s[128];
+} sg_rw_label_t;
+const char *sg_rw_label(const char *s, sg_rw_label_t *buf);
+#define SG_RW_LABEL(s) sg_rw_label((s), &(sg_rw_label_t){{0}})
+/* The same for a longer message that quotes the bundle (a compiler's or
+ * parser's words about its code), cut at 1 KiB. */
+typedef struct {
+    char s[1024];
+} sg_rw_note_t;
+const char *sg_rw_note(const char *s, sg_rw_note_t *buf);
+#define SG_RW_NOTE(s) sg_rw_note((s), &(sg_rw_note_t){{0}})
+
+/* "n12 (kernel k_fill, s0)": id, type, what it is, stream, escaped for a
+ * report. Returns buf. */
 const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n);
 /* The names of the nodes a report is going to print, made beforehand in id
  * order, the order the node array is laid out in: a report prints them in
@@ -96,8 +116,9 @@ const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node
                             char *buf, size_t n);
 void sg_rw_names_free(sg_rw_names_t *t);
 
-/* Stream label or "explicit". */
-const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream);
+/* Stream label or "explicit", raw (for JSON); SG_RW_STREAM escaped for text. */
+const char *sg_rw_stream_label(const sg_graph_t *g, uint32_t stream);
+#define SG_RW_STREAM(g, s) SG_RW_LABEL(sg_rw_stream_label((g), (s)))
 /* {"id": 12, "type": "kernel", "stream": "s0", "name": "k_fill"} */
 json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id);
 void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id);
@@ -130,7 +151,19 @@ static inline bool sg_rw_writes(sg_access_mode_t m)
     return (m & SG_ACCESS_WRITE) != 0; /* UNKNOWN (7) counts as writing */
 }
 
-/* Absolute [lo, hi) of an access; false when empty or out of range. */
+/* start + size, saturating at the top of the address space: a range that
+ * would wrap past 2^64 ends there, never before its start. Every range end
+ * in rewrite/ is computed with it. */
+static inline uint64_t sg_rw_end(uint64_t start, uint64_t size)
+{
+    return start + size < start ? UINT64_MAX : start + size;
+}
+
+/* Absolute [lo, hi) of an access; false when it is empty or its buffer
+ * unknown. Accesses are taken by address: one that runs past its buffer's
+ * end meets the buffers after it. One whose offset runs past the top of the
+ * address space cannot be placed: it covers everything from its buffer's
+ * start up (too much keeps a hazard in sight, skipping it hid one). */
 bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo, uint64_t *hi);
 
 /* For every buffer: the nodes that access it (each once, in id order, not

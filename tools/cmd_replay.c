@@ -208,8 +208,8 @@ static void print_plan(const char *path, const sg_graph_t *g, const sg_replay_pl
            sg_plural(g->n_images, "image", "images"));
     uint32_t shown = verbose ? p->n_warnings : (p->n_warnings < 8 ? p->n_warnings : 8);
     for (uint32_t i = 0; i < shown; i++)
-        fprintf(stderr, "warning: %s (%s): %s\n", p->warnings[i].node,
-                sg_node_type_name(p->warnings[i].type), p->warnings[i].reason);
+        fprintf(stderr, "warning: %s (%s): %s\n", sg_cli_text(p->warnings[i].node),
+                sg_node_type_name(p->warnings[i].type), sg_cli_text(p->warnings[i].reason));
     if (shown < p->n_warnings)
         fprintf(stderr, "warning: ... %u more (-v shows all)\n", p->n_warnings - shown);
 }
@@ -229,8 +229,8 @@ static bool plan_or_report(const char *path, const sg_graph_t *g, sg_replay_plan
            "captured it:\n",
            path);
     for (uint32_t i = 0; i < p->n_blockers; i++)
-        printf("  %-12s %-12s %s\n", p->blockers[i].node, sg_node_type_name(p->blockers[i].type),
-               p->blockers[i].reason);
+        printf("  %-12s %-12s %s\n", sg_cli_text(p->blockers[i].node),
+               sg_node_type_name(p->blockers[i].type), sg_cli_text(p->blockers[i].reason));
     *exit_code = SG_EXIT_FINDING;
     return false;
 }
@@ -263,10 +263,10 @@ static bool print_validation(const sg_graph_t *g, const sg_buffer_check_t *c, ui
         const sg_buffer_check_t *x = &c[i];
         const sg_buffer_t *b = &g->buffers[x->buffer];
         char sz[32], u[48];
-        printf("validate: %-6s %10s  ", b->label, bytes_text(b->size, sz, sizeof sz));
+        printf("validate: %-6s %10s  ", sg_cli_text(b->label), bytes_text(b->size, sz, sizeof sz));
         if (x->status == SG_CHECK_SKIPPED) {
             skipped++;
-            printf("not compared: %s\n", x->note);
+            printf("not compared: %s\n", sg_cli_text(x->note));
             continue;
         }
         compared++;
@@ -294,7 +294,7 @@ static bool print_validation(const sg_graph_t *g, const sg_buffer_check_t *c, ui
                        r->first_mismatch / 4, u, r->max_abs);
             }
         }
-        if (x->note[0]) printf(" [%s]", x->note);
+        if (x->note[0]) printf(" [%s]", sg_cli_text(x->note));
         putchar('\n');
     }
     printf("validate: %u %s compared: %u match, %u MISMATCH; %u not compared\n", compared,
@@ -440,8 +440,9 @@ static int do_profile(const args_t *a, sg_replay_t *r, const sg_bundle_t *in, sg
     for (uint32_t i = 0; i < shown; i++) {
         const sg_stream_t *s =
             ev[i].stream != SG_STREAM_EXPLICIT ? sg_graph_stream(g, ev[i].stream) : NULL;
-        printf("  %-8s %-12s %-32s start %10.3f us  %10.3f us\n", s ? s->label : "explicit",
-               ev[i].node, ev[i].name, (ev[i].start_ns - t0) / 1000.0,
+        printf("  %-8s %-12s %-32s start %10.3f us  %10.3f us\n",
+               sg_cli_text(s ? s->label : "explicit"), sg_cli_text(ev[i].node),
+               sg_cli_text(ev[i].name), (ev[i].start_ns - t0) / 1000.0,
                (ev[i].end_ns - ev[i].start_ns) / 1000.0);
     }
     if (shown < n_ev) printf("  ... %u more (-v shows all)\n", n_ev - shown);

@@ -337,8 +337,9 @@ static int run(int argc, char **argv)
                 "sgcap rewrite: warning: %u file%s that the graph names %s missing in %s (%s%s); "
                 "%s lacks %s too\n",
                 carried.missing, carried.missing == 1 ? "" : "s",
-                carried.missing == 1 ? "is" : "are", path, carried.first_missing,
-                carried.missing > 1 ? ", ..." : "", out, carried.missing == 1 ? "it" : "them");
+                carried.missing == 1 ? "is" : "are", sg_cli_text(path),
+                sg_cli_text(carried.first_missing), carried.missing > 1 ? ", ..." : "",
+                sg_cli_text(out), carried.missing == 1 ? "it" : "them");
     if (staged_commit(&text_out, sg_report_text(report))) {
         sg_cli_error("rewrite", "wrote %s, but not the report %s: %s", out, report_path,
                      strerror(errno));

@@ -123,11 +123,8 @@ static int run(int argc, char **argv)
         }
         if (strcmp(a, "--out") == 0 || strcmp(a, "--shim") == 0 ||
             strcmp(a, "--max-bundles") == 0) {
-            if (i + 1 >= argc) {
-                sg_cli_error("run", "%s needs a value", a);
-                return SG_EXIT_USAGE;
-            }
-            const char *v = argv[++i];
+            const char *v = sg_cli_value("run", argc, argv, &i); /* never "--" */
+            if (!v) return SG_EXIT_USAGE;
             if (a[2] == 'o')
                 out = v;
             else if (a[2] == 's')
@@ -234,10 +231,11 @@ static int run(int argc, char **argv)
     size_t fresh = 0;
     for (size_t k = 0; k < after.n; k++)
         if (!listed(&before, after.names[k])) fresh++;
-    fprintf(stderr, "sgcap run: %s exited with %d; %zu new bundle%s in %s\n", argv[i], code, fresh,
-            fresh == 1 ? "" : "s", out);
+    fprintf(stderr, "sgcap run: %s exited with %d; %zu new bundle%s in %s\n", sg_cli_text(argv[i]),
+            code, fresh, fresh == 1 ? "" : "s", sg_cli_text(out));
     for (size_t k = 0; k < after.n; k++)
-        if (!listed(&before, after.names[k])) fprintf(stderr, "  %s/%s\n", out, after.names[k]);
+        if (!listed(&before, after.names[k]))
+            fprintf(stderr, "  %s/%s\n", sg_cli_text(out), sg_cli_text(after.names[k]));
     list_free(&before);
     list_free(&after);
     return code;
