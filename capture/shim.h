@@ -141,6 +141,12 @@ void sg_execs_atfork_child(void) SG_SHIM_HIDDEN;
  * instead of the graph. Takes the hot lock. NULL with a reason on failure. */
 sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why,
                           size_t n) SG_SHIM_HIDDEN;
+/* The same, and (root_nodes given) the CUgraphNode of each node of the root
+ * graph by model id (*n_root_nodes entries, malloc'd) and the number of
+ * nodes whose payload could not be read (*unreadable, may be NULL). */
+sg_graph_t *sg_shim_build_mapped(CUgraph graph, const sg_override_t *ov, uint64_t **root_nodes,
+                                 uint32_t *n_root_nodes, uint32_t *unreadable, char *why,
+                                 size_t n) SG_SHIM_HIDDEN;
 
 /* ---- rawdigest.c: a graph's digest without a model ---- */
 typedef struct {
