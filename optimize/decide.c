@@ -18,38 +18,37 @@ static bool refuse_node(const sg_graph_t *root, const sg_node_t *x, char *why, s
 {
     switch (x->type) {
     case SG_NODE_HOST:
-        snprintf(why, n, "node n%u is a host callback: the shadow check would run it twice", x->id);
+        snprintf(why, n, "host callback: node n%u is one, and the shadow check would run it twice", x->id);
         return true;
     case SG_NODE_OPAQUE:
-        snprintf(why, n, "node n%u is a node sgcap does not understand (%s)", x->id,
+        snprintf(why, n, "opaque node: sgcap does not understand node n%u (%s)", x->id,
                  x->u.opaque_note ? x->u.opaque_note : "opaque");
         return true;
     case SG_NODE_CONDITIONAL:
         snprintf(why, n,
-                 "node n%u is a conditional node: its handle is set from the device, and the "
-                 "program's kernels know only the original's",
+                 "conditional node: n%u's handle is set from the device, and the program's "
+                 "kernels know only the original's",
                  x->id);
         return true;
     case SG_NODE_CHILD_GRAPH:
-        snprintf(why, n, "node n%u is a child graph: not materialized in the app yet", x->id);
+        snprintf(why, n, "child graph: node n%u holds one, not materialized in the app yet", x->id);
         return true;
     case SG_NODE_KERNEL: {
         const sg_kernel_t *k = &x->u.kernel;
         if (!k->name || !k->name[0] || !k->func_handle) {
-            snprintf(why, n, "kernel node n%u: the capture could not read which kernel it runs",
-                     x->id);
+            snprintf(why, n, "kernel not recorded: the capture could not read which kernel node n%u "
+                     "runs", x->id);
             return true;
         }
         if (sg_replay_kernel_needs_process(k->name)) {
             snprintf(why, n,
-                     "kernel node n%u runs %.80s, an NCCL/NVSHMEM kernel: its shadow check "
-                     "cannot run a collective twice across ranks",
+                     "NCCL/NVSHMEM kernel: node n%u runs %.80s, and its shadow check cannot run "
+                     "a collective twice across ranks",
                      x->id, k->name);
             return true;
         }
         if (k->params_size == 0 && (k->has_extra || k->n_params)) {
-            snprintf(why, n, "kernel node n%u (%.80s): its arguments were not recorded", x->id,
-                     k->name);
+            snprintf(why, n, "arguments not recorded: kernel node n%u (%.80s)", x->id, k->name);
             return true;
         }
         return false;
@@ -62,7 +61,8 @@ static bool refuse_node(const sg_graph_t *root, const sg_node_t *x, char *why, s
         uint32_t b = x->u.mem.buffer;
         const sg_buffer_t *buf = b != SG_NONE ? sg_graph_buffer(root, b) : NULL;
         if (!buf) {
-            snprintf(why, n, "mem_alloc node n%u: no buffer recorded for its allocation", x->id);
+            snprintf(why, n, "graph allocation not recorded: mem_alloc node n%u has no buffer",
+                     x->id);
             return true;
         }
         for (uint32_t i = 0; i < root->n_nodes; i++) {
@@ -72,9 +72,8 @@ static bool refuse_node(const sg_graph_t *root, const sg_node_t *x, char *why, s
                 return false;
         }
         snprintf(why, n,
-                 "mem_alloc node n%u: the allocation (%s, %" PRIu64
-                 " bytes) outlives the graph, and the program knows it at the original graph's "
-                 "address",
+                 "graph allocation outlives the graph: mem_alloc node n%u's (%s, %" PRIu64
+                 " bytes), which the program knows at the original graph's address",
                  x->id, buf->label, buf->size);
         return true;
     }
@@ -86,12 +85,12 @@ static bool refuse_node(const sg_graph_t *root, const sg_node_t *x, char *why, s
 bool sg_opt_refuse(const sg_graph_t *g, char *why, size_t n)
 {
     if (g->crosscheck_done && !g->crosscheck_ok) {
-        snprintf(why, n, "the model disagrees with CUDA's own listing of the graph (%s)",
+        snprintf(why, n, "cross-check: the model disagrees with CUDA's own listing of the graph (%s)",
                  g->crosscheck_note ? g->crosscheck_note : "cross-check");
         return true;
     }
     if (sg_graph_node_count(g) == 0) {
-        snprintf(why, n, "the graph is empty");
+        snprintf(why, n, "empty graph");
         return true;
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -256,8 +255,8 @@ bool sg_opt_fusion_blind(const sg_graph_t *model, const sg_graph_t *rewritten, c
         if (x && x->type == SG_NODE_KERNEL && x->u.kernel.n_params == 0 &&
             x->u.kernel.params_size > 0) {
             snprintf(why, n,
-                     "a fused kernel shares the graph with kernel node n%u (%.80s), whose "
-                     "accesses the analysis cannot see (no parameter layout)",
+                     "fusion blind: a fused kernel shares the graph with kernel node n%u (%.80s), "
+                     "whose accesses the analysis cannot see (no parameter layout)",
                      x->id, x->u.kernel.name ? x->u.kernel.name : "?");
             return true;
         }

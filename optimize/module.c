@@ -311,7 +311,7 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     uint32_t rec = record_new(e0, 0);
     char why[240] = "";
     if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) {
-        lock_settle(rec, REC_REFUSED, "device-launch instantiation: the device launches E0 itself");
+        lock_settle(rec, REC_REFUSED, "device-launch instantiation: the device launches the original itself");
         return;
     }
     sg_relaxed_t rx;
@@ -329,14 +329,16 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     char cwhy[200] = "";
     model = sg_capture_model(graph, &orig, &n_orig, &unreadable, cwhy, sizeof cwhy);
     if (!model) {
-        snprintf(why, sizeof why, "the capture could not record the graph: %s", cwhy);
+        snprintf(why, sizeof why, "not recorded: the capture could not record the graph (%s)",
+                 cwhy);
         goto out;
     }
     pthread_mutex_lock(&opt.lock);
     if (record(rec)) record(rec)->nodes = sg_graph_node_count(model);
     pthread_mutex_unlock(&opt.lock);
     if (unreadable) {
-        snprintf(why, sizeof why, "the driver would not give the parameters of %u nodes",
+        snprintf(why, sizeof why,
+                 "unreadable nodes: the driver would not give the parameters of %u nodes",
                  unreadable);
         goto out;
     }
@@ -491,8 +493,9 @@ static void launch_before(sg_call_t *call)
     if (e->span_bytes > opt.cfg.shadow_max_bytes) {
         char why[200];
         snprintf(why, sizeof why,
-                 "the shadow check would copy %" PRIu64 " bytes, over SGCAP_SHADOW_MAX_BYTES=%" PRIu64,
-                 e->span_bytes, opt.cfg.shadow_max_bytes);
+                 "shadow set over SGCAP_SHADOW_MAX_BYTES=%" PRIu64 ": the check would copy %" PRIu64
+                 " bytes",
+                 opt.cfg.shadow_max_bytes, e->span_bytes);
         fall_back(e, why);
         pthread_mutex_unlock(&opt.lock);
         return;
@@ -534,13 +537,13 @@ static void launch_before(sg_call_t *call)
     }
     if (!res.match) {
         fall_back(e, res.why);
-    } else if (opt.cfg.check_launch != 0) {
-        e->state = EX_SWAPPED;
-        settle(e->rec, 0, REC_SWAPPED, r ? r->why : "");
-    } else if (r && r->checks == 1) {
+    } else if (opt.cfg.check_launch != 0 || (r && r->checks == 1)) {
         /* SGCAP_OPTIMIZE_CHECK=all: every launch is checked (and the
          * program sees E0's results); counted as swapped while all pass. */
-        settle(e->rec, 0, REC_SWAPPED, r->why);
+        if (opt.cfg.check_launch != 0) e->state = EX_SWAPPED;
+        char why[sizeof r->why];
+        snprintf(why, sizeof why, "%s", r ? r->why : "");
+        settle(e->rec, 0, REC_SWAPPED, why);
     }
     pthread_mutex_unlock(&opt.lock);
 }
