@@ -24,4 +24,10 @@ struct sg_graph;
 struct sg_graph *sg_capture_model(CUgraph graph, uint64_t **nodes, uint32_t *n_nodes,
                                   uint32_t *unreadable, char *why, size_t n) SG_INJECT_HIDDEN;
 
+/* The graph's raw digest (capture/rawdigest.c): equal digests build equal
+ * models, so a decision taken on one model holds for every graph of that
+ * digest. 0 on success; an error for graphs with bodies (never digested)
+ * and when the driver would not list the graph. */
+int sg_capture_raw_digest(CUgraph graph, uint64_t *digest) SG_INJECT_HIDDEN;
+
 #endif /* SGCAP_CAPTURE_CAPTURE_H */

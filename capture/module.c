@@ -10,3 +10,11 @@ sg_graph_t *sg_capture_model(CUgraph graph, uint64_t **nodes, uint32_t *n_nodes,
 {
     return sg_shim_build_mapped(graph, NULL, nodes, n_nodes, unreadable, why, n);
 }
+
+int sg_capture_raw_digest(CUgraph graph, uint64_t *digest)
+{
+    sg_raw_digest_t raw;
+    int rc = sg_shim_raw_digest(graph, NULL, &raw);
+    *digest = rc == SG_OK ? raw.digest : 0;
+    return rc;
+}

@@ -90,6 +90,17 @@ typedef struct exec_entry {
     UT_hash_handle hh;
 } exec_entry_t;
 
+/* Decisions that depend on the graph alone, by raw digest: a program that
+ * instantiates the same graph again pays a digest, not a model build. */
+typedef struct verdict {
+    uint64_t digest; /* key */
+    rec_state_t state; /* REC_UNCHANGED or REC_REFUSED */
+    uint32_t nodes;
+    char why[220];
+    UT_hash_handle hh;
+} verdict_t;
+#define MAX_VERDICTS 4096u
+
 #define MAX_RECORDS 256u
 #define LOGGED_GRAPHS 32u
 #define LOGGED_UPDATES 4u
@@ -102,6 +113,9 @@ static struct {
     pthread_mutex_t lock;
     exec_entry_t *execs;
     atomic_int tracked; /* entries in execs: the launch fast path */
+    verdict_t *verdicts;
+    uint32_t n_verdicts;
+    uint64_t by_digest; /* decisions taken from an earlier graph's */
     record_t records[MAX_RECORDS];
     uint32_t n_records, seq, logged_fallbacks;
     uint64_t by_state[5];
@@ -304,6 +318,40 @@ static bool device_updatable(const sg_graph_t *g, const uint64_t *orig, uint32_t
     return false;
 }
 
+/* Under lock. */
+static const verdict_t *verdict_find(uint64_t digest)
+{
+    verdict_t *v = NULL;
+    if (digest) HASH_FIND(hh, opt.verdicts, &digest, sizeof digest, v);
+    return v;
+}
+
+static void verdict_keep(uint64_t digest, rec_state_t st, uint32_t nodes, const char *why)
+{
+    if (!digest || verdict_find(digest)) return;
+    if (opt.n_verdicts >= MAX_VERDICTS) {
+        verdict_t *v, *tmp;
+        HASH_ITER(hh, opt.verdicts, v, tmp)
+        {
+            HASH_DEL(opt.verdicts, v);
+            free(v);
+        }
+        opt.n_verdicts = 0;
+    }
+    verdict_t *v = calloc(1, sizeof *v);
+    if (!v) return;
+    v->digest = digest;
+    v->state = st;
+    v->nodes = nodes;
+    snprintf(v->why, sizeof v->why, "%s", why);
+    HASH_ADD(hh, opt.verdicts, digest, sizeof v->digest, v);
+    if (!v->hh.tbl) {
+        free(v);
+        return;
+    }
+    opt.n_verdicts++;
+}
+
 static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags, CUstream upload)
 {
     if (!e0 || !graph || !driver_ready()) return;
@@ -316,6 +364,25 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     }
     sg_relaxed_t rx;
     sg_inject_relaxed_begin(&rx);
+    /* Seen before (and not forced, which always builds): the same answer. */
+    uint64_t digest = 0;
+    if (sg_capture_raw_digest(graph, &digest) != SG_OK) digest = 0;
+    pthread_mutex_lock(&opt.lock);
+    const verdict_t *seen = opt.cfg.force ? NULL : verdict_find(digest);
+    if (seen) {
+        record_t *sr = record(rec);
+        if (sr) {
+            sr->nodes = seen->nodes;
+            sr->build_ms = now_ms() - t0;
+        }
+        opt.by_digest++;
+        settle(rec, opt.seq, seen->state, seen->why);
+    }
+    pthread_mutex_unlock(&opt.lock);
+    if (seen) {
+        sg_inject_relaxed_end(&rx);
+        return;
+    }
     uint64_t *orig = NULL;
     uint32_t n_orig = 0, unreadable = 0;
     sg_graph_t *model = NULL, *rw = NULL;
@@ -324,6 +391,7 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     memset(&built, 0, sizeof built);
     CUgraphExec e1 = NULL;
     rec_state_t verdict = REC_REFUSED;
+    bool cacheable = false; /* a refusal decided by the graph alone */
     sg_opt_rewrite_stats_t st;
     memset(&st, 0, sizeof st);
     char cwhy[200] = "";
@@ -336,6 +404,7 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     pthread_mutex_lock(&opt.lock);
     if (record(rec)) record(rec)->nodes = sg_graph_node_count(model);
     pthread_mutex_unlock(&opt.lock);
+    cacheable = true;
     if (unreadable) {
         snprintf(why, sizeof why,
                  "unreadable nodes: the driver would not give the parameters of %u nodes",
@@ -345,13 +414,16 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     if (sg_opt_refuse(model, why, sizeof why) ||
         device_updatable(model, orig, n_orig, why, sizeof why))
         goto out;
+    cacheable = false;
     rw = sg_graph_clone(model);
     if (!rw) {
         snprintf(why, sizeof why, "out of memory");
         goto out;
     }
     if (sg_opt_pipeline(rw, &st, why, sizeof why) != SG_OK) goto out;
+    cacheable = true;
     if (sg_opt_fusion_blind(model, rw, why, sizeof why)) goto out;
+    cacheable = false;
     bool changed = true;
     char what[200] = "";
     if (sg_opt_changed(model, rw, &changed, what, sizeof what) != SG_OK) {
@@ -444,7 +516,13 @@ out:
             e = NULL;
         }
     }
-    if (verdict != REC_PENDING) settle(rec, opt.seq, verdict, why);
+    if (verdict != REC_PENDING) {
+        settle(rec, opt.seq, verdict, why);
+        /* What depends on the graph alone is kept for its digest; a failure
+         * to build or instantiate E1 may not repeat. */
+        if (verdict == REC_UNCHANGED || (verdict == REC_REFUSED && cacheable))
+            verdict_keep(digest, verdict, r ? r->nodes : 0, why);
+    }
     pthread_mutex_unlock(&opt.lock);
     if (e) entry_free(e);
     sg_graph_destroy(model);
@@ -1103,11 +1181,12 @@ __attribute__((destructor)) static void summary(void)
         if (opt.records[i].state == REC_PENDING) never++;
     log_info("summary: optimize: %u graphs: %" PRIu64 " swapped, %" PRIu64
              " kept original%s, %" PRIu64 " unchanged by the passes (%s), %u optimized but never "
-             "checked; %" PRIu64 " exec updates translated, %" PRIu64 " could not follow",
+             "checked; %" PRIu64 " decided by digest alone; %" PRIu64
+             " exec updates translated, %" PRIu64 " could not follow",
              opt.seq, opt.by_state[REC_SWAPPED],
              opt.by_state[REC_REFUSED] + opt.by_state[REC_FALLBACK], reasons,
-             opt.by_state[REC_UNCHANGED], sg_opt_pipeline_names(), never, opt.translated,
-             opt.updates_refused);
+             opt.by_state[REC_UNCHANGED], sg_opt_pipeline_names(), never, opt.by_digest,
+             opt.translated, opt.updates_refused);
     char unchanged[400] = "";
     size_t ul = 0;
     for (uint32_t i = 0; i < opt.n_records && ul + 16 < sizeof unchanged; i++)

@@ -70,6 +70,12 @@ if run unchanged -- fork_join 3; then
   has unchanged 'summary: optimize: 1 graphs: 0 swapped, 0 kept original, 1 unchanged' "summary"
 fi
 
+# The same graph again: decided by its raw digest, no model built.
+if run recapture -- recapture 2; then
+  has recapture 'summary: optimize: 2 graphs: 0 swapped, 0 kept original, 2 unchanged by the passes .*; 1 decided by digest alone' \
+    "the second instantiation decided by digest"
+fi
+
 # Forced: E1 is built anyway, checked at the first launch, then launched
 # instead of E0 (launches 2 and 3 run E1; the probe checks their results).
 if run forced SGCAP_OPTIMIZE_FORCE=1 -- fork_join 3; then

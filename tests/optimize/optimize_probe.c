@@ -391,7 +391,7 @@ static void run_host(int launches)
 int main(int argc, char **argv)
 {
     static const char list[] =
-        "fork_join events dealloc outlive set_params exec_update destroy nccl device_launch host";
+        "fork_join recapture events dealloc outlive set_params exec_update destroy nccl device_launch host";
     if (argc < 2) {
         fprintf(stderr, "usage: optimize_probe SCENARIO [LAUNCHES]; optimize_probe --list\n");
         return 2;
@@ -406,6 +406,8 @@ int main(int argc, char **argv)
     setup();
     if (!strcmp(scenario, "fork_join"))
         run_fork_join(launches);
+    else if (!strcmp(scenario, "recapture")) /* the same graph captured and instantiated again */
+        run_fork_join(launches), run_fork_join(launches);
     else if (!strcmp(scenario, "events"))
         run_events(launches);
     else if (!strcmp(scenario, "dealloc"))
