@@ -22,23 +22,12 @@
 #include "graph/bundle.h"
 #include "graph/graph.h"
 #include "graph/views.h"
+#include "bench_clock.h"
 
 enum { STREAMS = 8, BUFFERS = 512, REPEAT = 3 };
 
 typedef enum { BUILD, SERIALIZE, WRITE, READ, DUMP, PHASES } phase_t;
 static const char *const phase_names[PHASES] = {"build", "serialize", "write", "read", "dump"};
-
-typedef struct {
-    double cpu, wall;
-} stamp_t;
-
-static stamp_t now(void)
-{
-    struct timespec c, w;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
-    clock_gettime(CLOCK_MONOTONIC, &w);
-    return (stamp_t){(double)c.tv_sec + c.tv_nsec * 1e-9, (double)w.tv_sec + w.tv_nsec * 1e-9};
-}
 
 static void die(const char *what, int rc)
 {

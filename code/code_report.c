@@ -520,3 +520,67 @@ int sg_code_report(const sg_graph_t *g, const char *bundle_path,
     for (uint32_t i = 0; i < nrows; i++) out->n_ptx_available += out->rows[i].ptx_available;
     return SG_OK;
 }
+
+/* The chosen PTX text of a decided row out of its image's bytes. */
+static int take_ptx(image_ctx_t *c, const sg_code_report_row_t *r,
+                    const sg_code_report_options_t *opt, char **ptx, size_t *len)
+{
+    if (c->format == SG_CODE_FORMAT_FATBIN) {
+        sg_ptx_pick_t pick;
+        return sg_fatbin_pick_ptx(&c->fb, opt->device_arch, r->kernel, opt->max_entry_bytes,
+                                  &pick, ptx, len);
+    }
+    char *t = malloc(c->n + 1);
+    if (!t) return SG_ENOMEM;
+    memcpy(t, c->bytes, c->n);
+    t[c->n] = 0;
+    *ptx = t;
+    *len = strnlen(t, c->n);
+    return SG_OK;
+}
+
+int sg_code_kernel_ptx(const sg_graph_t *g, const char *bundle_path, const char *kernel,
+                       uint32_t image, const sg_code_report_options_t *options, char **ptx,
+                       size_t *ptx_len, sg_code_report_row_t *row)
+{
+    if (!g || !kernel || !ptx || !ptx_len) return SG_EINVAL;
+    *ptx = NULL;
+    *ptx_len = 0;
+    sg_code_report_options_t opt = {0};
+    if (options) opt = *options;
+    if (opt.device_arch == 0) opt.device_arch = sg_code_report_default_arch(g);
+    if (opt.max_image_bytes == 0) opt.max_image_bytes = SG_CODE_REPORT_MAX_IMAGE;
+    if (opt.max_entry_bytes == 0) opt.max_entry_bytes = SG_FATBIN_DEFAULT_MAX_IMAGE;
+    sg_code_report_row_t r;
+    memset(&r, 0, sizeof r);
+    r.kernel = kernel;
+    r.image = image;
+    r.first_node = SG_NONE;
+    image_ctx_t c;
+    int rc = image_load(g, image, bundle_path, &opt, &c);
+    if (!rc) rc = row_decide(&r, &c, opt.device_arch, &opt);
+    if (!rc && r.ptx_available) rc = take_ptx(&c, &r, &opt, ptx, ptx_len);
+    image_unload(&c);
+    const sg_image_t *img = image == SG_NONE ? NULL : sg_graph_image(g, image);
+    if (!rc && !r.ptx_available && img && img->kind != SG_IMAGE_NVRTC &&
+        img->source_image != SG_NONE && img->source_image != image) {
+        /* a cubin compiled from captured NVRTC source: recompile that */
+        sg_code_report_row_t *rows[1] = {&r};
+        const sg_image_t *src = sg_graph_image(g, img->source_image);
+        if (src && src->kind == SG_IMAGE_NVRTC) {
+            rc = source_fallback(g, rows, 1, bundle_path, &opt);
+            if (!rc && r.ptx_available) {
+                rc = nvrtc_load(src, img->source_image, bundle_path, &opt, &c);
+                if (!rc && c.fail == SG_PTX_OK) rc = take_ptx(&c, &r, &opt, ptx, ptx_len);
+                image_unload(&c);
+            }
+        }
+    }
+    if (row) *row = r;
+    if (rc) {
+        free(*ptx);
+        *ptx = NULL;
+        *ptx_len = 0;
+    }
+    return rc;
+}

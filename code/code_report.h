@@ -85,6 +85,16 @@ int sg_code_report(const sg_graph_t *g, const char *bundle_path,
                    const sg_code_report_options_t *opt, sg_code_report_t *out);
 void sg_code_report_free(sg_code_report_t *r);
 
+/* The PTX text of one kernel, decided exactly as its report row would be
+ * (the image's PTX, a fatbin's best entry, or recompiled NVRTC source, also
+ * through an image's source_image): what fusion lifts. On success *ptx is
+ * malloc'd and NUL-terminated; row (may be NULL) gets the row's answer
+ * (reason, detail, target) either way. Returns 0 with *ptx NULL when there
+ * is no usable PTX (row->reason says why), SG_ENOMEM, SG_EINVAL. */
+int sg_code_kernel_ptx(const sg_graph_t *g, const char *bundle_path, const char *kernel,
+                       uint32_t image, const sg_code_report_options_t *opt, char **ptx,
+                       size_t *ptx_len, sg_code_report_row_t *row);
+
 #ifdef __cplusplus
 }
 #endif

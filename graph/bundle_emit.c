@@ -412,6 +412,50 @@ static void kernel_obj(emit_t *e, const sg_kernel_t *k)
     done(e);
 }
 
+/* One record of the fusions table (section 4.4). */
+static void fusion_obj(emit_t *e, const sg_fusion_t *f)
+{
+    obj_begin(e);
+    K_INT(e, "node", f->node);
+    K_STR(e, "hash", f->hash);
+    K_INT(e, "tier", f->tier);
+    k_opt_str(e, "codegen", f->codegen);
+    if (f->ptx_image != SG_NONE) K_INT(e, "ptx_image", f->ptx_image);
+    if (f->cubin_image != SG_NONE) K_INT(e, "cubin_image", f->cubin_image);
+    K_INT(e, "registers", f->registers);
+    K_INT(e, "spill_bytes", f->spill_bytes);
+    key(e, "stages");
+    arr_begin(e);
+    for (uint32_t i = 0; i < f->n_stages; i++) {
+        const sg_fused_stage_t *st = &f->stages[i];
+        obj_begin(e);
+        K_INT(e, "node", st->node);
+        K_U64(e, "seq", st->seq);
+        key(e, "kernel"), kernel_obj(e, &st->kernel);
+        K_INT(e, "param_base", st->param_base);
+        obj_end(e);
+    }
+    arr_end(e);
+    done(e);
+    key(e, "dropped");
+    arr_begin(e);
+    for (uint32_t i = 0; i < f->n_dropped; i++) {
+        const sg_dropped_write_t *w = &f->dropped[i];
+        obj_begin(e);
+        K_INT(e, "stage", w->stage);
+        K_INT(e, "buffer", w->buffer);
+        K_U64(e, "offset", w->offset);
+        K_U64(e, "size", w->size);
+        K_STR(e, "reason", w->reason ? w->reason : "");
+        obj_end(e);
+    }
+    arr_end(e);
+    done(e);
+    k_opt_str(e, "note", f->note);
+    obj_end(e);
+    done(e);
+}
+
 static void node_obj(emit_t *e, const sg_node_t *n, int depth)
 {
     obj_begin(e);
@@ -777,6 +821,15 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
         top_next(e, false);
     }
 
+    if (g->n_fusions) { /* fused kernels, docs/FORMAT.md section 4.4 */
+        top_array_open(e, "fusions", g->n_fusions);
+        for (uint32_t i = 0; i < g->n_fusions; i++) {
+            top_entry_begin(e);
+            fusion_obj(e, &g->fusions[i]);
+            top_entry_end(e, i + 1 == g->n_fusions);
+        }
+        top_array_close(e, g->n_fusions, false);
+    }
     top_array_open(e, "pass_log", g->n_pass_log);
     for (uint32_t i = 0; i < g->n_pass_log; i++) {
         top_entry_begin(e);

@@ -12,6 +12,7 @@
  * it. Memory is jansson's tree (a constant factor of the text) plus the
  * model. */
 #include "bundle_private.h"
+#include "graph_private.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -1254,7 +1255,8 @@ static int parse_top(pctx_t *c, const json_t *top)
     if ((rc = parse_streams(c, top)) || (rc = parse_events(c, top)) ||
         (rc = parse_buffers(c, top)) || (rc = parse_images(c, top)) ||
         (rc = parse_graph(c, top, c->root, 0, NULL)) || (rc = check_alloc_nodes(c)) ||
-        (rc = parse_pass_log(c, top)) || (rc = parse_provenance(c, top)))
+        (rc = parse_pass_log(c, top)) || (rc = parse_provenance(c, top)) ||
+        (rc = sg_bundle__parse_fusions(top, c->root, c->diag, c->file)))
         return rc;
     return SG_OK;
 }

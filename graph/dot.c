@@ -151,6 +151,20 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
         *style = "rounded,filled";
         lbl_printf(l, "%s", name);
         if (opt->show_ids) lbl_printf(l, " #%" PRIu32, n->id);
+        /* a fused kernel names its stages (from its record, else its label) */
+        const sg_fusion_t *fu = sg_graph_fusion(g, n->id);
+        if (fu) {
+            lbl_printf(l, "\nfused, tier %u, %u stages:", fu->tier, fu->n_stages);
+            for (uint32_t i = 0; i < fu->n_stages; i++) {
+                char sn[96];
+                sg_kernel_short_name(fu->stages[i].kernel.name, sn, sizeof sn);
+                lbl_printf(l, "%s%s", i % 3 ? ", " : "\n", sn);
+            }
+            *fill = "#fde2f0";
+        } else if (n->synthesized && n->label && !strncmp(n->label, "fused", 5)) {
+            lbl_printf(l, "\n%s", n->label);
+            *fill = "#fde2f0";
+        }
         lbl_printf(l, "\ngrid ");
         lbl_dims(l, k->grid);
         lbl_printf(l, "  block ");

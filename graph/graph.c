@@ -1,6 +1,7 @@
 /* graph.c: the stream-annotated graph model: tables, nodes, edges, queries
  * and the mutations the rewriter is built on (see graph.h for contracts). */
 #include "graph.h"
+#include "graph_private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,7 @@ void sg_graph_destroy(sg_graph_t *g)
         free(g->pass_log[i].summary);
     }
     free(g->pass_log);
+    sg_graph__free_fusions(g);
     free(g);
 }
 
@@ -1004,7 +1006,7 @@ static int clone_tables(const sg_graph_t *s, sg_graph_t *d)
         int rc = sg_graph_log_pass(d, s->pass_log[i].pass, s->pass_log[i].summary);
         if (rc) return rc;
     }
-    return SG_OK;
+    return sg_graph__clone_fusions(s, d);
 }
 
 sg_graph_t *sg_graph_clone(const sg_graph_t *g)

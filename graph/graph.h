@@ -301,6 +301,44 @@ typedef struct {
     char *summary; /* one line */
 } sg_pass_log_t;
 
+/* ---- fused kernels ----------------------------------------------------------- */
+
+/* A kernel node the fuse pass made out of a chain of kernel nodes keeps an
+ * ordinary kernel payload (its own name, code image, geometry and
+ * parameters) and, in the root's fusions table, what it replaced: enough to
+ * show it (inspect, dot), to translate a later parameter update of one of
+ * the original nodes into the fused node's parameters (its stage's bytes
+ * start at param_base there), and to say which writes it dropped and why. */
+typedef struct {
+    sg_node_id_t node;  /* the original node's id (no longer in the graph) */
+    uint64_t seq;       /* its capture sequence number */
+    sg_kernel_t kernel; /* its payload as captured: name, image, geometry, parameters */
+    uint32_t param_base; /* offset of its parameter bytes in the fused node's */
+} sg_fused_stage_t;
+
+typedef struct {
+    uint32_t stage;    /* index in stages of the stage whose store was dropped */
+    uint32_t buffer;   /* buffer index */
+    uint64_t offset, size; /* bytes, from the buffer's start */
+    char *reason;      /* why no one can read it ("graph allocation freed in the graph ...") */
+} sg_dropped_write_t;
+
+typedef struct {
+    sg_node_id_t node;     /* the fused kernel node */
+    char hash[17];         /* cache key: xxh64 of the stages' code, geometry and codegen */
+    uint32_t tier;         /* 1: pointwise, stages lifted; 2: CTA-local, stages called with barriers */
+    char *codegen;         /* how it was generated ("inline", "funcs") */
+    uint32_t ptx_image;    /* image of its PTX, SG_NONE if not kept */
+    uint32_t cubin_image;  /* image of its cubin (the node's own image), SG_NONE if none */
+    int32_t registers;     /* per thread, as ptxas reported; -1 unknown */
+    int32_t spill_bytes;   /* spill stores + loads ptxas reported; -1 unknown */
+    uint32_t n_stages;
+    sg_fused_stage_t *stages;
+    uint32_t n_dropped;
+    sg_dropped_write_t *dropped;
+    char *note;            /* free text or NULL */
+} sg_fusion_t;
+
 typedef struct sg_graph {
     struct sg_graph *root; /* self for a root graph */
     /* nodes and edges: dense by id, holes where removed */
@@ -330,6 +368,9 @@ typedef struct sg_graph {
     char *crosscheck_note;
     sg_pass_log_t *pass_log;
     uint32_t n_pass_log, cap_pass_log;
+    /* fused kernels: meaningful on the root only (graph/fusion.c) */
+    sg_fusion_t *fusions;
+    uint32_t n_fusions, cap_fusions;
 } sg_graph_t;
 
 /* Create an empty root graph / a body graph sharing `parent`'s root tables.
@@ -413,6 +454,20 @@ bool sg_graph_reaches(const sg_graph_t *g, sg_node_id_t from, sg_node_id_t to);
  * (fusion legality does: interior nodes have one predecessor and one
  * successor); otherwise the merged graph has a cycle. */
 int sg_graph_merge_chain(sg_graph_t *g, const sg_node_id_t *chain, uint32_t n);
+
+/* Fused kernels (graph/fusion.c). sg_graph_add_fusion appends a record
+ * for the fused node `node` with no stages; the pointer is valid until the
+ * next record is added. Stages copy the kernel payload they are given. */
+int sg_graph_add_fusion(sg_graph_t *g, sg_node_id_t node, sg_fusion_t **out);
+int sg_fusion_add_stage(sg_fusion_t *f, sg_node_id_t node, uint64_t seq, const sg_kernel_t *k,
+                        uint32_t param_base);
+int sg_fusion_add_dropped(sg_fusion_t *f, uint32_t stage, uint32_t buffer, uint64_t offset,
+                          uint64_t size, const char *reason);
+/* The record of fused node `node`, NULL when it is not one. O(fusions). */
+const sg_fusion_t *sg_graph_fusion(const sg_graph_t *g, sg_node_id_t node);
+/* Deep copy / release of a kernel payload (parameters, name). */
+int sg_kernel_copy(sg_kernel_t *dst, const sg_kernel_t *src);
+void sg_kernel_release(sg_kernel_t *k);
 
 /* Append a line to the pass log. */
 int sg_graph_log_pass(sg_graph_t *g, const char *pass, const char *summary);

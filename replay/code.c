@@ -154,7 +154,10 @@ static void archs_text(const uint32_t *a, uint32_t n, char *buf, size_t len)
     if (!n) snprintf(buf, len, "none");
 }
 
-static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
+/* Load image id into *lib; *no_binary says the failure was "no code for
+ * this GPU" (a fused kernel's cubin on another GPU: its PTX may do). */
+static int load_image_into(sg_replay_t *r, uint32_t id, CUlibrary *lib, bool *no_binary, char *err,
+                           size_t errlen)
 {
     const sg_replay_driver_t *drv = r->drv;
     const sg_image_t *im = sg_graph_image(r->g, id);
@@ -193,10 +196,11 @@ static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
             return rc;
         }
     }
-    CUresult cr = drv->cuLibraryLoadData(&r->libs[id], code, NULL, NULL, 0, NULL, NULL, 0);
+    CUresult cr = drv->cuLibraryLoadData(lib, code, NULL, NULL, 0, NULL, NULL, 0);
     if (code != data) free(code);
     free(data);
     r->t.load_ms += sg_replay__now_ms() - t0;
+    *no_binary = cr == CUDA_ERROR_NO_BINARY_FOR_GPU;
     if (cr == CUDA_ERROR_NO_BINARY_FOR_GPU || cr == CUDA_ERROR_INVALID_PTX ||
         cr == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
         char sass[64], ptx[64];
@@ -219,6 +223,23 @@ static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
         return sg_replay__cu_fail(drv, err, errlen, cr, what);
     }
     return SG_OK;
+}
+
+/* A fused kernel's cubin (rewrite --passes fuse) is for the GPU it was
+ * built for; on another one, its PTX image (the fusion record names it)
+ * is JIT-compiled instead. */
+static int load_image(sg_replay_t *r, uint32_t id, char *err, size_t errlen)
+{
+    bool no_binary = false;
+    int rc = load_image_into(r, id, &r->libs[id], &no_binary, err, errlen);
+    if (rc == SG_OK || !no_binary) return rc;
+    for (uint32_t i = 0; i < r->g->n_fusions; i++) {
+        const sg_fusion_t *f = &r->g->fusions[i];
+        if (f->cubin_image != id || f->ptx_image == SG_NONE || f->ptx_image >= r->g->n_images) continue;
+        bool again = false;
+        return load_image_into(r, f->ptx_image, &r->libs[id], &again, err, errlen);
+    }
+    return rc;
 }
 
 int sg_replay__load_code(sg_replay_t *r, char *err, size_t errlen)

@@ -12,7 +12,14 @@
  *     it), and no other edge crosses to or from another stream there;
  *   - identical grid, block and cluster; neither cooperative nor launched
  *     with `extra`; equal priority.
- * Everything else is a barrier. Each chain records, at both ends, the
+ * A mem_free node between two chain kernels does not end the chain when it
+ * is joined like a kernel would be (one edge in from the node before it,
+ * one out to the node after it, default type, no event edge) and no later
+ * kernel of the chain touches the buffer it frees: fusion sinks it below
+ * the fused node, which is always legal then (the dead form of a pointwise
+ * chain frees every intermediate right after its last use). Such frees are
+ * listed with the chain; a free after the chain's last kernel is not part
+ * of it. Everything else is a barrier. Each chain records, at both ends, the
  * barrier that stopped it (DESIGN.md rule 1, reference/fusion.md section 4
  * rules 1-2). Legality of the code inside the kernels (rule 3, one-CTA
  * dependencies; the refusal list) is the fusion work's job, not this one.
@@ -51,6 +58,7 @@ typedef enum {
     SG_BARRIER_GEOMETRY,      /* grid, block or cluster differ */
     SG_BARRIER_ATTRIBUTES,    /* cooperative, `extra` parameters, or different priority */
     SG_BARRIER_EXPLICIT,      /* the kernel has no stream (added explicitly) */
+    SG_BARRIER_FREE_USE,      /* the later kernel touches memory a mem_free before it freed */
     SG_BARRIER_KIND_COUNT
 } sg_barrier_kind_t;
 
@@ -64,7 +72,10 @@ typedef struct {
 typedef struct {
     uint32_t stream;           /* stream index, or SG_STREAM_EXPLICIT */
     uint32_t n_nodes;          /* >= 1 */
-    const sg_node_id_t *nodes; /* kernels in program order; pairwise joined by an edge */
+    const sg_node_id_t *nodes; /* kernels in program order; pairwise joined by an edge,
+                                  or through the frees below */
+    uint32_t n_frees;          /* mem_free nodes between the kernels, to sink below them */
+    const sg_node_id_t *frees; /* in program order */
     sg_barrier_t head;         /* why the chain does not extend backwards */
     sg_barrier_t tail;         /* why it does not extend forwards */
 } sg_fusion_chain_t;
@@ -76,6 +87,7 @@ typedef struct {
     uint32_t n_kernels;        /* kernels covered (every live kernel of the root graph) */
     uint32_t tail_counts[SG_BARRIER_KIND_COUNT]; /* chains ended by each barrier kind */
     sg_node_id_t *storage;     /* internal: backing store of every chain's nodes */
+    sg_node_id_t *free_storage; /* internal: ... and frees */
 } sg_fusion_chains_t;
 
 /* Find the chains of g's root-level nodes. Returns 0, SG_ECYCLE or SG_ENOMEM;

@@ -25,6 +25,10 @@ static const pass_def_t passes[] = {
      "frees of memory last used on another stream: dealloc edges by reachability, placed where "
      "the use is expected to be done",
      true, sg_pass_defer_dealloc},
+    {"fuse",
+     "same-stream kernel chains into one NVRTC-built kernel: pointwise stages lifted into "
+     "registers, frees between them sunk below it",
+     true, sg_pass_fuse},
     {"reduce", "remove edges implied by other paths (keeps event and dealloc edges)", false,
      sg_pass_reduce},
 };
@@ -61,6 +65,14 @@ void sg_rewrite_options_init(sg_rewrite_options_t *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->verify = true;
+}
+
+void sg_rewrite_files_free(sg_rewrite_files_t *f)
+{
+    if (!f) return;
+    for (size_t i = 0; i < f->n; i++) free(f->files[i].data);
+    free(f->files);
+    memset(f, 0, sizeof *f);
 }
 
 /* ---- reports ------------------------------------------------------------------- */
@@ -495,6 +507,7 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
 {
     sg_pass_ctx_t ctx = {0};
     ctx.g = g;
+    ctx.opt = opt;
     ctx.reach = *reach; /* a snapshot of exactly this graph, or NULL */
     *reach = NULL;
     ctx.name = p->name;

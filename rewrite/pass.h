@@ -7,6 +7,7 @@
  *   control-deps     make orderings implied by capture explicit (control edges)
  *   fusion-legality  analysis: same-stream kernel chains and their barriers
  *   defer-dealloc    cross-stream frees: dealloc edges, placed by reachability
+ *   fuse             same-stream kernel chains into one generated kernel (rewrite/fuse.h)
  *   reduce           (not default) drop edges implied by other paths
  * Each pass's algorithm and guarantees are in the comment that opens its
  * file (rewrite/control_deps.c, ...).
@@ -51,8 +52,27 @@ int sg_report_json_string(const sg_report_t *r, char **out);
 
 /* ---- passes -------------------------------------------------------------- */
 
+/* Files a pass made for the output bundle (the fused kernels' code): the
+ * caller writes them beside graph.json; the graph's images name them. */
 typedef struct {
-    bool verify; /* check the ordering guarantee after each pass (default true) */
+    char relpath[64]; /* "code/<hash>.cubin" */
+    void *data;       /* malloc'd */
+    size_t size;
+} sg_rewrite_file_t;
+
+typedef struct {
+    sg_rewrite_file_t *files;
+    size_t n, cap;
+} sg_rewrite_files_t;
+
+void sg_rewrite_files_free(sg_rewrite_files_t *f);
+
+typedef struct {
+    bool verify;        /* check the ordering guarantee after each pass (default true) */
+    const char *bundle; /* the input bundle's directory: where passes read code images
+                           (fuse); NULL: none, and fuse refuses every chain */
+    sg_rewrite_files_t *files; /* where passes put new files; NULL: fuse changes nothing */
+    uint32_t fuse_arch; /* sm number fused kernels are compiled for (0: the bundle's device) */
 } sg_rewrite_options_t;
 
 void sg_rewrite_options_init(sg_rewrite_options_t *opt);

@@ -33,6 +33,7 @@ typedef struct sg_pass_ctx {
     uint32_t n_moved, cap_moved;
     int err; /* first out-of-memory while reporting */
     sg_reach_t *reach; /* snapshot of the pass's input (forward clocks), or NULL */
+    const sg_rewrite_options_t *opt; /* the run's options (never NULL inside a pass) */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -58,6 +59,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx);
 int sg_pass_fusion_legality(sg_pass_ctx_t *ctx);
 int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx);
 int sg_pass_reduce(sg_pass_ctx_t *ctx);
+int sg_pass_fuse(sg_pass_ctx_t *ctx);
 
 /* ---- names for reports --------------------------------------------------------- */
 

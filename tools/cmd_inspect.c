@@ -193,6 +193,49 @@ static void print_archs(FILE *f, const char *what, const uint32_t *a, uint32_t n
     for (uint32_t i = 0; i < n; i++) fprintf(f, "%ssm_%u", i ? "," : " ", a[i]);
 }
 
+/* Fused kernels (rewrite --passes fuse): the node, its stages, what it dropped. */
+static void print_fusions(const sg_graph_t *g)
+{
+    if (!g->n_fusions) return;
+    printf("fused:   %u kernels\n", g->n_fusions);
+    for (uint32_t i = 0; i < g->n_fusions; i++) {
+        const sg_fusion_t *f = &g->fusions[i];
+        const sg_node_t *n = sg_graph_node(g, f->node);
+        printf("  n%-5u %s: tier %u, %u stages, %d registers, %d spill bytes, %u writes dropped\n",
+               f->node, n && n->u.kernel.name ? n->u.kernel.name : "?", f->tier, f->n_stages,
+               f->registers, f->spill_bytes, f->n_dropped);
+        for (uint32_t k = 0; k < f->n_stages; k++) {
+            char name[128];
+            sg_kernel_short_name(f->stages[k].kernel.name, name, sizeof name);
+            printf("    stage %-3u was n%-5u %s (parameters at +%u)\n", k, f->stages[k].node, name,
+                   f->stages[k].param_base);
+        }
+        for (uint32_t k = 0; k < f->n_dropped; k++) {
+            const sg_dropped_write_t *w = &f->dropped[k];
+            printf("    dropped: stage %u's write of b%u [+%" PRIu64 ", %" PRIu64 " bytes): %s\n",
+                   w->stage, w->buffer, w->offset, w->size, w->reason ? w->reason : "");
+        }
+    }
+}
+
+static json_t *fusions_json(const sg_graph_t *g)
+{
+    json_t *arr = json_array();
+    for (uint32_t i = 0; arr && i < g->n_fusions; i++) {
+        const sg_fusion_t *f = &g->fusions[i];
+        json_t *stages = json_array();
+        for (uint32_t k = 0; stages && k < f->n_stages; k++)
+            json_array_append_new(stages, json_pack("{s:i, s:s, s:i}", "node", f->stages[k].node,
+                                                    "kernel", f->stages[k].kernel.name,
+                                                    "param_base", f->stages[k].param_base));
+        json_array_append_new(arr, json_pack("{s:i, s:i, s:i, s:i, s:o, s:i}", "node", f->node, "tier",
+                                             f->tier, "registers", f->registers, "spill_bytes",
+                                             f->spill_bytes, "stages", stages, "writes_dropped",
+                                             f->n_dropped));
+    }
+    return arr;
+}
+
 static void print_text(const sg_graph_t *g, const summary_t *s, const char *path)
 {
     char b1[32], b2[32];
@@ -264,6 +307,7 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
         print_archs(stdout, "sass", im->sass_archs, im->n_sass_archs);
         putchar('\n');
     }
+    print_fusions(g);
     if (g->crosscheck_done)
         printf("check:   capture cross-check %s (CUDA reported %u nodes, %u edges)%s%s\n",
                g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count, g->cuda_edge_count,
@@ -376,6 +420,7 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
                                         arch_array(im->sass_archs, im->n_sass_archs)));
     }
     json_object_set_new(o, "images", images);
+    if (g->n_fusions) json_object_set_new(o, "fusions", fusions_json(g));
     if (g->crosscheck_done)
         json_object_set_new(o, "crosscheck",
                             json_pack("{s:b, s:i, s:i}", "ok", g->crosscheck_ok, "cuda_nodes",

@@ -21,7 +21,7 @@ static const char usage[] =
     "nothing is written when BUNDLE is unreadable or a pass fails.\n"
     "\n"
     "passes (LIST is comma-separated, run in the order given; default:\n"
-    "control-deps,fusion-legality,defer-dealloc):\n"
+    "control-deps,fusion-legality,defer-dealloc,fuse):\n"
     "  control-deps     make the orderings capture implies explicit as control\n"
     "                   edges: event record node -> wait node, stream order at\n"
     "                   record/wait/host/opaque points, free -> allocation that\n"
@@ -36,6 +36,13 @@ static const char usage[] =
     "                   expected to be done, so the stream does not wait (times:\n"
     "                   measured durations, else a roofline estimate); frees already\n"
     "                   after every use stay\n"
+    "  fuse             each candidate chain becomes one kernel built with NVRTC:\n"
+    "                   pointwise stages (every access the same affine function of\n"
+    "                   the thread index, proven from the PTX with the captured\n"
+    "                   parameters) are lifted into registers with 16-byte loads and\n"
+    "                   stores; frees between them are sunk below it; per chain the\n"
+    "                   report says fused / split / refused and why, bytes moved\n"
+    "                   before and after, registers and spills (needs libnvrtc)\n"
     "  reduce           remove edges implied by other paths; never event or\n"
     "                   dealloc edges (not in the default list)\n"
     "After each pass sgcap checks that every ordering of its input is kept (a\n"
@@ -52,6 +59,7 @@ static const char usage[] =
     "  --report FILE    also write the text report to FILE ('-' for stdout)\n"
     "  --json FILE      also write the JSON report to FILE ('-' for stdout)\n"
     "  --no-verify      skip the ordering check after each pass\n"
+    "  --arch N         compile fused kernels for sm_N (default: the bundle's GPU)\n"
     "  --force          replace OUT when it exists\n"
     "  -h, --help       show this help\n"
     "\n"
@@ -156,7 +164,8 @@ static int split_passes(const char *list, char **store, const char ***names, siz
 
 static int run(int argc, char **argv)
 {
-    const char *path = NULL, *out = NULL, *passes = NULL, *report_path = NULL, *json_path = NULL;
+    const char *path = NULL, *out = NULL, *passes = NULL, *report_path = NULL, *json_path = NULL,
+               *arch = NULL;
     bool force = false;
     sg_rewrite_options_t opt;
     sg_rewrite_options_init(&opt);
@@ -166,6 +175,7 @@ static int run(int argc, char **argv)
                             : strcmp(a, "--passes") == 0  ? &passes
                             : strcmp(a, "--report") == 0  ? &report_path
                             : strcmp(a, "--json") == 0    ? &json_path
+                            : strcmp(a, "--arch") == 0    ? &arch
                                                           : NULL;
         if (slot) {
             if (++i >= argc || !argv[i][0]) {
@@ -191,6 +201,15 @@ static int run(int argc, char **argv)
         sg_cli_error("rewrite", "%s (see sgcap rewrite --help)",
                      !path ? "no bundle given" : "no output bundle given (-o OUT)");
         return SG_EXIT_USAGE;
+    }
+    if (arch) {
+        char *end = NULL;
+        unsigned long v = strtoul(arch, &end, 10);
+        if (!end || *end || v < 50 || v > 999) {
+            sg_cli_error("rewrite", "--arch wants an sm number such as 90");
+            return SG_EXIT_USAGE;
+        }
+        opt.fuse_arch = (uint32_t)v;
     }
     if (report_path && json_path && strcmp(report_path, "-") == 0 && strcmp(json_path, "-") == 0) {
         sg_cli_error("rewrite", "--report and --json cannot both go to stdout");
@@ -227,6 +246,9 @@ static int run(int argc, char **argv)
     sg_report_t *report = NULL;
     char *json_text = NULL;
     blobs_t bl = {0};
+    sg_rewrite_files_t files = {0};
+    opt.bundle = path;
+    opt.files = &files;
     sg_graph_t *g = sg_cli_open_bundle("rewrite", path);
     if (!g) {
         exit_code = SG_EXIT_USAGE;
@@ -253,13 +275,23 @@ static int run(int argc, char **argv)
         exit_code = SG_EXIT_USAGE;
         goto done;
     }
-    /* carry the files the graph names */
-    for (uint32_t i = 0; i < g->n_images; i++)
-        if (blob_carry(&bl, path, g->images[i].file)) goto oom;
+    /* carry the files the graph names (except the code the passes made) */
+    for (uint32_t i = 0; i < g->n_images; i++) {
+        bool made = false;
+        for (size_t k = 0; k < files.n && !made && g->images[i].file; k++)
+            made = strcmp(files.files[k].relpath, g->images[i].file) == 0;
+        if (!made && blob_carry(&bl, path, g->images[i].file)) goto oom;
+    }
     for (uint32_t i = 0; i < g->n_buffers; i++)
         if (blob_carry(&bl, path, g->buffers[i].before_file) ||
             blob_carry(&bl, path, g->buffers[i].after_file))
             goto oom;
+    /* the code the passes made (fused kernels) */
+    for (size_t i = 0; i < files.n; i++) {
+        if (blob_data(&bl, files.files[i].relpath, "")) goto oom;
+        bl.b[bl.n - 1].data = files.files[i].data;
+        bl.b[bl.n - 1].size = files.files[i].size;
+    }
     if (blob_data(&bl, "report.txt", sg_report_text(report)) ||
         blob_data(&bl, "report.json", json_text))
         goto oom;
@@ -298,6 +330,7 @@ oom:
     exit_code = SG_EXIT_USAGE;
 done:
     blobs_free(&bl);
+    sg_rewrite_files_free(&files);
     free(json_text);
     sg_report_destroy(report);
     sg_graph_destroy(g);

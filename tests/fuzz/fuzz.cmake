@@ -62,4 +62,18 @@ sgcap_add_fuzzer(fuzz_fatbin
                  SOURCES tests/fuzz/fuzz_fatbin.c code/fatbin.c code/elf_image.c
                          ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
+sgcap_add_fuzzer(fuzz_sass
+                 SOURCES tests/fuzz/fuzz_sass.c code/sass_text.c code/sass_flow.c code/sass.c
+                         code/fatbin.c code/elf_image.c ${sgcap_fuzz_graph_sources}
+                 INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
+file(GLOB sgcap_fuzz_ptx_sources RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/code/ptx*.c ${PROJECT_SOURCE_DIR}/code/access*.c)
+sgcap_add_fuzzer(fuzz_ptx SOURCES tests/fuzz/fuzz_ptx.c ${sgcap_fuzz_ptx_sources}
+                 ${sgcap_fuzz_graph_sources} LIBS jansson zstd xxhash)
+sgcap_add_fuzzer(fuzz_lift
+                 SOURCES tests/fuzz/fuzz_lift.c ${sgcap_fuzz_ptx_sources} code/fatbin.c
+                         code/elf_image.c rewrite/fuse_stage.c rewrite/fuse_plan.c
+                         rewrite/fuse_gen.c rewrite/common.c rewrite/reach.c
+                         ${sgcap_fuzz_graph_sources}
+                 INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
 sgcap_add_fuzzer(fuzz_mangled SOURCES tests/fuzz/fuzz_mangled.c graph/mangled.c)

@@ -632,6 +632,68 @@ static void test_fusion_attributes_and_edge_type(void **state)
     sg_graph_destroy(g);
 }
 
+/* The dead form of a pointwise chain: intermediates allocated before the
+ * chain and freed right after their last use inside it. The frees do not
+ * end the chain (fusion sinks them); a kernel touching freed memory, or a
+ * free with an event edge, does. */
+static void test_fusion_chain_through_frees(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 1);
+    uint32_t b[6];
+    for (int i = 0; i < 6; i++)
+        b[i] = buffer(g, i == 0 || i == 5 ? SG_BUFFER_DEVICE : SG_BUFFER_GRAPH_ALLOC,
+                      0x100000ull * (i + 1), 0x1000);
+    uint64_t q = 0;
+    sg_node_id_t a1 = memnode(g, SG_NODE_MEM_ALLOC, 0, q++, b[1]);
+    sg_node_id_t a2 = memnode(g, SG_NODE_MEM_ALLOC, 0, q++, b[2]);
+    sg_node_id_t k0 = kern(g, 0, q++, 4), k1 = kern(g, 0, q++, 4);
+    sg_node_id_t f1 = memnode(g, SG_NODE_MEM_FREE, 0, q++, b[1]);
+    sg_node_id_t k2 = kern(g, 0, q++, 4);
+    sg_node_id_t f2 = memnode(g, SG_NODE_MEM_FREE, 0, q++, b[2]);
+    sg_node_id_t k3 = kern(g, 0, q++, 4); /* touches b1, freed by f1: use after free */
+    sg_node_id_t f3 = memnode(g, SG_NODE_MEM_FREE, 0, q++, b[3]);
+    sg_node_id_t k4 = kern(g, 0, q++, 4);
+    sg_node_id_t f4 = memnode(g, SG_NODE_MEM_FREE, 0, q++, b[4]);
+    sg_node_id_t k5 = kern(g, 0, q++, 4);
+    sg_node_id_t o1 = kern(g, 1, q++, 4);
+    acc(g, k0, b[0], SG_ACCESS_READ), acc(g, k0, b[1], SG_ACCESS_WRITE);
+    acc(g, k1, b[1], SG_ACCESS_READ), acc(g, k1, b[2], SG_ACCESS_WRITE);
+    acc(g, k2, b[2], SG_ACCESS_READ), acc(g, k2, b[3], SG_ACCESS_WRITE);
+    acc(g, k3, b[3], SG_ACCESS_READ), acc(g, k3, b[1], SG_ACCESS_WRITE);
+    acc(g, k4, b[0], SG_ACCESS_READ), acc(g, k4, b[4], SG_ACCESS_WRITE);
+    acc(g, k5, b[4], SG_ACCESS_READ), acc(g, k5, b[5], SG_ACCESS_WRITE);
+    sg_node_id_t seq0[] = {a1, a2, k0, k1, f1, k2, f2, k3, f3, k4, f4, k5};
+    for (size_t i = 0; i + 1 < sizeof seq0 / sizeof *seq0; i++)
+        edge(g, seq0[i], seq0[i + 1], SG_EDGE_STREAM, SG_NONE);
+    sg_edge_id_t rec = edge(g, f4, o1, SG_EDGE_EVENT, 0); /* f4 records an event */
+    sg_fusion_chains_t fc;
+    assert_int_equal(sg_fusion_chains_find(g, &fc), SG_OK);
+    /* [k0 k1 (f1) k2] | [k3 (f3) k4] | [k5] | s1 [o1] */
+    assert_int_equal(fc.n_chains, 4);
+    const sg_fusion_chain_t *c = fc.chains;
+    assert_int_equal(c[0].n_nodes, 3);
+    assert_int_equal(c[0].nodes[2], k2);
+    assert_int_equal(c[0].n_frees, 1);
+    assert_int_equal(c[0].frees[0], f1);
+    assert_int_equal(c[0].head.kind, SG_BARRIER_MEMORY_NODE);
+    assert_int_equal(c[0].head.node, a2);
+    assert_int_equal(c[0].tail.kind, SG_BARRIER_FREE_USE);
+    assert_int_equal(c[0].tail.node, f1);
+    assert_int_equal(c[1].n_nodes, 2);
+    assert_int_equal(c[1].nodes[0], k3);
+    assert_int_equal(c[1].n_frees, 1);
+    assert_int_equal(c[1].frees[0], f3);
+    assert_int_equal(c[1].tail.kind, SG_BARRIER_EVENT_OUT); /* f4 records: a record point */
+    assert_int_equal(c[1].tail.edge, rec);
+    assert_int_equal(c[2].nodes[0], k5);
+    assert_int_equal(c[2].n_frees, 0);
+    assert_int_equal(fc.n_candidates, 2);
+    assert_string_equal(sg_barrier_kind_name(SG_BARRIER_FREE_USE), "free_use");
+    sg_fusion_chains_free(&fc);
+    sg_graph_destroy(g);
+}
+
 /* ---- defer-dealloc ---------------------------------------------------------------------- */
 
 /* async_alloc: alloc + fill on s0, use on s1, other work on s0, s0 waits
@@ -1038,10 +1100,11 @@ static int good_move(sg_pass_ctx_t *ctx)
 static void test_pass_manager(void **state)
 {
     (void)state;
-    assert_int_equal(sg_rewrite_pass_count(), 4);
+    assert_int_equal(sg_rewrite_pass_count(), 5);
     assert_int_equal(sg_rewrite_pass_find("defer-dealloc"), 2);
     assert_int_equal(sg_rewrite_pass_find("nope"), -1);
-    assert_false(sg_rewrite_pass_is_default(3));
+    assert_true(sg_rewrite_pass_is_default(3)); /* fuse */
+    assert_false(sg_rewrite_pass_is_default(4)); /* reduce */
     async_t a = async_alloc(false, 3000, 1000);
     sg_graph_t *g = a.g;
     const char *bad[2] = {"control-deps", "nope"};
@@ -1087,12 +1150,14 @@ static void test_pass_manager(void **state)
     /* the default pipeline: report text, JSON, pass log */
     rep = sg_report_create();
     assert_int_equal(sg_rewrite_run(g, NULL, 0, rep), SG_OK);
-    assert_int_equal(g->n_pass_log, 3);
+    assert_int_equal(g->n_pass_log, 4);
     assert_string_equal(g->pass_log[2].pass, "defer-dealloc");
+    assert_string_equal(g->pass_log[3].pass, "fuse");
     const char *t = sg_report_text(rep);
     assert_non_null(strstr(t, "== control-deps =="));
     assert_non_null(strstr(t, "== fusion-legality =="));
     assert_non_null(strstr(t, "== defer-dealloc =="));
+    assert_non_null(strstr(t, "no bundle to read kernel code from")); /* fuse needs code */
     char *js = NULL;
     assert_int_equal(sg_report_json_string(rep, &js), SG_OK);
     json_error_t err;
@@ -1100,8 +1165,8 @@ static void test_pass_manager(void **state)
     assert_non_null(back);
     assert_string_equal(json_string_value(json_object_get(back, "report")), "sgcap-rewrite");
     json_t *passes = json_object_get(back, "passes");
-    assert_int_equal(json_array_size(passes), 3);
-    for (size_t i = 0; i < 3; i++) {
+    assert_int_equal(json_array_size(passes), 4);
+    for (size_t i = 0; i < 4; i++) {
         json_t *p = json_array_get(passes, i);
         assert_non_null(json_string_value(json_object_get(p, "summary")));
         assert_true(json_is_true(json_object_get(json_object_get(p, "verify"), "ok")));
@@ -1234,6 +1299,7 @@ int main(void)
         cmocka_unit_test(test_control_deps_contradiction),
         cmocka_unit_test(test_fusion_chains),
         cmocka_unit_test(test_fusion_attributes_and_edge_type),
+        cmocka_unit_test(test_fusion_chain_through_frees),
         cmocka_unit_test(test_defer_async_alloc_in_place),
         cmocka_unit_test(test_defer_joined_free_in_place),
         cmocka_unit_test(test_defer_free_before_use),

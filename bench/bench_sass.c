@@ -1,0 +1,129 @@
+/* bench_sass.c: cost of the SASS access analysis per kernel, nvdisasm
+ * included (issue 11: goal <= 5 ms per distinct kernel).
+ *
+ * For each cubin (default: the generated 200-kernel sm_90 cubin beside this
+ * binary): all kernels in one batch with one nvdisasm, the same batch split
+ * over side-by-side nvdisasm runs (the default; what
+ * sg_sass_cache_prefetch does for an image), then the first few kernels
+ * alone (one run each). CPU time is split between the
+ * disassembler (children) and the parse + dataflow (this process); wall
+ * time is printed beside it (shared build machines make it noisy).
+ *
+ * usage: bench_sass [CUBIN...] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "code/elf_image.h"
+#include "code/sass.h"
+
+typedef struct {
+    double wall, self, child;
+} stamp_t;
+
+static stamp_t now(void)
+{
+    struct timespec w;
+    struct rusage s, c;
+    clock_gettime(CLOCK_MONOTONIC, &w);
+    getrusage(RUSAGE_SELF, &s);
+    getrusage(RUSAGE_CHILDREN, &c);
+    return (stamp_t){w.tv_sec + w.tv_nsec * 1e-9,
+                     s.ru_utime.tv_sec + s.ru_utime.tv_usec * 1e-6 + s.ru_stime.tv_sec +
+                         s.ru_stime.tv_usec * 1e-6,
+                     c.ru_utime.tv_sec + c.ru_utime.tv_usec * 1e-6 + c.ru_stime.tv_sec +
+                         c.ru_stime.tv_usec * 1e-6};
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    rewind(f);
+    uint8_t *b = malloc((size_t)len);
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static void bench_one(const char *path)
+{
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    sg_name_list_t names = {0};
+    if (!b || sg_elf_list_kernels(b, n, &names) != 0 || names.n == 0) {
+        printf("%s: not a cubin with kernels\n", path);
+        free(b);
+        return;
+    }
+    sg_sass_kernel_t *k = calloc(names.n, sizeof *k);
+    sg_sass_options_t one = {.jobs = 1};
+    stamp_t s0 = now();
+    sg_sass_analyze_cubin(b, n, names.names, names.n, &one, k);
+    stamp_t s1 = now();
+    for (uint32_t i = 0; i < names.n; i++)
+        sg_sass_kernel_free(&k[i]);
+    stamp_t t0 = now();
+    sg_sass_analyze_cubin(b, n, names.names, names.n, NULL, k);
+    stamp_t t1 = now();
+    uint64_t insns = 0, ok = 0;
+    for (uint32_t i = 0; i < names.n; i++) {
+        insns += k[i].n_instructions;
+        ok += k[i].status == SG_SASS_ANALYSED;
+        sg_sass_kernel_free(&k[i]);
+    }
+    double per = (t1.self - t0.self + t1.child - t0.child) * 1e3 / names.n;
+    printf("%s: %u kernels (%llu analysed), %llu instructions\n", path, names.n,
+           (unsigned long long)ok, (unsigned long long)insns);
+    printf("  batch, 1 nvdisasm   : %7.2f ms CPU per kernel, %7.2f ms wall\n",
+           (s1.self - s0.self + s1.child - s0.child) * 1e3 / names.n,
+           (s1.wall - s0.wall) * 1e3 / names.n);
+    printf("  batch, side by side : %7.2f ms CPU per kernel (nvdisasm %.2f + analysis %.2f), "
+           "%7.2f ms wall\n",
+           per, (t1.child - t0.child) * 1e3 / names.n, (t1.self - t0.self) * 1e3 / names.n,
+           (t1.wall - t0.wall) * 1e3 / names.n);
+    uint32_t alone = names.n < 5 ? names.n : 5;
+    stamp_t a0 = now();
+    for (uint32_t i = 0; i < alone; i++) {
+        sg_sass_analyze_cubin(b, n, &names.names[i], 1, NULL, &k[i]);
+        sg_sass_kernel_free(&k[i]);
+    }
+    stamp_t a1 = now();
+    double per1 = (a1.self - a0.self + a1.child - a0.child) * 1e3 / alone;
+    printf("  alone               : %7.2f ms CPU per kernel (first %u, one nvdisasm run each), "
+           "%7.2f ms wall\n",
+           per1, alone, (a1.wall - a0.wall) * 1e3 / alone);
+    double wall = (t1.wall - t0.wall) * 1e3 / names.n;
+    printf("  batch/alone (CPU): %.3f   goal: <= 5 ms per kernel (batch wall %s)\n", per / per1,
+           wall <= 5.0 ? "meets it" : "misses it");
+    free(k);
+    sg_name_list_free(&names);
+    free(b);
+}
+
+int main(int argc, char **argv)
+{
+    char tool[4096];
+    if (sg_sass_find_disassembler(tool, sizeof tool) != 0) {
+        printf("bench_sass: no nvdisasm found (SGCAP_NVDISASM, PATH, pip nvidia-cuda-nvdisasm): "
+               "nothing measured\n");
+        return 0;
+    }
+    printf("nvdisasm: %s\n", tool);
+    if (argc < 2) {
+        bench_one(SGCAP_BENCH_SASS_CUBIN);
+        return 0;
+    }
+    for (int i = 1; i < argc; i++)
+        bench_one(argv[i]);
+    return 0;
+}

@@ -1,0 +1,2532 @@
+/* sass_flow.c: the SASS access analysis (sass.h): a forward dataflow over
+ * one kernel's basic blocks that follows every register as a polynomial of
+ * degree <= 2 in the special registers and parameter words, and records,
+ * per global memory instruction, where its address comes from.
+ *
+ * Values (val_t) are 32-bit registers: VAL (a 32-bit value p), LO / HI (the
+ * low / high word of the 64-bit value p), or TOP (not known; its flags say
+ * why, its provenance which parameter words flowed into it). A 64-bit pair
+ * (Rn, Rn+1) is p when Rn is VAL/LO p and Rn+1 is HI p: the low word of a
+ * carry chain carries the whole 64-bit meaning, the high word only has to
+ * come from the matching carry (predicate CARRY p), a 64-bit shift, a sign
+ * extension or a zero. Polynomials are mathematical integers: a 32-bit
+ * index is assumed not to wrap (flagged index_32bit).
+ *
+ * Predicated writes keep the value from before beside the new one, so that
+ * instructions under the same guard see the new value and others see both
+ * (joined). Comparisons (ISETP) are kept in predicates; a predicated EXIT
+ * or branch, or a guard on the access itself, turns them into facts such
+ * as "ctaid.x*ntid.x + tid.x < P[0x18]" that give the bounds check.
+ *
+ * Joins keep a value only when it is the same on every path; a loop thus
+ * makes its induction variables TOP ("differs across paths"), which keeps
+ * the fixpoint short. Code the entry does not reach (callees, targets of
+ * indirect branches) is analysed from an all-unknown state, so none of its
+ * accesses is missed.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "code/sass.h"
+#include "graph/graph.h"
+
+/* ---- polynomials ----------------------------------------------------------- */
+
+/* Internal atoms: 1..12 the sg_sass_atom_t special registers, parameter
+ * words as P32/P64 with the byte offset / 4 in the low 14 bits. */
+#define A_P32 0x4000u
+#define A_P64 0x8000u
+#define A_PARAM (A_P32 | A_P64)
+#define A_OFF(a) (((uint32_t)(a) & 0x3fffu) << 2)
+#define PMAX 6
+#define NPROV 6
+
+typedef struct {
+    int64_t c;
+    uint16_t a, b; /* a <= b; degree 1: a = 0; constant: a = b = 0 */
+} term_t;
+
+typedef struct {
+    uint8_t n;
+    term_t t[PMAX];
+} poly_t;
+
+static uint32_t tkey(const term_t *t)
+{
+    return ((uint32_t)t->a << 16) | t->b;
+}
+
+static bool poly_eq(const poly_t *x, const poly_t *y)
+{
+    if (x->n != y->n)
+        return false;
+    for (uint8_t i = 0; i < x->n; i++)
+        if (x->t[i].c != y->t[i].c || x->t[i].a != y->t[i].a || x->t[i].b != y->t[i].b)
+            return false;
+    return true;
+}
+
+static void poly_const(poly_t *p, int64_t c)
+{
+    memset(p, 0, sizeof *p);
+    if (c) {
+        p->n = 1;
+        p->t[0].c = c;
+    }
+}
+
+static void poly_atom(poly_t *p, uint16_t a)
+{
+    memset(p, 0, sizeof *p);
+    p->n = 1;
+    p->t[0].c = 1;
+    p->t[0].b = a;
+}
+
+/* Add coef*term into p, keeping terms sorted; false when full. */
+static bool poly_add_term(poly_t *p, int64_t c, uint16_t a, uint16_t b)
+{
+    if (a > b) {
+        uint16_t t = a;
+        a = b;
+        b = t;
+    }
+    if (!c)
+        return true;
+    term_t nt = {c, a, b};
+    uint32_t k = tkey(&nt);
+    uint8_t i = 0;
+    while (i < p->n && tkey(&p->t[i]) < k)
+        i++;
+    if (i < p->n && tkey(&p->t[i]) == k) {
+        if (__builtin_add_overflow(p->t[i].c, c, &p->t[i].c))
+            return false;
+        if (p->t[i].c == 0) {
+            memmove(&p->t[i], &p->t[i + 1], (size_t)(p->n - i - 1) * sizeof(term_t));
+            p->n--;
+        }
+        return true;
+    }
+    if (p->n >= PMAX)
+        return false;
+    memmove(&p->t[i + 1], &p->t[i], (size_t)(p->n - i) * sizeof(term_t));
+    p->t[i] = nt;
+    p->n++;
+    return true;
+}
+
+static bool poly_add(poly_t *r, const poly_t *x, const poly_t *y, int64_t ys)
+{
+    poly_t o = *x;
+    for (uint8_t i = 0; i < y->n; i++) {
+        int64_t c;
+        if (__builtin_mul_overflow(y->t[i].c, ys, &c) || !poly_add_term(&o, c, y->t[i].a, y->t[i].b))
+            return false;
+    }
+    *r = o;
+    return true;
+}
+
+static bool poly_mul(poly_t *r, const poly_t *x, const poly_t *y)
+{
+    poly_t o = {0};
+    for (uint8_t i = 0; i < x->n; i++)
+        for (uint8_t j = 0; j < y->n; j++) {
+            const term_t *u = &x->t[i], *v = &y->t[j];
+            uint16_t at[4] = {u->a, u->b, v->a, v->b}, f[2] = {0, 0};
+            int nf = 0;
+            for (int k = 0; k < 4; k++)
+                if (at[k]) {
+                    if (nf == 2)
+                        return false; /* degree 3 */
+                    f[nf++] = at[k];
+                }
+            int64_t c;
+            if (__builtin_mul_overflow(u->c, v->c, &c))
+                return false;
+            if (!poly_add_term(&o, c, nf == 2 ? f[0] : 0, nf == 2 ? f[1] : f[0]))
+                return false;
+        }
+    *r = o;
+    return true;
+}
+
+static bool poly_is_const(const poly_t *p, int64_t *c)
+{
+    if (p->n == 0) {
+        *c = 0;
+        return true;
+    }
+    if (p->n == 1 && p->t[0].a == 0 && p->t[0].b == 0) {
+        *c = p->t[0].c;
+        return true;
+    }
+    return false;
+}
+
+static bool poly_has_params(const poly_t *p)
+{
+    for (uint8_t i = 0; i < p->n; i++)
+        if ((p->t[i].a | p->t[i].b) & A_PARAM)
+            return true;
+    return false;
+}
+
+/* ---- values ------------------------------------------------------------------ */
+
+enum { V_TOP = 0, V_VAL, V_LO, V_HI };
+enum {
+    F_MEM = 1u << 0,    /* loaded from memory */
+    F_UNK = 1u << 1,    /* an instruction the analysis does not model */
+    F_JOIN = 1u << 2,   /* differs across paths (loops) */
+    F_CALL = 1u << 3,   /* clobbered by a call */
+    F_CBANK = 1u << 4,  /* from a constant bank other than the parameters */
+    F_NONLIN = 1u << 5, /* beyond degree 2 or too many terms */
+    F_HIGH = 1u << 6,   /* the two words of a pair do not match */
+    F_W32 = 1u << 7,    /* a 32-bit value was extended to 64 bits */
+    F_MANY = 1u << 8,   /* more parameter words than provenance keeps */
+    F_UNREACHED = 1u << 9, /* code not reached from the entry */
+    F_DIV = 1u << 10,   /* shifted right / divided */
+    /* an unknown value that may itself be a pointer (loaded, from another
+     * constant bank, clobbered) flowed in additively: a single parameter
+     * candidate beside it is not proof of the base. Multiplying clears it. */
+    F_ADDPTR = 1u << 11,
+};
+
+typedef struct {
+    uint16_t atom; /* A_P32|off or A_P64|off */
+    uint8_t base;  /* flows in additively (a pointer candidate) */
+} prov_t;
+
+typedef struct {
+    uint8_t kind, nprov;
+    uint16_t flags;
+    uint32_t origin; /* 1 + pc of the unmodelled instruction behind F_UNK, 0 none */
+    prov_t prov[NPROV];
+    poly_t p;
+} val_t;
+
+/* Provenance keeps only the words that flow in additively (pointer
+ * candidates): a word once multiplied or shifted never becomes one again,
+ * so keeping it would only crowd the candidates out. */
+static void prov_add(val_t *v, uint16_t atom, uint8_t base)
+{
+    if (!base)
+        return;
+    for (uint8_t i = 0; i < v->nprov; i++)
+        if (v->prov[i].atom == atom) {
+            v->prov[i].base |= base;
+            return;
+        }
+    if (v->nprov >= NPROV) {
+        v->flags |= F_MANY;
+        return;
+    }
+    v->prov[v->nprov].atom = atom;
+    v->prov[v->nprov].base = base;
+    v->nprov++;
+}
+
+static void prov_merge(val_t *d, const val_t *s, bool keep_base)
+{
+    d->flags |= s->flags;
+    if (!d->origin)
+        d->origin = s->origin;
+    for (uint8_t i = 0; i < s->nprov; i++)
+        prov_add(d, s->prov[i].atom, keep_base ? s->prov[i].base : 0);
+}
+
+static void prov_unbase(val_t *v)
+{
+    v->nprov = 0;
+}
+
+static val_t top(uint16_t flags)
+{
+    val_t v;
+    memset(&v, 0, sizeof v);
+    v.flags = flags;
+    return v;
+}
+
+static val_t mkval(uint8_t kind, const poly_t *p)
+{
+    val_t v;
+    memset(&v, 0, sizeof v);
+    v.kind = kind;
+    v.p = *p;
+    return v;
+}
+
+static val_t constval(int64_t c)
+{
+    poly_t p;
+    poly_const(&p, c);
+    return mkval(V_VAL, &p);
+}
+
+static bool val_eq(const val_t *x, const val_t *y)
+{
+    if (x->kind != y->kind || x->flags != y->flags || x->nprov != y->nprov)
+        return false;
+    for (uint8_t i = 0; i < x->nprov; i++)
+        if (x->prov[i].atom != y->prov[i].atom || x->prov[i].base != y->prov[i].base)
+            return false;
+    return x->kind == V_TOP || poly_eq(&x->p, &y->p);
+}
+
+static val_t val_join(const val_t *x, const val_t *y)
+{
+    if (x->kind != V_TOP && x->kind == y->kind && poly_eq(&x->p, &y->p)) {
+        val_t r = *x;
+        prov_merge(&r, y, true);
+        return r;
+    }
+    val_t r = top(F_JOIN);
+    prov_merge(&r, x, true);
+    prov_merge(&r, y, true);
+    return r;
+}
+
+/* ---- state ------------------------------------------------------------------- */
+
+#define NPRED 16 /* P0..P6, PT=7, UP0..UP6 = 8..14, UPT = 15 */
+#define MAXFACT 4
+
+enum { C_LT = 0, C_LE, C_GT, C_GE, C_EQ, C_NE };
+enum { P_TOP = 0, P_CMP, P_CARRY };
+
+typedef struct {
+    uint8_t cmp;
+    bool uns, wide;
+    poly_t l, r;
+} cmp_t;
+
+typedef struct {
+    uint8_t kind;
+    uint16_t flags; /* CARRY: the W32 flag of the low word */
+    int16_t g;      /* written under guard g-1 (pred*2+neg) at version gver; 0 none */
+    uint32_t gver;
+    uint32_t ver;
+    cmp_t c;  /* P_CMP */
+    poly_t p; /* P_CARRY: the 64-bit sum whose low word set this carry */
+} pred_t;
+
+typedef struct {
+    val_t v, alt;  /* alt: the value when the guard is false */
+    int16_t g;     /* -1: unguarded; else pred*2 + neg */
+    uint32_t gver; /* version of the guard predicate */
+} slot_t;
+
+typedef struct {
+    bool reached;
+    /* some path here passed a condition that is not among the facts (a
+     * predicate it cannot read, facts lost at a join): which threads get
+     * here is then only bounded, not known */
+    bool cond_unknown;
+    uint8_t nfacts;
+    cmp_t facts[MAXFACT];
+    pred_t preds[NPRED];
+    slot_t *slots; /* ctx->nslots */
+} state_t;
+
+typedef struct {
+    int16_t id; /* pred*2+neg, -1 none */
+    uint32_t ver;
+    bool never; /* @!PT */
+} guard_t;
+
+/* ---- the analysis context ------------------------------------------------------- */
+
+typedef struct {
+    uint32_t first, count; /* instructions */
+    uint32_t succ[2];      /* block indices, UINT32_MAX none */
+    int8_t fact_pred[2];   /* predicate (pred*2+neg) that holds along succ[i], -1 none,
+                              -2 a condition the analysis cannot read */
+} block_t;
+
+typedef struct {
+    const sg_sass_insn_t *in;
+    uint32_t n;
+    uint32_t pc0;
+    uint32_t arch, param_base, param_size;
+    uint32_t ntid_base; /* c[0x0][ntid_base] = ntid.x; nctaid.x at +0xc */
+    const uint32_t *call_targets;
+    uint32_t n_call_targets;
+    const uint32_t *benign_c4;
+    uint32_t n_benign_c4;
+    uint32_t max_ntid[3];
+    uint32_t nr, nu;    /* R slots [0,nr), UR slots [nr, nr+nu) */
+    uint32_t nslots;
+    uint32_t verc;      /* version counter */
+    block_t *blocks;
+    uint32_t nblocks;
+    uint32_t *blk_of;   /* instruction -> block */
+    bool final;         /* record accesses */
+    bool escaped;
+    char escape_reason[SG_SASS_REASON];
+    sg_sass_kernel_t *out;
+    uint32_t cap_acc;
+    int err;
+} ctx_t;
+
+static void escape(ctx_t *x, const char *why, uint32_t pc)
+{
+    if (!x->escaped)
+        snprintf(x->escape_reason, sizeof x->escape_reason, "%s at 0x%x", why, pc - x->pc0);
+    x->escaped = true;
+}
+
+static bool has_mod(const char *op, const char *m)
+{
+    size_t n = strlen(m);
+    for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.'))
+        if (!strncmp(p + 1, m, n) && (p[1 + n] == '.' || p[1 + n] == 0))
+            return true;
+    return false;
+}
+
+static bool base_is(const char *op, const char *b)
+{
+    size_t n = strlen(b);
+    return !strncmp(op, b, n) && (op[n] == '.' || op[n] == 0);
+}
+
+static int slot_of(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus)
+{
+    uint32_t r = (uint32_t)o->reg + plus;
+    if (o->uniform) {
+        if (o->reg == 63 || r >= x->nu)
+            return -1;
+        return (int)(x->nr + r);
+    }
+    if (o->reg == 255 || r >= x->nr)
+        return -1;
+    return (int)r;
+}
+
+static bool is_zero_reg(const sg_sass_operand_t *o)
+{
+    return o->kind == SG_SASS_OP_REG && ((o->uniform && o->reg == 63) || (!o->uniform && o->reg == 255));
+}
+
+static int pred_index(const sg_sass_operand_t *o)
+{
+    return (o->uniform ? 8 : 0) + o->reg;
+}
+
+static val_t slot_read(const slot_t *s, const guard_t *g)
+{
+    if (s->g < 0 || (g && g->id == s->g && g->ver == s->gver))
+        return s->v;
+    return val_join(&s->v, &s->alt);
+}
+
+static void slot_write(ctx_t *x, state_t *st, int si, const val_t *v, const guard_t *g)
+{
+    if (si < 0)
+        return;
+    slot_t *s = &st->slots[si];
+    if (!g || g->id < 0) {
+        s->v = *v;
+        s->g = -1;
+        return;
+    }
+    if (!(s->g == g->id && s->gver == g->ver))
+        s->alt = slot_read(s, NULL);
+    s->v = *v;
+    s->g = g->id;
+    s->gver = g->ver;
+    (void)x;
+}
+
+static void pred_write(ctx_t *x, state_t *st, int pi, const pred_t *p, const guard_t *g)
+{
+    if (pi < 0 || pi == 7 || pi == 15)
+        return;
+    pred_t np = *p;
+    /* a conditional write: valid only for instructions under the same guard */
+    np.g = g && g->id >= 0 ? (int16_t)(g->id + 1) : 0;
+    np.gver = g && g->id >= 0 ? g->ver : 0;
+    np.ver = ++x->verc;
+    st->preds[pi] = np;
+}
+
+/* ---- reading operands ---------------------------------------------------------- */
+
+/* The value of a constant-bank word. */
+static val_t cbank_val(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus, bool want64)
+{
+    if (o->reg2 != 0)
+        return top(F_CBANK | F_ADDPTR);
+    if (o->reg != 0xffff)
+        return top(F_UNK); /* indexed by a register */
+    int64_t off = o->imm + plus;
+    if (off < 0)
+        return top(0);
+    uint64_t u = (uint64_t)off;
+    uint64_t pend = (uint64_t)x->param_base + (x->param_size ? x->param_size : 32764u);
+    if (u >= x->param_base && u < pend) {
+        uint32_t po = (uint32_t)(u - x->param_base);
+        if (po & 3 || (want64 && (po & 7)))
+            return top(F_UNK);
+        poly_t p;
+        uint16_t atom = (uint16_t)((want64 ? A_P64 : A_P32) | (po >> 2));
+        poly_atom(&p, atom);
+        val_t v = mkval(V_VAL, &p);
+        prov_add(&v, atom, 1);
+        return v;
+    }
+    if (!want64 && u >= x->ntid_base && u < x->ntid_base + 0x18 && !(u & 3)) {
+        uint32_t k = (uint32_t)(u - x->ntid_base) / 4;
+        poly_t p;
+        poly_atom(&p, (uint16_t)(k < 3 ? SG_SASS_NTID_X + k : SG_SASS_NCTAID_X + (k - 3)));
+        return mkval(V_VAL, &p);
+    }
+    return top(0);
+}
+
+static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o,
+                       const guard_t *g)
+{
+    switch (o->kind) {
+    case SG_SASS_OP_REG: {
+        if (is_zero_reg(o))
+            return constval(0);
+        int si = slot_of(x, o, 0);
+        if (si < 0)
+            return top(F_UNK);
+        val_t v = slot_read(&st->slots[si], g);
+        if (v.kind == V_HI) {
+            val_t t = top(F_HIGH);
+            prov_merge(&t, &v, false);
+            return t;
+        }
+        if (v.kind == V_LO)
+            v.kind = V_VAL;
+        return v;
+    }
+    case SG_SASS_OP_IMM: {
+        int64_t c = o->imm;
+        if (c >= 0x80000000ll && c <= 0xffffffffll)
+            c -= 0x100000000ll; /* a 32-bit immediate: two's complement */
+        return constval(c);
+    }
+    case SG_SASS_OP_CBANK:
+        return cbank_val(x, o, 0, false);
+    case SG_SASS_OP_SREG:
+        if (o->sreg) {
+            poly_t p;
+            poly_atom(&p, o->sreg);
+            return mkval(V_VAL, &p);
+        }
+        return top(0);
+    case SG_SASS_OP_FIMM:
+        return top(0);
+    default:
+        return top(F_UNK);
+    }
+}
+
+/* Apply -X / ~X / |X|. */
+static val_t modify(val_t v, const sg_sass_operand_t *o)
+{
+    if (o->inv || o->abs) {
+        val_t t = top(F_UNK);
+        prov_merge(&t, &v, false);
+        return t;
+    }
+    if (o->neg) {
+        if (v.kind == V_TOP) {
+            prov_unbase(&v);
+            return v;
+        }
+        poly_t z = {0};
+        if (!poly_add(&v.p, &z, &v.p, -1)) {
+            val_t t = top(F_NONLIN);
+            prov_merge(&t, &v, false);
+            return t;
+        }
+        prov_unbase(&v);
+    }
+    return v;
+}
+
+/* 32-bit operand; LO reads as its (64-bit) value, HI as unknown. */
+static val_t rd32(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o, const guard_t *g)
+{
+    return modify(val32_raw(x, st, o, g), o);
+}
+
+/* The word of a register as stored (kinds kept). */
+static val_t rdslot(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o, uint32_t plus,
+                    const guard_t *g)
+{
+    if (is_zero_reg(o))
+        return constval(0);
+    int si = slot_of(x, o, plus);
+    if (si < 0)
+        return top(F_UNK);
+    return slot_read(&st->slots[si], g);
+}
+
+static void poly_widen(poly_t *p, uint32_t off);
+
+/* Combine a low and a high word into one 64-bit value (kind VAL). */
+static val_t make_pair(const val_t *lo, const val_t *hi)
+{
+    if ((lo->kind == V_VAL || lo->kind == V_LO) && hi->kind == V_HI) {
+        poly_t lp = lo->p;
+        if (!poly_eq(&lp, &hi->p))
+            for (uint8_t i = 0; i < hi->p.n; i++)
+                if (hi->p.t[i].a == 0 && (hi->p.t[i].b & A_P64))
+                    poly_widen(&lp, A_OFF(hi->p.t[i].b));
+        if (poly_eq(&lp, &hi->p)) {
+            val_t r = *hi;
+            r.kind = V_VAL;
+            prov_merge(&r, lo, true);
+            return r;
+        }
+    }
+    int64_t c;
+    if (lo->kind == V_VAL && hi->kind == V_VAL && poly_is_const(&hi->p, &c) && c == 0) {
+        /* zero-extended 32-bit value */
+        val_t r = *lo;
+        int64_t k;
+        if (!poly_is_const(&r.p, &k))
+            r.flags |= F_W32;
+        return r;
+    }
+    if (lo->kind == V_VAL && hi->kind == V_VAL && lo->p.n == 1 && hi->p.n == 1 &&
+        lo->p.t[0].a == 0 && hi->p.t[0].a == 0 && lo->p.t[0].c == 1 && hi->p.t[0].c == 1 &&
+        (lo->p.t[0].b & A_P32) && (hi->p.t[0].b & A_P32) && hi->p.t[0].b == lo->p.t[0].b + 1 &&
+        !(A_OFF(lo->p.t[0].b) & 7)) {
+        /* two 32-bit loads of one 64-bit parameter word */
+        uint16_t atom = (uint16_t)(A_P64 | (lo->p.t[0].b & 0x3fff));
+        poly_t p;
+        poly_atom(&p, atom);
+        val_t r = mkval(V_VAL, &p);
+        prov_add(&r, atom, 1);
+        return r;
+    }
+    val_t r = top(lo->kind != V_TOP && hi->kind != V_TOP ? F_HIGH : 0);
+    prov_merge(&r, lo, true);
+    prov_merge(&r, hi, true);
+    /* the low and high words of one pointer parameter flowed into the two halves */
+    for (uint8_t i = 0; i < lo->nprov; i++) {
+        uint16_t a = lo->prov[i].atom;
+        if (!(a & A_P32) || !lo->prov[i].base || (A_OFF(a) & 7))
+            continue;
+        for (uint8_t j = 0; j < hi->nprov; j++)
+            if (hi->prov[j].atom == a + 1)
+                prov_add(&r, (uint16_t)(A_P64 | (a & 0x3fff)), 1);
+    }
+    return r;
+}
+
+/* A 64-bit operand: a register pair, a .64 constant-bank word, RZ, an immediate. */
+static val_t rd64(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o, const guard_t *g)
+{
+    val_t r;
+    if (o->kind == SG_SASS_OP_REG) {
+        if (is_zero_reg(o))
+            return constval(0);
+        val_t lo = rdslot(x, st, o, 0, g), hi = rdslot(x, st, o, 1, g);
+        r = make_pair(&lo, &hi);
+    } else if (o->kind == SG_SASS_OP_CBANK) {
+        r = cbank_val(x, o, 0, true);
+    } else if (o->kind == SG_SASS_OP_IMM) {
+        r = constval(o->imm);
+    } else {
+        r = top(F_UNK);
+    }
+    return modify(r, o);
+}
+
+static void wr32(ctx_t *x, state_t *st, const sg_sass_operand_t *d, val_t v, const guard_t *g)
+{
+    if (d->kind != SG_SASS_OP_REG)
+        return;
+    slot_write(x, st, slot_of(x, d, 0), &v, g);
+}
+
+static void wr64(ctx_t *x, state_t *st, const sg_sass_operand_t *d, const val_t *v,
+                 const guard_t *g)
+{
+    if (d->kind != SG_SASS_OP_REG)
+        return;
+    val_t lo = *v, hi = *v;
+    if (v->kind != V_TOP) {
+        lo.kind = V_LO;
+        hi.kind = V_HI;
+    }
+    slot_write(x, st, slot_of(x, d, 0), &lo, g);
+    slot_write(x, st, slot_of(x, d, 1), &hi, g);
+}
+
+/* Mark n registers from d unknown. */
+static void clobber(ctx_t *x, state_t *st, const sg_sass_operand_t *d, uint32_t n, uint16_t flags,
+                    const val_t *prov, const guard_t *g)
+{
+    if (d->kind != SG_SASS_OP_REG || is_zero_reg(d))
+        return;
+    val_t t = top(flags);
+    if (prov)
+        prov_merge(&t, prov, false);
+    for (uint32_t i = 0; i < n; i++)
+        slot_write(x, st, slot_of(x, d, i), &t, g);
+}
+
+static void clobber_all(ctx_t *x, state_t *st, bool uniform_too, uint16_t flags)
+{
+    val_t t = top(flags);
+    uint32_t n = uniform_too ? x->nslots : x->nr;
+    for (uint32_t i = 0; i < n; i++) {
+        st->slots[i].v = t;
+        st->slots[i].g = -1;
+    }
+    for (int p = 0; p < NPRED; p++)
+        if (p != 7 && p != 15 && (uniform_too || p < 8)) {
+            st->preds[p].kind = P_TOP;
+            st->preds[p].ver = ++x->verc;
+        }
+}
+
+/* ---- arithmetic --------------------------------------------------------------- */
+
+static val_t arith_add(const val_t *a, const val_t *b)
+{
+    if (a->kind == V_TOP || b->kind == V_TOP) {
+        val_t t = top(0);
+        prov_merge(&t, a, true);
+        prov_merge(&t, b, true);
+        return t;
+    }
+    val_t r = mkval(V_VAL, &a->p);
+    if (!poly_add(&r.p, &a->p, &b->p, 1)) {
+        r = top(F_NONLIN);
+        prov_merge(&r, a, true);
+        prov_merge(&r, b, true);
+        return r;
+    }
+    prov_merge(&r, a, true);
+    prov_merge(&r, b, true);
+    return r;
+}
+
+static val_t arith_mul(const val_t *a0, const val_t *b0)
+{
+    int64_t ca = 0, cb = 0;
+    bool ka = a0->kind != V_TOP && poly_is_const(&a0->p, &ca);
+    bool kb = b0->kind != V_TOP && poly_is_const(&b0->p, &cb);
+    /* a factor scaled by anything but 1 is an index, not a pointer */
+    val_t as = *a0, bs = *b0;
+    if (!(kb && cb == 1))
+        as.flags &= (uint16_t)~F_ADDPTR;
+    if (!(ka && ca == 1))
+        bs.flags &= (uint16_t)~F_ADDPTR;
+    const val_t *a = &as, *b = &bs;
+    if (a->kind == V_TOP || b->kind == V_TOP) {
+        val_t t = top(0);
+        prov_merge(&t, a, kb && cb == 1);
+        prov_merge(&t, b, ka && ca == 1);
+        return t;
+    }
+    val_t r = mkval(V_VAL, &a->p);
+    if (!poly_mul(&r.p, &a->p, &b->p)) {
+        r = top(F_NONLIN);
+        prov_merge(&r, a, false);
+        prov_merge(&r, b, false);
+        return r;
+    }
+    prov_merge(&r, a, kb && cb == 1);
+    prov_merge(&r, b, ka && ca == 1);
+    return r;
+}
+
+static val_t arith_shl(const val_t *a, int64_t s)
+{
+    if (s < 0 || s > 62) {
+        val_t t = top(F_UNK);
+        prov_merge(&t, a, false);
+        return t;
+    }
+    val_t k = constval((int64_t)1 << s);
+    return arith_mul(a, &k);
+}
+
+/* Extension of a 32-bit value into 64 bits: flag non-constant ones. */
+static val_t ext32(val_t v)
+{
+    int64_t c;
+    if (v.kind != V_TOP && !poly_is_const(&v.p, &c))
+        v.flags |= F_W32;
+    if (v.kind != V_TOP)
+        v.kind = V_VAL;
+    return v;
+}
+
+static val_t with_prov(uint16_t flags, const val_t *a, const val_t *b, const val_t *c)
+{
+    val_t t = top(flags);
+    if (a)
+        prov_merge(&t, a, false);
+    if (b)
+        prov_merge(&t, b, false);
+    if (c)
+        prov_merge(&t, c, false);
+    return t;
+}
+
+/* ---- predicates and facts ------------------------------------------------------ */
+
+static uint8_t cmp_of(const char *op, bool *ok)
+{
+    static const char *n[] = {"LT", "LE", "GT", "GE", "EQ", "NE"};
+    for (uint8_t i = 0; i < 6; i++)
+        if (has_mod(op, n[i])) {
+            *ok = true;
+            return i;
+        }
+    *ok = false;
+    return 0;
+}
+
+static uint8_t cmp_not(uint8_t c)
+{
+    static const uint8_t t[] = {C_GE, C_GT, C_LE, C_LT, C_NE, C_EQ};
+    return t[c];
+}
+
+static bool cmp_eq(const cmp_t *a, const cmp_t *b)
+{
+    return a->cmp == b->cmp && a->uns == b->uns && a->wide == b->wide && poly_eq(&a->l, &b->l) &&
+           poly_eq(&a->r, &b->r);
+}
+
+/* false when the fact had to be dropped (the list is full) */
+static bool add_fact(state_t *st, const cmp_t *c)
+{
+    for (uint8_t i = 0; i < st->nfacts; i++)
+        if (cmp_eq(&st->facts[i], c))
+            return true;
+    if (st->nfacts >= MAXFACT)
+        return false;
+    st->facts[st->nfacts++] = *c;
+    return true;
+}
+
+/* Predicate pi as seen by an instruction under guard g. */
+static const pred_t *pred_get(const state_t *st, int pi, const guard_t *g)
+{
+    static const pred_t unknown = {.kind = P_TOP};
+    const pred_t *p = &st->preds[pi];
+    if (p->g && !(g && g->id + 1 == p->g && g->ver == p->gver))
+        return &unknown;
+    return p;
+}
+
+/* The fact that predicate id (pred*2+neg) holds, if it is a comparison. */
+static bool pred_fact(const state_t *st, int id, cmp_t *out)
+{
+    if (id < 0)
+        return false;
+    const pred_t *p = pred_get(st, id >> 1, NULL);
+    if (p->kind != P_CMP)
+        return false;
+    *out = p->c;
+    if (id & 1)
+        out->cmp = cmp_not(out->cmp);
+    return true;
+}
+
+/* ---- memory instructions ------------------------------------------------------- */
+
+typedef struct {
+    uint8_t kind; /* 0: not a global access */
+    bool generic;
+    bool escape;  /* surface / bulk-tensor: address not from registers */
+    uint8_t width;
+} memop_t;
+
+static uint8_t mem_width(const char *op, bool atomic)
+{
+    if (has_mod(op, "256"))
+        return 32;
+    if (has_mod(op, "128"))
+        return 16;
+    if (has_mod(op, "64") || has_mod(op, "U64") || has_mod(op, "S64") || has_mod(op, "F64"))
+        return 8;
+    if (!atomic) {
+        if (has_mod(op, "U8") || has_mod(op, "S8"))
+            return 1;
+        if (has_mod(op, "U16") || has_mod(op, "S16"))
+            return 2;
+    }
+    return 4;
+}
+
+static memop_t classify_mem(const char *op)
+{
+    memop_t m = {0};
+    if (base_is(op, "LDG") || base_is(op, "LDGSTS")) {
+        m.kind = SG_SASS_LOAD;
+    } else if (base_is(op, "LD")) {
+        m.kind = SG_SASS_LOAD;
+        m.generic = true;
+    } else if (base_is(op, "STG")) {
+        m.kind = SG_SASS_STORE;
+    } else if (base_is(op, "ST")) {
+        m.kind = SG_SASS_STORE;
+        m.generic = true;
+    } else if (base_is(op, "ATOMG") || base_is(op, "REDG")) {
+        m.kind = SG_SASS_ATOMIC;
+    } else if (base_is(op, "ATOM") || base_is(op, "RED")) {
+        m.kind = SG_SASS_ATOMIC;
+        m.generic = true;
+    } else if (base_is(op, "SUST")) {
+        m.kind = SG_SASS_STORE;
+        m.escape = true;
+    } else if (base_is(op, "SUATOM") || base_is(op, "SURED")) {
+        m.kind = SG_SASS_ATOMIC;
+        m.escape = true;
+    } else if (base_is(op, "SULD")) {
+        m.kind = SG_SASS_LOAD;
+        m.escape = true;
+    } else if (base_is(op, "UTMASTG") || base_is(op, "UTMAREDG") || base_is(op, "UBLKRED") ||
+               (base_is(op, "UBLKCP") && has_mod(op, "G") && strstr(op, ".G.S") == NULL &&
+                strstr(op, ".S.G") == NULL)) {
+        m.kind = SG_SASS_STORE;
+        m.escape = true;
+    } else if (base_is(op, "UBLKCP")) {
+        m.kind = strstr(op, ".G.S") ? SG_SASS_STORE : SG_SASS_LOAD;
+        m.escape = true;
+    } else if (base_is(op, "UTMALDG")) {
+        m.kind = SG_SASS_LOAD;
+        m.escape = true;
+    }
+    if (m.kind)
+        m.width = mem_width(op, m.kind == SG_SASS_ATOMIC);
+    return m;
+}
+
+/* The 64-bit address of a memory operand. */
+static val_t address_of(const ctx_t *x, const state_t *st, const sg_sass_insn_t *in,
+                        const sg_sass_operand_t *m, const guard_t *g)
+{
+    val_t a;
+    if (m->reg == 0xffff) {
+        a = constval(0);
+    } else {
+        sg_sass_operand_t r = {.kind = SG_SASS_OP_REG, .reg = m->reg, .uniform = m->uniform};
+        if (m->u32)
+            a = ext32(rd32(x, st, &r, g));
+        else
+            a = rd64(x, st, &r, g); /* .64, or .E (64-bit addressing) */
+    }
+    if (m->reg2 != 0xffff) {
+        sg_sass_operand_t r = {.kind = SG_SASS_OP_REG, .reg = m->reg2, .uniform = m->reg2_uniform};
+        val_t b = (m->u32 || m->reg2_wide) ? rd64(x, st, &r, g) : ext32(rd32(x, st, &r, g));
+        a = arith_add(&a, &b);
+    }
+    if (m->imm) {
+        val_t c = constval(m->imm);
+        a = arith_add(&a, &c);
+    }
+    (void)in;
+    return a;
+}
+
+/* ---- recording ------------------------------------------------------------------- */
+
+static uint32_t find_pc(const ctx_t *x, int64_t pc);
+
+static void affine_from_poly(const poly_t *p, sg_sass_affine_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (uint8_t i = 0; i < p->n && i < SG_SASS_MAX_TERMS; i++) {
+        out->t[i].coef = p->t[i].c;
+        if (p->t[i].a == 0) {
+            out->t[i].a = (uint8_t)p->t[i].b;
+            out->t[i].b = SG_SASS_ATOM_NONE;
+        } else {
+            out->t[i].a = (uint8_t)p->t[i].a;
+            out->t[i].b = (uint8_t)p->t[i].b;
+        }
+        out->n++;
+    }
+}
+
+/* fact -> "L < P" with L free of parameters and P one parameter word. */
+static bool normalize_guard(const cmp_t *f, poly_t *lhs, uint16_t *param)
+{
+    poly_t X, Y, one;
+    poly_const(&one, 1);
+    switch (f->cmp) {
+    case C_LT: X = f->l, Y = f->r; break;
+    case C_LE: X = f->l; if (!poly_add(&Y, &f->r, &one, 1)) return false; break;
+    case C_GT: X = f->r, Y = f->l; break;
+    case C_GE: X = f->r; if (!poly_add(&Y, &f->l, &one, 1)) return false; break;
+    default: return false;
+    }
+    if (poly_has_params(&X))
+        return false;
+    int found = -1;
+    for (uint8_t i = 0; i < Y.n; i++)
+        if ((Y.t[i].a | Y.t[i].b) & A_PARAM) {
+            if (found >= 0 || Y.t[i].a != 0 || Y.t[i].c != 1)
+                return false;
+            found = i;
+        }
+    if (found < 0)
+        return false;
+    *param = Y.t[found].b;
+    poly_t rest = Y;
+    memmove(&rest.t[found], &rest.t[found + 1], (size_t)(rest.n - found - 1) * sizeof(term_t));
+    rest.n--;
+    return poly_add(lhs, &X, &rest, -1);
+}
+
+/* A fact as "lhs OP P" (lhs free of parameters) or "lhs OP constant":
+ * l - r = sign*P + X gives -X swap(OP) P for sign +1 and X OP P for -1. */
+static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
+{
+    static const uint8_t swap[] = {SG_SASS_GT, SG_SASS_GE, SG_SASS_LT, SG_SASS_LE, SG_SASS_EQ,
+                                   SG_SASS_NE};
+    poly_t d;
+    if (!poly_add(&d, &f->l, &f->r, -1))
+        return false;
+    int found = -1;
+    for (uint8_t i = 0; i < d.n; i++)
+        if ((d.t[i].a | d.t[i].b) & A_PARAM) {
+            if (found >= 0 || d.t[i].a || (d.t[i].c != 1 && d.t[i].c != -1))
+                return false;
+            found = i;
+        }
+    memset(out, 0, sizeof *out);
+    out->uns = f->uns;
+    if (found < 0) {
+        /* D OP 0: keep D's constant on the right */
+        int64_t k = 0;
+        poly_t x = d;
+        for (uint8_t i = 0; i < x.n; i++)
+            if (!x.t[i].a && !x.t[i].b) {
+                k = x.t[i].c;
+                memmove(&x.t[i], &x.t[i + 1], (size_t)(x.n - i - 1) * sizeof(term_t));
+                x.n--;
+                break;
+            }
+        affine_from_poly(&x, &out->lhs);
+        out->op = f->cmp;
+        out->param = -1;
+        out->width = f->wide ? 8 : 4;
+        out->rhs_const = -k;
+        return true;
+    }
+    uint16_t p = d.t[found].b;
+    int64_t sign = d.t[found].c;
+    if (f->wide && !(p & A_P64))
+        return false;
+    poly_t x = d;
+    memmove(&x.t[found], &x.t[found + 1], (size_t)(x.n - found - 1) * sizeof(term_t));
+    x.n--;
+    if (sign > 0) {
+        poly_t z = {0};
+        if (!poly_add(&x, &z, &x, -1))
+            return false;
+        out->op = swap[f->cmp];
+    } else {
+        out->op = f->cmp;
+    }
+    affine_from_poly(&x, &out->lhs);
+    out->param = (int32_t)A_OFF(p);
+    out->width = (p & A_P64) ? 8 : 4;
+    return true;
+}
+
+/* Is the non-constant part of x a positive multiple s of that of y? */
+static bool proportional(const poly_t *x, const poly_t *y, int64_t *s)
+{
+    int64_t k = 0;
+    uint8_t nx = 0, ny = 0;
+    for (uint8_t i = 0; i < x->n; i++)
+        if (x->t[i].a || x->t[i].b)
+            nx++;
+    for (uint8_t i = 0; i < y->n; i++)
+        if (y->t[i].a || y->t[i].b)
+            ny++;
+    if (nx != ny || nx == 0)
+        return false;
+    for (uint8_t i = 0, j = 0; i < x->n; i++) {
+        if (!x->t[i].a && !x->t[i].b)
+            continue;
+        while (j < y->n && !y->t[j].a && !y->t[j].b)
+            j++;
+        if (j >= y->n || x->t[i].a != y->t[j].a || x->t[i].b != y->t[j].b || y->t[j].c <= 0 ||
+            x->t[i].c % y->t[j].c)
+            return false;
+        int64_t q = x->t[i].c / y->t[j].c;
+        if (k && q != k)
+            return false;
+        k = q;
+        j++;
+    }
+    if (k <= 0)
+        return false;
+    *s = k;
+    return true;
+}
+
+static const char *flag_reason(uint16_t f)
+{
+    if (f & F_UNREACHED)
+        return "code not reached from the kernel entry (a callee or an indirect-branch target)";
+    if (f & F_MEM)
+        return "address loaded from memory";
+    if (f & F_JOIN)
+        return "address differs across paths (selected, or changes around a loop)";
+    if (f & F_CALL)
+        return "address clobbered by a call";
+    if (f & F_CBANK)
+        return "address from a constant bank other than the parameters (a __device__ or "
+               "__constant__ variable)";
+    if (f & F_NONLIN)
+        return "address arithmetic beyond degree 2";
+    if (f & F_HIGH)
+        return "the two words of the 64-bit address do not match";
+    if (f & F_DIV)
+        return "address divided or shifted right";
+    if (f & F_MANY)
+        return "too many parameter words in the address";
+    if (f & F_UNK)
+        return "unrecognised arithmetic";
+    return "address not derived from a parameter";
+}
+
+static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const memop_t *m,
+                   const val_t *addr, const guard_t *g)
+{
+    sg_sass_kernel_t *k = x->out;
+    if (k->n_accesses == x->cap_acc) {
+        uint32_t nc = x->cap_acc ? x->cap_acc * 2 : 16;
+        sg_sass_access_t *na = realloc(k->accesses, nc * sizeof *na);
+        if (!na) {
+            x->err = SG_ENOMEM;
+            return;
+        }
+        k->accesses = na;
+        x->cap_acc = nc;
+    }
+    sg_sass_access_t *a = &k->accesses[k->n_accesses++];
+    memset(a, 0, sizeof *a);
+    a->pc = in->pc - x->pc0;
+    a->kind = m->kind;
+    a->width = m->width;
+    a->predicated = in->guard >= 0;
+    a->generic = m->generic;
+    a->base = -1;
+    a->guard_param = -1;
+    snprintf(a->op, sizeof a->op, "%.39s", in->op);
+    if (m->escape) {
+        snprintf(a->reason, sizeof a->reason, "%s",
+                 base_is(in->op, "SULD") || base_is(in->op, "SUST") || base_is(in->op, "SUATOM") ||
+                         base_is(in->op, "SURED")
+                     ? "surface access: address from a surface object"
+                     : "bulk tensor copy: address from a tensor map or shared memory");
+        return;
+    }
+    /* candidates: P64 words that flow in additively */
+    for (uint8_t i = 0; i < addr->nprov && a->n_candidates < SG_SASS_MAX_CANDIDATES; i++)
+        if ((addr->prov[i].atom & A_P64) && addr->prov[i].base)
+            a->candidates[a->n_candidates++] = (uint16_t)A_OFF(addr->prov[i].atom);
+    if (addr->kind != V_TOP) {
+        int bt = -1, nb = 0;
+        for (uint8_t i = 0; i < addr->p.n; i++)
+            if (addr->p.t[i].a == 0 && (addr->p.t[i].b & A_P64) && addr->p.t[i].c == 1)
+                bt = i, nb++;
+        if (nb == 1) {
+            a->base = (int32_t)A_OFF(addr->p.t[bt].b);
+            poly_t idx = addr->p;
+            memmove(&idx.t[bt], &idx.t[bt + 1], (size_t)(idx.n - bt - 1) * sizeof(term_t));
+            idx.n--;
+            if (poly_has_params(&idx)) {
+                snprintf(a->reason, sizeof a->reason,
+                         "index depends on parameter words (strides or offsets)");
+            } else {
+                a->index_known = true;
+                a->index_32bit = (addr->flags & F_W32) != 0;
+                affine_from_poly(&idx, &a->index);
+                /* linear pattern */
+                int64_t s = 0, off = 0;
+                bool lin = true;
+                for (uint8_t i = 0; i < idx.n; i++) {
+                    const term_t *t = &idx.t[i];
+                    if (!t->a && !t->b)
+                        off = t->c;
+                    else if ((!t->a && t->b == SG_SASS_TID_X) ||
+                             (t->a == SG_SASS_CTAID_X && t->b == SG_SASS_NTID_X)) {
+                        if (s && s != t->c)
+                            lin = false;
+                        s = t->c;
+                    } else {
+                        lin = false;
+                    }
+                }
+                uint8_t nvar = (uint8_t)(idx.n - (off ? 1 : 0));
+                if (lin && nvar == 2 && s) {
+                    a->stride = s;
+                    a->offset = off;
+                }
+                /* the bounds check */
+                cmp_t facts[MAXFACT + 1];
+                uint8_t nf = 0;
+                cmp_t gf;
+                bool guard_read = g->id < 0;
+                if (pred_fact(st, g->id, &gf)) {
+                    facts[nf++] = gf;
+                    guard_read = true;
+                }
+                for (uint8_t i = 0; i < st->nfacts; i++)
+                    facts[nf++] = st->facts[i];
+                bool have = false;
+                poly_t gl = {0};
+                uint16_t gp = 0;
+                bool gu = false;
+                for (int pass = 0; pass < 2 && !have; pass++)
+                    for (uint8_t i = 0; i < nf && !have; i++) {
+                        poly_t L;
+                        uint16_t prm;
+                        int64_t sc;
+                        if (!normalize_guard(&facts[i], &L, &prm))
+                            continue;
+                        gl = L, gp = prm, gu = facts[i].uns;
+                        if (pass == 0 && !proportional(&idx, &L, &sc))
+                            continue;
+                        a->guarded = true;
+                        affine_from_poly(&L, &a->guard_lhs);
+                        a->guard_param = (int32_t)A_OFF(prm);
+                        a->guard_width = (prm & A_P64) ? 8 : 4;
+                        if (facts[i].wide && !(prm & A_P64))
+                            a->guard_width = 8;
+                        a->guard_unsigned = facts[i].uns;
+                        have = true;
+                    }
+                (void)gl, (void)gp, (void)gu;
+                /* every condition, for the range to use */
+                bool all = true;
+                for (uint8_t i = 0; i < nf; i++) {
+                    if (a->n_conds < SG_SASS_MAX_CONDS &&
+                        export_cond(&facts[i], &a->conds[a->n_conds]))
+                        a->n_conds++;
+                    else
+                        all = false;
+                }
+                a->conditions_exact = guard_read && !st->cond_unknown && all;
+            }
+        } else if (nb > 1) {
+            snprintf(a->reason, sizeof a->reason, "address adds several parameter words");
+        } else {
+            snprintf(a->reason, sizeof a->reason, "address not derived from a parameter");
+        }
+    } else {
+        const char *r = flag_reason(addr->flags);
+        if (a->n_candidates == 1 && !(addr->flags & F_ADDPTR)) {
+            a->base = a->candidates[0];
+            snprintf(a->reason, sizeof a->reason, "index unknown: %s", r);
+            if (addr->flags & F_MEM)
+                snprintf(a->reason, sizeof a->reason, "index unknown: index loaded from memory");
+        } else if (a->n_candidates == 1) {
+            snprintf(a->reason, sizeof a->reason, "%.60s; the part beside P[0x%x] may be a pointer",
+                     r, a->candidates[0]);
+        } else {
+            snprintf(a->reason, sizeof a->reason, "%s", r);
+        }
+        uint32_t oi = addr->origin ? find_pc(x, (int64_t)addr->origin - 1) : UINT32_MAX;
+        bool unk_first = !(addr->flags & (F_UNREACHED | F_MEM | F_JOIN | F_CALL | F_CBANK |
+                                           F_NONLIN | F_HIGH | F_DIV | F_MANY));
+        if ((addr->flags & F_UNK) && unk_first && oi != UINT32_MAX) {
+            size_t l = strlen(a->reason);
+            snprintf(a->reason + l, sizeof a->reason - l, " (%.40s at 0x%x)", x->in[oi].op,
+                     x->in[oi].pc - x->pc0);
+        }
+    }
+}
+
+/* ---- one instruction --------------------------------------------------------- */
+
+/* Index of the first operand at or after i that is not a predicate. */
+static uint8_t skip_preds(const sg_sass_insn_t *in, uint8_t i)
+{
+    while (i < in->n_ops && in->ops[i].kind == SG_SASS_OP_PRED)
+        i++;
+    return i;
+}
+
+static uint32_t dest_width(const char *op);
+
+/* Carry-out predicates written by operands [1, a), PT not counted. */
+static uint8_t count_carries(const sg_sass_insn_t *in, uint8_t a)
+{
+    uint8_t k = 0;
+    for (uint8_t i = 1; i < a; i++) {
+        int pi = pred_index(&in->ops[i]);
+        k += pi != 7 && pi != 15;
+    }
+    return k;
+}
+
+/* Replace the parameter word P32[off] by the 64-bit word P64[off]. */
+static void poly_widen(poly_t *p, uint32_t off)
+{
+    for (uint8_t i = 0; i < p->n; i++)
+        if (p->t[i].a == 0 && p->t[i].b == (uint16_t)(A_P32 | (off >> 2)))
+            p->t[i].b = (uint16_t)(A_P64 | (off >> 2));
+    /* the order of terms may change: P64 sorts after every P32 */
+    for (uint8_t i = 1; i < p->n; i++)
+        for (uint8_t j = i; j > 0 && tkey(&p->t[j - 1]) > tkey(&p->t[j]); j--) {
+            term_t t = p->t[j];
+            p->t[j] = p->t[j - 1];
+            p->t[j - 1] = t;
+        }
+}
+
+/* The high word of the 64-bit sum named by carry p. When the low add took
+ * the low word P32[o] of a parameter and this one takes its high word
+ * P32[o+4] (sm_75/80 add constant-bank words directly), the sum is really
+ * P64[o]: the pair check widens the low word's term to match. */
+static val_t hi_from_carry(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint8_t from,
+                           const pred_t *p, const guard_t *g)
+{
+    val_t v = mkval(V_HI, &p->p);
+    v.flags = p->flags;
+    for (uint8_t i = from; i < in->n_ops; i++) {
+        const sg_sass_operand_t *o = &in->ops[i];
+        val_t w;
+        if (o->kind == SG_SASS_OP_CBANK)
+            w = cbank_val(x, o, 0, false);
+        else if (o->kind == SG_SASS_OP_REG && !is_zero_reg(o))
+            w = rdslot(x, st, o, 0, g);
+        else
+            continue;
+        if (w.kind != V_VAL || w.p.n != 1 || w.p.t[0].a || w.p.t[0].c != 1 ||
+            !(w.p.t[0].b & A_P32) || A_OFF(w.p.t[0].b) < 4)
+            continue;
+        uint32_t lo = A_OFF(w.p.t[0].b) - 4;
+        if (lo & 7)
+            continue;
+        for (uint8_t k = 0; k < v.p.n; k++)
+            if (v.p.t[k].a == 0 && v.p.t[k].b == (uint16_t)(A_P32 | (lo >> 2)) && v.p.t[k].c == 1) {
+                poly_widen(&v.p, lo);
+                prov_add(&v, (uint16_t)(A_P64 | (lo >> 2)), 1);
+                break;
+            }
+    }
+    return v;
+}
+
+/* The high word of an add whose carry is not known: unknown, but the
+ * pointer words flowing in still flow in. */
+static void high_word_unknown(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint8_t from,
+                              const guard_t *g)
+{
+    val_t t = top(0);
+    for (uint8_t i = from; i < in->n_ops; i++)
+        if (in->ops[i].kind == SG_SASS_OP_REG || in->ops[i].kind == SG_SASS_OP_CBANK) {
+            sg_sass_operand_t r = in->ops[i];
+            val_t v = r.kind == SG_SASS_OP_REG ? rdslot(x, st, &r, 0, g) : cbank_val(x, &r, 0, false);
+            prov_merge(&t, &v, !r.neg && !r.inv);
+        }
+    uint8_t d = 0;
+    for (uint8_t i = 1; i < in->n_ops && in->ops[i].kind == SG_SASS_OP_PRED; i++) {
+        pred_t p = {0};
+        pred_write(x, st, pred_index(&in->ops[i]), &p, g);
+    }
+    wr32(x, st, &in->ops[d], t, g);
+}
+
+static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const guard_t *g)
+{
+    char base[48];
+    size_t bl = strcspn(in->op, ".");
+    snprintf(base, sizeof base, "%.*s", (int)bl, in->op);
+    bool all = (bl >= 3 && !strcmp(base + bl - 3, "MMA")) || base_is(in->op, "LDSM") ||
+               base_is(in->op, "LDTM") || base_is(in->op, "TEX") || base_is(in->op, "TLD") ||
+               base_is(in->op, "TLD4") || base_is(in->op, "TXD") || base_is(in->op, "TXQ") ||
+               base_is(in->op, "TMML") || !strncmp(base, "UTC", 3) || !strcmp(in->op, "?");
+    val_t pr = top(0);
+    for (uint8_t i = skip_preds(in, 0) + 1; i < in->n_ops; i++)
+        if (in->ops[i].kind == SG_SASS_OP_REG || in->ops[i].kind == SG_SASS_OP_CBANK) {
+            val_t v = val32_raw(x, st, &in->ops[i], g);
+            prov_merge(&pr, &v, false);
+        }
+    uint16_t carried = (uint16_t)(pr.flags & F_ADDPTR);
+    uint8_t dst = skip_preds(in, 0);
+    for (uint8_t i = dst + 1; i < in->n_ops; i++)
+        if (in->ops[i].kind == SG_SASS_OP_REG && !is_zero_reg(&in->ops[i])) {
+            val_t v = rdslot(x, st, &in->ops[i], 0, g);
+            if (v.nprov)
+                carried = F_ADDPTR; /* e.g. a pointer rounded with LOP3 */
+        }
+    pr.flags = carried;
+    pr.origin = in->pc + 1;
+    uint16_t fl = F_UNK;
+    if (all || base_is(in->op, "R2P")) {
+        clobber_all(x, st, false, F_UNK);
+        return;
+    }
+    uint8_t i = 0;
+    for (; i < in->n_ops && in->ops[i].kind == SG_SASS_OP_PRED; i++) {
+        pred_t t = {0};
+        pred_write(x, st, pred_index(&in->ops[i]), &t, g);
+    }
+    if (i < in->n_ops && in->ops[i].kind == SG_SASS_OP_REG)
+        clobber(x, st, &in->ops[i], dest_width(in->op), fl, &pr, g);
+}
+
+/* Registers an instruction writes from its destination (a bound for
+ * unmodelled ones: 1, pairs for 64-bit forms, 4 for 128-bit). */
+static uint32_t dest_width(const char *op)
+{
+    memop_t m = classify_mem(op);
+    if (m.kind && m.kind != SG_SASS_STORE)
+        return (m.width + 3u) / 4u;
+    if (has_mod(op, "128"))
+        return 4;
+    if (has_mod(op, "64") || has_mod(op, "WIDE") || strstr(op, "F64") || strstr(op, "U64") ||
+        strstr(op, "S64") || (op[0] == 'D' && !base_is(op, "DEPBAR")) || base_is(op, "CS2R"))
+        return 2;
+    return 1;
+}
+
+/* Registers a callee writes: everything from its first instruction to its
+ * first RET. Its results may be pointers only when it reads pointer-sized
+ * words (a parameter pair, a 64-bit load). */
+static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
+{
+    uint16_t fl = F_CALL;
+    for (uint32_t i = from; i < x->n && !base_is(x->in[i].op, "RET"); i++)
+        if (has_mod(x->in[i].op, "64") &&
+            (base_is(x->in[i].op, "LDC") || base_is(x->in[i].op, "ULDC") ||
+             base_is(x->in[i].op, "LDCU") || classify_mem(x->in[i].op).kind))
+            fl |= F_ADDPTR;
+    for (uint32_t i = from; i < x->n; i++) {
+        const sg_sass_insn_t *in = &x->in[i];
+        if (base_is(in->op, "RET"))
+            return;
+        if (base_is(in->op, "CALL")) {
+            clobber_all(x, st, true, F_CALL | F_ADDPTR);
+            return;
+        }
+        uint8_t k = 0;
+        for (; k < in->n_ops && in->ops[k].kind == SG_SASS_OP_PRED; k++) {
+            int pi = pred_index(&in->ops[k]);
+            if (pi != 7 && pi != 15) {
+                st->preds[pi].kind = P_TOP;
+                st->preds[pi].ver = ++x->verc;
+            }
+        }
+        memop_t m = classify_mem(in->op);
+        if ((m.kind == SG_SASS_STORE) || base_is(in->op, "STS") || base_is(in->op, "STL") ||
+            base_is(in->op, "BRA") || base_is(in->op, "EXIT") || base_is(in->op, "BAR") ||
+            base_is(in->op, "BSSY") || base_is(in->op, "BSYNC"))
+            continue;
+        if (k < in->n_ops && in->ops[k].kind == SG_SASS_OP_REG) {
+            size_t bl = strcspn(in->op, ".");
+            if (bl >= 3 && !strncmp(in->op + bl - 3, "MMA", 3)) {
+                clobber_all(x, st, false, fl);
+                continue;
+            }
+            clobber(x, st, &in->ops[k], dest_width(in->op), fl, NULL, NULL);
+        }
+    }
+}
+
+/* Is small a thread index below 2^k (by the launch bounds) and big a
+ * multiple of 2^k, so that big | small == big + small? (Values are taken
+ * non-negative, as everywhere here.) */
+static bool disjoint_or(const ctx_t *x, const val_t *big, const val_t *small)
+{
+    if (big->kind == V_TOP || small->kind == V_TOP || small->p.n != 1 || small->p.t[0].a ||
+        small->p.t[0].c != 1)
+        return false;
+    uint16_t t = small->p.t[0].b;
+    if (t < SG_SASS_TID_X || t > SG_SASS_TID_Z || !x->max_ntid[t - SG_SASS_TID_X])
+        return false;
+    uint64_t lim = x->max_ntid[t - SG_SASS_TID_X]; /* tid < lim */
+    uint64_t pow = 1;
+    while (pow < lim)
+        pow <<= 1;
+    for (uint8_t i = 0; i < big->p.n; i++) {
+        int64_t c = big->p.t[i].c;
+        if (c <= 0 || (uint64_t)c % pow)
+            return false;
+    }
+    return true;
+}
+
+/* The most recent writer of register r before instruction idx in its block
+ * (UINT32_MAX when none there). */
+static uint32_t writer_in_block(const ctx_t *x, uint32_t idx, const sg_sass_operand_t *r)
+{
+    uint32_t first = x->blocks ? x->blocks[x->blk_of[idx]].first : 0;
+    for (uint32_t i = idx; i-- > first;) {
+        const sg_sass_insn_t *in = &x->in[i];
+        uint8_t d = 0;
+        while (d < in->n_ops && in->ops[d].kind == SG_SASS_OP_PRED)
+            d++;
+        if (d >= in->n_ops || in->ops[d].kind != SG_SASS_OP_REG || in->ops[d].uniform != r->uniform)
+            continue;
+        uint32_t w = has_mod(in->op, "64") ? 2 : 1;
+        if (r->reg >= in->ops[d].reg && r->reg < in->ops[d].reg + w)
+            return i;
+    }
+    return UINT32_MAX;
+}
+
+/* CALL.ABS Rn where Rn:Rn+1 was just loaded from c[0x4][k] and the
+ * relocation of that word names a benign system function. */
+static bool benign_call(const ctx_t *x, uint32_t idx)
+{
+    const sg_sass_operand_t *r = &x->in[idx].ops[0];
+    uint32_t w = writer_in_block(x, idx, r);
+    if (w == UINT32_MAX)
+        return false;
+    const sg_sass_insn_t *ld = &x->in[w];
+    if (!base_is(ld->op, "LDC") || !has_mod(ld->op, "64") || ld->n_ops < 2 ||
+        ld->ops[1].kind != SG_SASS_OP_CBANK || ld->ops[1].reg2 != 4 || ld->ops[0].reg != r->reg)
+        return false;
+    int64_t off = ld->ops[1].imm;
+    if (ld->ops[1].reg != 0xffff) {
+        sg_sass_operand_t ir = {.kind = SG_SASS_OP_REG, .reg = ld->ops[1].reg,
+                                .uniform = ld->ops[1].uniform};
+        uint32_t iw = writer_in_block(x, w, &ir);
+        if (iw == UINT32_MAX)
+            return false;
+        const sg_sass_insn_t *mv = &x->in[iw];
+        if (base_is(mv->op, "MOV") && mv->n_ops >= 2 && mv->ops[1].kind == SG_SASS_OP_IMM)
+            off += mv->ops[1].imm;
+        else if (base_is(mv->op, "IMAD") && has_mod(mv->op, "MOV") && mv->n_ops == 4 &&
+                 mv->ops[3].kind == SG_SASS_OP_IMM)
+            off += mv->ops[3].imm;
+        else
+            return false;
+    }
+    for (uint32_t k = 0; k < x->n_benign_c4; k++)
+        if ((int64_t)x->benign_c4[k] == off)
+            return true;
+    return false;
+}
+
+/* The binary16 encoding of an immediate printed as a number, when exact. */
+static bool half_bits(const sg_sass_operand_t *o, uint16_t *out)
+{
+    double v;
+    if (o->kind == SG_SASS_OP_IMM && o->imm == 0)
+        v = 0;
+    else if (o->kind == SG_SASS_OP_FIMM)
+        v = o->fimm;
+    else
+        return false;
+    if (v != v)
+        return false;
+    uint16_t sign = 0;
+    if (v < 0 || (v == 0 && 1 / v < 0)) {
+        sign = 0x8000;
+        v = -v;
+    }
+    if (v == 0) {
+        *out = sign;
+        return true;
+    }
+    /* subnormal: m * 2^-24, m < 1024 */
+    double m = v * 16777216.0;
+    if (m < 1024) {
+        if (m != (double)(uint32_t)m)
+            return false;
+        *out = (uint16_t)(sign | (uint32_t)m);
+        return true;
+    }
+    for (int e = 1; e < 31; e++) {
+        double scale = 1;
+        for (int k = 0; k < e - 25; k++)
+            scale *= 2;
+        for (int k = 0; k < 25 - e; k++)
+            scale /= 2;
+        /* value = (1024 + f) * 2^(e - 25) */
+        double q = v / scale;
+        if (q >= 1024 && q < 2048) {
+            if (q != (double)(uint32_t)q)
+                return false;
+            *out = (uint16_t)(sign | (e << 10) | ((uint32_t)q - 1024));
+            return true;
+        }
+    }
+    return false;
+}
+
+static void step(ctx_t *x, state_t *st, uint32_t idx)
+{
+    const sg_sass_insn_t *in = &x->in[idx];
+    guard_t G = {.id = -1};
+    if (in->guard == 7 && in->guard_neg)
+        return; /* @!PT */
+    if (in->guard >= 0) {
+        int pi = (in->guard_uniform ? 8 : 0) + in->guard;
+        G.id = (int16_t)(pi * 2 + (in->guard_neg ? 1 : 0));
+        G.ver = st->preds[pi].ver;
+    }
+    const guard_t *g = &G;
+    const char *op = in->op;
+    const sg_sass_operand_t *o = in->ops;
+    uint8_t n = in->n_ops;
+
+    /* memory */
+    memop_t m = classify_mem(op);
+    if (m.kind) {
+        const sg_sass_operand_t *mo = NULL;
+        for (uint8_t i = 0; i < n; i++)
+            if (o[i].kind == SG_SASS_OP_MEM) {
+                mo = &o[i];
+                if (!base_is(op, "LDGSTS"))
+                    break;
+            }
+        if (x->final) {
+            val_t addr = mo && !m.escape ? address_of(x, st, in, mo, g) : top(F_UNK);
+            record(x, st, in, &m, &addr, g);
+        }
+        if (m.kind != SG_SASS_STORE && !base_is(op, "LDGSTS") && !base_is(op, "RED") &&
+            !base_is(op, "REDG")) {
+            uint8_t d = skip_preds(in, 0);
+            for (uint8_t i = 0; i < d; i++) {
+                pred_t t = {0};
+                pred_write(x, st, pred_index(&o[i]), &t, g);
+            }
+            if (d < n && o[d].kind == SG_SASS_OP_REG) {
+                uint32_t w = m.escape ? 8 : (m.width + 3u) / 4u;
+                clobber(x, st, &o[d], w, F_MEM | F_ADDPTR, NULL, g);
+            }
+        }
+        return;
+    }
+    if (base_is(op, "LDS") || base_is(op, "LDL") || base_is(op, "ATOMS") ||
+        base_is(op, "SHFL")) {
+        uint8_t d = skip_preds(in, 0);
+        for (uint8_t i = 0; i < d; i++) {
+            pred_t t = {0};
+            pred_write(x, st, pred_index(&o[i]), &t, g);
+        }
+        if (d < n && o[d].kind == SG_SASS_OP_REG)
+            clobber(x, st, &o[d], (mem_width(op, false) + 3u) / 4u, F_MEM | F_ADDPTR, NULL, g);
+        return;
+    }
+    if (base_is(op, "STS") || base_is(op, "STL") || base_is(op, "NOP") || base_is(op, "BAR") ||
+        base_is(op, "BSSY") || base_is(op, "BSYNC") || base_is(op, "WARPSYNC") ||
+        base_is(op, "MEMBAR") || base_is(op, "FENCE") || base_is(op, "CCTL") ||
+        base_is(op, "ERRBAR") || base_is(op, "DEPBAR") || base_is(op, "LDGDEPBAR") ||
+        base_is(op, "YIELD") || base_is(op, "BRA") || base_is(op, "EXIT") ||
+        base_is(op, "RET") || base_is(op, "BPT") || base_is(op, "KILL") ||
+        base_is(op, "NANOSLEEP") || base_is(op, "UTMAPF") || base_is(op, "UTMACCTL") ||
+        base_is(op, "ACQBULK"))
+        return;
+    if (base_is(op, "BRX") || base_is(op, "JMX") || base_is(op, "JMP") || base_is(op, "CALL")) {
+        bool indirect = base_is(op, "BRX") || base_is(op, "JMX") ||
+                        !(n >= 1 && (o[n - 1].kind == SG_SASS_OP_LABEL || o[n - 1].kind == SG_SASS_OP_IMM));
+        if (base_is(op, "CALL") && !indirect) {
+            int64_t t = o[n - 1].imm;
+            /* the callee inside this kernel's code: clobber what it writes */
+            uint32_t lo = 0, hi = x->n;
+            while (lo < hi) {
+                uint32_t mid = (lo + hi) / 2;
+                if ((int64_t)x->in[mid].pc < t)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            bool known = false;
+            if (x->call_targets) {
+                for (uint32_t k = 0; k < x->n_call_targets; k++)
+                    if ((int64_t)x->call_targets[k] + x->pc0 == t)
+                        known = true;
+            } else {
+                known = o[n - 1].kind == SG_SASS_OP_LABEL;
+            }
+            if (known && t >= 0 && lo < x->n && (int64_t)x->in[lo].pc == t &&
+                t != (int64_t)x->pc0) {
+                clobber_callee(x, st, lo);
+                return;
+            }
+            escape(x, "call to a function outside the kernel", in->pc);
+            clobber_all(x, st, true, F_CALL | F_ADDPTR);
+            return;
+        }
+        if (base_is(op, "CALL") && n >= 1 && o[0].kind == SG_SASS_OP_REG && benign_call(x, idx)) {
+            clobber_all(x, st, true, F_CALL); /* __assertfail, vprintf: no pointers back */
+            return;
+        }
+        escape(x, "indirect branch or call", in->pc);
+        clobber_all(x, st, true, F_UNK | F_ADDPTR);
+        return;
+    }
+
+    if (base_is(op, "MOV") || base_is(op, "UMOV") || base_is(op, "R2UR")) {
+        if (n < 2)
+            goto generic;
+        if (has_mod(op, "64")) {
+            val_t v = rd64(x, st, &o[1], g);
+            wr64(x, st, &o[0], &v, g);
+        } else {
+            val_t v = rdslot(x, st, &o[1], 0, g);
+            if (o[1].kind != SG_SASS_OP_REG || o[1].neg || o[1].inv || o[1].abs)
+                v = rd32(x, st, &o[1], g);
+            wr32(x, st, &o[0], v, g);
+        }
+        return;
+    }
+    if (base_is(op, "HFMA2") && n == 5 && is_zero_reg(&o[1]) && is_zero_reg(&o[2])) {
+        /* HFMA2 d, -RZ, RZ, hi, lo: a 32-bit constant made of two halves */
+        uint16_t hi, lo;
+        if (half_bits(&o[3], &hi) && half_bits(&o[4], &lo)) {
+            wr32(x, st, &o[0], constval((int32_t)(((uint32_t)hi << 16) | lo)), g);
+            return;
+        }
+        goto generic;
+    }
+    if (base_is(op, "S2R") || base_is(op, "S2UR")) {
+        if (n < 2)
+            goto generic;
+        wr32(x, st, &o[0], rd32(x, st, &o[1], g), g);
+        return;
+    }
+    if (base_is(op, "CS2R")) {
+        if (n < 2)
+            goto generic;
+        val_t v = (o[1].kind == SG_SASS_OP_SREG && o[1].reg == 1) ? constval(0) : top(0);
+        if (has_mod(op, "32")) {
+            wr32(x, st, &o[0], v, g);
+        } else {
+            wr32(x, st, &o[0], v, g);
+            sg_sass_operand_t d1 = o[0];
+            d1.reg++;
+            wr32(x, st, &d1, v, g);
+        }
+        return;
+    }
+    if (base_is(op, "LDC") || base_is(op, "ULDC") || base_is(op, "LDCU")) {
+        if (n < 2 || o[1].kind != SG_SASS_OP_CBANK)
+            goto generic;
+        if (has_mod(op, "U8") || has_mod(op, "S8") || has_mod(op, "U16") || has_mod(op, "S16")) {
+            clobber(x, st, &o[0], 1, 0, NULL, g);
+            return;
+        }
+        if (has_mod(op, "128") || has_mod(op, "64")) {
+            int pairs = has_mod(op, "128") ? 2 : 1;
+            for (int k = 0; k < pairs; k++) {
+                val_t v = cbank_val(x, &o[1], (uint32_t)(8 * k), true);
+                sg_sass_operand_t d = o[0];
+                d.reg = (uint16_t)(d.reg + 2 * k);
+                if (v.kind == V_TOP) {
+                    /* not a pointer-aligned parameter: two 32-bit words */
+                    val_t lo = cbank_val(x, &o[1], (uint32_t)(8 * k), false);
+                    val_t hi = cbank_val(x, &o[1], (uint32_t)(8 * k + 4), false);
+                    wr32(x, st, &d, lo, g);
+                    d.reg++;
+                    wr32(x, st, &d, hi, g);
+                } else {
+                    wr64(x, st, &d, &v, g);
+                }
+            }
+            return;
+        }
+        wr32(x, st, &o[0], cbank_val(x, &o[1], 0, false), g);
+        return;
+    }
+
+    if (base_is(op, "IMAD") || base_is(op, "UIMAD")) {
+        if (has_mod(op, "HI"))
+            goto generic;
+        uint8_t a = 1;
+        bool carry_out = n > 1 && o[1].kind == SG_SASS_OP_PRED;
+        if (carry_out)
+            a = 2;
+        if (n < a + 3)
+            goto generic;
+        if (has_mod(op, "X")) {
+            /* high word: the carry-in predicate names the 64-bit sum */
+            const sg_sass_operand_t *cp = &o[n - 1];
+            if (cp->kind == SG_SASS_OP_PRED && !cp->inv && !carry_out) {
+                const pred_t *p = pred_get(st, pred_index(cp), g);
+                if (p->kind == P_CARRY) {
+                    val_t v = hi_from_carry(x, st, in, a, p, g);
+                    wr32(x, st, &o[0], v, g);
+                    return;
+                }
+            }
+            high_word_unknown(x, st, in, a, g);
+            return;
+        }
+        if (carry_out)
+            goto generic;
+        if (is_zero_reg(&o[a]) && is_zero_reg(&o[a + 1]) && !has_mod(op, "WIDE") &&
+            o[a + 2].kind == SG_SASS_OP_REG && !o[a + 2].neg && !o[a + 2].inv && !o[a + 2].abs) {
+            /* IMAD.MOV.U32 d, RZ, RZ, s: a move, which keeps a high word a high word */
+            wr32(x, st, &o[0], rdslot(x, st, &o[a + 2], 0, g), g);
+            return;
+        }
+        val_t va = rd32(x, st, &o[a], g), vb = rd32(x, st, &o[a + 1], g);
+        if (has_mod(op, "WIDE")) {
+            val_t vc = rd64(x, st, &o[a + 2], g);
+            val_t prod = arith_mul(&va, &vb);
+            prod = ext32(prod);
+            val_t r = arith_add(&prod, &vc);
+            r.flags |= prod.flags & F_W32;
+            wr64(x, st, &o[0], &r, g);
+            return;
+        }
+        val_t vc = rd32(x, st, &o[a + 2], g);
+        val_t prod = arith_mul(&va, &vb);
+        wr32(x, st, &o[0], arith_add(&prod, &vc), g);
+        return;
+    }
+
+    if (base_is(op, "IADD3") || base_is(op, "UIADD3") || base_is(op, "IADD") ||
+        base_is(op, "UIADD") || base_is(op, "VIADD") || base_is(op, "UVIADD") ||
+        base_is(op, "IADD32I")) {
+        uint8_t a = skip_preds(in, 1);
+        uint8_t ncarry = count_carries(in, a);
+        if (a >= n)
+            goto generic;
+        /* operands from a to the first predicate after it */
+        uint8_t e = a;
+        while (e < n && o[e].kind != SG_SASS_OP_PRED)
+            e++;
+        if (has_mod(op, "X")) {
+            for (uint8_t i = e; i < n; i++)
+                if (o[i].kind == SG_SASS_OP_PRED && !o[i].inv && pred_index(&o[i]) != 7 &&
+                    pred_index(&o[i]) != 15) {
+                    const pred_t *p = pred_get(st, pred_index(&o[i]), g);
+                    if (p->kind == P_CARRY && ncarry == 0) {
+                        val_t v = hi_from_carry(x, st, in, a, p, g);
+                        wr32(x, st, &o[0], v, g);
+                        return;
+                    }
+                    break;
+                }
+            if (ncarry == 0) {
+                high_word_unknown(x, st, in, a, g);
+                return;
+            }
+            goto generic;
+        }
+        if (has_mod(op, "64")) {
+            val_t s = constval(0);
+            for (uint8_t i = a; i < e; i++) {
+                val_t v = rd64(x, st, &o[i], g);
+                s = arith_add(&s, &v);
+            }
+            wr64(x, st, &o[0], &s, g);
+            return;
+        }
+        val_t s = constval(0);
+        bool lo = false;
+        for (uint8_t i = a; i < e; i++) {
+            if (o[i].kind == SG_SASS_OP_REG && !is_zero_reg(&o[i])) {
+                val_t raw = rdslot(x, st, &o[i], 0, g);
+                if (raw.kind == V_LO)
+                    lo = true;
+            }
+            val_t v = rd32(x, st, &o[i], g);
+            s = arith_add(&s, &v);
+        }
+        if (lo && s.kind == V_VAL)
+            s.kind = V_LO;
+        wr32(x, st, &o[0], s, g);
+        for (uint8_t i = 1; i < a; i++) {
+            pred_t p = {.kind = s.kind == V_TOP ? P_TOP : P_CARRY, .p = s.p};
+            p.flags = s.flags & F_W32;
+            pred_write(x, st, pred_index(&o[i]), &p, g);
+        }
+        return;
+    }
+
+    if (base_is(op, "LEA") || base_is(op, "ULEA")) {
+        uint8_t a = skip_preds(in, 1);
+        uint8_t ncarry = count_carries(in, a);
+        if (has_mod(op, "HI")) {
+            if (has_mod(op, "X") && ncarry == 0) {
+                const sg_sass_operand_t *cp = &o[n - 1];
+                if (cp->kind == SG_SASS_OP_PRED && !cp->inv) {
+                    const pred_t *p = pred_get(st, pred_index(cp), g);
+                    if (p->kind == P_CARRY) {
+                        val_t v = hi_from_carry(x, st, in, a, p, g);
+                        v.flags |= has_mod(op, "SX32") ? F_W32 : 0;
+                        wr32(x, st, &o[0], v, g);
+                        return;
+                    }
+                }
+                high_word_unknown(x, st, in, a, g);
+                return;
+            }
+            goto generic;
+        }
+        if (a + 3 > n || o[a + 2].kind != SG_SASS_OP_IMM)
+            goto generic;
+        val_t va = rd32(x, st, &o[a], g), vb = rd32(x, st, &o[a + 1], g);
+        bool lo = false;
+        if (o[a + 1].kind == SG_SASS_OP_REG && !is_zero_reg(&o[a + 1]) &&
+            rdslot(x, st, &o[a + 1], 0, g).kind == V_LO)
+            lo = true;
+        val_t sh = arith_shl(&va, o[a + 2].imm);
+        val_t s = arith_add(&sh, &vb);
+        if (lo && s.kind == V_VAL)
+            s.kind = V_LO;
+        wr32(x, st, &o[0], s, g);
+        for (uint8_t i = 1; i < a; i++) {
+            pred_t p = {.kind = s.kind == V_TOP ? P_TOP : P_CARRY, .p = s.p};
+            p.flags = s.flags & F_W32;
+            pred_write(x, st, pred_index(&o[i]), &p, g);
+        }
+        return;
+    }
+
+    if (base_is(op, "SHF") || base_is(op, "USHF")) {
+        if (n < 4 || o[2].kind != SG_SASS_OP_IMM)
+            goto generic;
+        int64_t s = o[2].imm;
+        if (has_mod(op, "L") && has_mod(op, "U32") && !has_mod(op, "HI")) {
+            val_t va = rd32(x, st, &o[1], g);
+            bool lo = o[1].kind == SG_SASS_OP_REG && !is_zero_reg(&o[1]) &&
+                      rdslot(x, st, &o[1], 0, g).kind == V_LO;
+            val_t r = arith_shl(&va, s);
+            if (lo && r.kind == V_VAL)
+                r.kind = V_LO;
+            wr32(x, st, &o[0], r, g);
+            return;
+        }
+        if (has_mod(op, "L") && has_mod(op, "U64") && has_mod(op, "HI")) {
+            val_t lo = rdslot(x, st, &o[1], 0, g);
+            val_t hi = rdslot(x, st, &o[3], 0, g);
+            if (o[1].neg || o[1].inv || o[3].neg || o[3].inv)
+                goto generic;
+            if (lo.kind == V_VAL && hi.kind == V_VAL) {
+                int64_t c;
+                if (!(poly_is_const(&hi.p, &c) && c == 0))
+                    goto generic;
+            }
+            val_t w = make_pair(&lo, &hi);
+            if (w.kind == V_TOP)
+                goto generic;
+            val_t r = arith_shl(&w, s);
+            if (r.kind == V_TOP)
+                goto generic;
+            r.kind = V_HI;
+            wr32(x, st, &o[0], r, g);
+            return;
+        }
+        if (has_mod(op, "R") && has_mod(op, "S32") && has_mod(op, "HI") && s == 31 &&
+            is_zero_reg(&o[1])) {
+            /* the sign word of o[3]: the high word of its sign extension */
+            val_t v = rd32(x, st, &o[3], g);
+            if (v.kind == V_TOP)
+                goto generic;
+            v = ext32(v);
+            v.kind = V_HI;
+            wr32(x, st, &o[0], v, g);
+            return;
+        }
+        {
+            val_t t = with_prov(F_DIV, NULL, NULL, NULL);
+            val_t v = rd32(x, st, &o[1], g), w = rd32(x, st, &o[3], g);
+            prov_merge(&t, &v, false);
+            prov_merge(&t, &w, false);
+            t.flags = F_DIV;
+            wr32(x, st, &o[0], t, g);
+        }
+        return;
+    }
+
+    if (base_is(op, "SEL") || base_is(op, "USEL")) {
+        if (n < 4 || o[3].kind != SG_SASS_OP_PRED)
+            goto generic;
+        int pi = pred_index(&o[3]);
+        bool always_a = (pi == 7 || pi == 15) && !o[3].inv;
+        bool always_b = (pi == 7 || pi == 15) && o[3].inv;
+        if (has_mod(op, "64")) {
+            val_t a = rd64(x, st, &o[1], g), b = rd64(x, st, &o[2], g);
+            val_t r = always_a ? a : always_b ? b : val_join(&a, &b);
+            wr64(x, st, &o[0], &r, g);
+            return;
+        }
+        val_t a = rd32(x, st, &o[1], g), b = rd32(x, st, &o[2], g);
+        wr32(x, st, &o[0], always_a ? a : always_b ? b : val_join(&a, &b), g);
+        return;
+    }
+
+    if ((base_is(op, "LOP3") || base_is(op, "ULOP3")) && n == 6 && is_zero_reg(&o[3]) &&
+        o[4].kind == SG_SASS_OP_IMM && (o[4].imm == 0xfc || o[4].imm == 0xfe) &&
+        (o[1].kind == SG_SASS_OP_REG || o[1].kind == SG_SASS_OP_IMM) &&
+        (o[2].kind == SG_SASS_OP_REG || o[2].kind == SG_SASS_OP_IMM)) {
+        /* a | b where the bits cannot overlap is a + b: ctaid*128 | tid.x with
+         * at most 128 threads (launch bounds), PyTorch's block offsets */
+        val_t a = rd32(x, st, &o[1], g), b = rd32(x, st, &o[2], g);
+        if (disjoint_or(x, &a, &b) || disjoint_or(x, &b, &a)) {
+            wr32(x, st, &o[0], arith_add(&a, &b), g);
+            return;
+        }
+        goto generic;
+    }
+    if (base_is(op, "ISETP") || base_is(op, "UISETP")) {
+        if (n < 5 || o[0].kind != SG_SASS_OP_PRED || o[1].kind != SG_SASS_OP_PRED)
+            goto generic;
+        pred_t np = {0};
+        bool ok;
+        uint8_t c = cmp_of(op, &ok);
+        bool wide64 = has_mod(op, "U64") || has_mod(op, "S64");
+        bool uns = has_mod(op, "U32") || has_mod(op, "U64");
+        const sg_sass_operand_t *comb = &o[4];
+        int ci = comb->kind == SG_SASS_OP_PRED ? pred_index(comb) : -1;
+        bool plain = ok && has_mod(op, "AND") && (ci == 7 || ci == 15) && !comb->inv;
+        if (plain && has_mod(op, "EX")) {
+            const sg_sass_operand_t *ex = &o[n - 1];
+            if (n >= 6 && ex->kind == SG_SASS_OP_PRED && !ex->inv) {
+                const pred_t *lo = pred_get(st, pred_index(ex), g);
+                val_t ha = rdslot(x, st, &o[2], 0, g), hb = rdslot(x, st, &o[3], 0, g);
+                if (o[2].kind == SG_SASS_OP_CBANK)
+                    ha = cbank_val(x, &o[2], 0, false);
+                if (o[3].kind == SG_SASS_OP_CBANK)
+                    hb = cbank_val(x, &o[3], 0, false);
+                if (o[2].kind == SG_SASS_OP_IMM)
+                    ha = constval(o[2].imm);
+                if (o[3].kind == SG_SASS_OP_IMM)
+                    hb = constval(o[3].imm);
+                if (lo->kind == P_CMP && !lo->c.wide) {
+                    val_t la = mkval(V_VAL, &lo->c.l), lb = mkval(V_VAL, &lo->c.r);
+                    val_t wa = make_pair(&la, &ha), wb = make_pair(&lb, &hb);
+                    /* a 64-bit parameter compared in two words */
+                    if (wa.kind != V_TOP && wb.kind != V_TOP && !o[2].neg && !o[3].neg) {
+                        np.kind = P_CMP;
+                        np.c.cmp = c;
+                        np.c.uns = uns;
+                        np.c.wide = true;
+                        np.c.l = wa.p;
+                        np.c.r = wb.p;
+                    }
+                }
+            }
+        } else if (plain) {
+            val_t a, b;
+            if (wide64) {
+                a = rd64(x, st, &o[2], g);
+                b = rd64(x, st, &o[3], g);
+            } else {
+                a = rd32(x, st, &o[2], g);
+                b = rd32(x, st, &o[3], g);
+            }
+            if (a.kind != V_TOP && b.kind != V_TOP) {
+                np.kind = P_CMP;
+                np.c.cmp = c;
+                np.c.uns = uns;
+                np.c.wide = wide64;
+                np.c.l = a.p;
+                np.c.r = b.p;
+            }
+        }
+        pred_write(x, st, pred_index(&o[0]), &np, g);
+        pred_t t = {0};
+        pred_write(x, st, pred_index(&o[1]), &t, g);
+        return;
+    }
+
+generic:
+    do_generic(x, st, in, g);
+}
+
+/* ---- blocks ------------------------------------------------------------------ */
+
+static bool is_branch(const sg_sass_insn_t *in)
+{
+    return base_is(in->op, "BRA");
+}
+
+static bool ends_block(const sg_sass_insn_t *in)
+{
+    return base_is(in->op, "BRA") || base_is(in->op, "EXIT") || base_is(in->op, "RET") ||
+           base_is(in->op, "BRX") || base_is(in->op, "JMX") || base_is(in->op, "JMP") ||
+           base_is(in->op, "KILL");
+}
+
+static int64_t branch_target(const sg_sass_insn_t *in)
+{
+    for (int i = in->n_ops - 1; i >= 0; i--)
+        if (in->ops[i].kind == SG_SASS_OP_LABEL || in->ops[i].kind == SG_SASS_OP_IMM)
+            return in->ops[i].imm;
+    return -1;
+}
+
+static uint32_t find_pc(const ctx_t *x, int64_t pc)
+{
+    uint32_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        uint32_t m = (lo + hi) / 2;
+        if ((int64_t)x->in[m].pc < pc)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < x->n && (int64_t)x->in[lo].pc == pc ? lo : UINT32_MAX;
+}
+
+static int build_blocks(ctx_t *x)
+{
+    uint8_t *lead = calloc(x->n + 1, 1);
+    x->blk_of = calloc(x->n ? x->n : 1, sizeof *x->blk_of);
+    if (!lead || !x->blk_of) {
+        free(lead);
+        return SG_ENOMEM;
+    }
+    lead[0] = 1;
+    for (uint32_t i = 0; i < x->n; i++) {
+        const sg_sass_insn_t *in = &x->in[i];
+        if (ends_block(in))
+            lead[i + 1] = 1;
+        if (is_branch(in)) {
+            uint32_t t = find_pc(x, branch_target(in));
+            if (t != UINT32_MAX)
+                lead[t] = 1;
+        }
+    }
+    uint32_t nb = 0;
+    for (uint32_t i = 0; i < x->n; i++)
+        nb += lead[i];
+    x->blocks = calloc(nb ? nb : 1, sizeof *x->blocks);
+    if (!x->blocks) {
+        free(lead);
+        return SG_ENOMEM;
+    }
+    uint32_t b = UINT32_MAX;
+    for (uint32_t i = 0; i < x->n; i++) {
+        if (lead[i]) {
+            b = b == UINT32_MAX ? 0 : b + 1;
+            x->blocks[b].first = i;
+        }
+        x->blocks[b].count++;
+        x->blk_of[i] = b;
+    }
+    x->nblocks = nb;
+    free(lead);
+    for (uint32_t k = 0; k < nb; k++) {
+        block_t *bk = &x->blocks[k];
+        bk->succ[0] = bk->succ[1] = UINT32_MAX;
+        bk->fact_pred[0] = bk->fact_pred[1] = -1;
+        const sg_sass_insn_t *last = &x->in[bk->first + bk->count - 1];
+        uint32_t next = k + 1 < nb ? k + 1 : UINT32_MAX;
+        int gid = -1;
+        if (last->guard >= 0 && last->guard != 7)
+            gid = ((last->guard_uniform ? 8 : 0) + last->guard) * 2 + (last->guard_neg ? 1 : 0);
+        if (gid < 0 && base_is(last->op, "BRA") && last->n_ops > 1 &&
+            last->ops[0].kind == SG_SASS_OP_PRED && last->ops[0].reg != 7)
+            gid = pred_index(&last->ops[0]) * 2 + (last->ops[0].inv ? 1 : 0); /* BRA.U UP0, L */
+        bool never = last->guard == 7 && last->guard_neg;
+        if (never) {
+            bk->succ[0] = next;
+        } else if (base_is(last->op, "BRA")) {
+            int64_t tpc = branch_target(last);
+            uint32_t t = find_pc(x, tpc);
+            bool cond = last->guard >= 0 || has_mod(last->op, "DIV") ||
+                        (last->n_ops > 1 && last->ops[0].kind == SG_SASS_OP_PRED);
+            if (t == UINT32_MAX)
+                escape(x, "branch out of the kernel", last->pc);
+            else
+                bk->succ[0] = x->blk_of[t];
+            bk->fact_pred[0] = (int8_t)(cond ? (gid >= 0 ? gid : -2) : -1);
+            if (cond) {
+                bk->succ[1] = next;
+                bk->fact_pred[1] = (int8_t)(gid >= 0 ? gid ^ 1 : -2);
+            }
+        } else if (base_is(last->op, "EXIT") || base_is(last->op, "KILL")) {
+            if (last->guard >= 0) {
+                bk->succ[0] = next;
+                bk->fact_pred[0] = (int8_t)(gid >= 0 ? gid ^ 1 : -1);
+            }
+        } else if (base_is(last->op, "RET") || base_is(last->op, "BRX") ||
+                   base_is(last->op, "JMX") || base_is(last->op, "JMP")) {
+            if (last->guard >= 0) {
+                bk->succ[0] = next;
+                bk->fact_pred[0] = -2;
+            }
+        } else {
+            bk->succ[0] = next;
+        }
+    }
+    return 0;
+}
+
+/* ---- the fixpoint ---------------------------------------------------------------- */
+
+static void state_top(ctx_t *x, state_t *s, uint16_t flags)
+{
+    val_t t = top(flags);
+    for (uint32_t i = 0; i < x->nslots; i++) {
+        s->slots[i].v = t;
+        s->slots[i].alt = t;
+        s->slots[i].g = -1;
+        s->slots[i].gver = 0;
+    }
+    memset(s->preds, 0, sizeof s->preds);
+    s->nfacts = 0;
+    s->reached = true;
+}
+
+static void state_copy(ctx_t *x, state_t *d, const state_t *s)
+{
+    slot_t *keep = d->slots;
+    memcpy(keep, s->slots, x->nslots * sizeof *keep);
+    *d = *s;
+    d->slots = keep;
+}
+
+/* Join src into dst (entry state of block b); true when dst changed. */
+static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
+{
+    if (!d->reached) {
+        state_copy(x, d, s);
+        return true;
+    }
+    bool ch = false;
+    for (uint32_t i = 0; i < x->nslots; i++) {
+        slot_t *a = &d->slots[i];
+        const slot_t *c = &s->slots[i];
+        slot_t r;
+        if (a->g == c->g && a->gver == c->gver) {
+            r = *a;
+            r.v = val_join(&a->v, &c->v);
+            if (a->g >= 0)
+                r.alt = val_join(&a->alt, &c->alt);
+        } else {
+            val_t va = slot_read(a, NULL), vc = slot_read(c, NULL);
+            r.v = val_join(&va, &vc);
+            r.alt = r.v;
+            r.g = -1;
+            r.gver = 0;
+        }
+        if (!(r.g == a->g && r.gver == a->gver && val_eq(&r.v, &a->v) &&
+              (a->g < 0 || val_eq(&r.alt, &a->alt)))) {
+            *a = r;
+            ch = true;
+        }
+    }
+    for (int p = 0; p < NPRED; p++) {
+        pred_t *a = &d->preds[p];
+        const pred_t *c = &s->preds[p];
+        if (a->ver == c->ver)
+            continue;
+        bool same = a->kind == c->kind && a->g == c->g && a->gver == c->gver &&
+                    ((a->kind == P_CMP && cmp_eq(&a->c, &c->c)) ||
+                     (a->kind == P_CARRY && poly_eq(&a->p, &c->p)));
+        uint32_t jv = 0x80000000u | (b << 4) | (uint32_t)p;
+        pred_t r = same ? *a : (pred_t){0};
+        r.ver = jv;
+        if (a->ver != jv || a->kind != r.kind) {
+            *a = r;
+            ch = true;
+        }
+    }
+    uint8_t nf = 0;
+    cmp_t keep[MAXFACT];
+    for (uint8_t i = 0; i < d->nfacts; i++)
+        for (uint8_t j = 0; j < s->nfacts; j++)
+            if (cmp_eq(&d->facts[i], &s->facts[j])) {
+                keep[nf++] = d->facts[i];
+                break;
+            }
+    /* Threads here = the union over the paths. When one path's facts are a
+     * subset of the other's, or the two differ by one complementary fact
+     * (an if/else closing), the common facts describe that union exactly. */
+    uint8_t xd = (uint8_t)(d->nfacts - nf), xs = (uint8_t)(s->nfacts - nf);
+    bool lost = s->cond_unknown;
+    if (xd && xs) {
+        lost = true;
+        if (xd == 1 && xs == 1) {
+            const cmp_t *fd = NULL, *fs = NULL;
+            for (uint8_t i = 0; i < d->nfacts; i++) {
+                bool common = false;
+                for (uint8_t j = 0; j < nf; j++)
+                    common |= cmp_eq(&d->facts[i], &keep[j]);
+                if (!common)
+                    fd = &d->facts[i];
+            }
+            for (uint8_t i = 0; i < s->nfacts; i++) {
+                bool common = false;
+                for (uint8_t j = 0; j < nf; j++)
+                    common |= cmp_eq(&s->facts[i], &keep[j]);
+                if (!common)
+                    fs = &s->facts[i];
+            }
+            if (fd && fs) {
+                cmp_t neg = *fs;
+                neg.cmp = cmp_not(neg.cmp);
+                lost = !cmp_eq(fd, &neg);
+            }
+        }
+    }
+    if (nf != d->nfacts) {
+        memcpy(d->facts, keep, nf * sizeof *keep);
+        d->nfacts = nf;
+        ch = true;
+    }
+    if (lost && !d->cond_unknown) {
+        d->cond_unknown = true; /* threads get here under conditions no longer listed */
+        ch = true;
+    }
+    return ch;
+}
+
+static void run_block(ctx_t *x, state_t *st, uint32_t b)
+{
+    const block_t *bk = &x->blocks[b];
+    for (uint32_t i = 0; i < bk->count && !x->err; i++)
+        step(x, st, bk->first + i);
+}
+
+/* Is this block only padding (NOPs, a branch to itself)? */
+static bool is_padding(const ctx_t *x, uint32_t b)
+{
+    const block_t *bk = &x->blocks[b];
+    for (uint32_t i = 0; i < bk->count; i++) {
+        const sg_sass_insn_t *in = &x->in[bk->first + i];
+        if (base_is(in->op, "NOP"))
+            continue;
+        if (base_is(in->op, "BRA") && branch_target(in) == (int64_t)in->pc)
+            continue;
+        return false;
+    }
+    return true;
+}
+
+static int fixpoint(ctx_t *x)
+{
+    size_t ss = x->nslots * sizeof(slot_t);
+    if (x->nblocks && ss > (512u << 20) / x->nblocks)
+        return SG_ELIMIT;
+    state_t *in = calloc(x->nblocks, sizeof *in);
+    slot_t *mem = calloc((size_t)x->nblocks + 1, ss ? ss : 1);
+    uint8_t *dirty = calloc(x->nblocks ? x->nblocks : 1, 1);
+    int rc = 0;
+    if (!in || !mem || !dirty) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t b = 0; b < x->nblocks; b++)
+        in[b].slots = (slot_t *)((char *)mem + ss * b);
+    state_t cur = {.slots = (slot_t *)((char *)mem + ss * x->nblocks)};
+    if (x->nblocks) {
+        state_top(x, &in[0], 0);
+        dirty[0] = 1;
+    }
+    /* bounds: visits per block (joins only go up a short lattice, 2-4 are
+     * typical), and slot copies in all (~0.3 ns each: a few seconds at most) */
+    uint64_t visits = 0, cap = (uint64_t)x->nblocks * 16 + 256;
+    uint64_t work = 0, work_cap = 200000000ull;
+    bool any = x->nblocks > 0;
+    while (any && rc == 0) {
+        any = false;
+        for (uint32_t b = 0; b < x->nblocks && rc == 0; b++) {
+            if (!dirty[b])
+                continue;
+            dirty[b] = 0;
+            any = true;
+            work += x->nslots + x->blocks[b].count * 8u;
+            if (++visits > cap || work > work_cap) {
+                rc = SG_ELIMIT;
+                break;
+            }
+            state_copy(x, &cur, &in[b]);
+            run_block(x, &cur, b);
+            for (int k = 0; k < 2; k++) {
+                uint32_t s = x->blocks[b].succ[k];
+                if (s == UINT32_MAX)
+                    continue;
+                state_t *tmp = &cur;
+                int8_t fp = x->blocks[b].fact_pred[k];
+                cmp_t f;
+                uint8_t nf0 = cur.nfacts;
+                bool cu0 = cur.cond_unknown;
+                if (fp >= 0 && pred_fact(&cur, fp, &f)) {
+                    if (!add_fact(&cur, &f))
+                        cur.cond_unknown = true;
+                } else if (fp != -1) {
+                    cur.cond_unknown = true;
+                }
+                if (state_join(x, &in[s], tmp, s))
+                    dirty[s] = 1;
+                cur.nfacts = nf0;
+                cur.cond_unknown = cu0;
+            }
+        }
+        if (x->err)
+            rc = x->err;
+    }
+    if (rc)
+        goto out;
+    /* final pass: record accesses from the fixed states; unreached code from TOP */
+    x->final = true;
+    for (uint32_t b = 0; b < x->nblocks && !x->err; b++) {
+        if (in[b].reached) {
+            state_copy(x, &cur, &in[b]);
+        } else {
+            if (is_padding(x, b))
+                continue;
+            state_top(x, &cur, F_UNREACHED | F_ADDPTR);
+        }
+        run_block(x, &cur, b);
+    }
+    rc = x->err;
+out:
+    free(in);
+    free(mem);
+    free(dirty);
+    return rc;
+}
+
+/* ---- entry point --------------------------------------------------------------------- */
+
+uint32_t sg_sass_default_param_base(uint32_t arch)
+{
+    if (arch >= 100)
+        return 0x380;
+    if (arch >= 90)
+        return 0x210;
+    if (arch >= 75)
+        return 0x160;
+    return 0;
+}
+
+static int cmp_use(const void *a, const void *b)
+{
+    const sg_sass_param_use_t *x = a, *y = b;
+    return (int)x->offset - (int)y->offset;
+}
+
+static int summarize(sg_sass_kernel_t *k, ctx_t *x)
+{
+    k->certain = !x->escaped;
+    if (x->escaped)
+        snprintf(k->uncertain_reason, sizeof k->uncertain_reason, "%s", x->escape_reason);
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < k->n_accesses; i++) {
+        sg_sass_access_t *a = &k->accesses[i];
+        if (a->kind != SG_SASS_LOAD && a->base < 0 && k->certain) {
+            k->certain = false;
+            snprintf(k->uncertain_reason, sizeof k->uncertain_reason,
+                     "%s at 0x%x writes through an unattributed address", a->op, a->pc);
+        }
+        for (uint32_t c = 0; c < a->n_candidates; c++) {
+            uint32_t j = 0;
+            while (j < k->n_params && k->params[j].offset != a->candidates[c])
+                j++;
+            if (j == k->n_params) {
+                if (k->n_params == cap) {
+                    uint32_t nc = cap ? cap * 2 : 8;
+                    sg_sass_param_use_t *np = realloc(k->params, nc * sizeof *np);
+                    if (!np)
+                        return SG_ENOMEM;
+                    k->params = np;
+                    cap = nc;
+                }
+                memset(&k->params[j], 0, sizeof k->params[j]);
+                k->params[j].offset = a->candidates[c];
+                k->n_params++;
+            }
+            k->params[j].uses |= a->kind;
+            if (a->base == (int32_t)a->candidates[c])
+                k->params[j].base_uses |= a->kind;
+        }
+    }
+    if (k->n_params)
+        qsort(k->params, k->n_params, sizeof *k->params, cmp_use);
+    return 0;
+}
+
+int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, uint32_t pc0,
+                    const char *name, const sg_sass_target_t *target, sg_sass_kernel_t *out)
+{
+    if (!out)
+        return SG_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (name && !(out->name = strdup(name)))
+        return SG_ENOMEM;
+    out->status = SG_SASS_ANALYSED;
+    if (!l || !target || first > l->n_insns || count > l->n_insns - first) {
+        out->status = SG_SASS_NO_KERNEL;
+        snprintf(out->reason, sizeof out->reason, "unknown: no such instruction range");
+        return SG_EINVAL;
+    }
+    ctx_t x = {.in = l->insns ? l->insns + first : NULL, .n = count, .pc0 = pc0, .out = out};
+    x.arch = target->arch;
+    x.param_base = target->param_base ? target->param_base : sg_sass_default_param_base(target->arch);
+    x.param_size = target->param_size;
+    x.call_targets = target->call_targets;
+    x.n_call_targets = target->n_call_targets;
+    x.benign_c4 = target->benign_c4;
+    x.n_benign_c4 = target->n_benign_c4;
+    memcpy(x.max_ntid, target->max_ntid, sizeof x.max_ntid);
+    x.ntid_base = target->arch >= 100 ? 0x360 : 0;
+    out->arch = x.arch;
+    out->param_base = x.param_base;
+    out->param_size = x.param_size;
+    out->n_instructions = count;
+    if (!x.param_base) {
+        out->status = SG_SASS_REJECTED;
+        snprintf(out->reason, sizeof out->reason, "unknown: no parameter base known for sm_%u",
+                 target->arch);
+        return 0;
+    }
+    for (uint32_t i = 0; i + 1 < count; i++)
+        if (x.in[i + 1].pc <= x.in[i].pc) {
+            out->status = SG_SASS_REJECTED;
+            snprintf(out->reason, sizeof out->reason,
+                     "unknown: instruction offsets are not increasing at 0x%x", x.in[i + 1].pc);
+            return 0;
+        }
+    uint32_t maxr = 0, maxu = 0;
+    for (uint32_t i = 0; i < count; i++)
+        for (uint8_t k = 0; k < x.in[i].n_ops; k++) {
+            const sg_sass_operand_t *o = &x.in[i].ops[k];
+            if (o->kind == SG_SASS_OP_REG || o->kind == SG_SASS_OP_MEM) {
+                if (o->reg != 0xffff) {
+                    if (o->uniform && o->reg != 63 && o->reg > maxu)
+                        maxu = o->reg;
+                    if (!o->uniform && o->reg != 255 && o->reg > maxr)
+                        maxr = o->reg;
+                }
+                if (o->kind == SG_SASS_OP_MEM && o->reg2 != 0xffff && o->reg2 != 63 &&
+                    o->reg2 > maxu)
+                    maxu = o->reg2;
+            }
+        }
+    x.nr = maxr + 8 > 255 ? 255 : maxr + 8;
+    x.nu = maxu + 8 > 63 ? 63 : maxu + 8;
+    x.nslots = x.nr + x.nu;
+    int rc = build_blocks(&x);
+    if (rc == 0)
+        rc = fixpoint(&x);
+    if (rc == 0)
+        rc = summarize(out, &x);
+    free(x.blocks);
+    free(x.blk_of);
+    if (rc == SG_ELIMIT) {
+        free(out->accesses);
+        out->accesses = NULL;
+        out->n_accesses = 0;
+        out->status = SG_SASS_TOO_COMPLEX;
+        snprintf(out->reason, sizeof out->reason,
+                 "unknown: kernel over the analysis limits (%u instructions)", count);
+        return 0;
+    }
+    if (rc) {
+        out->status = SG_SASS_TOO_COMPLEX;
+        snprintf(out->reason, sizeof out->reason, "unknown: out of memory");
+    }
+    return rc;
+}

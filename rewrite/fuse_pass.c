@@ -1,0 +1,585 @@
+/* fuse_pass.c: the `fuse` pass. For every candidate chain of the
+ * fusion-legality finder: each kernel's PTX (code report: PTX image,
+ * fatbin pick, recompiled NVRTC source), the stage analysis, runs of
+ * stages that can be one kernel (a stage refused ends a run; a cross-stage
+ * conflict splits it), and for each run of two or more: the plan, the
+ * generated kernel compiled by NVRTC, and the graph surgery: the fused
+ * node replaces the run (sg_graph_merge_chain keeps every outside edge),
+ * mem_free nodes between its kernels are sunk below it, the fused code goes
+ * into the bundle as a cubin image (the node's) and a PTX image, and the
+ * root's fusions table records the stages and the dropped writes.
+ *
+ * Orderings: the fused node keeps the first stage's id and every edge into
+ * or out of the run; a sunk free follows the fused node, and whatever
+ * followed the run now follows the last sunk free, so every ordering of the
+ * input survives (the verifier checks it). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "code/code_report.h"
+#include "code/fatbin.h"
+#include "fuse.h"
+#include "fusion_legality.h"
+#include "rewrite_internal.h"
+
+/* ---- code per stage ------------------------------------------------------------------ */
+
+typedef struct {
+    char hash[17];          /* of the PTX text */
+    sg_ptx_module_t *mod;
+} module_entry_t;
+
+typedef struct {
+    uint32_t image;
+    char *kernel;
+    uint32_t module;        /* index in modules, SG_NONE: none */
+    char reason[SG_FZ_REASON];
+} kernel_code_t;
+
+typedef struct {
+    sg_pass_ctx_t *ctx;
+    uint32_t arch;
+    module_entry_t *modules;
+    uint32_t n_modules;
+    kernel_code_t *codes;
+    uint32_t n_codes;
+    /* totals for the summary */
+    uint32_t fused, removed, splits, refused, chains;
+} fuse_t;
+
+static void fuse_free(fuse_t *f)
+{
+    for (uint32_t i = 0; i < f->n_modules; i++) sg_ptx_module_free(f->modules[i].mod);
+    free(f->modules);
+    for (uint32_t i = 0; i < f->n_codes; i++) free(f->codes[i].kernel);
+    free(f->codes);
+}
+
+/* The parsed PTX module holding kernel node k, or NULL with why. */
+static const sg_ptx_module_t *stage_module(fuse_t *f, const sg_kernel_t *k, const char **why)
+{
+    for (uint32_t i = 0; i < f->n_codes; i++) {
+        kernel_code_t *c = &f->codes[i];
+        if (c->image == k->image && !strcmp(c->kernel, k->name)) {
+            *why = c->reason;
+            return c->module == SG_NONE ? NULL : f->modules[c->module].mod;
+        }
+    }
+    kernel_code_t *nc = realloc(f->codes, (f->n_codes + 1) * sizeof *nc);
+    if (!nc) {
+        *why = "out of memory";
+        return NULL;
+    }
+    f->codes = nc;
+    kernel_code_t *c = &nc[f->n_codes];
+    memset(c, 0, sizeof *c);
+    c->image = k->image;
+    c->kernel = strdup(k->name);
+    c->module = SG_NONE;
+    if (!c->kernel) {
+        *why = "out of memory";
+        return NULL;
+    }
+    f->n_codes++;
+    *why = c->reason;
+    sg_code_report_options_t o = {0};
+    o.device_arch = f->arch;
+    o.recompile_nvrtc = true;
+    char *ptx = NULL;
+    size_t len = 0;
+    sg_code_report_row_t row;
+    int rc = sg_code_kernel_ptx(f->ctx->g, f->ctx->opt->bundle, k->name, k->image, &o, &ptx, &len, &row);
+    if (rc || !ptx) {
+        snprintf(c->reason, sizeof c->reason, "no PTX: %s (%s)", rc ? sg_strerror(rc) : row.detail,
+                 rc ? "" : sg_ptx_reason_name(row.reason));
+        free(ptx);
+        return NULL;
+    }
+    char hash[17];
+    sg_code_hash(ptx, len, hash);
+    for (uint32_t i = 0; i < f->n_modules; i++)
+        if (!strcmp(f->modules[i].hash, hash)) {
+            c->module = i;
+            free(ptx);
+            return f->modules[i].mod;
+        }
+    sg_ptx_module_t *m = NULL;
+    sg_ptx_error_t err;
+    rc = sg_ptx_parse(ptx, len, NULL, &m, &err);
+    free(ptx);
+    if (rc) {
+        snprintf(c->reason, sizeof c->reason, "the PTX does not parse: %s", err.message);
+        return NULL;
+    }
+    module_entry_t *nm = realloc(f->modules, (f->n_modules + 1) * sizeof *nm);
+    if (!nm) {
+        sg_ptx_module_free(m);
+        snprintf(c->reason, sizeof c->reason, "out of memory");
+        return NULL;
+    }
+    f->modules = nm;
+    memcpy(nm[f->n_modules].hash, hash, sizeof hash);
+    nm[f->n_modules].mod = m;
+    c->module = f->n_modules++;
+    return m;
+}
+
+/* ---- images and files -------------------------------------------------------------------- */
+
+static int add_file_image(fuse_t *f, sg_image_kind_t kind, const void *bytes, size_t n,
+                          uint32_t arch, uint32_t *out)
+{
+    sg_graph_t *g = f->ctx->g;
+    char hash[17];
+    sg_code_hash(bytes, n, hash);
+    for (uint32_t i = 0; i < g->n_images; i++)
+        if (!strcmp(g->images[i].hash, hash) && g->images[i].kind == kind) {
+            *out = i;
+            return SG_OK;
+        }
+    sg_rewrite_files_t *fl = f->ctx->opt->files;
+    if (fl->n == fl->cap) {
+        size_t nc = fl->cap ? fl->cap * 2 : 8;
+        sg_rewrite_file_t *p = realloc(fl->files, nc * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        fl->files = p;
+        fl->cap = nc;
+    }
+    sg_rewrite_file_t *file = &fl->files[fl->n];
+    memset(file, 0, sizeof *file);
+    snprintf(file->relpath, sizeof file->relpath, "code/%s.%s", hash, kind == SG_IMAGE_PTX ? "ptx" : "cubin");
+    file->data = malloc(n ? n : 1);
+    if (!file->data) return SG_ENOMEM;
+    memcpy(file->data, bytes, n);
+    file->size = n;
+    uint32_t id;
+    int rc = sg_graph_add_image(g, kind, hash, n, &id);
+    if (rc) {
+        free(file->data);
+        return rc;
+    }
+    fl->n++;
+    sg_image_t *im = sg_graph_image(g, id);
+    im->file = strdup(file->relpath);
+    uint32_t *a = malloc(sizeof *a);
+    char note[] = "fused kernel generated by sgcap rewrite --passes fuse";
+    im->note = strdup(note);
+    if (!im->file || !a || !im->note) {
+        free(a);
+        return SG_ENOMEM;
+    }
+    *a = arch;
+    if (kind == SG_IMAGE_PTX) {
+        im->ptx_archs = a;
+        im->n_ptx_archs = 1;
+    } else {
+        im->sass_archs = a;
+        im->n_sass_archs = 1;
+    }
+    *out = id;
+    return SG_OK;
+}
+
+/* ---- graph surgery ------------------------------------------------------------------------ */
+
+/* The only in- (dir 1) or out- (dir 0) neighbour of node x. */
+static sg_node_id_t lone_neighbour(const sg_graph_t *g, sg_node_id_t x, int dir)
+{
+    uint32_t n;
+    const sg_edge_id_t *e = dir ? sg_graph_in_edges(g, x, &n) : sg_graph_out_edges(g, x, &n);
+    if (!n) return SG_NONE;
+    const sg_edge_t *ed = sg_graph_edge(g, e[0]);
+    return dir ? ed->from : ed->to;
+}
+
+static int remove_all_edges(sg_graph_t *g, sg_node_id_t x)
+{
+    for (;;) {
+        uint32_t n;
+        const sg_edge_id_t *e = sg_graph_in_edges(g, x, &n);
+        if (!n) e = sg_graph_out_edges(g, x, &n);
+        if (!n) return SG_OK;
+        int rc = sg_graph_remove_edge(g, e[0]);
+        if (rc) return rc;
+    }
+}
+
+static int add_stream_edge(sg_graph_t *g, sg_node_id_t a, sg_node_id_t b)
+{
+    if (sg_graph_find_edge(g, a, b) != SG_NONE) return SG_OK;
+    return sg_graph_add_edge(g, a, b, SG_EDGE_STREAM, SG_NONE, NULL);
+}
+
+/* Replace kernels ks[0..n) (frees[0..nf) between them) by one node with
+ * payload k. Returns the fused node's id in *out (ks[0]). */
+static int replace_run(sg_graph_t *g, const sg_node_id_t *ks, uint32_t n, const sg_node_id_t *frees,
+                       uint32_t nf, const sg_kernel_t *k, const char *label)
+{
+    int rc;
+    /* 1. take the frees out of the run, joining their neighbours */
+    for (uint32_t i = 0; i < nf; i++) {
+        sg_node_id_t p = lone_neighbour(g, frees[i], 1), q = lone_neighbour(g, frees[i], 0);
+        if (p == SG_NONE || q == SG_NONE) return SG_EINVAL;
+        if ((rc = remove_all_edges(g, frees[i])) || (rc = add_stream_edge(g, p, q))) return rc;
+    }
+    /* 2. merge: every outside edge re-attached to ks[0] */
+    sg_access_t *acc = NULL;
+    uint32_t nacc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_node_t *x = sg_graph_node(g, ks[i]);
+        sg_access_t *na = realloc(acc, (nacc + x->n_accesses + 1) * sizeof *na);
+        if (!na) {
+            free(acc);
+            return SG_ENOMEM;
+        }
+        acc = na;
+        for (uint32_t a = 0; a < x->n_accesses; a++) {
+            bool dup = false;
+            for (uint32_t b = 0; b < nacc && !dup; b++)
+                dup = !memcmp(&acc[b], &x->accesses[a], sizeof *acc);
+            if (!dup) acc[nacc++] = x->accesses[a];
+        }
+    }
+    if ((rc = sg_graph_merge_chain(g, ks, n))) {
+        free(acc);
+        return rc;
+    }
+    sg_node_t *fx = sg_graph_node(g, ks[0]);
+    free(fx->accesses);
+    fx->accesses = NULL;
+    fx->n_accesses = 0;
+    for (uint32_t a = 0; a < nacc && !rc; a++)
+        rc = sg_node_add_access(g, ks[0], acc[a].buffer, acc[a].offset, acc[a].size, acc[a].mode);
+    free(acc);
+    if (rc) return rc;
+    /* 3. the fused payload */
+    if ((rc = sg_node_set_kernel_name(g, ks[0], k->name)) ||
+        (rc = sg_node_set_kernel_params(g, ks[0], k->n_params, k->param_offsets, k->param_sizes,
+                                        k->param_bytes, k->params_size)) ||
+        (rc = sg_node_set_label(g, ks[0], label)))
+        return rc;
+    fx = sg_graph_node(g, ks[0]);
+    fx->synthesized = true;
+    fx->duration_ns = -1;
+    sg_kernel_t *fk = &fx->u.kernel;
+    fk->image = k->image;
+    memcpy(fk->grid, k->grid, sizeof fk->grid);
+    memcpy(fk->block, k->block, sizeof fk->block);
+    memset(fk->cluster, 0, sizeof fk->cluster);
+    fk->shared_bytes = 0;
+    fk->func_handle = 0;
+    /* 4. the frees follow the fused node; what followed it follows them */
+    if (nf) {
+        for (;;) {
+            uint32_t m;
+            const sg_edge_id_t *out = sg_graph_out_edges(g, ks[0], &m);
+            if (!m) break;
+            sg_edge_t e = *sg_graph_edge(g, out[0]);
+            if ((rc = sg_graph_remove_edge(g, e.id))) return rc;
+            sg_edge_id_t ne;
+            if ((rc = sg_graph_add_edge(g, frees[nf - 1], e.to, e.kind, e.event, &ne))) return rc;
+            sg_edge_t *pe = sg_graph_edge(g, ne);
+            pe->from_port = e.from_port;
+            pe->to_port = e.to_port;
+            pe->cuda_type = e.cuda_type;
+        }
+        if ((rc = add_stream_edge(g, ks[0], frees[0]))) return rc;
+        for (uint32_t i = 1; i < nf; i++)
+            if ((rc = add_stream_edge(g, frees[i - 1], frees[i]))) return rc;
+    }
+    return SG_OK;
+}
+
+/* ---- one run --------------------------------------------------------------------------- */
+
+static uint64_t site_bytes(const sg_fz_site_t *x)
+{
+    return (uint64_t)x->width * (x->hi - x->lo);
+}
+
+static const char *short_name(const char *mangled, char *buf, size_t n)
+{
+    /* _Z10st_affine1PKfPfm -> st_affine1 */
+    if (mangled[0] == '_' && mangled[1] == 'Z') {
+        const char *p = mangled + 2;
+        unsigned len = 0;
+        while (*p >= '0' && *p <= '9') len = len * 10 + (unsigned)(*p++ - '0');
+        if (len && strlen(p) >= len) {
+            snprintf(buf, n, "%.*s", (int)len, p);
+            return buf;
+        }
+    }
+    snprintf(buf, n, "%s", mangled);
+    return buf;
+}
+
+/* Fuse stages st[0..n) (nodes ks, frees between them). */
+static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint32_t n,
+                    const sg_fusion_chain_t *ch, json_t *runs)
+{
+    sg_pass_ctx_t *ctx = f->ctx;
+    sg_graph_t *g = ctx->g;
+    char err[900] = "";
+    sg_fz_gen_options_t go;
+    sg_fz_gen_options_default(&go);
+    go.arch = f->arch;
+    sg_fz_source_t src;
+    char first[96], last[96];
+    short_name(g->nodes[ks[0]].u.kernel.name, first, sizeof first);
+    short_name(g->nodes[ks[n - 1]].u.kernel.name, last, sizeof last);
+    int rc = sg_fz_generate(plan, &go, &src, err, sizeof err);
+    if (rc == SG_ENOMEM) return rc;
+    sg_fz_binary_t bin;
+    memset(&bin, 0, sizeof bin);
+    if (!rc) rc = sg_fz_compile(&src, f->arch, &bin, err, sizeof err);
+    if (rc == SG_ENOMEM) {
+        sg_fz_source_free(&src);
+        return rc;
+    }
+    if (rc) {
+        sg_rw_printf(ctx, "  not fused: n%u..n%u (%s .. %s): %s\n", ks[0], ks[n - 1], first, last, err);
+        json_array_append_new(runs, json_pack("{s:s, s:i, s:i, s:s}", "status", "failed", "first", ks[0],
+                                              "last", ks[n - 1], "reason", err));
+        f->refused++;
+        sg_fz_source_free(&src);
+        return SG_OK;
+    }
+    /* bytes moved, before and after */
+    uint64_t before = 0, after = 0;
+    for (uint32_t s = 0; s < n; s++)
+        for (uint32_t i = 0; i < plan->stages[s].n_sites; i++) {
+            const sg_fz_site_t *x = &plan->stages[s].sites[i];
+            before += site_bytes(x);
+            if (!plan->slots[plan->site_slot[plan->site_base[s] + i]].lifted) after += site_bytes(x);
+        }
+    uint32_t dropped = 0;
+    for (uint32_t k = 0; k < plan->n_slots; k++) {
+        const sg_fz_slot_t *y = &plan->slots[k];
+        if (!y->lifted) continue;
+        if (y->preload) after += (uint64_t)y->width * y->preload_n;
+        if (y->stored && !y->dead) after += (uint64_t)y->width * plan->elements;
+        if (y->dead) dropped++;
+    }
+    /* frees inside this run */
+    sg_node_id_t frees[64];
+    uint32_t nf = 0;
+    uint64_t lo = g->nodes[ks[0]].seq, hi = g->nodes[ks[n - 1]].seq;
+    for (uint32_t i = 0; i < ch->n_frees && nf < 64; i++) {
+        uint64_t q = g->nodes[ch->frees[i]].seq;
+        if (q > lo && q < hi) frees[nf++] = ch->frees[i];
+    }
+    /* images */
+    uint32_t cubin_img, ptx_img;
+    if ((rc = add_file_image(f, SG_IMAGE_CUBIN, bin.cubin, bin.cubin_len, f->arch, &cubin_img)) ||
+        (rc = add_file_image(f, SG_IMAGE_PTX, bin.ptx, bin.ptx_len, f->arch, &ptx_img)))
+        goto out;
+    /* the fused payload: each stage's parameter bytes at its offset */
+    sg_kernel_t k;
+    memset(&k, 0, sizeof k);
+    k.name = src.name;
+    k.image = cubin_img;
+    k.grid[0] = src.grid;
+    k.grid[1] = k.grid[2] = 1;
+    k.block[0] = src.block;
+    k.block[1] = k.block[2] = 1;
+    k.n_params = src.n_params;
+    k.param_offsets = src.param_offsets;
+    k.param_sizes = src.param_sizes;
+    k.params_size = src.params_size;
+    k.param_bytes = calloc(src.params_size ? src.params_size : 1, 1);
+    if (!k.param_bytes) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    /* the record, before the stage nodes are gone */
+    sg_fusion_t *rec;
+    if ((rc = sg_graph_add_fusion(g, ks[0], &rec))) {
+        free(k.param_bytes);
+        goto out;
+    }
+    memcpy(rec->hash, src.hash, sizeof rec->hash);
+    rec->tier = plan->cta ? 2 : 1;
+    rec->codegen = strdup(plan->real_mode ? "inline, original geometry" : "inline");
+    rec->ptx_image = ptx_img;
+    rec->cubin_image = cubin_img;
+    rec->registers = bin.registers;
+    rec->spill_bytes = bin.spill_bytes;
+    for (uint32_t s = 0; s < n && !rc; s++) {
+        const sg_node_t *x = &g->nodes[ks[s]];
+        memcpy(k.param_bytes + src.param_offsets[s], x->u.kernel.param_bytes, x->u.kernel.params_size);
+        rc = sg_fusion_add_stage(rec, ks[s], x->seq, &x->u.kernel, src.param_offsets[s]);
+    }
+    for (uint32_t j = 0; j < plan->n_slots && !rc; j++) {
+        const sg_fz_slot_t *y = &plan->slots[j];
+        if (!y->lifted || !y->stored || y->buffer == SG_NONE) continue;
+        const sg_buffer_t *b = sg_graph_buffer(g, y->buffer);
+        uint64_t off = y->addr0 - b->address, size = (uint64_t)y->width * plan->elements;
+        if (off + size > b->size) size = b->size - off;
+        for (uint32_t s = 0; s < n && !rc; s++) {
+            bool stores = false;
+            for (uint32_t i = 0; i < plan->stages[s].n_sites; i++)
+                stores |= plan->stages[s].sites[i].store && plan->site_slot[plan->site_base[s] + i] == j;
+            if (!stores) continue;
+            if (y->dead)
+                rc = sg_fusion_add_dropped(rec, s, y->buffer, off, size,
+                                           "graph allocation freed in this graph; every reader is a "
+                                           "stage of this kernel (forwarded in registers)");
+            else if (s != y->last_store_stage)
+                rc = sg_fusion_add_dropped(rec, s, y->buffer, off, size,
+                                           "overwritten by a later stage of this kernel before "
+                                           "anything else can read it");
+        }
+    }
+    if (!rc && !rec->codegen) rc = SG_ENOMEM;
+    char label[256];
+    snprintf(label, sizeof label, "fused %u stages: %s .. %s", n, first, last);
+    json_t *ids = json_array();
+    for (uint32_t s = 0; s < n; s++) json_array_append_new(ids, json_integer(ks[s]));
+    if (!rc) rc = replace_run(g, ks, n, frees, nf, &k, label);
+    free(k.param_bytes);
+    if (rc) {
+        json_decref(ids);
+        goto out;
+    }
+    sg_rw_printf(ctx,
+                 "  fused n%u: %s, %u stages (%s .. %s), tier %u%s, grid %u block %u, %d registers, "
+                 "%d spill bytes%s\n",
+                 ks[0], src.name, n, first, last, plan->cta ? 2 : 1,
+                 plan->cta ? " (CTA-wide: barriers between stages)"
+                 : plan->real_mode ? " (grid-stride: accesses kept in memory)" : "",
+                 src.grid, src.block, bin.registers, bin.spill_bytes, bin.cached ? " (cached)" : "");
+    sg_rw_printf(ctx, "    bytes moved: %" PRIu64 " -> %" PRIu64 " (%.2fx less); writes dropped: %u\n",
+                 before, after, after ? (double)before / (double)after : 0.0, dropped);
+    for (uint32_t i = 0; i < nf; i++) sg_rw_printf(ctx, "    n%u (mem_free) sunk below it\n", frees[i]);
+    json_t *fr = json_array();
+    for (uint32_t i = 0; i < nf; i++) json_array_append_new(fr, json_integer(frees[i]));
+    json_array_append_new(runs, json_pack("{s:s, s:i, s:s, s:o, s:o, s:i, s:i, s:I, s:I, s:i}", "status",
+                                          "fused", "node", ks[0], "kernel", src.name, "stages", ids,
+                                          "frees_sunk", fr, "registers", bin.registers, "spill_bytes",
+                                          bin.spill_bytes, "bytes_before", (json_int_t)before,
+                                          "bytes_after", (json_int_t)after, "writes_dropped", dropped));
+    f->fused++;
+    f->removed += n - 1;
+out:
+    sg_fz_binary_free(&bin);
+    sg_fz_source_free(&src);
+    return rc;
+}
+
+/* ---- one chain ------------------------------------------------------------------------------ */
+
+static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, json_t *arr)
+{
+    sg_pass_ctx_t *ctx = f->ctx;
+    sg_graph_t *g = ctx->g;
+    uint32_t n = ch->n_nodes;
+    sg_fz_stage_t *st = calloc(n, sizeof *st);
+    sg_node_id_t *ids = malloc(n * sizeof *ids);
+    json_t *runs = json_array(), *refusals = json_array();
+    int rc = SG_OK;
+    if (!st || !ids || !runs || !refusals) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    memcpy(ids, ch->nodes, n * sizeof *ids);
+    const sg_kernel_t *k0 = &g->nodes[ids[0]].u.kernel;
+    sg_rw_printf(ctx, "chain %s: %u kernels n%u..n%u, grid %u block %u%s\n",
+                 sg_rw_stream_name(g, ch->stream), n, ids[0], ids[n - 1], k0->grid[0], k0->block[0],
+                 ch->n_frees ? ", with frees between them" : "");
+    f->chains++;
+    /* analyze every stage first (the nodes are still there) */
+    for (uint32_t s = 0; s < n && !rc; s++) {
+        const sg_node_t *x = &g->nodes[ids[s]];
+        const char *why = "";
+        const sg_ptx_module_t *m = stage_module(f, &x->u.kernel, &why);
+        if (!m) {
+            snprintf(st[s].reason, sizeof st[s].reason, "%s", why);
+            st[s].node = x;
+            continue;
+        }
+        rc = sg_fz_stage_analyze(m, x, &st[s]);
+    }
+    if (rc) goto out;
+    uint32_t start = 0;
+    while (start < n && !rc) {
+        char nm[96];
+        if (!st[start].ok) {
+            sg_rw_printf(ctx, "  refused stage %u (n%u %s): %s\n", start, ids[start],
+                         short_name(g->nodes[ids[start]].u.kernel.name, nm, sizeof nm), st[start].reason);
+            json_array_append_new(refusals, json_pack("{s:i, s:i, s:s}", "stage", start, "node", ids[start],
+                                                      "reason", st[start].reason));
+            f->refused++;
+            start++;
+            continue;
+        }
+        uint32_t end = start + 1;
+        while (end < n && st[end].ok) end++;
+        /* plan [start, end); a conflict splits it */
+        sg_fz_plan_t plan;
+        if ((rc = sg_fz_plan(g, st + start, end - start, &plan))) break;
+        uint32_t len = plan.n_stages;
+        if (plan.split_at != SG_NONE) {
+            uint32_t at = start + plan.split_at;
+            sg_rw_printf(ctx, "  split before stage %u (n%u %s): %s\n", at, ids[at],
+                         short_name(g->nodes[ids[at]].u.kernel.name, nm, sizeof nm), plan.split_reason);
+            json_array_append_new(refusals, json_pack("{s:i, s:i, s:s, s:s}", "stage", at, "node", ids[at],
+                                                      "split", "before", "reason", plan.split_reason));
+            f->splits++;
+        }
+        if (len >= 2)
+            rc = fuse_run(f, &plan, ids + start, len, ch, runs);
+        else if (len == 0)
+            len = 1; /* the first stage conflicts with itself: on its own */
+        sg_fz_plan_free(&plan);
+        start += len;
+    }
+    json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:o}", "stream", sg_rw_stream_name(g, ch->stream),
+                                         "first", json_integer(ids[0]), "runs", runs, "refused", refusals));
+    runs = refusals = NULL;
+out:
+    json_decref(runs);
+    json_decref(refusals);
+    for (uint32_t s = 0; s < n && st; s++) sg_fz_stage_free(&st[s]);
+    free(st);
+    free(ids);
+    return rc;
+}
+
+int sg_pass_fuse(sg_pass_ctx_t *ctx)
+{
+    sg_graph_t *g = ctx->g;
+    fuse_t f;
+    memset(&f, 0, sizeof f);
+    f.ctx = ctx;
+    f.arch = ctx->opt->fuse_arch ? ctx->opt->fuse_arch : sg_code_report_default_arch(g);
+    if (!ctx->opt->bundle || !ctx->opt->files) {
+        sg_rw_printf(ctx, "no bundle to read kernel code from: nothing fused (run it through "
+                          "sgcap rewrite)\n");
+        sg_rw_summary(ctx, "nothing fused: no kernel code available");
+        sg_rw_json_set(ctx, "chains", json_array());
+        return SG_OK;
+    }
+    sg_fusion_chains_t fc;
+    int rc = sg_fusion_chains_find(g, &fc);
+    if (rc) return rc;
+    json_t *arr = json_array();
+    if (!arr) {
+        sg_fusion_chains_free(&fc);
+        return SG_ENOMEM;
+    }
+    /* chain node ids stay valid: a fused run keeps its first id and only
+     * removes nodes of its own chain */
+    for (uint32_t c = 0; c < fc.n_chains && !rc; c++)
+        if (fc.chains[c].n_nodes >= 2) rc = fuse_chain(&f, &fc.chains[c], arr);
+    sg_rw_json_set(ctx, "chains", arr);
+    sg_rw_json_set(ctx, "arch", json_integer(f.arch));
+    sg_rw_summary(ctx,
+                  "%u candidate chains: %u fused kernels replacing %u launches; %u splits, %u "
+                  "refusals (sm_%u)",
+                  f.chains, f.fused, f.removed, f.splits, f.refused, f.arch);
+    sg_fusion_chains_free(&fc);
+    fuse_free(&f);
+    return rc;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""nvrtc_cupy.py: PTX fixtures in the shape CuPy's ElementwiseKernel gives,
+compiled with NVRTC through ctypes (no GPU, no CuPy needed).
+
+CuPy passes every array argument as a by-value CArray struct {T *data;
+ptrdiff_t size; ptrdiff_t shape[ndim]; ptrdiff_t strides[ndim]} and the
+loop bound in a CIndexer struct, and walks the elements with a grid-stride
+loop. The header below is written here to reproduce that layout and loop;
+it is not CuPy's code. Output: cupy_elementwise.ptx (compute_90).
+Usage: python3 nvrtc_cupy.py OUT_DIR"""
+import ctypes
+import os
+import sys
+
+HEADER = r"""
+/* An array argument: pointer, element count, shape and byte strides. */
+template <typename T, int ndim, bool c_contiguous = false, bool use_32bit = false>
+struct CArray {
+    T *data_;
+    ptrdiff_t size_;
+    ptrdiff_t shape_[ndim];
+    ptrdiff_t strides_[ndim];
+    __device__ T &operator[](ptrdiff_t i) const {
+        if (c_contiguous) return data_[i];
+        /* element i of a strided array: walk the dimensions from the last */
+        char *p = reinterpret_cast<char *>(data_);
+        for (int d = ndim - 1; d >= 0; d--) {
+            ptrdiff_t k = shape_[d] > 1 ? i % shape_[d] : 0;
+            p += k * strides_[d];
+            i = shape_[d] > 1 ? i / shape_[d] : i;
+        }
+        return *reinterpret_cast<T *>(p);
+    }
+};
+
+/* The loop bound of an elementwise launch. */
+template <int ndim, bool use_32bit = false>
+struct CIndexer {
+    ptrdiff_t size_;
+    ptrdiff_t shape_[ndim];
+    __device__ ptrdiff_t size() const { return size_; }
+};
+
+#define ELEMENTWISE_LOOP(i, n)                                                   \
+    for (ptrdiff_t i = static_cast<ptrdiff_t>(blockIdx.x) * blockDim.x + threadIdx.x; \
+         i < (n); i += static_cast<ptrdiff_t>(blockDim.x) * gridDim.x)
+#define ELEMENTWISE_LOOP32(i, n)                                                 \
+    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < (unsigned int)(n); \
+         i += blockDim.x * gridDim.x)
+"""
+
+KERNELS = r"""
+/* y = a * x + b, contiguous, 64-bit indexing (CuPy's default). */
+extern "C" __global__ void cupy_axpb(const CArray<float, 1, true> _raw_x, const float a,
+                                     const float b, CArray<float, 1, true> _raw_y,
+                                     CIndexer<1> _ind)
+{
+    ELEMENTWISE_LOOP(i, _ind.size()) {
+        const float x = _raw_x[i];
+        _raw_y[i] = a * x + b;
+    }
+}
+
+/* out = in0 + in1, contiguous, 32-bit indexing. */
+extern "C" __global__ void cupy_add32(const CArray<float, 1, true, true> _raw_in0,
+                                      const CArray<float, 1, true, true> _raw_in1,
+                                      CArray<float, 1, true, true> _raw_out0,
+                                      CIndexer<1, true> _ind)
+{
+    ELEMENTWISE_LOOP32(i, _ind.size()) {
+        _raw_out0[i] = _raw_in0[i] + _raw_in1[i];
+    }
+}
+
+/* out = in0 (a strided 1-D view: the stride is a struct member). */
+extern "C" __global__ void cupy_copy_strided(const CArray<double, 1, false> _raw_in0,
+                                             CArray<double, 1, true> _raw_out0,
+                                             CIndexer<1> _ind)
+{
+    ELEMENTWISE_LOOP(i, _ind.size()) {
+        _raw_out0[i] = _raw_in0[i];
+    }
+}
+
+/* out = in0 * 2 on a 2-D strided view: div/mod index decomposition. */
+extern "C" __global__ void cupy_scale_2d(const CArray<float, 2, false> _raw_in0,
+                                         CArray<float, 2, false> _raw_out0,
+                                         CIndexer<2> _ind)
+{
+    ELEMENTWISE_LOOP(i, _ind.size()) {
+        _raw_out0[i] = _raw_in0[i] * 2.0f;
+    }
+}
+"""
+
+
+def nvrtc():
+    for name in ("libnvrtc.so", "libnvrtc.so.13"):
+        for d in (os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/lib64", ""):
+            try:
+                return ctypes.CDLL(os.path.join(d, name) if d else name)
+            except OSError:
+                pass
+    sys.exit("nvrtc_cupy.py: libnvrtc not found")
+
+
+def compile_ptx(lib, src, name, opts):
+    prog = ctypes.c_void_p()
+    rc = lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None)
+    if rc:
+        sys.exit("nvrtcCreateProgram: %d" % rc)
+    argv = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+    rc = lib.nvrtcCompileProgram(prog, len(opts), argv)
+    size = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetProgramLog(prog, log)
+    if rc:
+        sys.exit("nvrtcCompileProgram failed:\n" + log.value.decode())
+    lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+    ptx = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetPTX(prog, ptx)
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    return ptx.value.decode()
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    lib = nvrtc()
+    ptx = compile_ptx(lib, HEADER + KERNELS, "cupy_elementwise.cu",
+                      ["--gpu-architecture=compute_90", "--std=c++17"])
+    with open(os.path.join(out, "cupy_elementwise.ptx"), "w") as f:
+        f.write(ptx)
+
+
+if __name__ == "__main__":
+    main()

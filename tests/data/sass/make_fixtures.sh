@@ -1,0 +1,27 @@
+#!/bin/sh
+# make_fixtures.sh: regenerate the SASS fixtures beside this script.
+#   tests/data/sass/make_fixtures.sh BUILD_DIR
+# Needs nvcc (CUDA 13) and nvdisasm ($SGCAP_NVDISASM or on PATH or the pip
+# package nvidia-cuda-nvdisasm), and BUILD_DIR/bin/test_sass for the facts.
+# Review the diff of expected_*.txt by eye before committing: those files are
+# what the tests hold the analysis to.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:?usage: make_fixtures.sh BUILD_DIR}
+nvcc=${NVCC:-nvcc}
+dis=${SGCAP_NVDISASM:-$(command -v nvdisasm || true)}
+if [ -z "$dis" ]; then
+    dis=$(python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13/bin/nvdisasm"))')
+fi
+for a in 75 80 86 89 90 100 120; do
+    "$nvcc" -cubin -arch=sm_$a -o "$here/kernels_sm$a.cubin" "$here/kernels.cu"
+done
+# the ELF-mode listing the parser test reads without nvdisasm
+"$dis" -c "$here/kernels_sm90.cubin" > "$here/kernels_sm90.sass"
+"$dis" -c "$here/kernels_sm80.cubin" > "$here/kernels_sm80.sass"
+for a in 75 80 86 89 90 100 120; do
+    SGCAP_NVDISASM="$dis" "$build/bin/test_sass" --dump "$here/kernels_sm$a.cubin" > "$here/expected_sm$a.txt"
+done
+"$build/bin/test_sass" --dump-text 90 "$here/kernels_sm90.sass" > "$here/expected_text_sm90.txt"
+"$build/bin/test_sass" --dump-text 80 "$here/kernels_sm80.sass" > "$here/expected_text_sm80.txt"
+echo "fixtures written to $here"

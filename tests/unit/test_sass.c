@@ -1,0 +1,850 @@
+/* test_sass.c: the SASS access analysis (code/sass.h).
+ *
+ * Always (no nvdisasm needed): the listing parser and the dataflow on the
+ * committed nvdisasm output of tests/data/sass/kernels.cu (sm_90, sm_80),
+ * checked fact by fact and against expected_text_sm*.txt; byte extents; bad
+ * listings; bad cubins; a missing, failing, hanging or babbling disassembler
+ * (fake ones written by the test).
+ *
+ * `test_sass --nvdisasm` (ctest sass.nvdisasm, exit 77 = skipped when no
+ * nvdisasm is found): the committed cubins of every arch through the real
+ * disassembler, against expected_sm*.txt, and the cache.
+ *
+ * `test_sass --dump CUBIN` / `--dump-text ARCH LISTING` print the facts in the
+ * expected-file format (tests/data/sass/make_fixtures.sh uses them);
+ * `--summary [--match S] CUBIN...` prints shares and time, `--extract LIB ARCH
+ * DIR` writes a library's cubins (tests/gpu/sass_torch.sh uses both).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "code/elf_image.h"
+#include "code/fatbin.h"
+#include "code/sass.h"
+#include "graph/graph.h"
+
+#define DATA SGCAP_SOURCE_DIR "/tests/data/sass/"
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) {
+        b[n] = 0;
+        *len = (size_t)n;
+    }
+    return b;
+}
+
+/* ---- the expected-file format ------------------------------------------------ */
+
+static void dump_kernel(FILE *o, const sg_sass_kernel_t *k)
+{
+    fprintf(o, "kernel %s: %s", k->name ? k->name : "?", sg_sass_status_name(k->status));
+    if (k->status != SG_SASS_ANALYSED) {
+        fprintf(o, " (%s)\n", k->reason);
+        return;
+    }
+    fprintf(o, ", sm_%u, parameters at c[0x0][0x%x] (%u bytes), %s%s%s\n", k->arch, k->param_base,
+            k->param_size, k->certain ? "certain" : "uncertain", k->certain ? "" : ": ",
+            k->uncertain_reason);
+    for (uint32_t i = 0; i < k->n_accesses; i++) {
+        char b[512];
+        sg_sass_access_format(&k->accesses[i], b, sizeof b);
+        fprintf(o, "  %s\n", b);
+    }
+    for (uint32_t i = 0; i < k->n_params; i++) {
+        const sg_sass_param_use_t *p = &k->params[i];
+        fprintf(o, "  address word P[0x%x]:%s%s%s%s\n", p->offset,
+                p->uses & SG_SASS_LOAD ? " load" : "", p->uses & SG_SASS_STORE ? " store" : "",
+                p->uses & SG_SASS_ATOMIC ? " atomic" : "",
+                p->base_uses != p->uses ? " (candidate only for some)" : "");
+    }
+}
+
+static char *dump_all(const sg_sass_kernel_t *k, uint32_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    for (uint32_t i = 0; i < n; i++)
+        dump_kernel(o, &k[i]);
+    fclose(o);
+    return buf;
+}
+
+/* Analyse every function of an ELF-mode listing. */
+static sg_sass_kernel_t *analyse_listing(const char *text, size_t len, uint32_t arch, uint32_t *n)
+{
+    sg_sass_listing_t l;
+    char err[128];
+    if (sg_sass_parse(text, len, &l, err, sizeof err) != 0)
+        return NULL;
+    sg_sass_kernel_t *k = calloc(l.n_funcs ? l.n_funcs : 1, sizeof *k);
+    sg_sass_target_t t = {.arch = arch};
+    for (uint32_t f = 0; f < l.n_funcs; f++)
+        sg_sass_analyze(&l, l.funcs[f].first, l.funcs[f].count, 0, l.funcs[f].name, &t, &k[f]);
+    *n = l.n_funcs;
+    sg_sass_listing_free(&l);
+    return k;
+}
+
+/* Every kernel of a cubin (those whose name contains match, if given). */
+static sg_sass_kernel_t *analyse_cubin_file(const char *path, uint32_t *n,
+                                            const sg_sass_options_t *opt, const char *match)
+{
+    size_t len;
+    char *b = read_file(path, &len);
+    if (!b)
+        return NULL;
+    sg_name_list_t names = {0};
+    sg_elf_list_kernels(b, len, &names);
+    const char **pick = calloc(names.n ? names.n : 1, sizeof *pick);
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < names.n; i++)
+        if (!match || strstr(names.names[i], match))
+            pick[np++] = names.names[i];
+    sg_sass_kernel_t *k = calloc(np ? np : 1, sizeof *k);
+    sg_sass_analyze_cubin((const uint8_t *)b, len, pick, np, opt, k);
+    free(pick);
+    *n = np;
+    sg_name_list_free(&names);
+    free(b);
+    return k;
+}
+
+static void free_kernels(sg_sass_kernel_t *k, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        sg_sass_kernel_free(&k[i]);
+    free(k);
+}
+
+static const sg_sass_kernel_t *find(const sg_sass_kernel_t *k, uint32_t n, const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (k[i].name && strstr(k[i].name, name))
+            return &k[i];
+    return NULL;
+}
+
+static void check_against(const char *got, const char *expected_file)
+{
+    size_t len;
+    char *want = read_file(expected_file, &len);
+    assert_non_null(want);
+    if (strcmp(got, want)) {
+        fprintf(stderr, "facts differ from %s; got:\n%s\n", expected_file, got);
+        fail();
+    }
+    free(want);
+}
+
+/* ---- the sm_90 listing, fact by fact -------------------------------------------- */
+
+typedef struct {
+    sg_sass_kernel_t *k;
+    uint32_t n;
+} fixture_t;
+
+static int setup_sm90(void **state)
+{
+    size_t len;
+    char *text = read_file(DATA "kernels_sm90.sass", &len);
+    if (!text)
+        return -1;
+    fixture_t *f = calloc(1, sizeof *f);
+    f->k = analyse_listing(text, len, 90, &f->n);
+    free(text);
+    *state = f;
+    return f->k ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    free_kernels(f->k, f->n);
+    free(f);
+    return 0;
+}
+
+static void test_plain_index(void **state)
+{
+    fixture_t *f = *state;
+    const sg_sass_kernel_t *k = find(f->k, f->n, "add_scalar");
+    assert_non_null(k);
+    assert_int_equal(k->status, SG_SASS_ANALYSED);
+    assert_int_equal(k->param_base, 0x210);
+    assert_true(k->certain);
+    assert_int_equal(k->n_accesses, 3);
+    /* two loads of a[i], b[i], one store of out[i] */
+    int loads = 0, stores = 0;
+    for (uint32_t i = 0; i < k->n_accesses; i++) {
+        const sg_sass_access_t *a = &k->accesses[i];
+        assert_int_equal(a->width, 4);
+        assert_true(a->index_known);
+        assert_int_equal(a->stride, 4);
+        assert_int_equal(a->offset, 0);
+        assert_true(a->guarded);
+        assert_int_equal(a->guard_param, 0x18);
+        assert_int_equal(a->guard_width, 4);
+        assert_false(a->guard_unsigned);
+        if (a->kind == SG_SASS_STORE) {
+            stores++;
+            assert_int_equal(a->base, 0x0);
+        } else {
+            loads++;
+            assert_true(a->base == 0x8 || a->base == 0x10);
+        }
+    }
+    assert_int_equal(loads, 2);
+    assert_int_equal(stores, 1);
+    assert_int_equal(k->n_params, 3);
+    assert_int_equal(k->params[0].offset, 0);
+    assert_int_equal(k->params[0].uses, SG_SASS_STORE);
+    assert_int_equal(k->params[1].uses, SG_SASS_LOAD);
+
+    /* n = 1000 over 4 x 256 threads: out[0..1000) exactly */
+    uint8_t params[28] = {0};
+    uint64_t out = 0x7f0000000000ull, a = 0x7f0000100000ull, b = 0x7f0000200000ull;
+    int32_t n = 1000;
+    memcpy(params, &out, 8);
+    memcpy(params + 8, &a, 8);
+    memcpy(params + 16, &b, 8);
+    memcpy(params + 24, &n, 4);
+    uint32_t grid[3] = {4, 1, 1}, block[3] = {256, 1, 1};
+    for (uint32_t i = 0; i < k->n_accesses; i++) {
+        sg_sass_extent_t e;
+        assert_int_equal(sg_sass_access_extent(&k->accesses[i], params, sizeof params, grid, block, &e), 0);
+        uint64_t base = k->accesses[i].base == 0 ? out : k->accesses[i].base == 8 ? a : b;
+        assert_int_equal(e.lo, base);
+        assert_int_equal(e.hi, base + 4000);
+        assert_true(e.exact);
+        assert_true(e.dense);
+    }
+    /* a grid smaller than n: the grid bounds it */
+    grid[0] = 2;
+    sg_sass_extent_t e;
+    assert_int_equal(sg_sass_access_extent(&k->accesses[0], params, sizeof params, grid, block, &e), 0);
+    assert_int_equal(e.hi - e.lo, 2048);
+    /* n <= 0: nothing */
+    n = -5;
+    memcpy(params + 24, &n, 4);
+    assert_int_equal(sg_sass_access_extent(&k->accesses[0], params, sizeof params, grid, block, &e), 0);
+    assert_int_equal(e.hi, e.lo);
+    /* parameters too short: no answer, also when only the bound is cut off */
+    assert_int_equal(sg_sass_access_extent(&k->accesses[0], params, 4, grid, block, &e), SG_ENOENT);
+    assert_int_equal(sg_sass_access_extent(&k->accesses[0], params, 24, grid, block, &e), SG_ENOENT);
+}
+
+static void test_vectorized(void **state)
+{
+    fixture_t *f = *state;
+    const sg_sass_kernel_t *k = find(f->k, f->n, "vectorized_elementwise_kernel");
+    assert_non_null(k);
+    assert_true(k->certain);
+    /* float4 path + 4 scalar tail elements, each a load and a store */
+    assert_int_equal(k->n_accesses, 10);
+    const sg_sass_access_t *v = NULL;
+    for (uint32_t i = 0; i < k->n_accesses; i++) {
+        assert_true(k->accesses[i].index_known);
+        assert_true(k->accesses[i].guarded);
+        assert_true(k->accesses[i].conditions_exact);
+        assert_int_equal(k->accesses[i].guard_param, 0); /* int N, the first parameter */
+        /* Array<char*,2> at offset 8: data[0] stored, data[1] loaded */
+        assert_int_equal(k->accesses[i].base, k->accesses[i].kind == SG_SASS_STORE ? 8 : 16);
+        if (k->accesses[i].width == 16 && k->accesses[i].kind == SG_SASS_STORE)
+            v = &k->accesses[i];
+    }
+    assert_non_null(v);
+    /* N = 1000, 2 blocks of 128: block 0 takes the float4 path (512 floats),
+     * block 1 the scalar tail */
+    uint8_t params[24] = {0};
+    int32_t N = 1000;
+    uint64_t o = 0x10000, in = 0x20000;
+    memcpy(params, &N, 4);
+    memcpy(params + 8, &o, 8);
+    memcpy(params + 16, &in, 8);
+    uint32_t grid[3] = {2, 1, 1}, block[3] = {128, 1, 1};
+    sg_sass_extent_t e;
+    assert_int_equal(sg_sass_access_extent(v, params, sizeof params, grid, block, &e), 0);
+    assert_int_equal(e.lo, o);
+    assert_int_equal(e.hi, o + 2048);
+    assert_true(e.exact);
+    assert_true(e.dense);
+    /* block 1 takes the scalar tail: element 512 + tid + 128k while < N */
+    int tails = 0;
+    for (uint32_t i = 0; i < k->n_accesses; i++) {
+        const sg_sass_access_t *t = &k->accesses[i];
+        if (t->width != 4 || t->kind != SG_SASS_STORE)
+            continue;
+        assert_true(t->conditions_exact);
+        assert_int_equal(t->n_conds, 2);
+        int64_t c = 0; /* the element offset 128k, in bytes */
+        for (uint32_t j = 0; j < t->index.n; j++)
+            if (t->index.t[j].a == SG_SASS_ATOM_NONE)
+                c = t->index.t[j].coef;
+        assert_int_equal(sg_sass_access_extent(t, params, sizeof params, grid, block, &e), 0);
+        uint64_t lo = o + 2048 + (uint64_t)c, hi = lo + 512;
+        if (hi > o + 4000)
+            hi = o + 4000; /* N = 1000 floats */
+        assert_int_equal(e.lo, lo);
+        assert_int_equal(e.hi, hi);
+        assert_true(e.exact);
+        assert_true(e.dense);
+        tails++;
+    }
+    assert_int_equal(tails, 4);
+    /* N = 100: no block is full, the float4 store does not run */
+    N = 100;
+    memcpy(params, &N, 4);
+    assert_int_equal(sg_sass_access_extent(v, params, sizeof params, grid, block, &e), 0);
+    assert_int_equal(e.lo, e.hi);
+    assert_int_equal(k->n_params, 2);
+    assert_int_equal(k->params[0].offset, 8);
+    assert_int_equal(k->params[0].uses, SG_SASS_STORE);
+    assert_int_equal(k->params[1].offset, 16);
+    assert_int_equal(k->params[1].uses, SG_SASS_LOAD);
+}
+
+static void test_unknowns(void **state)
+{
+    fixture_t *f = *state;
+    /* gather: out[i] = in[idx[i]]: base known, index from memory */
+    const sg_sass_kernel_t *k = find(f->k, f->n, "gather");
+    assert_non_null(k);
+    assert_true(k->certain);
+    int from_mem = 0;
+    for (uint32_t i = 0; i < k->n_accesses; i++)
+        if (!k->accesses[i].index_known) {
+            from_mem++;
+            assert_int_equal(k->accesses[i].base, 0x8);
+            assert_non_null(strstr(k->accesses[i].reason, "loaded from memory"));
+        }
+    assert_int_equal(from_mem, 1);
+
+    /* a pointer loaded from memory: the store is not attributed */
+    k = find(f->k, f->n, "ptr_from_mem");
+    assert_non_null(k);
+    assert_false(k->certain);
+    assert_non_null(strstr(k->uncertain_reason, "unattributed"));
+    assert_int_equal(k->n_params, 1);
+    assert_int_equal(k->params[0].uses, SG_SASS_LOAD);
+
+    /* histo: the atomic's base is the bins pointer */
+    k = find(f->k, f->n, "histo");
+    assert_true(k->certain);
+    bool atomic = false;
+    for (uint32_t i = 0; i < k->n_accesses; i++)
+        if (k->accesses[i].kind == SG_SASS_ATOMIC) {
+            atomic = true;
+            assert_int_equal(k->accesses[i].base, 0);
+            assert_false(k->accesses[i].index_known);
+        }
+    assert_true(atomic);
+
+    /* reduce_sum: atomicAdd(out, ...) at exactly P[0] */
+    k = find(f->k, f->n, "reduce_sum");
+    for (uint32_t i = 0; i < k->n_accesses; i++)
+        if (k->accesses[i].kind == SG_SASS_ATOMIC) {
+            assert_int_equal(k->accesses[i].base, 0);
+            assert_true(k->accesses[i].index_known);
+            assert_int_equal(k->accesses[i].index.n, 0);
+        }
+
+    /* grid-stride loop: bases known, indices unknown because of the loop */
+    k = find(f->k, f->n, "grid_stride");
+    assert_true(k->certain);
+    for (uint32_t i = 0; i < k->n_accesses; i++) {
+        assert_int_equal(k->accesses[i].base, k->accesses[i].kind == SG_SASS_STORE ? 0 : 8);
+        assert_false(k->accesses[i].index_known);
+        assert_non_null(strstr(k->accesses[i].reason, "across paths"));
+    }
+
+    /* one of two pointers: both are store candidates, nothing certain */
+    k = find(f->k, f->n, "select_ptr");
+    assert_false(k->certain);
+    assert_int_equal(k->n_params, 2);
+    assert_int_equal(k->params[0].uses, SG_SASS_STORE);
+    assert_int_equal(k->params[1].uses, SG_SASS_STORE);
+    assert_int_equal(k->params[0].base_uses, 0);
+}
+
+static void test_expected_text(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *listing, *expected;
+        uint32_t arch;
+    } cases[] = {
+        {DATA "kernels_sm90.sass", DATA "expected_text_sm90.txt", 90},
+        {DATA "kernels_sm80.sass", DATA "expected_text_sm80.txt", 80},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t len;
+        char *text = read_file(cases[c].listing, &len);
+        assert_non_null(text);
+        uint32_t n;
+        sg_sass_kernel_t *k = analyse_listing(text, len, cases[c].arch, &n);
+        assert_non_null(k);
+        assert_true(n >= 12);
+        char *got = dump_all(k, n);
+        check_against(got, cases[c].expected);
+        free(got);
+        free_kernels(k, n);
+        free(text);
+    }
+}
+
+/* ---- the parser on bad and odd text ------------------------------------------------ */
+
+static void test_parse_odd(void **state)
+{
+    (void)state;
+    sg_sass_listing_t l;
+    char err[128];
+    assert_int_equal(sg_sass_parse("", 0, &l, err, sizeof err), 0);
+    assert_int_equal(l.n_insns, 0);
+    sg_sass_listing_free(&l);
+    assert_int_equal(sg_sass_parse(NULL, 5, &l, err, sizeof err), SG_EINVAL);
+
+    const char *t =
+        "garbage line\n"
+        "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+        "        /*0010*/   { IADD3 R0, R1, 0x1, RZ ;\n"
+        "        /*0020*/     MOV R2, R0 }\n"
+        "        /*0030*/               @!P0 BRA 0x10 ;\n"
+        "        /*0040*/                   STG.E desc[UR4][R2.64+0x10], R0 ;\n"
+        "        /*0050*/                   FOO R0, ??? weird ;\n"
+        "        /*0060*/                   @Q1 MOV R0 ;\n"
+        "        /*zz*/ EXIT ;\n"
+        "        /*0070*/                   LDG.E.128 R4, [R2.U32+UR4+-0x8] ;\n"
+        "        /*0080*/                   EXIT ;\n";
+    assert_int_equal(sg_sass_parse(t, strlen(t), &l, err, sizeof err), 0);
+    assert_int_equal(l.n_insns, 9);
+    assert_string_equal(l.insns[1].op, "IADD3");
+    assert_string_equal(l.insns[2].op, "MOV");
+    assert_int_equal(l.insns[3].guard, 0);
+    assert_true(l.insns[3].guard_neg);
+    assert_int_equal(l.insns[3].ops[0].kind, SG_SASS_OP_IMM);
+    assert_int_equal(l.insns[3].ops[0].imm, 0x10);
+    const sg_sass_operand_t *m = &l.insns[4].ops[0];
+    assert_int_equal(m->kind, SG_SASS_OP_MEM);
+    assert_int_equal(m->reg, 2);
+    assert_true(m->wide);
+    assert_int_equal(m->imm, 0x10);
+    assert_int_equal(l.insns[5].ops[1].kind, SG_SASS_OP_OTHER);
+    assert_string_equal(l.insns[6].op, "?"); /* a guard it cannot read */
+    m = &l.insns[7].ops[1];
+    assert_int_equal(m->kind, SG_SASS_OP_MEM);
+    assert_true(m->u32);
+    assert_int_equal(m->reg2, 4);
+    assert_true(m->reg2_uniform);
+    assert_int_equal(m->imm, -8);
+    /* the analysis survives the unknown instruction and reports the store */
+    sg_sass_target_t tg = {.arch = 90};
+    sg_sass_kernel_t k;
+    assert_int_equal(sg_sass_analyze(&l, 0, l.n_insns, 0, "odd", &tg, &k), 0);
+    assert_int_equal(k.status, SG_SASS_ANALYSED);
+    assert_int_equal(k.n_accesses, 2);
+    assert_int_equal(k.accesses[0].kind, SG_SASS_STORE);
+    assert_int_equal(k.accesses[0].base, -1);
+    assert_false(k.certain);
+    sg_sass_kernel_free(&k);
+    /* an unknown arch has no parameter base */
+    tg.arch = 50;
+    assert_int_equal(sg_sass_analyze(&l, 0, l.n_insns, 0, "odd", &tg, &k), 0);
+    assert_int_equal(k.status, SG_SASS_REJECTED);
+    sg_sass_kernel_free(&k);
+    /* a range outside the listing */
+    tg.arch = 90;
+    assert_int_equal(sg_sass_analyze(&l, 5, 100, 0, "odd", &tg, &k), SG_EINVAL);
+    sg_sass_kernel_free(&k);
+    sg_sass_listing_free(&l);
+
+    /* pcs that go backwards are refused, not analysed */
+    const char *back = "/*0010*/ EXIT ;\n/*0000*/ EXIT ;\n";
+    assert_int_equal(sg_sass_parse(back, strlen(back), &l, err, sizeof err), 0);
+    assert_int_equal(sg_sass_analyze(&l, 0, l.n_insns, 0, NULL, &tg, &k), 0);
+    assert_int_equal(k.status, SG_SASS_REJECTED);
+    sg_sass_kernel_free(&k);
+    sg_sass_listing_free(&l);
+
+    /* an indirect branch makes the kernel uncertain; the code after it is
+     * still analysed (from an all-unknown state) */
+    const char *ind = "/*0000*/ BRX R4 -0x10 ;\n/*0010*/ STG.E [R2.64], R0 ;\n/*0020*/ EXIT ;\n";
+    assert_int_equal(sg_sass_parse(ind, strlen(ind), &l, err, sizeof err), 0);
+    assert_int_equal(sg_sass_analyze(&l, 0, l.n_insns, 0, NULL, &tg, &k), 0);
+    assert_false(k.certain);
+    assert_int_equal(k.n_accesses, 1);
+    sg_sass_kernel_free(&k);
+    sg_sass_listing_free(&l);
+}
+
+/* ---- cubins and the disassembler, without nvdisasm -------------------------------------- */
+
+static char tmpdir[256];
+
+static const char *fake_tool(const char *name, const char *body)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "#!/bin/sh\n%s\n", body);
+    fclose(f);
+    chmod(path, 0755);
+    return path;
+}
+
+static int setup_tmp(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_sass_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_tmp(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_bad_cubins_and_tools(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *cubin = (uint8_t *)read_file(DATA "kernels_sm90.cubin", &len);
+    assert_non_null(cubin);
+    const char *names[] = {"add_scalar", "no_such_kernel"};
+    sg_sass_kernel_t k[2];
+
+    /* garbage and truncation: a reason per kernel, no disassembler run */
+    uint8_t garbage[64];
+    memset(garbage, 0x5a, sizeof garbage);
+    assert_int_equal(sg_sass_analyze_cubin(garbage, sizeof garbage, names, 2, NULL, k), 0);
+    assert_int_equal(k[0].status, SG_SASS_BAD_CUBIN);
+    assert_non_null(strstr(k[0].reason, "not a cubin"));
+    sg_sass_kernel_free(&k[0]);
+    sg_sass_kernel_free(&k[1]);
+    assert_int_equal(sg_sass_analyze_cubin(cubin, 200, names, 2, NULL, k), 0);
+    assert_true(k[0].status == SG_SASS_BAD_CUBIN || k[0].status == SG_SASS_NO_KERNEL);
+    sg_sass_kernel_free(&k[0]);
+    sg_sass_kernel_free(&k[1]);
+
+    /* no disassembler */
+    sg_sass_options_t opt = {.nvdisasm = "/nonexistent/nvdisasm"};
+    assert_int_equal(sg_sass_analyze_cubin(cubin, len, names, 2, &opt, k), 0);
+    assert_int_equal(k[0].status, SG_SASS_NO_DISASSEMBLER);
+    assert_non_null(strstr(k[0].reason, "no disassembler"));
+    assert_int_equal(k[1].status, SG_SASS_NO_KERNEL);
+    sg_sass_kernel_free(&k[0]);
+    sg_sass_kernel_free(&k[1]);
+    setenv("SGCAP_NVDISASM", "/nonexistent/nvdisasm", 1);
+    char path[256];
+    assert_int_equal(sg_sass_find_disassembler(path, sizeof path), SG_ENOENT);
+    assert_int_equal(sg_sass_analyze_cubin(cubin, len, names, 1, NULL, k), 0);
+    assert_int_equal(k[0].status, SG_SASS_NO_DISASSEMBLER);
+    sg_sass_kernel_free(&k[0]);
+
+    /* it fails with a message */
+    opt.nvdisasm = fake_tool("fail", "echo 'nvdisasm fatal   : bad input' >&2\necho 'more' >&2\nexit 1");
+    setenv("SGCAP_NVDISASM", opt.nvdisasm, 1);
+    assert_int_equal(sg_sass_find_disassembler(path, sizeof path), 0);
+    assert_string_equal(path, opt.nvdisasm);
+    assert_int_equal(sg_sass_analyze_cubin(cubin, len, names, 1, &opt, k), 0);
+    assert_int_equal(k[0].status, SG_SASS_REJECTED);
+    assert_non_null(strstr(k[0].reason, "nvdisasm rejected the cubin (nvdisasm fatal   : bad input)"));
+    sg_sass_kernel_free(&k[0]);
+
+    /* it hangs: killed at the timeout */
+    opt.nvdisasm = fake_tool("hang", "exec sleep 30");
+    opt.timeout_ms = 300;
+    assert_int_equal(sg_sass_analyze_cubin(cubin, len, names, 1, &opt, k), 0);
+    assert_int_equal(k[0].status, SG_SASS_REJECTED);
+    assert_non_null(strstr(k[0].reason, "timed out"));
+    sg_sass_kernel_free(&k[0]);
+
+    /* it babbles: over the output cap, or nothing that is code */
+    opt.nvdisasm = fake_tool("babble", "yes 'blah blah'");
+    opt.timeout_ms = 10000;
+    opt.max_output = 1 << 20;
+    assert_int_equal(sg_sass_analyze_cubin(cubin, len, names, 1, &opt, k), 0);
+    assert_int_equal(k[0].status, SG_SASS_REJECTED);
+    assert_non_null(strstr(k[0].reason, "more than"));
+    sg_sass_kernel_free(&k[0]);
+    opt.nvdisasm = fake_tool("prose", "echo 'this is not a listing'");
+    assert_int_equal(sg_sass_analyze_cubin(cubin, len, names, 1, &opt, k), 0);
+    assert_int_equal(k[0].status, SG_SASS_REJECTED);
+    assert_non_null(strstr(k[0].reason, "does not cover"));
+    sg_sass_kernel_free(&k[0]);
+    /* it prints nothing and succeeds */
+    opt.nvdisasm = fake_tool("silent", "exit 0");
+    assert_int_equal(sg_sass_analyze_cubin(cubin, len, names, 1, &opt, k), 0);
+    assert_int_equal(k[0].status, SG_SASS_REJECTED);
+    sg_sass_kernel_free(&k[0]);
+    unsetenv("SGCAP_NVDISASM");
+    free(cubin);
+}
+
+/* The cubin the driver would load: exact arch (an sm_90a build on sm_90 too),
+ * else the highest same-major one below, never another major. multi.fatbin
+ * is built by tests/fatbin/fatbin.cmake: sm_75, sm_90a and sm_100 ELF
+ * entries beside PTX. */
+static void test_pick_cubin(void **state)
+{
+    (void)state;
+    size_t len;
+    char *b = read_file(SGCAP_BINARY_DIR "/tests/fatbin-data/multi.fatbin", &len);
+    assert_non_null(b);
+    sg_fatbin_t fb;
+    char err[128];
+    assert_int_equal(sg_fatbin_parse(b, len, 0, &fb, err, sizeof err), 0);
+    static const struct {
+        uint32_t device, arch;
+        int rc;
+    } cases[] = {{75, 75, 0}, {90, 90, 0}, {100, 100, 0}, {103, 100, 0},
+                 {86, 0, SG_ENOENT}, {120, 0, SG_ENOENT}, {89, 0, SG_ENOENT}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t e = SG_NONE;
+        assert_int_equal(sg_sass_pick_cubin(&fb, cases[i].device, &e), cases[i].rc);
+        if (cases[i].rc == 0) {
+            assert_int_equal(fb.entries[e].kind, SG_FATBIN_ENTRY_ELF);
+            assert_int_equal(fb.entries[e].arch, cases[i].arch);
+        }
+    }
+    assert_int_equal(sg_sass_pick_cubin(NULL, 90, NULL), SG_EINVAL);
+    sg_fatbin_free(&fb);
+    free(b);
+}
+
+/* ---- with the real disassembler --------------------------------------------------------- */
+
+static const uint32_t archs[] = {75, 80, 86, 89, 90, 100, 120};
+
+static void test_cubins(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
+        char cubin[512], expected[512];
+        snprintf(cubin, sizeof cubin, DATA "kernels_sm%u.cubin", archs[i]);
+        snprintf(expected, sizeof expected, DATA "expected_sm%u.txt", archs[i]);
+        uint32_t n;
+        sg_sass_kernel_t *k = analyse_cubin_file(cubin, &n, NULL, NULL);
+        assert_non_null(k);
+        assert_true(n >= 12);
+        for (uint32_t j = 0; j < n; j++) {
+            assert_int_equal(k[j].status, SG_SASS_ANALYSED);
+            assert_int_equal(k[j].arch, archs[i]);
+            assert_int_equal(k[j].param_base, sg_sass_default_param_base(archs[i]));
+        }
+        const sg_sass_kernel_t *a = find(k, n, "add_scalar");
+        assert_true(a && a->certain && a->n_accesses == 3 && a->accesses[2].stride == 4 &&
+                    a->accesses[2].guard_param == 0x18);
+        char *got = dump_all(k, n);
+        check_against(got, expected);
+        free_kernels(k, n);
+        /* the same facts when the batch is split over several nvdisasm runs */
+        sg_sass_options_t opt = {.jobs = 5};
+        k = analyse_cubin_file(cubin, &n, &opt, NULL);
+        char *split = dump_all(k, n);
+        assert_string_equal(split, got);
+        free(split);
+        free(got);
+        free_kernels(k, n);
+    }
+}
+
+static void test_cache(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *cubin = (uint8_t *)read_file(DATA "kernels_sm90.cubin", &len);
+    sg_sass_cache_t *c = sg_sass_cache_new(NULL);
+    const char *names[] = {"add_scalar", "gather", "histo", "add_scalar"};
+    assert_int_equal(sg_sass_cache_prefetch(c, cubin, len, names, 4), 0);
+    uint32_t runs, kernels;
+    sg_sass_cache_stats(c, &runs, &kernels);
+    assert_int_equal(runs, 1);
+    assert_int_equal(kernels, 3);
+    const sg_sass_kernel_t *k;
+    assert_int_equal(sg_sass_cache_get(c, cubin, len, "gather", &k), 0);
+    assert_string_equal(k->name, "gather");
+    assert_int_equal(k->status, SG_SASS_ANALYSED);
+    sg_sass_cache_stats(c, &runs, NULL);
+    assert_int_equal(runs, 1); /* a hit */
+    assert_int_equal(sg_sass_cache_get(c, cubin, len, "two_d", &k), 0);
+    sg_sass_cache_stats(c, &runs, &kernels);
+    assert_int_equal(runs, 2);
+    assert_int_equal(kernels, 4);
+    /* another cubin with the same kernel name is another entry */
+    cubin[len - 1] ^= 1;
+    assert_int_equal(sg_sass_cache_get(c, cubin, len, "gather", &k), 0);
+    sg_sass_cache_stats(c, &runs, NULL);
+    assert_int_equal(runs, 3);
+    sg_sass_cache_free(c);
+    free(cubin);
+}
+
+/* The sm_<arch> cubins of a library's .nv_fatbin, written as DIR/cNNNN.cubin
+ * (the GPU script takes libtorch_cuda's this way). */
+static int extract_cubins(const char *lib, uint32_t arch, const char *dir)
+{
+    size_t len;
+    char *b = read_file(lib, &len);
+    sg_elf_section_t s;
+    sg_fatbin_t fb;
+    char err[256];
+    if (!b || sg_elf_find_section(b, len, ".nv_fatbin", &s) != 0 ||
+        sg_fatbin_parse(b + s.offset, s.size, 0, &fb, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: no readable .nv_fatbin\n", lib);
+        free(b);
+        return 1;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < fb.n_entries; i++) {
+        uint8_t *img;
+        size_t n;
+        if (fb.entries[i].kind != SG_FATBIN_ENTRY_ELF || fb.entries[i].arch != arch ||
+            sg_fatbin_extract(&fb, i, 0, &img, &n) != 0)
+            continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/c%04u.cubin", dir, k++);
+        FILE *o = fopen(p, "wb");
+        if (o) {
+            fwrite(img, 1, n, o);
+            fclose(o);
+        }
+        free(img);
+    }
+    printf("%u sm_%u cubins from %s\n", k, arch, lib);
+    sg_fatbin_free(&fb);
+    free(b);
+    return k ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--dump")) {
+        uint32_t n;
+        sg_sass_kernel_t *k = analyse_cubin_file(argv[2], &n, NULL, NULL);
+        if (!k)
+            return 1;
+        char *s = dump_all(k, n);
+        fputs(s, stdout);
+        free(s);
+        free_kernels(k, n);
+        return 0;
+    }
+    if (argc == 5 && !strcmp(argv[1], "--extract"))
+        return extract_cubins(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
+    if (argc >= 3 && !strcmp(argv[1], "--summary")) {
+        /* shares over cubins (the GPU script runs it on libtorch_cuda's) */
+        const char *match = NULL;
+        if (argc >= 5 && !strcmp(argv[2], "--match")) {
+            match = argv[3];
+            argv += 2;
+            argc -= 2;
+        }
+        uint64_t nk = 0, ok = 0, certain = 0, acc = 0, based = 0, indexed = 0, stores = 0,
+                 stores_based = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int a = 2; a < argc; a++) {
+            uint32_t n;
+            sg_sass_kernel_t *k = analyse_cubin_file(argv[a], &n, NULL, match);
+            if (!k)
+                continue;
+            for (uint32_t i = 0; i < n; i++) {
+                nk++;
+                if (k[i].status != SG_SASS_ANALYSED) {
+                    if (nk - ok <= 5)
+                        printf("  %s: %s\n", k[i].name ? k[i].name : "?", k[i].reason);
+                    continue;
+                }
+                ok++;
+                certain += k[i].certain;
+                for (uint32_t j = 0; j < k[i].n_accesses; j++) {
+                    const sg_sass_access_t *x = &k[i].accesses[j];
+                    acc++;
+                    based += x->base >= 0;
+                    indexed += x->base >= 0 && x->index_known;
+                    if (x->kind != SG_SASS_LOAD) {
+                        stores++;
+                        stores_based += x->base >= 0;
+                    }
+                }
+            }
+            free_kernels(k, n);
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        printf("kernels %llu, analysed %llu, certain (every store attributed) %llu (%.1f%%)\n"
+               "accesses %llu: base known %llu (%.1f%%), base and index known %llu (%.1f%%); "
+               "stores/atomics %llu, attributed %llu\n"
+               "%.1f ms in all, %.2f ms per kernel (disassembler included)\n",
+               (unsigned long long)nk, (unsigned long long)ok, (unsigned long long)certain,
+               ok ? 100.0 * certain / ok : 0.0, (unsigned long long)acc,
+               (unsigned long long)based, acc ? 100.0 * based / acc : 0.0,
+               (unsigned long long)indexed, acc ? 100.0 * indexed / acc : 0.0,
+               (unsigned long long)stores, (unsigned long long)stores_based, ms,
+               nk ? ms / nk : 0.0);
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "--dump-text")) {
+        size_t len;
+        char *text = read_file(argv[3], &len);
+        uint32_t n;
+        sg_sass_kernel_t *k = text ? analyse_listing(text, len, (uint32_t)atoi(argv[2]), &n) : NULL;
+        if (!k)
+            return 1;
+        char *s = dump_all(k, n);
+        fputs(s, stdout);
+        free(s);
+        free_kernels(k, n);
+        free(text);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--nvdisasm")) {
+        char path[4096];
+        if (sg_sass_find_disassembler(path, sizeof path) != 0) {
+            fprintf(stderr, "SKIP: no nvdisasm found (set SGCAP_NVDISASM, put it on PATH, or "
+                            "pip install nvidia-cuda-nvdisasm)\n");
+            return 77;
+        }
+        fprintf(stderr, "using %s\n", path);
+        const struct CMUnitTest real[] = {cmocka_unit_test(test_cubins), cmocka_unit_test(test_cache)};
+        return cmocka_run_group_tests_name("sass_nvdisasm", real, NULL, NULL);
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_plain_index, setup_sm90, teardown),
+        cmocka_unit_test_setup_teardown(test_vectorized, setup_sm90, teardown),
+        cmocka_unit_test_setup_teardown(test_unknowns, setup_sm90, teardown),
+        cmocka_unit_test(test_expected_text),
+        cmocka_unit_test(test_parse_odd),
+        cmocka_unit_test(test_pick_cubin),
+        cmocka_unit_test_setup_teardown(test_bad_cubins_and_tools, setup_tmp, teardown_tmp),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
