@@ -1,12 +1,17 @@
 /* pipeline.c: the passes the in-app optimizer runs on a graph before it
  * builds the optimized one, in order. The ordering passes come first (they
- * make every ordering explicit before anything moves); chain fusion, once
- * rewrite/ has it, is one more line: "fuse". The list is the optimizer's
- * own rather than rewrite's default list, so a new offline pass never
- * enters the application by itself: whatever is listed here runs inside it
- * and must follow the in-app rules (docs/ARCHITECTURE.md). The pass
- * manager verifies after every pass that no ordering of the input was lost
- * (pass.h); a pass that fails or loses one leaves the original in place. */
+ * make every ordering explicit before anything moves); chain fusion is one
+ * more line, "fuse", once it can run inside the app: it compiles with
+ * NVRTC through code/nvlib.c today, which the shim cannot use (its dlopen
+ * and dlsym would resolve to the shim's own wrappers), so libsgcap.so's
+ * build of rewrite/ (sgcap_rewrite_app) leaves it out of the registry until
+ * NVRTC comes from the shim's real entry points. The list is the
+ * optimizer's own rather than rewrite's default list, so a new offline pass
+ * never enters the application by itself: whatever is listed here runs
+ * inside it and must follow the in-app rules (docs/ARCHITECTURE.md). The
+ * pass manager verifies after every pass that no ordering of the input was
+ * lost (pass.h); a pass that fails or loses one leaves the original in
+ * place. */
 #include <stdio.h>
 #include <string.h>
 
