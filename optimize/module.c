@@ -714,6 +714,25 @@ static void kernel_commit(exec_entry_t *e, sg_node_id_t id, const CUDA_KERNEL_NO
     }
 }
 
+/* Does p name the kernel the model has? The handle may come another way
+ * than the capture saw it (the runtime passes a context-independent
+ * CUkernel as a CUfunction, or as kern): then the names must agree. The
+ * layout the argument rules read is the model's, so it must be the same
+ * kernel. */
+static bool same_function(const CUDA_KERNEL_NODE_PARAMS *p, const sg_kernel_t *k)
+{
+    uint64_t fn = (uint64_t)(uintptr_t)(p->func ? (void *)p->func : (void *)p->kern);
+    if (fn == k->func_handle) return true;
+    const char *name = NULL;
+    if (p->func && opt.drv.cuFuncGetName && opt.drv.cuFuncGetName(&name, p->func) != CUDA_SUCCESS)
+        name = NULL;
+    if (!name && opt.drv.cuKernelGetName) {
+        CUkernel kern = p->func ? (CUkernel)p->func : p->kern;
+        if (!kern || opt.drv.cuKernelGetName(&name, kern) != CUDA_SUCCESS) name = NULL;
+    }
+    return name && k->name && strcmp(name, k->name) == 0;
+}
+
 static int carry_kernel(exec_entry_t *e, sg_node_id_t id, const CUDA_KERNEL_NODE_PARAMS *p,
                         char *why, size_t n)
 {
@@ -721,9 +740,8 @@ static int carry_kernel(exec_entry_t *e, sg_node_id_t id, const CUDA_KERNEL_NODE
     CUgraphNode g1;
     if (!p || !survives(e, id, &x, &g1, why, n)) return SG_EUNSUPPORTED;
     const sg_kernel_t *k = &x->u.kernel;
-    uint64_t fn = (uint64_t)(uintptr_t)(p->func ? (void *)p->func : (void *)p->kern);
-    if (fn != k->func_handle) {
-        snprintf(why, n, "the update gives node n%u another function", id);
+    if (!same_function(p, k)) {
+        snprintf(why, n, "the update gives node n%u another kernel than %.80s", id, k->name);
         return SG_EUNSUPPORTED;
     }
     if (p->extra || (k->n_params && !p->kernelParams)) {

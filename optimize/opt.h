@@ -129,7 +129,9 @@ const char *sg_opt_pipeline_names(void);
     X(cuMemcpyDtoHAsync_v2) \
     X(cuMemcpyHtoDAsync_v2) \
     X(cuCtxGetCurrent) \
-    X(cuCtxGetDevice)
+    X(cuCtxGetDevice) \
+    X(cuFuncGetName) \
+    X(cuKernelGetName)
 // clang-format on
 
 #define SG_OPT_DRIVER_FIELD_(name) __typeof__(&name) name;
