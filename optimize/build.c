@@ -22,6 +22,8 @@ typedef struct {
     const uint64_t *orig;
     uint32_t n_orig;
     sg_opt_built_t *out;
+    char *err; /* the build's message buffer (the built hook has none of its own) */
+    size_t errlen;
 } hooks_ctx_t;
 
 static int kernel_hook(void *user, const sg_graph_t *owner, const sg_node_t *node,
@@ -73,7 +75,19 @@ static int built_hook(void *user, CUgraphNode cu, const sg_graph_t *owner, const
                       const char *path, uint32_t stream)
 {
     hooks_ctx_t *h = user;
-    if (owner == h->root && node->id < h->out->n_nodes) h->out->nodes[node->id] = cu;
+    if (owner != h->root || node->id >= h->out->n_nodes) return SG_OK;
+    h->out->nodes[node->id] = cu;
+    /* Every launch attribute of the program's node (the model records
+     * cluster, priority and cooperative; the driver knows them all). */
+    uint64_t orig = node->id < h->n_orig ? h->orig[node->id] : 0;
+    if (node->type == SG_NODE_KERNEL && orig && h->d->cuGraphKernelNodeCopyAttributes) {
+        CUresult cr = h->d->cuGraphKernelNodeCopyAttributes(cu, (CUgraphNode)(uintptr_t)orig);
+        if (cr != CUDA_SUCCESS) {
+            sg_opt_cu_fail(h->d, cr, "copying a kernel node's launch attributes", h->err,
+                           h->errlen);
+            return SG_ECUDA;
+        }
+    }
     return SG_OK;
 }
 
@@ -144,7 +158,7 @@ int sg_opt_build(const sg_opt_driver_t *d, CUcontext ctx, int device, const sg_g
             return SG_ENOMEM;
         }
     }
-    hooks_ctx_t h = {d, rewritten, orig, n_orig, out};
+    hooks_ctx_t h = {d, rewritten, orig, n_orig, out, why, n};
     sg_mat_t m;
     memset(&m, 0, sizeof m);
     m.drv = &d->r;

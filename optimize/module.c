@@ -358,6 +358,14 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     double t0 = now_ms();
     uint32_t rec = record_new(e0, 0);
     char why[240] = "";
+    if (!sg_inject_can_replace_calls()) {
+        /* A launch could not be replaced by E1's: the program's own call
+         * would run as well. */
+        lock_settle(rec, REC_REFUSED,
+                    "CUDA_INJECTION64_PATH alone: sgcap sees the calls through CUPTI and cannot "
+                    "replace the program's launches (preload libsgcap.so to optimize)");
+        return;
+    }
     if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) {
         lock_settle(rec, REC_REFUSED, "device-launch instantiation: the device launches the original itself");
         return;

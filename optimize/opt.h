@@ -119,6 +119,7 @@ const char *sg_opt_pipeline_names(void);
 #define SG_OPT_DRIVER_FUNCS(X) \
     X(cuGraphKernelNodeGetParams_v2) \
     X(cuGraphKernelNodeGetAttribute) \
+    X(cuGraphKernelNodeCopyAttributes) \
     X(cuGraphMemsetNodeGetParams) \
     X(cuGraphMemcpyNodeGetParams) \
     X(cuGraphExecKernelNodeSetParams_v2) \

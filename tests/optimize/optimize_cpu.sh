@@ -170,6 +170,20 @@ if run destroy SGCAP_OPTIMIZE_FORCE=1 -- destroy; then
   fi
 fi
 
+# Loaded through CUDA_INJECTION64_PATH alone, sgcap sees the driver through
+# (fake) CUPTI callbacks and cannot replace a launch: it says so and swaps
+# nothing.
+shim=$(dirname "$sgcap")/../lib/libsgcap.so
+if env -u LD_PRELOAD CUDA_INJECTION64_PATH="$shim" SGCAP_MODE=optimize SGCAP_OPTIMIZE_FORCE=1 \
+  SGCAP_DIR="$work/injection" "$probe" fork_join 3 >"$work/injection.stdout" 2>"$work/injection.stderr" &&
+  grep -q '^fork_join: OK$' "$work/injection.stdout"; then
+  has injection 'kept original: CUDA_INJECTION64_PATH alone: sgcap sees the calls through CUPTI and cannot replace' \
+    "injection alone: refused, program ran"
+else
+  fail "injection alone: the probe failed"
+  sed 's/^/    /' "$work/injection.stderr" | tail -10
+fi
+
 # Capture mode: the optimizer stays out of the way.
 if SGCAP_MODE=capture "$sgcap" run --out "$work/capture" -- "$probe" fork_join 2 \
   >"$work/capture.stdout" 2>"$work/capture.stderr"; then
