@@ -11,8 +11,9 @@
  *
  * E0 runs last, so the program always gets the original graph's results
  * of the checked launch, whatever E1 did. The stream is synchronized where
- * the host needs the data (four times); nothing else is waited for, and
- * nothing here runs at later launches. A failure before E1 runs leaves
+ * the host reads what the GPU left: before the save, after E1, after E0,
+ * and once per chunk of the comparison; everything else is ordered by the
+ * stream, and nothing here runs at later launches. A failure before E1 runs leaves
  * everything as it was (the caller then launches E0 itself); one after it
  * still restores before E0 runs. */
 #include <inttypes.h>
@@ -69,28 +70,30 @@ static bool sync(ctx_t *c)
     return cu(c, c->d->r.cuStreamSynchronize(c->s), "cuStreamSynchronize");
 }
 
+/* Pageable host memory is read by the CPU: only once the stream is past
+ * whatever the program enqueued before this launch. Device copies are
+ * ordered by the stream; the host reads them after a later sync. */
 static bool save(ctx_t *c, const sg_opt_span_t *spans, uint32_t n, uint8_t *buf)
 {
-    /* Pageable host memory is read by the CPU: only once the stream is
-     * past whatever the program enqueued before this launch. */
     if (!sync(c)) return false;
     uint64_t off = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (!to_host(c, &spans[i], 0, spans[i].size, buf + off)) return false;
         off += spans[i].size;
     }
-    return sync(c);
+    return true;
 }
 
+/* Every span, even after a failure; ordered before E0 by the stream. */
 static bool restore(ctx_t *c, const sg_opt_span_t *spans, uint32_t n, const uint8_t *buf)
 {
     uint64_t off = 0;
     bool ok = true;
-    for (uint32_t i = 0; i < n; i++) { /* every span, even after a failure */
+    for (uint32_t i = 0; i < n; i++) {
         ok = from_host(c, &spans[i], buf + off) && ok;
         off += spans[i].size;
     }
-    return sync(c) && ok;
+    return ok;
 }
 
 /* The first difference between E0's results (in memory now) and E1's. */
@@ -171,13 +174,13 @@ void sg_opt_shadow_check(const sg_opt_driver_t *d, CUstream stream, sg_opt_launc
     CUresult r1 = CUDA_SUCCESS;
     bool e1_ok = timed_launch(&c, launch, e1, ev[0], ev[1], &r1);
     if (!e1_ok) cu(&c, r1, "launching the optimized graph");
+    /* E1 done (pageable host memory is read by the CPU next) */
     bool kept = e1_ok && sync(&c);
     uint64_t off = 0;
     for (uint32_t i = 0; kept && i < n_spans; i++) {
         kept = to_host(&c, &spans[i], 0, spans[i].size, after_e1 + off);
         off += spans[i].size;
     }
-    kept = kept && sync(&c);
     res->e1_ms = e1_ok ? elapsed(&d->r, ev[0], ev[1]) : -1.0f;
     if (!restore(&c, spans, n_spans, saved)) {
         /* The inputs may not be what the program left: E0 runs on them
