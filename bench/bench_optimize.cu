@@ -23,7 +23,7 @@
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
-            std::fprintf(stderr, "bench_optimize: %s: %s\n", #x, cudaGetErrorString(e_));        \
+            std::fprintf(stderr, "bench_optimize: %s: %s\n", #x, cudaGetErrorString(e_));          \
             std::exit(1);                                                                          \
         }                                                                                          \
     } while (0)
@@ -54,9 +54,12 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "usage: bench_optimize [--nodes N] [--graphs G] [--launches L]\n");
             return 2;
         }
-        if (!std::strcmp(argv[i], "--nodes")) nodes = std::atoi(argv[++i]);
-        else if (!std::strcmp(argv[i], "--graphs")) graphs = std::atoi(argv[++i]);
-        else if (!std::strcmp(argv[i], "--launches")) launches = std::atoi(argv[++i]);
+        if (!std::strcmp(argv[i], "--nodes"))
+            nodes = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--graphs"))
+            graphs = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--launches"))
+            launches = std::atoi(argv[++i]);
         else {
             std::fprintf(stderr, "usage: bench_optimize [--nodes N] [--graphs G] [--launches L]\n");
             return 2;
@@ -85,8 +88,10 @@ int main(int argc, char **argv)
         CHECK(cudaEventRecord(fork, s0));
         CHECK(cudaStreamWaitEvent(s1, fork, 0));
         int half = (nodes - 2) / 2;
-        for (int k = 0; k < half; k++) k_add<<<4, 256, 0, s0>>>(a, 1u, n);
-        for (int k = 0; k < nodes - 2 - half; k++) k_add<<<4, 256, 0, s1>>>(b, 1u, n);
+        for (int k = 0; k < half; k++)
+            k_add<<<4, 256, 0, s0>>>(a, 1u, n);
+        for (int k = 0; k < nodes - 2 - half; k++)
+            k_add<<<4, 256, 0, s1>>>(b, 1u, n);
         CHECK(cudaEventRecord(join, s1));
         CHECK(cudaStreamWaitEvent(s0, join, 0));
         k_add<<<4, 256, 0, s0>>>(a, 1u, n);
@@ -115,7 +120,8 @@ int main(int argc, char **argv)
         gpu.push_back(1000.0 * ms);
     }
     double h0 = now_us();
-    for (int l = 0; l < launches; l++) CHECK(cudaGraphLaunch(e, s0));
+    for (int l = 0; l < launches; l++)
+        CHECK(cudaGraphLaunch(e, s0));
     double host = (now_us() - h0) / launches;
     CHECK(cudaStreamSynchronize(s0));
 
@@ -127,10 +133,13 @@ int main(int argc, char **argv)
     CHECK(cudaMemcpy(hb.data(), b, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
     unsigned wa = (unsigned)(total * (1 + half + 1)), wb = (unsigned)(total * (nodes - 2 - half));
     size_t bad = 0;
-    for (unsigned i = 0; i < n; i++) bad += ha[i] != wa || hb[i] != wb;
+    for (unsigned i = 0; i < n; i++)
+        bad += ha[i] != wa || hb[i] != wb;
     std::printf("bench_optimize nodes=%d graphs=%d launches=%d instantiate_us=%.1f "
                 "instantiate_us_per_node=%.3f launch_gpu_us=%.2f launch_host_us=%.3f wrong=%zu\n",
-                nodes, graphs, launches, median(inst), median(inst) / nodes, median(gpu), host, bad);
-    for (auto x : execs) CHECK(cudaGraphExecDestroy(x));
+                nodes, graphs, launches, median(inst), median(inst) / nodes, median(gpu), host,
+                bad);
+    for (auto x : execs)
+        CHECK(cudaGraphExecDestroy(x));
     return bad ? 1 : 0;
 }

@@ -42,7 +42,8 @@ static int kernel_hook(void *user, const sg_graph_t *owner, const sg_node_t *nod
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memset(&p, 0, sizeof p);
     CUresult cr = h->d->cuGraphKernelNodeGetParams_v2((CUgraphNode)(uintptr_t)orig, &p);
-    if (cr != CUDA_SUCCESS) return sg_opt_cu_fail(h->d, cr, "cuGraphKernelNodeGetParams", err, errlen);
+    if (cr != CUDA_SUCCESS)
+        return sg_opt_cu_fail(h->d, cr, "cuGraphKernelNodeGetParams", err, errlen);
     fn->func = p.func;
     fn->kern = p.kern;
     fn->ctx = p.ctx;
@@ -112,7 +113,8 @@ static int plant(const sg_opt_driver_t *d, CUcontext ctx, const sg_graph_t *g, s
         if (!x || i >= b->n_nodes || !b->nodes[i]) continue;
         const sg_edge_id_t *out = sg_graph_out_edges(g, i, &n_out);
         bool sink = true;
-        for (uint32_t e = 0; e < n_out && sink; e++) sink = sg_graph_edge(g, out[e]) == NULL;
+        for (uint32_t e = 0; e < n_out && sink; e++)
+            sink = sg_graph_edge(g, out[e]) == NULL;
         if (sink) sinks[k++] = b->nodes[i];
     }
     CUgraphNodeParams p;

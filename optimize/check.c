@@ -53,7 +53,8 @@ static bool to_host(ctx_t *c, const sg_opt_span_t *sp, uint64_t off, uint64_t le
         memcpy(dst, (const void *)(uintptr_t)(sp->addr + off), len);
         return true;
     }
-    return cu(c, c->d->cuMemcpyDtoHAsync_v2(dst, sp->addr + off, len, c->s), "copying a buffer out");
+    return cu(c, c->d->cuMemcpyDtoHAsync_v2(dst, sp->addr + off, len, c->s),
+              "copying a buffer out");
 }
 
 static bool from_host(ctx_t *c, const sg_opt_span_t *sp, const uint8_t *src)

@@ -18,7 +18,8 @@ static bool refuse_node(const sg_graph_t *root, const sg_node_t *x, char *why, s
 {
     switch (x->type) {
     case SG_NODE_HOST:
-        snprintf(why, n, "host callback: node n%u is one, and the shadow check would run it twice", x->id);
+        snprintf(why, n, "host callback: node n%u is one, and the shadow check would run it twice",
+                 x->id);
         return true;
     case SG_NODE_OPAQUE:
         snprintf(why, n, "opaque node: sgcap does not understand node n%u (%s)", x->id,
@@ -36,8 +37,10 @@ static bool refuse_node(const sg_graph_t *root, const sg_node_t *x, char *why, s
     case SG_NODE_KERNEL: {
         const sg_kernel_t *k = &x->u.kernel;
         if (!k->name || !k->name[0] || !k->func_handle) {
-            snprintf(why, n, "kernel not recorded: the capture could not read which kernel node n%u "
-                     "runs", x->id);
+            snprintf(why, n,
+                     "kernel not recorded: the capture could not read which kernel node n%u "
+                     "runs",
+                     x->id);
             return true;
         }
         if (sg_replay_kernel_needs_process(k->name)) {
@@ -85,7 +88,8 @@ static bool refuse_node(const sg_graph_t *root, const sg_node_t *x, char *why, s
 bool sg_opt_refuse(const sg_graph_t *g, char *why, size_t n)
 {
     if (g->crosscheck_done && !g->crosscheck_ok) {
-        snprintf(why, n, "cross-check: the model disagrees with CUDA's own listing of the graph (%s)",
+        snprintf(why, n,
+                 "cross-check: the model disagrees with CUDA's own listing of the graph (%s)",
                  g->crosscheck_note ? g->crosscheck_note : "cross-check");
         return true;
     }
@@ -179,7 +183,8 @@ static int edges_implied(const sg_graph_t *of, const sg_graph_t *in, sg_reach_t 
                         f->to_port == e->to_port && f->cuda_type == e->cuda_type;
             }
             if (!found) {
-                snprintf(what, n, "edge n%u -> n%u with edge data (ports %u/%u, type %u) of the %s "
+                snprintf(what, n,
+                         "edge n%u -> n%u with edge data (ports %u/%u, type %u) of the %s "
                          "graph is not in the %s one",
                          e->from, e->to, e->from_port, e->to_port, e->cuda_type, what_of, what_in);
                 *implied = false;
@@ -191,7 +196,8 @@ static int edges_implied(const sg_graph_t *of, const sg_graph_t *in, sg_reach_t 
         np++;
     }
     int rc = SG_OK;
-    if (*implied && np) rc = sg_reach_query_batch(reach_in, (const sg_node_id_t(*)[2])pairs, np, ans);
+    if (*implied && np)
+        rc = sg_reach_query_batch(reach_in, (const sg_node_id_t(*)[2])pairs, np, ans);
     for (size_t i = 0; rc == SG_OK && *implied && i < np; i++) {
         if (ans[i]) continue;
         snprintf(what, n, "the %s graph orders n%u before n%u and the %s one does not", what_of,
@@ -226,7 +232,8 @@ int sg_opt_changed(const sg_graph_t *before, const sg_graph_t *after, bool *chan
     int rc = sg_reach_build(before, 0, &rb);
     if (rc == SG_OK) rc = sg_reach_build(after, 0, &ra);
     bool implied = false;
-    if (rc == SG_OK) rc = edges_implied(after, before, rb, "rewritten", "original", &implied, what, n);
+    if (rc == SG_OK)
+        rc = edges_implied(after, before, rb, "rewritten", "original", &implied, what, n);
     if (rc == SG_OK && implied)
         rc = edges_implied(before, after, ra, "original", "rewritten", &implied, what, n);
     sg_reach_destroy(rb);
@@ -375,8 +382,7 @@ static bool same_edges(const sg_graph_t *a, const sg_graph_t *b, sg_node_id_t id
                         f->to_port == e->to_port && f->cuda_type == e->cuda_type;
             }
             if (!found) {
-                snprintf(why, n, "the edge n%u -> n%u is %s", e->from, id,
-                         pass ? "new" : "gone");
+                snprintf(why, n, "the edge n%u -> n%u is %s", e->from, id, pass ? "new" : "gone");
                 return false;
             }
         }
@@ -404,8 +410,7 @@ int sg_opt_diff(const sg_graph_t *was, const sg_graph_t *now, bool *same, sg_nod
         const sg_node_t *b = i < now->n_nodes ? sg_graph_node(now, i) : NULL;
         if (!a && !b) continue;
         if (!a || !b || a->type != b->type) {
-            snprintf(why, n, "node n%u is %s", i,
-                     !a ? "new" : !b ? "gone" : "of another type");
+            snprintf(why, n, "node n%u is %s", i, !a ? "new" : !b ? "gone" : "of another type");
             free(list);
             return SG_OK;
         }

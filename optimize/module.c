@@ -74,11 +74,11 @@ typedef enum { EX_PENDING = 0, EX_SWAPPED, EX_ORIGINAL } ex_state_t;
 typedef struct exec_entry {
     uint64_t e0; /* key: the program's exec */
     CUgraphExec e1;
-    sg_opt_built_t built;   /* G1, its nodes by id, graph allocations */
-    sg_graph_t *model;      /* the program's graph as E0 runs it (updates applied) */
-    sg_graph_t *rewritten;  /* what E1 runs */
-    node_map_t *nodes;      /* program node -> model id */
-    sg_opt_span_t *spans;   /* the shadow set */
+    sg_opt_built_t built;  /* G1, its nodes by id, graph allocations */
+    sg_graph_t *model;     /* the program's graph as E0 runs it (updates applied) */
+    sg_graph_t *rewritten; /* what E1 runs */
+    node_map_t *nodes;     /* program node -> model id */
+    sg_opt_span_t *spans;  /* the shadow set */
     uint32_t n_spans;
     uint64_t span_bytes;
     uint32_t launches;
@@ -93,7 +93,7 @@ typedef struct exec_entry {
 /* Decisions that depend on the graph alone, by raw digest: a program that
  * instantiates the same graph again pays a digest, not a model build. */
 typedef struct verdict {
-    uint64_t digest; /* key */
+    uint64_t digest;   /* key */
     rec_state_t state; /* REC_UNCHANGED or REC_REFUSED */
     uint32_t nodes;
     char why[220];
@@ -128,8 +128,7 @@ static struct {
 } opt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *const state_names[] = {"unchanged by the passes", "kept original",
-                                          "optimized, not checked yet", "swapped",
-                                          "kept original"};
+                                          "optimized, not checked yet", "swapped", "kept original"};
 
 #define log_info(...) sg_inject_log(SG_LOG_INFO, __VA_ARGS__)
 
@@ -367,7 +366,8 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
         return;
     }
     if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH) {
-        lock_settle(rec, REC_REFUSED, "device-launch instantiation: the device launches the original itself");
+        lock_settle(rec, REC_REFUSED,
+                    "device-launch instantiation: the device launches the original itself");
         return;
     }
     sg_relaxed_t rx;
@@ -461,8 +461,8 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
         snprintf(why, sizeof why, "SGCAP_OPTIMIZE_TEST_PLANT: %s", built.plant_note);
         goto out;
     }
-    cr = opt.drv.r.cuGraphInstantiateWithFlags(&e1, built.graph,
-                                               flags & ~(unsigned long long)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
+    cr = opt.drv.r.cuGraphInstantiateWithFlags(
+        &e1, built.graph, flags & ~(unsigned long long)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
     if (cr != CUDA_SUCCESS) {
         e1 = NULL;
         sg_opt_cu_fail(&opt.drv, cr, "instantiating the optimized graph", why, sizeof why);
@@ -679,8 +679,7 @@ static bool survives(exec_entry_t *e, sg_node_id_t id, sg_node_t **model_node, C
 {
     sg_node_t *a = sg_graph_node(e->model, id);
     const sg_node_t *b = sg_graph_node(e->rewritten, id);
-    if (!a || !b || !sg_opt_same_payload(a, b) || id >= e->built.n_nodes ||
-        !e->built.nodes[id]) {
+    if (!a || !b || !sg_opt_same_payload(a, b) || id >= e->built.n_nodes || !e->built.nodes[id]) {
         /* A stage of a fused kernel will be carried over here too, once
          * the fused node records its stages' parameter slices. */
         snprintf(why, n, "node n%u is not in the optimized graph as it is in the program's", id);
@@ -713,7 +712,8 @@ static void kernel_commit(exec_entry_t *e, sg_node_id_t id, const CUDA_KERNEL_NO
     for (int i = 0; i < 2; i++) {
         sg_node_t *x = sg_graph_node(gs[i], id);
         if (!x) continue;
-        if (x->u.kernel.params_size) memcpy(x->u.kernel.param_bytes, bytes, x->u.kernel.params_size);
+        if (x->u.kernel.params_size)
+            memcpy(x->u.kernel.param_bytes, bytes, x->u.kernel.params_size);
         x->u.kernel.grid[0] = p->gridDimX, x->u.kernel.grid[1] = p->gridDimY;
         x->u.kernel.grid[2] = p->gridDimZ;
         x->u.kernel.block[0] = p->blockDimX, x->u.kernel.block[1] = p->blockDimY;
@@ -857,8 +857,7 @@ static int carry_memcpy(exec_entry_t *e, sg_node_id_t id, const CUDA_MEMCPY3D *p
         return SG_EUNSUPPORTED;
     }
     if (!sg_opt_address_ok(e->model, x->u.memcpy.src, src, "the copy's source", w, sizeof w) ||
-        !sg_opt_address_ok(e->model, x->u.memcpy.dst, dst, "the copy's destination", w,
-                           sizeof w)) {
+        !sg_opt_address_ok(e->model, x->u.memcpy.dst, dst, "the copy's destination", w, sizeof w)) {
         snprintf(why, n, "node n%u: %s", id, w);
         return SG_EUNSUPPORTED;
     }
@@ -919,7 +918,8 @@ static void exec_set(sg_call_t *call)
     if (rc == SG_OK) {
         switch (call->proto) {
         case SG_FN_cuGraphExecKernelNodeSetParams_v2:
-            rc = carry_kernel(e, id, SG_CALL_ARGS(call, cuGraphExecKernelNodeSetParams_v2)->nodeParams,
+            rc = carry_kernel(e, id,
+                              SG_CALL_ARGS(call, cuGraphExecKernelNodeSetParams_v2)->nodeParams,
                               why, sizeof why);
             break;
         case SG_FN_cuGraphExecMemsetNodeSetParams: {
@@ -944,13 +944,12 @@ static void exec_set(sg_call_t *call)
                 memcpy(&k, &p->kernel, sizeof k);
                 rc = carry_kernel(e, id, &k, why, sizeof why);
             } else if (p && p->type == CU_GRAPH_NODE_TYPE_MEMSET) {
-                CUDA_MEMSET_NODE_PARAMS v = {p->memset.dst,         p->memset.pitch,
-                                             p->memset.value,       p->memset.elementSize,
-                                             p->memset.width,       p->memset.height};
+                CUDA_MEMSET_NODE_PARAMS v = {p->memset.dst,   p->memset.pitch,
+                                             p->memset.value, p->memset.elementSize,
+                                             p->memset.width, p->memset.height};
                 rc = carry_memset(e, id, &v, p->memset.ctx, why, sizeof why);
             } else if (p && p->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
-                rc = carry_memcpy(e, id, &p->memcpy.copyParams, p->memcpy.copyCtx, why,
-                                  sizeof why);
+                rc = carry_memcpy(e, id, &p->memcpy.copyParams, p->memcpy.copyCtx, why, sizeof why);
             } else {
                 snprintf(why, sizeof why,
                          "cuGraphExecNodeSetParams of a node of type %d cannot be carried over to "
@@ -962,14 +961,14 @@ static void exec_set(sg_call_t *call)
         }
         case SG_FN_cuGraphNodeSetEnabled:
             if (survives(e, id, &x, &g1, why, sizeof why)) {
-                CUresult cr = opt.drv.cuGraphNodeSetEnabled
-                                  ? opt.drv.cuGraphNodeSetEnabled(
-                                        e->e1, g1,
-                                        SG_CALL_ARGS(call, cuGraphNodeSetEnabled)->isEnabled)
-                                  : CUDA_ERROR_NOT_FOUND;
-                rc = cr == CUDA_SUCCESS ? SG_OK
-                                        : sg_opt_cu_fail(&opt.drv, cr, "cuGraphNodeSetEnabled", why,
-                                                         sizeof why);
+                CUresult cr =
+                    opt.drv.cuGraphNodeSetEnabled
+                        ? opt.drv.cuGraphNodeSetEnabled(
+                              e->e1, g1, SG_CALL_ARGS(call, cuGraphNodeSetEnabled)->isEnabled)
+                        : CUDA_ERROR_NOT_FOUND;
+                rc = cr == CUDA_SUCCESS
+                         ? SG_OK
+                         : sg_opt_cu_fail(&opt.drv, cr, "cuGraphNodeSetEnabled", why, sizeof why);
             } else {
                 rc = SG_EUNSUPPORTED;
             }
@@ -1046,7 +1045,8 @@ static void exec_updated(CUgraphExec e0, CUgraph graph, int result)
                      sg_node_type_name(x->type));
             rc = SG_EUNSUPPORTED;
         }
-        if (rc == SG_ECUDA && !why[0]) sg_opt_cu_fail(&opt.drv, cr, "reading the new node", why, sizeof why);
+        if (rc == SG_ECUDA && !why[0])
+            sg_opt_cu_fail(&opt.drv, cr, "reading the new node", why, sizeof why);
     }
     if (rc == SG_OK) rc = map_nodes(e, orig, n_orig);
 out:
@@ -1219,7 +1219,9 @@ __attribute__((destructor)) static void summary(void)
         if (opt.records[i].state == REC_UNCHANGED)
             ul += (size_t)snprintf(unchanged + ul, sizeof unchanged - ul, "%s%u", ul ? " " : "",
                                    opt.records[i].seq);
-    if (ul) log_info("summary: optimize: unchanged by the passes (no optimized graph): graph %s", unchanged);
+    if (ul)
+        log_info("summary: optimize: unchanged by the passes (no optimized graph): graph %s",
+                 unchanged);
     for (uint32_t i = 0; i < opt.n_records; i++) {
         const record_t *r = &opt.records[i];
         if (r->state == REC_UNCHANGED) continue;
@@ -1235,6 +1237,7 @@ __attribute__((destructor)) static void summary(void)
                  r->fused, check, r->translated, r->build_ms);
     }
     if (opt.seq > opt.n_records)
-        log_info("summary: optimize: %u more graphs counted above, not listed", opt.seq - opt.n_records);
+        log_info("summary: optimize: %u more graphs counted above, not listed",
+                 opt.seq - opt.n_records);
     if (locked) pthread_mutex_unlock(&opt.lock);
 }

@@ -24,8 +24,8 @@
 typedef struct {
     uint32_t check_launch;     /* SGCAP_OPTIMIZE_CHECK=N: the launch checked (1); 0 = `all` */
     uint64_t shadow_max_bytes; /* SGCAP_SHADOW_MAX_BYTES (1 GiB) */
-    bool force;                /* SGCAP_OPTIMIZE_FORCE=1: an E1 even when the passes change nothing */
-    bool plant;                /* SGCAP_OPTIMIZE_TEST_PLANT=1 (tests only): a wrong E1 */
+    bool force; /* SGCAP_OPTIMIZE_FORCE=1: an E1 even when the passes change nothing */
+    bool plant; /* SGCAP_OPTIMIZE_TEST_PLANT=1 (tests only): a wrong E1 */
 } sg_opt_config_t;
 
 /* Read the configuration from the environment. Values not understood keep
@@ -152,11 +152,11 @@ int sg_opt_cu_fail(const sg_opt_driver_t *d, CUresult rc, const char *what, char
 /* ---- the optimized graph (build.c) ---------------------------------------------- */
 
 typedef struct {
-    CUgraph graph;           /* G1, kept while E1 lives: exec updates name its nodes */
-    CUgraphNode *nodes;      /* G1's node of each root node of the rewritten model, by id */
+    CUgraph graph;      /* G1, kept while E1 lives: exec updates name its nodes */
+    CUgraphNode *nodes; /* G1's node of each root node of the rewritten model, by id */
     uint32_t n_nodes;
-    sg_reloc_map_t map;      /* graph allocations: the original's address -> G1's */
-    bool planted;            /* the test plant was added */
+    sg_reloc_map_t map; /* graph allocations: the original's address -> G1's */
+    bool planted;       /* the test plant was added */
     char plant_note[160];
 } sg_opt_built_t;
 
@@ -175,13 +175,13 @@ void sg_opt_built_free(const sg_opt_driver_t *d, sg_opt_built_t *b);
 typedef CUresult (*sg_opt_launch_fn)(CUgraphExec exec, CUstream stream);
 
 typedef struct {
-    bool e0_launched;    /* E0 ran: its result is the program's */
-    CUresult e0_result;  /* the result of that launch */
-    bool match;          /* E1's results equal E0's, bit for bit */
-    double check_ms;     /* the whole check, on the host */
-    float e1_ms, e0_ms;  /* the two launches, by events on the stream */
-    uint64_t bytes;      /* compared */
-    char why[240];       /* what failed or differed */
+    bool e0_launched;   /* E0 ran: its result is the program's */
+    CUresult e0_result; /* the result of that launch */
+    bool match;         /* E1's results equal E0's, bit for bit */
+    double check_ms;    /* the whole check, on the host */
+    float e1_ms, e0_ms; /* the two launches, by events on the stream */
+    uint64_t bytes;     /* compared */
+    char why[240];      /* what failed or differed */
 } sg_opt_check_t;
 
 /* On `stream`: save every span, run E1, keep what it left, restore the

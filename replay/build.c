@@ -60,8 +60,7 @@ static int event_hook(void *user, uint32_t ev, CUevent *out, char *err, size_t e
 
 /* --host-nodes skip: an empty node keeps the callback's place in the
  * ordering. */
-static int host_hook(void *user, const sg_node_t *n, CUgraphNodeParams *p, char *err,
-                     size_t errlen)
+static int host_hook(void *user, const sg_node_t *n, CUgraphNodeParams *p, char *err, size_t errlen)
 {
     p->type = CU_GRAPH_NODE_TYPE_EMPTY;
     return SG_OK;

@@ -124,8 +124,8 @@ static int kernel_args(build_t *b, const sg_graph_t *owner, const sg_node_t *n, 
     if (loaded && fn.func) {
         if (k->shared_bytes > 48u * 1024u)
             SG_CU_TRY(drv->cuFuncSetAttribute(fn.func,
-                                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                               (int)k->shared_bytes),
+                                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                              (int)k->shared_bytes),
                       "cuFuncSetAttribute(max dynamic shared memory)");
         rc = real_layout(b, fn.func, &a->offsets, &a->sizes, &count, &known);
         if (rc)
@@ -203,9 +203,8 @@ static int kernel_attributes(build_t *b, CUgraphNode cu, const sg_kernel_t *k)
         v.clusterDim.x = k->cluster[0] ? k->cluster[0] : 1;
         v.clusterDim.y = k->cluster[1] ? k->cluster[1] : 1;
         v.clusterDim.z = k->cluster[2] ? k->cluster[2] : 1;
-        SG_CU_TRY(
-            drv->cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v),
-            "cuGraphKernelNodeSetAttribute(cluster)");
+        SG_CU_TRY(drv->cuGraphKernelNodeSetAttribute(cu, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v),
+                  "cuGraphKernelNodeSetAttribute(cluster)");
     }
     if (k->priority) {
         memset(&v, 0, sizeof v);
@@ -579,7 +578,8 @@ int sg_materialize(sg_mat_t *m, char *err, size_t errlen)
 {
     const sg_replay_driver_t *drv = m->drv;
     if (!drv || !m->g || !m->map || !m->hooks.kernel || !m->hooks.event)
-        return sg_replay__fail(err, errlen, SG_EINVAL, "materializer: missing driver, graph or hook");
+        return sg_replay__fail(err, errlen, SG_EINVAL,
+                               "materializer: missing driver, graph or hook");
     build_t b = {m, NULL, err, errlen};
     m->graph = NULL;
     m->unfreed_alloc = false;

@@ -63,10 +63,10 @@ typedef struct {
 typedef struct {
     /* in */
     const sg_replay_driver_t *drv;
-    CUcontext ctx;        /* the context copies, sets and conditionals name */
-    int device;           /* ordinal: where mem_alloc nodes allocate */
-    const sg_graph_t *g;  /* the root graph */
-    sg_reloc_map_t *map;  /* recorded -> current addresses; graph allocations are added */
+    CUcontext ctx;             /* the context copies, sets and conditionals name */
+    int device;                /* ordinal: where mem_alloc nodes allocate */
+    const sg_graph_t *g;       /* the root graph */
+    sg_reloc_map_t *map;       /* recorded -> current addresses; graph allocations are added */
     sg_reloc_report_t *report; /* every rewrite made; may be NULL */
     sg_mat_hooks_t hooks;
     CUdeviceptr *buf_addr; /* may be NULL; else per buffer: set for graph allocations */

@@ -390,8 +390,8 @@ static void run_host(int launches)
 
 int main(int argc, char **argv)
 {
-    static const char list[] =
-        "fork_join recapture events dealloc outlive set_params exec_update destroy nccl device_launch host";
+    static const char list[] = "fork_join recapture events dealloc outlive set_params exec_update "
+                               "destroy nccl device_launch host";
     if (argc < 2) {
         fprintf(stderr, "usage: optimize_probe SCENARIO [LAUNCHES]; optimize_probe --list\n");
         return 2;

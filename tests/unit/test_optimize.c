@@ -66,8 +66,10 @@ static sg_node_id_t kern(sg_graph_t *g, uint32_t s, uint64_t seq, const char *na
     k->grid[0] = 4, k->grid[1] = k->grid[2] = 1;
     k->block[0] = 256, k->block[1] = k->block[2] = 1;
     uint32_t by = sg_graph_find_buffer(g, y), bx = sg_graph_find_buffer(g, x);
-    if (by != SG_NONE) assert_int_equal(sg_node_add_access(g, id, by, 0, 4096, SG_ACCESS_UNKNOWN), SG_OK);
-    if (bx != SG_NONE) assert_int_equal(sg_node_add_access(g, id, bx, 0, 4096, SG_ACCESS_READ), SG_OK);
+    if (by != SG_NONE)
+        assert_int_equal(sg_node_add_access(g, id, by, 0, 4096, SG_ACCESS_UNKNOWN), SG_OK);
+    if (bx != SG_NONE)
+        assert_int_equal(sg_node_add_access(g, id, bx, 0, 4096, SG_ACCESS_READ), SG_OK);
     return id;
 }
 
@@ -202,14 +204,16 @@ static void test_changed(void **state)
     /* A new ordering of independent nodes is. */
     edge(h, 1, 2, SG_EDGE_CONTROL, SG_NONE);
     assert_true(changed(g, h, what, sizeof what));
-    assert_string_equal(what, "the rewritten graph orders n1 before n2 and the original one does not");
+    assert_string_equal(what,
+                        "the rewritten graph orders n1 before n2 and the original one does not");
     sg_graph_destroy(h);
 
     /* So is a lost one (the other direction). */
     h = sg_graph_clone(g);
     assert_int_equal(sg_graph_remove_edge(h, sg_graph_find_edge(h, 0, 2)), SG_OK);
     assert_true(changed(g, h, what, sizeof what));
-    assert_string_equal(what, "the original graph orders n0 before n2 and the rewritten one does not");
+    assert_string_equal(what,
+                        "the original graph orders n0 before n2 and the rewritten one does not");
     sg_graph_destroy(h);
 
     /* Edge data must be there as it is, even when a path orders the pair. */
@@ -274,7 +278,8 @@ static void test_pipeline(void **state)
     h = sg_graph_clone(g);
     assert_int_equal(sg_opt_pipeline(h, &st, why, sizeof why), SG_OK);
     assert_true(changed(g, h, what, sizeof what));
-    assert_string_equal(what, "the rewritten graph orders n1 before n2 and the original one does not");
+    assert_string_equal(what,
+                        "the rewritten graph orders n1 before n2 and the original one does not");
     assert_string_equal(sg_opt_pipeline_names(), "control-deps,defer-dealloc");
     sg_graph_destroy(h);
 
@@ -448,12 +453,9 @@ static void test_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_changed),
-        cmocka_unit_test(test_pipeline),
-        cmocka_unit_test(test_shadow_set_and_plant),
-        cmocka_unit_test(test_kernel_args),
-        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_refusals),    cmocka_unit_test(test_changed),
+        cmocka_unit_test(test_pipeline),    cmocka_unit_test(test_shadow_set_and_plant),
+        cmocka_unit_test(test_kernel_args), cmocka_unit_test(test_diff),
         cmocka_unit_test(test_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
