@@ -988,6 +988,7 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
     case SG_FN_cuGraphConditionalHandleCreate:
         cond_handle_created(c);
         break;
+    case SG_FN_cuGraphExecKernelNodeSetParams:
     case SG_FN_cuGraphExecKernelNodeSetParams_v2:
     case SG_FN_cuGraphExecMemcpyNodeSetParams:
     case SG_FN_cuGraphExecMemsetNodeSetParams:

@@ -895,6 +895,7 @@ static void exec_set(sg_call_t *call)
         e0 = SG_CALL_ARGS(call, name)->hGraphExec;                                                 \
         node = SG_CALL_ARGS(call, name)->hNode;                                                    \
         break;
+        SG_OPT_TARGET_(cuGraphExecKernelNodeSetParams)
         SG_OPT_TARGET_(cuGraphExecKernelNodeSetParams_v2)
         SG_OPT_TARGET_(cuGraphExecMemcpyNodeSetParams)
         SG_OPT_TARGET_(cuGraphExecMemsetNodeSetParams)
@@ -1128,6 +1129,7 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
         exec_updated(SG_CALL_ARGS(c, cuGraphExecUpdate_v2)->hGraphExec,
                      SG_CALL_ARGS(c, cuGraphExecUpdate_v2)->hGraph, c->result);
         break;
+    case SG_FN_cuGraphExecKernelNodeSetParams:
     case SG_FN_cuGraphExecKernelNodeSetParams_v2:
     case SG_FN_cuGraphExecMemcpyNodeSetParams:
     case SG_FN_cuGraphExecMemsetNodeSetParams:
