@@ -83,6 +83,7 @@ typedef struct exec_entry {
     uint64_t span_bytes;
     uint32_t launches;
     ex_state_t state;
+    bool pending;   /* counted in by_state[REC_PENDING] */
     bool busy;      /* a shadow check is running */
     bool destroyed; /* E0 was destroyed during that check: free it after */
     uint32_t rec;
@@ -101,7 +102,8 @@ typedef struct verdict {
 } verdict_t;
 #define MAX_VERDICTS 4096u
 
-#define MAX_RECORDS 256u
+#define MAX_RECORDS 4096u /* beyond: counted in by_state only */
+#define LISTED_RECORDS 64u
 #define LOGGED_GRAPHS 32u
 #define LOGGED_UPDATES 4u
 #define REASON_KINDS 8u
@@ -252,12 +254,21 @@ static void entry_free(exec_entry_t *e)
     free(e);
 }
 
+/* Under lock: settle the record of an exec that was optimized (its
+ * "pending" count goes, record or not). */
+static void settle_exec(exec_entry_t *e, rec_state_t st, const char *why)
+{
+    if (e->pending && !record(e->rec)) opt.by_state[REC_PENDING]--;
+    e->pending = false;
+    settle(e->rec, 0, st, why);
+}
+
 /* Under lock: E0 for good; E1 goes at once unless a check still uses it. */
 static void fall_back(exec_entry_t *e, const char *why)
 {
     if (e->state == EX_ORIGINAL) return;
     e->state = EX_ORIGINAL;
-    settle(e->rec, 0, REC_FALLBACK, why);
+    settle_exec(e, REC_FALLBACK, why);
     if (!e->busy && e->e1) {
         opt.drv.r.cuGraphExecDestroy(e->e1);
         e->e1 = NULL;
@@ -514,7 +525,12 @@ out:
             snprintf(why, sizeof why, "out of memory");
         } else {
             atomic_fetch_add(&opt.tracked, 1);
-            if (r) snprintf(r->why, sizeof r->why, "%s", why);
+            opt.by_state[REC_PENDING]++; /* until its check settles it */
+            e->pending = true;
+            if (r) {
+                snprintf(r->why, sizeof r->why, "%s", why);
+                r->counted = true;
+            }
             if ((r ? r->seq : opt.seq) <= LOGGED_GRAPHS)
                 log_info("optimize: graph %u (exec %p): optimized (%s), %s", r ? r->seq : opt.seq,
                          (void *)e0, why,
@@ -629,7 +645,7 @@ static void launch_before(sg_call_t *call)
         if (opt.cfg.check_launch != 0) e->state = EX_SWAPPED;
         char why[sizeof r->why];
         snprintf(why, sizeof why, "%s", r ? r->why : "");
-        settle(e->rec, 0, REC_SWAPPED, why);
+        settle_exec(e, REC_SWAPPED, why);
     }
     pthread_mutex_unlock(&opt.lock);
 }
@@ -1204,12 +1220,10 @@ __attribute__((destructor)) static void summary(void)
         rl += (size_t)snprintf(reasons + rl, sizeof reasons - rl, "%s%" PRIu64 " %s",
                                k ? "; " : " (", opt.reasons[k].count, opt.reasons[k].why);
     if (rl && rl < sizeof reasons) snprintf(reasons + rl, sizeof reasons - rl, ")");
-    uint32_t never = 0;
-    for (uint32_t i = 0; i < opt.n_records; i++)
-        if (opt.records[i].state == REC_PENDING) never++;
+    uint64_t never = opt.by_state[REC_PENDING];
     log_info("summary: optimize: %u graphs: %" PRIu64 " swapped, %" PRIu64
-             " kept original%s, %" PRIu64 " unchanged by the passes (%s), %u optimized but never "
-             "checked; %" PRIu64 " decided by digest alone; %" PRIu64
+             " kept original%s, %" PRIu64 " unchanged by the passes (%s), %" PRIu64
+             " optimized but never checked; %" PRIu64 " decided by digest alone; %" PRIu64
              " exec updates translated, %" PRIu64 " could not follow",
              opt.seq, opt.by_state[REC_SWAPPED],
              opt.by_state[REC_REFUSED] + opt.by_state[REC_FALLBACK], reasons,
@@ -1224,9 +1238,11 @@ __attribute__((destructor)) static void summary(void)
     if (ul)
         log_info("summary: optimize: unchanged by the passes (no optimized graph): graph %s",
                  unchanged);
-    for (uint32_t i = 0; i < opt.n_records; i++) {
+    uint32_t listed = 0;
+    for (uint32_t i = 0; i < opt.n_records && listed < LISTED_RECORDS; i++) {
         const record_t *r = &opt.records[i];
         if (r->state == REC_UNCHANGED) continue;
+        listed++;
         char check[160] = "";
         if (r->checks)
             snprintf(check, sizeof check,
