@@ -10,10 +10,12 @@
  *   compare E0's results with E1's, chunk by chunk
  *
  * E0 runs last, so the program always gets the original graph's results
- * of the checked launch, whatever E1 did. The stream is synchronized where
- * the host reads what the GPU left: before the save, after E1, after E0,
- * and once per chunk of the comparison; everything else is ordered by the
- * stream, and nothing here runs at later launches. A failure before E1 runs leaves
+ * of the checked launch, whatever E1 did, and the restore writes only the
+ * bytes E1 changed. The host waits where it reads what the GPU left: for
+ * the context before the save (nothing enqueued before may still run),
+ * for the stream after E1 (twice: its results, then their copies), after
+ * E0, and once per chunk of the comparison; everything else is ordered by
+ * the stream, and nothing here runs at later launches. A failure before E1 runs leaves
  * everything as it was (the caller then launches E0 itself); one after it
  * still restores before E0 runs. */
 #include <inttypes.h>
@@ -57,13 +59,14 @@ static bool to_host(ctx_t *c, const sg_opt_span_t *sp, uint64_t off, uint64_t le
               "copying a buffer out");
 }
 
-static bool from_host(ctx_t *c, const sg_opt_span_t *sp, const uint8_t *src)
+static bool from_host(ctx_t *c, const sg_opt_span_t *sp, uint64_t off, uint64_t len,
+                      const uint8_t *src)
 {
     if (sp->pageable) {
-        memcpy((void *)(uintptr_t)sp->addr, src, sp->size);
+        memcpy((void *)(uintptr_t)(sp->addr + off), src, len);
         return true;
     }
-    return cu(c, c->d->cuMemcpyHtoDAsync_v2(sp->addr, src, sp->size, c->s), "restoring a buffer");
+    return cu(c, c->d->cuMemcpyHtoDAsync_v2(sp->addr + off, src, len, c->s), "restoring a buffer");
 }
 
 static bool sync(ctx_t *c)
@@ -71,12 +74,13 @@ static bool sync(ctx_t *c)
     return cu(c, c->d->r.cuStreamSynchronize(c->s), "cuStreamSynchronize");
 }
 
-/* Pageable host memory is read by the CPU: only once the stream is past
- * whatever the program enqueued before this launch. Device copies are
- * ordered by the stream; the host reads them after a later sync. */
+/* Nothing the program enqueued before is still running when the spans are
+ * read (work on other streams may write other parts of the same
+ * allocations), and pageable host memory is read by the CPU. Device copies
+ * are ordered by the stream; the host reads them after a later sync. */
 static bool save(ctx_t *c, const sg_opt_span_t *spans, uint32_t n, uint8_t *buf)
 {
-    if (!sync(c)) return false;
+    if (!cu(c, c->d->cuCtxSynchronize(), "cuCtxSynchronize")) return false;
     uint64_t off = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (!to_host(c, &spans[i], 0, spans[i].size, buf + off)) return false;
@@ -85,14 +89,40 @@ static bool save(ctx_t *c, const sg_opt_span_t *spans, uint32_t n, uint8_t *buf)
     return true;
 }
 
-/* Every span, even after a failure; ordered before E0 by the stream. */
-static bool restore(ctx_t *c, const sg_opt_span_t *spans, uint32_t n, const uint8_t *buf)
+#define BLOCK 4096u /* granularity of the restore */
+
+/* Put back what E1 changed: the runs of blocks where E1's results differ
+ * from the saved bytes (after: E1's results), or every byte when E1's
+ * results could not be read (after NULL). Only those, so bytes of the same
+ * allocations that the graph does not touch are never written: the program
+ * may have work of its own there. Every span is restored even after a
+ * failure; the copies are ordered before E0 by the stream. */
+static bool restore(ctx_t *c, const sg_opt_span_t *spans, uint32_t n, const uint8_t *saved,
+                    const uint8_t *after)
 {
     uint64_t off = 0;
     bool ok = true;
-    for (uint32_t i = 0; i < n; i++) {
-        ok = from_host(c, &spans[i], buf + off) && ok;
-        off += spans[i].size;
+    for (uint32_t i = 0; i < n; off += spans[i].size, i++) {
+        const sg_opt_span_t *sp = &spans[i];
+        if (!after) {
+            ok = from_host(c, sp, 0, sp->size, saved + off) && ok;
+            continue;
+        }
+        uint64_t at = 0;
+        while (at < sp->size) {
+            uint64_t len = sp->size - at < BLOCK ? sp->size - at : BLOCK;
+            if (!memcmp(saved + off + at, after + off + at, len)) {
+                at += len;
+                continue;
+            }
+            uint64_t start = at;
+            while (at < sp->size) {
+                len = sp->size - at < BLOCK ? sp->size - at : BLOCK;
+                if (!memcmp(saved + off + at, after + off + at, len)) break;
+                at += len;
+            }
+            ok = from_host(c, sp, start, at - start, saved + off + start) && ok;
+        }
     }
     return ok;
 }
@@ -182,8 +212,10 @@ void sg_opt_shadow_check(const sg_opt_driver_t *d, CUstream stream, sg_opt_launc
         kept = to_host(&c, &spans[i], 0, spans[i].size, after_e1 + off);
         off += spans[i].size;
     }
+    /* the restore compares E1's results with the saved bytes on the host */
+    kept = kept && sync(&c);
     res->e1_ms = e1_ok ? elapsed(&d->r, ev[0], ev[1]) : -1.0f;
-    if (!restore(&c, spans, n_spans, saved)) {
+    if (!restore(&c, spans, n_spans, saved, kept ? after_e1 : NULL)) {
         /* The inputs may not be what the program left: E0 runs on them
          * anyway (the program asked for it), and the log says so. */
         if (!res->why[0]) snprintf(res->why, sizeof res->why, "restoring the inputs failed");

@@ -42,6 +42,7 @@ int sg_opt_driver_fill(sg_opt_driver_t *d, char *why, size_t n)
         {"cuMemcpyDtoHAsync_v2", (const void *)d->cuMemcpyDtoHAsync_v2},
         {"cuMemcpyHtoDAsync_v2", (const void *)d->cuMemcpyHtoDAsync_v2},
         {"cuCtxGetCurrent", (const void *)d->cuCtxGetCurrent},
+        {"cuCtxSynchronize", (const void *)d->cuCtxSynchronize},
         {"cuCtxGetDevice", (const void *)d->cuCtxGetDevice},
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)

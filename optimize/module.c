@@ -587,8 +587,11 @@ static void launch_before(sg_call_t *call)
         pthread_mutex_unlock(&opt.lock);
         return;
     }
-    bool check = opt.cfg.check_launch == 0 || e->launches == opt.cfg.check_launch;
-    if (!check) {
+    /* The Nth launch, or the first after it that finds no stream capture
+     * in the process: the check synchronizes the context, which must not
+     * meet another thread's capture. */
+    bool check = opt.cfg.check_launch == 0 || e->launches >= opt.cfg.check_launch;
+    if (!check || sg_inject_active_captures() > 0) {
         pthread_mutex_unlock(&opt.lock);
         return;
     }

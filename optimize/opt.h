@@ -130,6 +130,7 @@ const char *sg_opt_pipeline_names(void);
     X(cuMemcpyDtoHAsync_v2) \
     X(cuMemcpyHtoDAsync_v2) \
     X(cuCtxGetCurrent) \
+    X(cuCtxSynchronize) \
     X(cuCtxGetDevice) \
     X(cuFuncGetName) \
     X(cuKernelGetName)
