@@ -100,7 +100,10 @@ int main(int argc, char **argv)
         double t1 = now();
         char path[600];
         snprintf(path, sizeof path, "%s/bench.%u.sgraph", dir, n);
-        sg_bundle_blob_t blob = {"code/0123456789abcdef.fatbin", code, code_size, NULL, false};
+        sg_bundle_blob_t blob = {.relpath = "code/0123456789abcdef.fatbin",
+                                 .data = code,
+                                 .size = code_size,
+                                 .compress = false};
         sg_diag_t diag;
         double best = 1e30;
         for (int r = 0; r < 5; r++) {
@@ -131,7 +134,8 @@ int main(int argc, char **argv)
                     data[i][k] = (float)((k * 2654435761u + (unsigned)i) % 1000003) * 0.001f;
                 snprintf(names[i], sizeof names[i], "data/b%d.%s.zst", i / 2,
                          i % 2 ? "after" : "before");
-                blobs[i + 1] = (sg_bundle_blob_t){names[i], data[i], bsz, NULL, true};
+                blobs[i + 1] = (sg_bundle_blob_t){
+                    .relpath = names[i], .data = data[i], .size = bsz, .compress = true};
             }
             double s0 = now();
             int rc = sg_bundle_write(g, path, blobs, 9, SG_BUNDLE_OVERWRITE, &diag);

@@ -340,7 +340,8 @@ static void snapshot_after(sg_call_t *c)
         if (!f->after[i]) continue;
         if (f->before[i]) {
             snprintf(names[nd], sizeof names[nd], "data/b%u.before.zst", i);
-            data[nd] = (sg_bundle_blob_t){names[nd], f->before[i], buf->size, NULL, true};
+            data[nd] = (sg_bundle_blob_t){
+                .relpath = names[nd], .data = f->before[i], .size = buf->size, .compress = true};
             free(buf->before_file);
             buf->before_file = strdup(names[nd]);
             nd++;
@@ -348,7 +349,8 @@ static void snapshot_after(sg_call_t *c)
             set_note(buf, "allocated by the graph: no contents before the launch (after only)");
         }
         snprintf(names[nd], sizeof names[nd], "data/b%u.after.zst", i);
-        data[nd] = (sg_bundle_blob_t){names[nd], f->after[i], buf->size, NULL, true};
+        data[nd] = (sg_bundle_blob_t){
+            .relpath = names[nd], .data = f->after[i], .size = buf->size, .compress = true};
         free(buf->after_file);
         buf->after_file = strdup(names[nd]);
         nd++;

@@ -149,17 +149,35 @@ static char entry_suffix(const sg_fatbin_entry_t *e)
                                                          : 0;
 }
 
+/* The bytes of image index, checked against its hash: through the open
+ * bundle when the caller has one. */
+static int read_image(const sg_graph_t *g, const sg_code_report_options_t *opt,
+                      const char *bundle_path, uint32_t index, void **data, size_t *n,
+                      sg_diag_t *diag)
+{
+    if (opt->files)
+        return sg_bundle_load_image(opt->files, index, opt->max_image_bytes, data, n, diag);
+    int rc = sg_bundle_read_blob(bundle_path, sg_graph_image(g, index)->file,
+                                 opt->max_image_bytes, data, n, diag);
+    if (!rc && (rc = sg_bundle_check_image(g, index, *data, *n, diag))) {
+        free(*data);
+        *data = NULL;
+    }
+    return rc;
+}
+
 /* An NVRTC source image: recompile it to PTX for the device, then treat the
  * result like a captured PTX image. */
-static int nvrtc_load(const sg_image_t *img, uint32_t index, const char *bundle_path,
-                      const sg_code_report_options_t *opt, image_ctx_t *c)
+static int nvrtc_load(const sg_graph_t *g, const sg_image_t *img, uint32_t index,
+                      const char *bundle_path, const sg_code_report_options_t *opt,
+                      image_ctx_t *c)
 {
     c->source = index;
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
     void *src = NULL;
     size_t n = 0;
-    int rc = sg_bundle_read_blob(bundle_path, img->file, opt->max_image_bytes, &src, &n, &diag);
+    int rc = read_image(g, opt, bundle_path, index, &src, &n, &diag);
     if (rc == SG_ENOMEM) return rc;
     if (rc) {
         char msg[200];
@@ -209,7 +227,7 @@ static int image_load(const sg_graph_t *g, uint32_t index, const char *bundle_pa
                        "NVRTC source captured: PTX comes from recompiling it");
             return SG_OK;
         }
-        return nvrtc_load(img, index, bundle_path, opt, c);
+        return nvrtc_load(g, img, index, bundle_path, opt, c);
     }
     if (!bundle_path || !img->file) {
         image_fail(c, SG_PTX_NO_IMAGE, "image %s%s: bytes not in the bundle", img->hash,
@@ -218,8 +236,7 @@ static int image_load(const sg_graph_t *g, uint32_t index, const char *bundle_pa
     }
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
-    int rc = sg_bundle_read_blob(bundle_path, img->file, opt->max_image_bytes, &c->bytes, &c->n,
-                                 &diag);
+    int rc = read_image(g, opt, bundle_path, index, &c->bytes, &c->n, &diag);
     if (rc == SG_ENOMEM) return rc;
     if (rc) {
         char msg[200];
@@ -373,7 +390,7 @@ static int source_fallback(const sg_graph_t *g, sg_code_report_row_t **rows, uin
     }
     image_ctx_t sc;
     memset(&sc, 0, sizeof sc);
-    int rc = nvrtc_load(src, img->source_image, bundle_path, opt, &sc);
+    int rc = nvrtc_load(g, src, img->source_image, bundle_path, opt, &sc);
     for (uint32_t k = 0; k < n && !rc; k++) {
         sg_code_report_row_t *r = rows[k];
         if (r->ptx_available) continue;
@@ -570,7 +587,7 @@ int sg_code_kernel_ptx(const sg_graph_t *g, const char *bundle_path, const char 
         if (src && src->kind == SG_IMAGE_NVRTC) {
             rc = source_fallback(g, rows, 1, bundle_path, &opt);
             if (!rc && r.ptx_available) {
-                rc = nvrtc_load(src, img->source_image, bundle_path, &opt, &c);
+                rc = nvrtc_load(g, src, img->source_image, bundle_path, &opt, &c);
                 if (!rc && c.fail == SG_PTX_OK) rc = take_ptx(&c, &r, &opt, ptx, ptx_len);
                 image_unload(&c);
             }

@@ -66,6 +66,10 @@ typedef struct {
                                  an image without usable PTX (a CuPy cubin):
                                  recompile them to PTX (needs libnvrtc; never
                                  inside the shim) */
+    /* the open bundle to read images through (graph/bundle.h: one directory
+     * descriptor, no link followed); NULL: bundle_path is opened again for
+     * each image */
+    const struct sg_bundle *files;
 } sg_code_report_options_t;
 
 /* "sm_75, sm_90a, sm_100" ("-" when empty, ", ..." when truncated) into

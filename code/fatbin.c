@@ -6,6 +6,7 @@
  * little-endian). */
 #include "fatbin.h"
 #include "bytes.h"
+#include "graph/bundle.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -14,7 +15,6 @@
 #include <string.h>
 
 #include <lz4.h>
-#include <xxhash.h>
 #include <zstd.h>
 
 #define ENTRY_MIN_HEADER 64u
@@ -849,11 +849,5 @@ const char *sg_code_format_name(sg_code_format_t f)
 
 void sg_code_hash(const void *p, size_t n, char out[17])
 {
-    static const char hex[] = "0123456789abcdef";
-    uint64_t h = XXH64(n ? p : "", n, 0);
-    for (int i = 15; i >= 0; i--) {
-        out[i] = hex[h & 0xf];
-        h >>= 4;
-    }
-    out[16] = 0;
+    sg_bundle_hash(p, n, out); /* the format's hash, defined with the format */
 }

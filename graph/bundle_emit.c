@@ -1,13 +1,17 @@
 /* bundle_emit.c: the model -> graph.json text (docs/FORMAT.md), deterministic.
  *
- * The text is laid out by hand, one table entry, node or edge per line, so
- * graph.json diffs well and stays readable with `less`; fields come in the
- * order of docs/FORMAT.md. Same model in, same bytes out: that makes golden
- * files stable and lets read -> write -> read be compared byte for byte.
- * Writing directly into one growing buffer (no JSON tree) keeps the cost a
- * few hundred bytes of appends per node; jansson is only on the read side,
- * which re-checks everything written here (tests/fuzz/fuzz_bundle.c). */
+ * What is written comes from the field tables (bundle_fields.c): each record
+ * is an object whose fields appear in table order, a field marked SG_F_OMIT
+ * only when it differs from its default. The layout is by hand, one table
+ * entry, node or edge per line, so graph.json diffs well and stays readable
+ * with `less`. Same model in, same bytes out: that makes golden files stable
+ * and lets read -> write -> read be compared byte for byte. Writing directly
+ * into one growing buffer (no JSON tree, no JSON library) keeps the cost a
+ * few hundred bytes of appends per node and lets the shim write bundles; the
+ * reader re-checks everything written here (tests/fuzz/fuzz_bundle.c). */
+#include "bundle_fields.h"
 #include "bundle_private.h"
+#include "utf8.h"
 
 #include <inttypes.h>
 #include <locale.h>
@@ -16,46 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- enum names shared with the parser --------------------------------------- */
-
-const char *const sg_bundle_buffer_kind_names[SG_BUFFER_KIND_COUNT] = {
-    "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
-const char *const sg_bundle_image_kind_names[SG_IMAGE_KIND_COUNT] = {"fatbin", "cubin", "ptx",
-                                                                     "nvrtc", "unknown"};
-const char *const sg_bundle_copy_kind_names[5] = {"default", "h2d", "d2h", "d2d", "h2h"};
-const char *const sg_bundle_cond_type_names[3] = {"if", "while", "switch"};
-
-const char *sg_bundle_access_mode_name(sg_access_mode_t m)
-{
-    switch (m) {
-    case SG_ACCESS_READ:
-        return "read";
-    case SG_ACCESS_WRITE:
-        return "write";
-    case SG_ACCESS_READWRITE:
-        return "readwrite";
-    default:
-        return "unknown";
-    }
-}
-
-int sg_bundle_access_mode_from_name(const char *name)
-{
-    if (strcmp(name, "read") == 0) return SG_ACCESS_READ;
-    if (strcmp(name, "write") == 0) return SG_ACCESS_WRITE;
-    if (strcmp(name, "readwrite") == 0) return SG_ACCESS_READWRITE;
-    if (strcmp(name, "unknown") == 0) return SG_ACCESS_UNKNOWN;
-    return -1;
-}
-
 /* ---- output buffer ------------------------------------------------------------- */
 
 typedef struct {
     char *p;
     size_t n, cap;
-    int err;         /* first error; once set, everything else is a no-op */
-    int depth;       /* nesting of objects/arrays */
-    bool first[160]; /* per nesting level: no value written yet */
+    int err;                        /* first error; once set, everything else is a no-op */
+    uint32_t version;               /* the newest .since of what was written */
+    size_t version_at, version_len; /* where the version number is in the text */
+    int depth;                      /* nesting of objects/arrays */
+    bool first[160];                /* per nesting level: no value written yet */
 } emit_t;
 
 static bool reserve_out(emit_t *e, size_t more)
@@ -197,38 +171,6 @@ static void v_real(emit_t *e, double d)
     v_raw(e, buf);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. The
- * rules are jansson's (no overlongs, no surrogates, nothing past U+10FFFF):
- * whatever passes here, the reader accepts. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 /* A JSON string for a model string. Strings come from the captured program
  * (argv[0], labels) and need not be UTF-8: invalid bytes become U+FFFD. A
  * string longer than a reader accepts is cut at a character boundary, so
@@ -244,7 +186,7 @@ static void v_str(emit_t *e, const char *s)
     size_t kept = 0; /* decoded bytes so far: what the reader counts */
     for (size_t i = 0; i < n;) {
         const unsigned char *u = (const unsigned char *)s + i;
-        size_t l = utf8_seq(u, n - i);
+        size_t l = sg_utf8_seq(u, n - i);
         size_t add = l ? l : 3;
         if (kept + add > SG_BUNDLE_MAX_STRING) break;
         kept += add;
@@ -332,33 +274,12 @@ static void v_u32_array(emit_t *e, const uint32_t *a, uint32_t n)
     done(e);
 }
 
-/* key + value helpers */
-#define K_INT(e, k, v) (key((e), (k)), v_int((e), (v)))
-#define K_U64(e, k, v) (key((e), (k)), v_u64((e), (v)))
-#define K_ADDR(e, k, v) (key((e), (k)), v_addr((e), (v)))
-#define K_BOOL(e, k, v) (key((e), (k)), v_bool((e), (v)))
-#define K_STR(e, k, v) (key((e), (k)), v_str((e), (v)))
-#define K_RAWSTR(e, k, v) (key((e), (k)), v_raw((e), "\"" v "\""))
-
-static void k_opt_str(emit_t *e, const char *k, const char *s)
-{
-    if (s) K_STR(e, k, s);
-}
-
-static void k_name(emit_t *e, const char *k, const char *name)
-{
-    key(e, k);
-    sep(e);
-    out_raw(e, "\"", 1);
-    out_str(e, name); /* enum names: plain ASCII */
-    out_raw(e, "\"", 1);
-    done(e);
-}
-
-/* ---- nodes and edges ------------------------------------------------------------- */
+/* ---- records ---------------------------------------------------------------------------- */
 
 static void graph_body(emit_t *e, const sg_graph_t *g, int depth);
+static void emit_fields(emit_t *e, const sg_record_t *r, const void *base, int depth, bool top);
 
+/* Past the last live entry the ids are holes kept by next_node_id. */
 static uint32_t live_end_nodes(const sg_graph_t *g)
 {
     uint32_t end = g->n_nodes;
@@ -375,222 +296,263 @@ static uint32_t live_end_edges(const sg_graph_t *g)
     return end;
 }
 
-static void kernel_obj(emit_t *e, const sg_kernel_t *k)
+/* Top-level layout: ` "key": value` lines, arrays one entry per line. The
+ * values inside are written at depth 1 of the separator logic. */
+static void top_key(emit_t *e, const char *k)
 {
+    out_str(e, e->n > 2 ? ",\n \"" : " \"");
+    out_str(e, k);
+    out_str(e, "\": ");
+    e->depth = 0;
+}
+
+/* An array whose entries are written by entry(i) for i in [0, n) where
+ * live(i); on the top level one entry per line. */
+typedef struct {
+    const void *base;
+    const sg_field_t *f;
+    int depth;
+} entries_t;
+
+static bool entry_live(const entries_t *x, uint32_t i)
+{
+    const void *arr = *(void *const *)sg_field_ptr(x->f, x->base);
+    if (x->f->type == SG_FT_NODES) return !((const sg_node_t *)arr)[i].removed;
+    if (x->f->type == SG_FT_EDGES) return !((const sg_edge_t *)arr)[i].removed;
+    return true;
+}
+
+static void entry_write(emit_t *e, const entries_t *x, uint32_t i)
+{
+    const char *arr = *(const char *const *)sg_field_ptr(x->f, x->base);
+    const sg_record_t *r = x->f->sub;
+    if (x->f->type == SG_FT_BODIES) {
+        graph_body(e, ((sg_graph_t *const *)arr)[i], x->depth + 1);
+        return;
+    }
     obj_begin(e);
-    K_STR(e, "name", k->name ? k->name : "");
-    if (k->image != SG_NONE) K_INT(e, "image", k->image);
-    key(e, "grid"), v_triple(e, k->grid);
-    key(e, "block"), v_triple(e, k->block);
-    if (k->cluster[0] || k->cluster[1] || k->cluster[2]) key(e, "cluster"), v_triple(e, k->cluster);
-    K_INT(e, "shared_bytes", k->shared_bytes);
-    if (k->priority) K_INT(e, "priority", k->priority);
-    if (k->cooperative) K_BOOL(e, "cooperative", true);
-    if (k->has_extra) K_BOOL(e, "has_extra", true);
-    K_ADDR(e, "func_handle", k->func_handle);
-    /* Guard against a model edited by hand with sizes but no arrays. */
-    uint32_t params_size = k->param_bytes ? k->params_size : 0;
-    uint32_t n_params = k->param_offsets && k->param_sizes ? k->n_params : 0;
-    if (params_size || n_params) {
-        key(e, "params");
-        obj_begin(e);
-        key(e, "bytes"), v_hex(e, k->param_bytes, params_size);
-        key(e, "layout");
+    emit_fields(e, r, arr + (size_t)i * r->size, x->depth, false);
+    obj_end(e);
+    done(e);
+}
+
+static void emit_entries(emit_t *e, const entries_t *x, uint32_t n, bool top)
+{
+    if (!top) {
         arr_begin(e);
-        for (uint32_t i = 0; i < n_params; i++) {
+        for (uint32_t i = 0; i < n && !e->err; i++)
+            if (entry_live(x, i)) entry_write(e, x, i);
+        arr_end(e);
+        done(e);
+        return;
+    }
+    out_str(e, n ? "[\n" : "[");
+    for (uint32_t i = 0; i < n && !e->err; i++) {
+        if (!entry_live(x, i)) continue;
+        out_str(e, "  ");
+        e->depth = 0;
+        entry_write(e, x, i);
+        out_str(e, i + 1 == n ? "\n" : ",\n");
+    }
+    out_str(e, n ? " ]" : "]");
+}
+
+static int32_t load_i32(const void *p)
+{
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint32_t load_u32(const void *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint64_t load_u64(const void *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* A char[] member as a string, whatever the model left in it. */
+static void v_chars(emit_t *e, const char *p, size_t size)
+{
+    char buf[64];
+    size_t n = size < sizeof buf ? size : sizeof buf;
+    memcpy(buf, p, n);
+    buf[n - 1] = '\0';
+    v_str(e, buf);
+}
+
+static void v_name(emit_t *e, const char *name)
+{
+    sep(e);
+    out_raw(e, "\"", 1);
+    out_str(e, name); /* enum names: plain ASCII */
+    out_raw(e, "\"", 1);
+    done(e);
+}
+
+static void emit_value(emit_t *e, const sg_field_t *f, const void *base, int depth, bool top)
+{
+    const void *p = sg_field_ptr(f, base);
+    switch (f->type) {
+    case SG_FT_U8:
+        v_int(e, *(const uint8_t *)p);
+        break;
+    case SG_FT_U32:
+        v_int(e, load_u32(p));
+        break;
+    case SG_FT_I32:
+        v_int(e, load_i32(p));
+        break;
+    case SG_FT_I64:
+        v_int(e, (int64_t)load_u64(p));
+        break;
+    case SG_FT_U64:
+        v_u64(e, load_u64(p));
+        break;
+    case SG_FT_ADDR:
+        v_addr(e, load_u64(p));
+        break;
+    case SG_FT_BOOL:
+        v_bool(e, *(const bool *)p);
+        break;
+    case SG_FT_REAL:
+    case SG_FT_DURATION: {
+        double d = *(const double *)p;
+        v_real(e, isfinite(d) ? d : 0.0);
+        break;
+    }
+    case SG_FT_STR:
+    case SG_FT_PATH: {
+        const char *s = *(const char *const *)p;
+        v_str(e, s ? s : "");
+        break;
+    }
+    case SG_FT_CHARS:
+    case SG_FT_HASH:
+        v_chars(e, p, f->size);
+        break;
+    case SG_FT_ENUM: {
+        const char *name = sg_enum_name(f->names, load_i32(p));
+        if (strcmp(name, "invalid") == 0) {
+            if (f->def < 0) {
+                if (!e->err) e->err = SG_EINVAL; /* no spelling a reader would accept */
+                return;
+            }
+            name = sg_enum_name(f->names, (int)f->def);
+        }
+        uint32_t since = sg_enum_since(f->names, load_i32(p));
+        if (since > e->version) e->version = since;
+        v_name(e, name);
+        break;
+    }
+    case SG_FT_INDEX:
+    case SG_FT_NODE_ID:
+        v_int(e, load_u32(p));
+        break;
+    case SG_FT_STREAM:
+        if (load_u32(p) == SG_STREAM_EXPLICIT)
+            v_name(e, "explicit");
+        else
+            v_int(e, load_u32(p));
+        break;
+    case SG_FT_TRIPLE:
+        v_triple(e, p);
+        break;
+    case SG_FT_U32S:
+        v_u32_array(e, *(uint32_t *const *)p, sg_field_count(f, base));
+        break;
+    case SG_FT_HEX:
+        v_hex(e, *(uint8_t *const *)p, sg_field_count(f, base));
+        break;
+    case SG_FT_PAIRS: {
+        const uint32_t *a = *(uint32_t *const *)p;
+        const uint32_t *b = *(uint32_t *const *)((const char *)base + f->off2);
+        uint32_t n = sg_field_count(f, base);
+        arr_begin(e);
+        for (uint32_t i = 0; i < n; i++) {
             arr_begin(e);
-            v_int(e, k->param_offsets[i]);
-            v_int(e, k->param_sizes[i]);
+            v_int(e, a[i]);
+            v_int(e, b[i]);
             arr_end(e);
         }
         arr_end(e);
         done(e);
+        break;
+    }
+    case SG_FT_OBJECT:
+        obj_begin(e);
+        emit_fields(e, f->sub, p, depth, false);
         obj_end(e);
         done(e);
+        break;
+    case SG_FT_RECORDS:
+    case SG_FT_TABLE:
+    case SG_FT_BODIES: {
+        entries_t x = {base, f, depth};
+        emit_entries(e, &x, sg_field_count(f, base), top);
+        break;
     }
-    obj_end(e);
-    done(e);
+    case SG_FT_NODES: {
+        entries_t x = {base, f, depth};
+        emit_entries(e, &x, live_end_nodes(base), top);
+        break;
+    }
+    case SG_FT_EDGES: {
+        entries_t x = {base, f, depth};
+        emit_entries(e, &x, live_end_edges(base), top);
+        break;
+    }
+    case SG_FT_NEXT_ID: {
+        const sg_graph_t *g = base;
+        v_int(e, f->def ? g->n_edges : g->n_nodes);
+        break;
+    }
+    case SG_FT_BODY:
+        graph_body(e, *(sg_graph_t *const *)p, depth + 1);
+        break;
+    case SG_FT_FORMAT:
+        v_name(e, SG_FORMAT_NAME);
+        break;
+    case SG_FT_VERSION:
+        /* a placeholder: the version is known once everything is written */
+        sep(e);
+        e->version_at = e->n;
+        out_str(e, "1");
+        e->version_len = 1;
+        done(e);
+        break;
+    case SG_FT_GRAPH:
+        break; /* inline: emit_fields */
+    }
 }
 
-/* One record of the fusions table (section 4.4). */
-static void fusion_obj(emit_t *e, const sg_fusion_t *f)
+/* The fields of record r over base, in table order, into the open object
+ * (or, on the top level, as lines). */
+static void emit_fields(emit_t *e, const sg_record_t *r, const void *base, int depth, bool top)
 {
-    obj_begin(e);
-    K_INT(e, "node", f->node);
-    K_STR(e, "hash", f->hash);
-    K_INT(e, "tier", f->tier);
-    k_opt_str(e, "codegen", f->codegen);
-    if (f->ptx_image != SG_NONE) K_INT(e, "ptx_image", f->ptx_image);
-    if (f->cubin_image != SG_NONE) K_INT(e, "cubin_image", f->cubin_image);
-    K_INT(e, "registers", f->registers);
-    K_INT(e, "spill_bytes", f->spill_bytes);
-    key(e, "stages");
-    arr_begin(e);
-    for (uint32_t i = 0; i < f->n_stages; i++) {
-        const sg_fused_stage_t *st = &f->stages[i];
-        obj_begin(e);
-        K_INT(e, "node", st->node);
-        K_U64(e, "seq", st->seq);
-        key(e, "kernel"), kernel_obj(e, &st->kernel);
-        K_INT(e, "param_base", st->param_base);
-        obj_end(e);
-    }
-    arr_end(e);
-    done(e);
-    key(e, "dropped");
-    arr_begin(e);
-    for (uint32_t i = 0; i < f->n_dropped; i++) {
-        const sg_dropped_write_t *w = &f->dropped[i];
-        obj_begin(e);
-        K_INT(e, "stage", w->stage);
-        K_INT(e, "buffer", w->buffer);
-        K_U64(e, "offset", w->offset);
-        K_U64(e, "size", w->size);
-        K_STR(e, "reason", w->reason ? w->reason : "");
-        obj_end(e);
-    }
-    arr_end(e);
-    done(e);
-    k_opt_str(e, "note", f->note);
-    obj_end(e);
-    done(e);
-}
-
-static void node_obj(emit_t *e, const sg_node_t *n, int depth)
-{
-    obj_begin(e);
-    K_INT(e, "id", n->id);
-    k_name(e, "type", sg_node_type_name(n->type));
-    if (n->stream == SG_STREAM_EXPLICIT)
-        K_RAWSTR(e, "stream", "explicit");
-    else
-        K_INT(e, "stream", n->stream);
-    K_U64(e, "seq", n->seq);
-    if (n->synthesized) K_BOOL(e, "synthesized", true);
-    k_opt_str(e, "label", n->label);
-    if (n->cuda_type) K_INT(e, "cuda_type", n->cuda_type);
-    if (n->duration_ns >= 0 && isfinite(n->duration_ns))
-        key(e, "duration_ns"), v_real(e, n->duration_ns);
-    if (n->n_accesses && n->accesses) {
-        key(e, "accesses");
-        arr_begin(e);
-        for (uint32_t i = 0; i < n->n_accesses; i++) {
-            const sg_access_t *a = &n->accesses[i];
-            obj_begin(e);
-            K_INT(e, "buffer", a->buffer);
-            K_U64(e, "offset", a->offset);
-            K_U64(e, "size", a->size);
-            k_name(e, "mode", sg_bundle_access_mode_name(a->mode));
-            obj_end(e);
+    int type = r->id == SG_REC_NODE ? (int)((const sg_node_t *)base)->type : -1;
+    for (uint32_t i = 0; i < r->n_fields && !e->err; i++) {
+        const sg_field_t *f = &r->fields[i];
+        if (f->type == SG_FT_GRAPH) {
+            emit_fields(e, f->sub, base, depth, top);
+            continue;
         }
-        arr_end(e);
-        done(e);
+        if (type >= 0 && !sg_field_applies(f, type)) continue;
+        if ((f->flags & SG_F_OMIT) && sg_field_is_default(f, base)) continue;
+        if (f->since > e->version) e->version = f->since;
+        if (top)
+            top_key(e, f->key);
+        else
+            key(e, f->key);
+        emit_value(e, f, base, depth, top);
     }
-    switch (n->type) {
-    case SG_NODE_KERNEL:
-        key(e, "kernel"), kernel_obj(e, &n->u.kernel);
-        break;
-    case SG_NODE_MEMCPY: {
-        const sg_memcpy_t *c = &n->u.memcpy;
-        key(e, "memcpy");
-        obj_begin(e);
-        K_ADDR(e, "dst", c->dst);
-        K_ADDR(e, "src", c->src);
-        K_U64(e, "dst_pitch", c->dst_pitch);
-        K_U64(e, "src_pitch", c->src_pitch);
-        K_U64(e, "width", c->width);
-        K_U64(e, "height", c->height);
-        K_U64(e, "depth", c->depth);
-        k_name(e, "kind", (unsigned)c->kind < 5 ? sg_bundle_copy_kind_names[c->kind] : "default");
-        obj_end(e);
-        done(e);
-        break;
-    }
-    case SG_NODE_MEMSET: {
-        const sg_memset_t *m = &n->u.memset;
-        key(e, "memset");
-        obj_begin(e);
-        K_ADDR(e, "dst", m->dst);
-        K_U64(e, "pitch", m->pitch);
-        K_INT(e, "value", m->value);
-        K_INT(e, "element_size", m->element_size);
-        K_U64(e, "width", m->width);
-        K_U64(e, "height", m->height);
-        obj_end(e);
-        done(e);
-        break;
-    }
-    case SG_NODE_HOST:
-        key(e, "host");
-        obj_begin(e);
-        K_ADDR(e, "fn", n->u.host.fn);
-        K_ADDR(e, "user_data", n->u.host.user_data);
-        obj_end(e);
-        done(e);
-        break;
-    case SG_NODE_EVENT_RECORD:
-    case SG_NODE_EVENT_WAIT:
-        if (n->u.event != SG_NONE) K_INT(e, "event", n->u.event);
-        break;
-    case SG_NODE_MEM_ALLOC:
-    case SG_NODE_MEM_FREE:
-        key(e, "mem");
-        obj_begin(e);
-        if (n->u.mem.buffer != SG_NONE) K_INT(e, "buffer", n->u.mem.buffer);
-        K_ADDR(e, "address", n->u.mem.address);
-        K_U64(e, "bytes", n->u.mem.bytes);
-        obj_end(e);
-        done(e);
-        break;
-    case SG_NODE_CHILD_GRAPH:
-        if (n->u.child) key(e, "body"), graph_body(e, n->u.child, depth + 1);
-        break;
-    case SG_NODE_CONDITIONAL: {
-        const sg_conditional_t *c = &n->u.cond;
-        key(e, "conditional");
-        obj_begin(e);
-        k_name(e, "type", (unsigned)c->type < 3 ? sg_bundle_cond_type_names[c->type] : "if");
-        K_ADDR(e, "handle", c->handle);
-        K_INT(e, "default_value", c->default_value);
-        key(e, "bodies");
-        arr_begin(e);
-        for (uint32_t i = 0; i < c->n_bodies; i++)
-            graph_body(e, c->bodies[i], depth + 1);
-        arr_end(e);
-        done(e);
-        obj_end(e);
-        done(e);
-        break;
-    }
-    case SG_NODE_OPAQUE:
-        if (n->u.opaque_note) {
-            key(e, "opaque");
-            obj_begin(e);
-            K_STR(e, "note", n->u.opaque_note);
-            obj_end(e);
-            done(e);
-        }
-        break;
-    default:
-        break;
-    }
-    obj_end(e);
-    done(e);
-}
-
-static void edge_obj(emit_t *e, const sg_edge_t *ed)
-{
-    obj_begin(e);
-    K_INT(e, "id", ed->id);
-    K_INT(e, "from", ed->from);
-    K_INT(e, "to", ed->to);
-    k_name(e, "kind", sg_edge_kind_name(ed->kind));
-    if (ed->kind == SG_EDGE_EVENT) K_INT(e, "event", ed->event);
-    if (ed->from_port) K_INT(e, "from_port", ed->from_port);
-    if (ed->to_port) K_INT(e, "to_port", ed->to_port);
-    if (ed->cuda_type) K_INT(e, "cuda_type", ed->cuda_type);
-    obj_end(e);
-    done(e);
 }
 
 /* A body graph as one JSON object (it sits inside its node's line). */
@@ -602,63 +564,9 @@ static void graph_body(emit_t *e, const sg_graph_t *g, int depth)
         return;
     }
     obj_begin(e);
-    key(e, "nodes");
-    arr_begin(e);
-    for (uint32_t i = 0; i < g->n_nodes && !e->err; i++)
-        if (!g->nodes[i].removed) node_obj(e, &g->nodes[i], depth);
-    arr_end(e);
-    done(e);
-    key(e, "edges");
-    arr_begin(e);
-    for (uint32_t i = 0; i < g->n_edges && !e->err; i++)
-        if (!g->edges[i].removed) edge_obj(e, &g->edges[i]);
-    arr_end(e);
-    done(e);
-    /* removed ids past the last live one: keep them from being reused */
-    if (g->n_nodes > live_end_nodes(g)) K_INT(e, "next_node_id", g->n_nodes);
-    if (g->n_edges > live_end_edges(g)) K_INT(e, "next_edge_id", g->n_edges);
+    emit_fields(e, sg_records[SG_REC_GRAPH], g, depth, false);
     obj_end(e);
     done(e);
-}
-
-/* ---- top level ---------------------------------------------------------------------- */
-
-/* Top-level layout: ` "key": value,\n`, arrays one entry per line. The
- * values inside are written at depth 1 of the separator logic. */
-static void top_key(emit_t *e, const char *k)
-{
-    out_str(e, " \"");
-    out_str(e, k);
-    out_str(e, "\": ");
-    e->depth = 0;
-}
-
-static void top_next(emit_t *e, bool last)
-{
-    out_str(e, last ? "\n" : ",\n");
-}
-
-static void top_array_open(emit_t *e, const char *k, uint32_t count)
-{
-    top_key(e, k);
-    out_str(e, count ? "[\n" : "[");
-}
-
-static void top_entry_begin(emit_t *e)
-{
-    out_str(e, "  ");
-    e->depth = 0;
-}
-
-static void top_entry_end(emit_t *e, bool last)
-{
-    out_str(e, last ? "\n" : ",\n");
-}
-
-static void top_array_close(emit_t *e, uint32_t count, bool last)
-{
-    out_str(e, count ? " ]" : "]");
-    top_next(e, last);
 }
 
 int sg_bundle_to_json(const sg_graph_t *g, char **out)
@@ -667,181 +575,20 @@ int sg_bundle_to_json(const sg_graph_t *g, char **out)
     emit_t *e = calloc(1, sizeof *e);
     if (!e) return SG_ENOMEM;
     out_str(e, "{\n");
-    top_key(e, "format");
-    v_raw(e, "\"" SG_FORMAT_NAME "\"");
-    top_next(e, false);
-    top_key(e, "version");
-    int version = SG_FORMAT_VERSION_MIN;
-    for (uint32_t i = 0; i < g->n_buffers; i++)
-        if (g->buffers[i].kind == SG_BUFFER_HOST_PAGEABLE) version = 2;
-    v_int(e, version);
-    top_next(e, false);
-
-    top_key(e, "capture");
-    obj_begin(e);
-    k_opt_str(e, "program", g->program);
-    K_INT(e, "pid", g->pid);
-    K_U64(e, "capture_id", g->capture_id);
-    K_INT(e, "sequence", g->sequence);
-    k_opt_str(e, "mode", g->capture_mode);
-    obj_end(e);
-    top_next(e, false);
-
-    const sg_device_t *d = &g->device;
-    top_key(e, "device");
-    obj_begin(e);
-    k_opt_str(e, "name", d->name);
-    K_INT(e, "cc_major", d->cc_major);
-    K_INT(e, "cc_minor", d->cc_minor);
-    K_INT(e, "driver_version", d->driver_version);
-    K_U64(e, "total_memory", d->total_memory);
-    char uuid[sizeof d->uuid];
-    memcpy(uuid, d->uuid, sizeof uuid);
-    uuid[sizeof uuid - 1] = '\0';
-    K_STR(e, "uuid", uuid);
-    K_INT(e, "sm_count", d->sm_count);
-    key(e, "mem_bandwidth_gbs");
-    v_real(e, isfinite(d->mem_bandwidth_gbs) ? d->mem_bandwidth_gbs : 0.0);
-    obj_end(e);
-    top_next(e, false);
-
-    top_key(e, "crosscheck");
-    obj_begin(e);
-    K_BOOL(e, "done", g->crosscheck_done);
-    K_BOOL(e, "ok", g->crosscheck_ok);
-    K_INT(e, "cuda_node_count", g->cuda_node_count);
-    K_INT(e, "cuda_edge_count", g->cuda_edge_count);
-    k_opt_str(e, "note", g->crosscheck_note);
-    obj_end(e);
-    top_next(e, false);
-
-    top_array_open(e, "streams", g->n_streams);
-    for (uint32_t i = 0; i < g->n_streams; i++) {
-        const sg_stream_t *s = &g->streams[i];
-        top_entry_begin(e);
-        obj_begin(e);
-        K_INT(e, "id", s->id);
-        K_STR(e, "label", s->label ? s->label : "");
-        K_ADDR(e, "handle", s->handle);
-        K_U64(e, "cuda_id", s->cuda_id);
-        K_INT(e, "priority", s->priority);
-        K_INT(e, "flags", s->flags);
-        K_BOOL(e, "per_thread", s->per_thread);
-        obj_end(e);
-        top_entry_end(e, i + 1 == g->n_streams);
-    }
-    top_array_close(e, g->n_streams, false);
-
-    top_array_open(e, "events", g->n_events);
-    for (uint32_t i = 0; i < g->n_events; i++) {
-        const sg_event_t *ev = &g->events[i];
-        top_entry_begin(e);
-        obj_begin(e);
-        K_INT(e, "id", ev->id);
-        K_STR(e, "label", ev->label ? ev->label : "");
-        K_ADDR(e, "handle", ev->handle);
-        K_INT(e, "flags", ev->flags);
-        K_BOOL(e, "external", ev->external);
-        obj_end(e);
-        top_entry_end(e, i + 1 == g->n_events);
-    }
-    top_array_close(e, g->n_events, false);
-
-    top_array_open(e, "buffers", g->n_buffers);
-    for (uint32_t i = 0; i < g->n_buffers; i++) {
-        const sg_buffer_t *b = &g->buffers[i];
-        top_entry_begin(e);
-        obj_begin(e);
-        K_INT(e, "id", b->id);
-        K_STR(e, "label", b->label ? b->label : "");
-        k_name(e, "kind",
-               (unsigned)b->kind < SG_BUFFER_KIND_COUNT ? sg_bundle_buffer_kind_names[b->kind]
-                                                        : "unknown");
-        K_ADDR(e, "address", b->address);
-        K_U64(e, "size", b->size);
-        if (b->alloc_node != SG_NONE) K_INT(e, "alloc_node", b->alloc_node);
-        k_opt_str(e, "before", b->before_file);
-        k_opt_str(e, "after", b->after_file);
-        K_U64(e, "snapshot_bytes", b->snapshot_bytes);
-        k_opt_str(e, "snapshot_note", b->snapshot_note);
-        obj_end(e);
-        top_entry_end(e, i + 1 == g->n_buffers);
-    }
-    top_array_close(e, g->n_buffers, false);
-
-    top_array_open(e, "images", g->n_images);
-    for (uint32_t i = 0; i < g->n_images; i++) {
-        const sg_image_t *im = &g->images[i];
-        top_entry_begin(e);
-        obj_begin(e);
-        K_INT(e, "id", im->id);
-        k_name(e, "kind",
-               (unsigned)im->kind < SG_IMAGE_KIND_COUNT ? sg_bundle_image_kind_names[im->kind]
-                                                        : "unknown");
-        K_STR(e, "hash", im->hash);
-        k_opt_str(e, "file", im->file);
-        K_U64(e, "size", im->size);
-        key(e, "ptx_archs"), v_u32_array(e, im->ptx_archs, im->ptx_archs ? im->n_ptx_archs : 0);
-        key(e, "sass_archs"), v_u32_array(e, im->sass_archs, im->sass_archs ? im->n_sass_archs : 0);
-        k_opt_str(e, "options", im->options);
-        k_opt_str(e, "note", im->note);
-        if (im->source_image != SG_NONE) K_INT(e, "source_image", im->source_image);
-        obj_end(e);
-        top_entry_end(e, i + 1 == g->n_images);
-    }
-    top_array_close(e, g->n_images, false);
-
-    uint32_t end = live_end_nodes(g);
-    top_array_open(e, "nodes", end);
-    for (uint32_t i = 0; i < end && !e->err; i++) {
-        if (g->nodes[i].removed) continue;
-        top_entry_begin(e);
-        node_obj(e, &g->nodes[i], 0);
-        top_entry_end(e, i + 1 == end);
-    }
-    top_array_close(e, end, false);
-    if (g->n_nodes > end) {
-        top_key(e, "next_node_id");
-        v_int(e, g->n_nodes);
-        top_next(e, false);
-    }
-
-    end = live_end_edges(g);
-    top_array_open(e, "edges", end);
-    for (uint32_t i = 0; i < end && !e->err; i++) {
-        if (g->edges[i].removed) continue;
-        top_entry_begin(e);
-        edge_obj(e, &g->edges[i]);
-        top_entry_end(e, i + 1 == end);
-    }
-    top_array_close(e, end, false);
-    if (g->n_edges > end) {
-        top_key(e, "next_edge_id");
-        v_int(e, g->n_edges);
-        top_next(e, false);
-    }
-
-    if (g->n_fusions) { /* fused kernels, docs/FORMAT.md section 4.4 */
-        top_array_open(e, "fusions", g->n_fusions);
-        for (uint32_t i = 0; i < g->n_fusions; i++) {
-            top_entry_begin(e);
-            fusion_obj(e, &g->fusions[i]);
-            top_entry_end(e, i + 1 == g->n_fusions);
+    e->version = SG_FORMAT_VERSION_MIN;
+    emit_fields(e, &sg_record_bundle, g, 0, true);
+    out_str(e, "\n}\n");
+    if (!e->err) {
+        /* the oldest version that says everything written (FORMAT.md section 11) */
+        char v[16];
+        int k = snprintf(v, sizeof v, "%u", e->version);
+        if (reserve_out(e, (size_t)k)) {
+            memmove(e->p + e->version_at + k, e->p + e->version_at + e->version_len,
+                    e->n - e->version_at - e->version_len + 1);
+            memcpy(e->p + e->version_at, v, (size_t)k);
+            e->n = e->n + (size_t)k - e->version_len;
         }
-        top_array_close(e, g->n_fusions, false);
     }
-    top_array_open(e, "pass_log", g->n_pass_log);
-    for (uint32_t i = 0; i < g->n_pass_log; i++) {
-        top_entry_begin(e);
-        obj_begin(e);
-        K_STR(e, "pass", g->pass_log[i].pass ? g->pass_log[i].pass : "");
-        K_STR(e, "summary", g->pass_log[i].summary ? g->pass_log[i].summary : "");
-        obj_end(e);
-        top_entry_end(e, i + 1 == g->n_pass_log);
-    }
-    top_array_close(e, g->n_pass_log, true);
-    out_str(e, "}\n");
-
     int rc = e->err;
     if (rc)
         free(e->p);

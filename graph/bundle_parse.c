@@ -1,26 +1,42 @@
 /* bundle_parse.c: graph.json text -> the model, hardened (docs/FORMAT.md §2).
  *
- * The text is untrusted. jansson parses it (its errors carry line:column);
- * everything after that is checked here before it is believed: types and
- * ranges of every field, required fields, references into tables and
- * between nodes, duplicate ids, cycles, limits. Each check that fails stops
- * the parse with one diagnostic naming the JSON path and the id at fault.
+ * The text is untrusted. It is read with the pull reader of json_read.h and
+ * decoded straight into the model as the field tables (bundle_fields.c)
+ * describe it: no JSON tree is built, and a field this reader does not know
+ * is skipped (checked, never stored). Everything is checked before it is
+ * believed: types and ranges, required fields, references into tables and
+ * between nodes, duplicate keys and ids, cycles, limits. The first check
+ * that fails stops the parse with one diagnostic: line:column, the JSON path
+ * and the id at fault.
  *
- * Cost is linear in the input: node and edge ids go through id -> position
- * arrays whose size is bounded by the hole budget (bundle_private.h), and
- * every count is checked against its limit before anything is allocated for
- * it. Memory is jansson's tree (a constant factor of the text) plus the
- * model. */
-#include "bundle_private.h"
-#include "graph_private.h"
-
+ * Order. Keys may come in any order (FORMAT.md §2), but some fields need
+ * others first: a node's stream index needs the streams table, its payload
+ * needs its type, an edge its graph's nodes. So the top-level object and
+ * each graph object are first scanned for where their keys are (one pass
+ * that also checks the JSON syntax of everything inside), then decoded in
+ * table order; inside a node a payload met before "type" is decoded when
+ * the object ends. sgcap writes keys in table order, so its own bundles are
+ * decoded in one pass after the scan.
+ *
+ * Memory. Every allocation is counted against a budget of
+ * SG_BUNDLE_MEMORY_FACTOR times the text plus SG_BUNDLE_MEMORY_FLOOR, so no
+ * input, however crafted, makes the reader need more (FORMAT.md §10); an
+ * allocation that fails says what it was for. Node and edge ids place each
+ * entry in the model's id-indexed arrays directly; the holes they leave are
+ * paid from the same budget and bounded by the format's hole rule. */
 #include <inttypes.h>
-#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- where we are, for messages ------------------------------------------------- */
+#include "bundle_fields.h"
+#include "bundle_private.h"
+#include "json_read.h"
+
+#define NO_POS SIZE_MAX
+
+/* ---- where we are, for messages --------------------------------------------------- */
 
 /* A chain of locations from the innermost value outwards; rendered only when
  * something is wrong, so the happy path never formats a string. */
@@ -41,11 +57,23 @@ typedef struct loc {
     }
 
 typedef struct {
+    sg_json_reader_t r;
     sg_diag_t *diag;
     const char *file;
     sg_graph_t *root;
-    uint64_t hole_budget, holes;
-    int version; /* of the bundle being read */
+    /* memory: what the model and the reader's own arrays take */
+    size_t mem, mem_limit;
+    /* nodes and edges listed in all graphs, and the holes their ids leave */
+    uint64_t nodes, edges, holes;
+    uint64_t worst_holes; /* the graph with the most, for the message */
+    char worst_where[160];
+    const char *worst_what;
+    uint64_t worst_end, worst_n;
+    /* the graph whose nodes are being read, for their bodies */
+    sg_graph_t *graph;
+    int graph_depth;
+    uint32_t version; /* the bundle's format version */
+    uint8_t *fused;   /* per root node id: it has a fusion record (fusions[] only) */
 } pctx_t;
 
 static void loc_format(const loc_t *l, char *buf, size_t n)
@@ -72,10 +100,10 @@ static void loc_format(const loc_t *l, char *buf, size_t n)
     }
 }
 
-static int fail(pctx_t *c, const loc_t *l, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static int fail(pctx_t *c, const loc_t *l, size_t pos, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
-static int fail(pctx_t *c, const loc_t *l, int code, const char *fmt, ...)
+static int fail(pctx_t *c, const loc_t *l, size_t pos, int code, const char *fmt, ...)
 {
     char where[256], what[384];
     va_list ap;
@@ -83,535 +111,221 @@ static int fail(pctx_t *c, const loc_t *l, int code, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     loc_format(l, where, sizeof where);
-    if (where[0]) return sg_bundle_diag(c->diag, code, c->file, 0, 0, "%s: %s", where, what);
-    return sg_bundle_diag(c->diag, code, c->file, 0, 0, "%s", what);
+    int line = 0, column = 0;
+    if (pos != NO_POS) sg_json_where(&c->r, pos, &line, &column);
+    if (where[0])
+        return sg_bundle_diag(c->diag, code, c->file, line, column, "%s: %s", where, what);
+    return sg_bundle_diag(c->diag, code, c->file, line, column, "%s", what);
 }
 
-static const char *type_name(const json_t *v)
+/* The JSON reader stopped: its message, at its position. */
+static int json_failed(pctx_t *c, const loc_t *l)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
+    return fail(c, l, c->r.error_pos, SG_EFORMAT, "%s", c->r.error);
+}
+
+static const char *type_name(sg_json_type_t t)
+{
+    switch (t) {
+    case SG_JSON_OBJECT:
         return "an object";
-    case JSON_ARRAY:
+    case SG_JSON_ARRAY:
         return "an array";
-    case JSON_STRING:
+    case SG_JSON_STRING:
         return "a string";
-    case JSON_INTEGER:
+    case SG_JSON_INTEGER:
         return "an integer";
-    case JSON_REAL:
+    case SG_JSON_REAL:
         return "a real number";
-    case JSON_TRUE:
-    case JSON_FALSE:
+    case SG_JSON_BOOL:
         return "a boolean";
-    default:
+    case SG_JSON_NULL:
         return "null";
+    default:
+        return "no value";
     }
 }
 
-/* ---- typed field access ------------------------------------------------------------ */
-
-/* o[key], with null treated as absent; SG_EFORMAT if required and absent. */
-static int field(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l, json_t **v)
+/* The next value must be of type want (a wrong type is the caller's error). */
+static int want(pctx_t *c, sg_json_type_t want, const char *what, const loc_t *l)
 {
-    *v = json_object_get(o, key);
-    if (*v && json_is_null(*v)) *v = NULL;
-    if (!*v && req) {
-        loc_t fl = LOC_FIELD(l, key);
-        return fail(c, &fl, SG_EFORMAT, "required field is missing");
+    sg_json_type_t t = sg_json_peek(&c->r);
+    if (c->r.failed) return json_failed(c, l);
+    if (t == want) return SG_OK;
+    return fail(c, l, sg_json_tell(&c->r), SG_EFORMAT, "expected %s, found %s", what, type_name(t));
+}
+
+/* ---- memory -------------------------------------------------------------------------------- */
+
+/* What malloc really spends on n bytes (glibc: 8 bytes of header, 16-byte
+ * granules, 32 at least), so the budget bounds the heap, not the requests. */
+static size_t chunk(size_t n)
+{
+    size_t k = (n + 8 + 15) & ~(size_t)15;
+    return k < 32 ? 32 : k;
+}
+
+static int over_budget(pctx_t *c, const loc_t *l, size_t pos, size_t n, const char *what)
+{
+    return fail(c, l, pos, SG_ELIMIT,
+                "reading this graph.json would take more than %zu MiB of memory (%u times its "
+                "size and %u MiB: the most this reader spends; see docs/FORMAT.md section 10); "
+                "%zu more bytes were needed for %s",
+                c->mem_limit >> 20, SG_BUNDLE_MEMORY_FACTOR, SG_BUNDLE_MEMORY_FLOOR >> 20, n, what);
+}
+
+static int out_of_memory(pctx_t *c, const loc_t *l, size_t pos, size_t n, const char *what)
+{
+    return fail(c, l, pos, SG_ENOMEM,
+                "out of memory: malloc refused %zu bytes for %s (the model read so far takes %zu "
+                "MiB)",
+                n, what, c->mem >> 20);
+}
+
+/* *p = a new block of n bytes (zeroed when zero), counted against the budget. */
+static int mem_alloc(pctx_t *c, void **p, size_t n, bool zero, const char *what, const loc_t *l,
+                     size_t pos)
+{
+    size_t k = chunk(n);
+    if (k > c->mem_limit - c->mem) return over_budget(c, l, pos, n, what);
+    *p = zero ? calloc(1, n ? n : 1) : malloc(n ? n : 1);
+    if (!*p) return out_of_memory(c, l, pos, n, what);
+    c->mem += k;
+    return SG_OK;
+}
+
+/* Grow *p from old_n to new_n bytes (the new bytes zeroed). */
+static int mem_grow(pctx_t *c, void **p, size_t old_n, size_t new_n, const char *what,
+                    const loc_t *l, size_t pos)
+{
+    size_t had = *p ? chunk(old_n) : 0, k = chunk(new_n);
+    if (k > had && k - had > c->mem_limit - c->mem) return over_budget(c, l, pos, new_n, what);
+    void *q = realloc(*p, new_n);
+    if (!q) return out_of_memory(c, l, pos, new_n, what);
+    memset((char *)q + old_n, 0, new_n - old_n);
+    *p = q;
+    c->mem = c->mem - had + k;
+    return SG_OK;
+}
+
+static void mem_free(pctx_t *c, void *p, size_t n)
+{
+    if (!p) return;
+    free(p);
+    c->mem -= chunk(n);
+}
+
+/* Room for at least need entries of elem bytes in a growing list. */
+static int list_room(pctx_t *c, void **arr, uint32_t *cap, uint64_t need, size_t elem,
+                     const char *what, const loc_t *l, size_t pos)
+{
+    if (need <= *cap) return SG_OK;
+    uint64_t ncap = *cap ? (uint64_t)*cap * 2 : 4;
+    if (ncap < need) ncap = need;
+    int rc = mem_grow(c, arr, (size_t)*cap * elem, (size_t)ncap * elem, what, l, pos);
+    if (!rc) *cap = (uint32_t)ncap;
+    return rc;
+}
+
+/* ---- scalars ------------------------------------------------------------------------------- */
+
+static int get_int(pctx_t *c, int64_t min, int64_t max, const loc_t *l, int64_t *out)
+{
+    size_t pos = sg_json_tell(&c->r);
+    int rc = want(c, SG_JSON_INTEGER, "an integer", l);
+    if (rc) return rc;
+    sg_json_number_t n;
+    if (!sg_json_number(&c->r, &n)) return json_failed(c, l);
+    if (n.integer < min || n.integer > max)
+        return fail(c, l, pos, SG_EFORMAT, "%" PRId64 " is out of range %" PRId64 "..%" PRId64,
+                    n.integer, min, max);
+    *out = n.integer;
+    return SG_OK;
+}
+
+/* A u64: a non-negative integer, or "0x" and 1..16 hex digits. */
+static int get_u64(pctx_t *c, const loc_t *l, uint64_t *out)
+{
+    size_t pos = sg_json_tell(&c->r);
+    sg_json_type_t t = sg_json_peek(&c->r);
+    if (t == SG_JSON_INTEGER) {
+        sg_json_number_t n;
+        if (!sg_json_number(&c->r, &n)) return json_failed(c, l);
+        if (n.integer < 0) return fail(c, l, pos, SG_EFORMAT, "%" PRId64 " is negative", n.integer);
+        *out = (uint64_t)n.integer;
+        return SG_OK;
     }
-    return SG_OK;
-}
-
-static int want_object(pctx_t *c, const json_t *v, const loc_t *l)
-{
-    return json_is_object(v) ? SG_OK
-                             : fail(c, l, SG_EFORMAT, "expected an object, found %s", type_name(v));
-}
-
-static int get_object(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l,
-                      json_t **out)
-{
-    int rc = field(c, o, key, req, l, out);
-    if (rc || !*out) return rc;
-    loc_t fl = LOC_FIELD(l, key);
-    return want_object(c, *out, &fl);
-}
-
-static int get_array(pctx_t *c, const json_t *o, const char *key, bool req, size_t max,
-                     const loc_t *l, json_t **out)
-{
-    int rc = field(c, o, key, req, l, out);
-    if (rc || !*out) return rc;
-    loc_t fl = LOC_FIELD(l, key);
-    if (!json_is_array(*out))
-        return fail(c, &fl, SG_EFORMAT, "expected an array, found %s", type_name(*out));
-    if (json_array_size(*out) > max)
-        return fail(c, &fl, SG_ELIMIT, "%zu entries, more than the limit %zu",
-                    json_array_size(*out), max);
-    return SG_OK;
-}
-
-static int int_value(pctx_t *c, const json_t *v, int64_t min, int64_t max, const loc_t *l,
-                     int64_t *out)
-{
-    if (!json_is_integer(v))
-        return fail(c, l, SG_EFORMAT, "expected an integer, found %s", type_name(v));
-    json_int_t x = json_integer_value(v);
-    if (x < min || x > max)
-        return fail(c, l, SG_EFORMAT, "%lld is out of range %" PRId64 "..%" PRId64, (long long)x,
-                    min, max);
+    if (t != SG_JSON_STRING) {
+        if (c->r.failed) return json_failed(c, l);
+        return fail(c, l, pos, SG_EFORMAT, "expected an integer or a \"0x...\" string, found %s",
+                    type_name(t));
+    }
+    sg_json_string_t s;
+    if (!sg_json_string(&c->r, &s)) return json_failed(c, l);
+    const char *p = c->r.text + s.pos;
+    bool ok = !s.escaped && s.len >= 3 && s.len <= 18 && p[0] == '0' && p[1] == 'x';
+    uint64_t x = 0;
+    for (size_t i = 2; ok && i < s.len; i++) {
+        char ch = p[i];
+        unsigned d = ch >= '0' && ch <= '9'   ? (unsigned)(ch - '0')
+                     : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+                     : ch >= 'A' && ch <= 'F' ? (unsigned)(ch - 'A' + 10)
+                                              : 16u;
+        if (d > 15) ok = false;
+        x = (x << 4) | d;
+    }
+    if (!ok) return fail(c, l, pos, SG_EFORMAT, "expected \"0x\" and 1 to 16 hex digits");
     *out = x;
     return SG_OK;
 }
 
-static int get_int(pctx_t *c, const json_t *o, const char *key, bool req, int64_t min, int64_t max,
-                   int64_t def, const loc_t *l, int64_t *out)
+/* A string token of at most max decoded bytes. */
+static int get_string(pctx_t *c, size_t max, const loc_t *l, sg_json_string_t *s)
 {
-    json_t *v;
-    int rc = field(c, o, key, req, l, &v);
+    size_t pos = sg_json_tell(&c->r);
+    int rc = want(c, SG_JSON_STRING, "a string", l);
     if (rc) return rc;
-    if (!v) {
-        *out = def;
-        return SG_OK;
-    }
-    loc_t fl = LOC_FIELD(l, key);
-    return int_value(c, v, min, max, &fl, out);
-}
-
-static int get_u32(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l,
-                   uint32_t *out)
-{
-    int64_t x;
-    int rc = get_int(c, o, key, req, 0, UINT32_MAX, 0, l, &x);
-    if (!rc) *out = (uint32_t)x;
-    return rc;
-}
-
-static int get_i32(pctx_t *c, const json_t *o, const char *key, const loc_t *l, int32_t *out)
-{
-    int64_t x;
-    int rc = get_int(c, o, key, false, INT32_MIN, INT32_MAX, 0, l, &x);
-    if (!rc) *out = (int32_t)x;
-    return rc;
-}
-
-static int get_u8(pctx_t *c, const json_t *o, const char *key, const loc_t *l, uint8_t *out)
-{
-    int64_t x;
-    int rc = get_int(c, o, key, false, 0, 255, 0, l, &x);
-    if (!rc) *out = (uint8_t)x;
-    return rc;
-}
-
-/* A u64: a non-negative integer, or "0x" and 1..16 hex digits. */
-static int u64_value(pctx_t *c, const json_t *v, const loc_t *l, uint64_t *out)
-{
-    if (json_is_integer(v)) {
-        json_int_t x = json_integer_value(v);
-        if (x < 0) return fail(c, l, SG_EFORMAT, "%lld is negative", (long long)x);
-        *out = (uint64_t)x;
-        return SG_OK;
-    }
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        size_t n = json_string_length(v);
-        uint64_t x = 0;
-        bool ok = n >= 3 && n <= 18 && s[0] == '0' && s[1] == 'x';
-        for (size_t i = 2; ok && i < n; i++) {
-            char ch = s[i];
-            unsigned d = ch >= '0' && ch <= '9'   ? (unsigned)(ch - '0')
-                         : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
-                         : ch >= 'A' && ch <= 'F' ? (unsigned)(ch - 'A' + 10)
-                                                  : 16u;
-            if (d > 15) ok = false;
-            x = (x << 4) | d;
-        }
-        if (ok) {
-            *out = x;
-            return SG_OK;
-        }
-        return fail(c, l, SG_EFORMAT, "expected \"0x\" and 1 to 16 hex digits");
-    }
-    return fail(c, l, SG_EFORMAT, "expected an integer or a \"0x...\" string, found %s",
-                type_name(v));
-}
-
-static int get_u64(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l,
-                   uint64_t *out)
-{
-    json_t *v;
-    int rc = field(c, o, key, req, l, &v);
-    if (rc) return rc;
-    *out = 0;
-    if (!v) return SG_OK;
-    loc_t fl = LOC_FIELD(l, key);
-    return u64_value(c, v, &fl, out);
-}
-
-static int get_bool(pctx_t *c, const json_t *o, const char *key, const loc_t *l, bool *out)
-{
-    json_t *v;
-    int rc = field(c, o, key, false, l, &v);
-    if (rc) return rc;
-    *out = false;
-    if (!v) return SG_OK;
-    if (!json_is_boolean(v)) {
-        loc_t fl = LOC_FIELD(l, key);
-        return fail(c, &fl, SG_EFORMAT, "expected a boolean, found %s", type_name(v));
-    }
-    *out = json_is_true(v);
+    if (!sg_json_string(&c->r, s)) return json_failed(c, l);
+    if (s->len > max)
+        return fail(c, l, pos, SG_ELIMIT, "string of %zu bytes, more than the limit %zu", s->len,
+                    max);
     return SG_OK;
 }
 
-static int get_number(pctx_t *c, const json_t *o, const char *key, double def, const loc_t *l,
-                      double *out)
+/* A decoded copy of s, counted. */
+static int copy_string(pctx_t *c, const sg_json_string_t *s, const loc_t *l, size_t pos, char **out)
 {
-    json_t *v;
-    int rc = field(c, o, key, false, l, &v);
+    char *d;
+    int rc = mem_alloc(c, (void **)&d, s->len + 1, false, "a string", l, pos);
     if (rc) return rc;
-    *out = def;
-    if (!v) return SG_OK;
-    if (!json_is_number(v)) {
-        loc_t fl = LOC_FIELD(l, key);
-        return fail(c, &fl, SG_EFORMAT, "expected a number, found %s", type_name(v));
-    }
-    *out = json_number_value(v);
+    sg_json_decode(&c->r, s, d);
+    *out = d;
     return SG_OK;
 }
 
-/* A string field, at most `max` bytes; *out points into the JSON tree (NULL
- * when absent). jansson has already refused NUL and invalid UTF-8. */
-static int get_strn(pctx_t *c, const json_t *o, const char *key, bool req, size_t max,
-                    const loc_t *l, const char **out, size_t *len)
+static int table_size(const pctx_t *c, uint32_t table, const char **name)
 {
-    json_t *v;
-    int rc = field(c, o, key, req, l, &v);
-    if (rc) return rc;
-    *out = NULL;
-    *len = 0;
-    if (!v) return SG_OK;
-    loc_t fl = LOC_FIELD(l, key);
-    if (!json_is_string(v))
-        return fail(c, &fl, SG_EFORMAT, "expected a string, found %s", type_name(v));
-    if (json_string_length(v) > max)
-        return fail(c, &fl, SG_ELIMIT, "string of %zu bytes, more than the limit %zu",
-                    json_string_length(v), max);
-    *out = json_string_value(v);
-    *len = json_string_length(v);
-    return SG_OK;
+    static const char *const names[] = {"streams", "events", "buffers", "images"};
+    const sg_graph_t *g = c->root;
+    const uint32_t sizes[] = {g->n_streams, g->n_events, g->n_buffers, g->n_images};
+    *name = names[table];
+    return (int)sizes[table];
 }
 
-static int get_str(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l,
-                   const char **out)
+static int get_index(pctx_t *c, uint32_t table, const loc_t *l, uint32_t *out)
 {
-    size_t len;
-    return get_strn(c, o, key, req, SG_BUNDLE_MAX_STRING, l, out, &len);
-}
-
-/* A string field copied into *dst (replacing what was there). */
-static int dup_str(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l,
-                   char **dst)
-{
-    const char *s;
-    size_t len;
-    int rc = get_strn(c, o, key, req, SG_BUNDLE_MAX_STRING, l, &s, &len);
-    if (rc || !s) return rc;
-    char *d = malloc(len + 1);
-    if (!d) return fail(c, l, SG_ENOMEM, "out of memory");
-    memcpy(d, s, len + 1);
-    free(*dst);
-    *dst = d;
-    return SG_OK;
-}
-
-/* A file name inside the bundle: syntax only (sg_bundle_read checks the file). */
-static int dup_path(pctx_t *c, const json_t *o, const char *key, const loc_t *l, char **dst)
-{
-    const char *s;
-    int rc = get_str(c, o, key, false, l, &s);
-    if (rc || !s) return rc;
-    if (!sg_bundle_relpath_ok(s)) {
-        loc_t fl = LOC_FIELD(l, key);
-        return fail(c, &fl, SG_EFORMAT,
-                    "\"%.100s\" is not a safe relative path inside the bundle "
-                    "(no \"..\", \".\" or empty components, not absolute, [A-Za-z0-9._-/] only)",
-                    s);
-    }
-    return dup_str(c, o, key, false, l, dst);
-}
-
-static int get_enum(pctx_t *c, const json_t *o, const char *key, bool req, const char *const *names,
-                    int count, int def, const char *what, const loc_t *l, int *out)
-{
-    const char *s;
-    int rc = get_str(c, o, key, req, l, &s);
-    if (rc) return rc;
-    *out = def;
-    if (!s) return SG_OK;
-    for (int i = 0; i < count; i++) {
-        if (strcmp(s, names[i]) == 0) {
-            *out = i;
-            return SG_OK;
-        }
-    }
-    loc_t fl = LOC_FIELD(l, key);
-    return fail(c, &fl, SG_EFORMAT, "unknown %s \"%.64s\"", what, s);
-}
-
-/* An index into a table of n entries; SG_NONE when absent/null. */
-static int get_index(pctx_t *c, const json_t *o, const char *key, bool req, uint32_t n,
-                     const char *table, const loc_t *l, uint32_t *out)
-{
-    json_t *v;
-    int rc = field(c, o, key, req, l, &v);
-    if (rc) return rc;
-    *out = SG_NONE;
-    if (!v) return SG_OK;
-    loc_t fl = LOC_FIELD(l, key);
+    size_t pos = sg_json_tell(&c->r);
     int64_t x;
-    if ((rc = int_value(c, v, 0, UINT32_MAX, &fl, &x))) return rc;
+    int rc = get_int(c, 0, UINT32_MAX, l, &x);
+    if (rc) return rc;
+    const char *name;
+    uint32_t n = (uint32_t)table_size(c, table, &name);
     if ((uint64_t)x >= n)
-        return fail(c, &fl, SG_EFORMAT, "names %s entry %" PRId64 " but there are only %" PRIu32,
-                    table, x, n);
+        return fail(c, l, pos, SG_EFORMAT, "names %s entry %" PRId64 " but there are only %" PRIu32,
+                    name, x, n);
     *out = (uint32_t)x;
     return SG_OK;
 }
-
-static int get_triple(pctx_t *c, const json_t *o, const char *key, bool req, const loc_t *l,
-                      uint32_t out[3])
-{
-    json_t *a;
-    int rc = field(c, o, key, req, l, &a);
-    if (rc || !a) return rc;
-    loc_t fl = LOC_FIELD(l, key);
-    if (!json_is_array(a) || json_array_size(a) != 3)
-        return fail(c, &fl, SG_EFORMAT, "expected an array of 3 integers");
-    for (size_t i = 0; i < 3; i++) {
-        loc_t el = LOC_ELEM(&fl, i);
-        int64_t x;
-        if ((rc = int_value(c, json_array_get(a, i), 0, UINT32_MAX, &el, &x))) return rc;
-        out[i] = (uint32_t)x;
-    }
-    return SG_OK;
-}
-
-static int get_u32_array(pctx_t *c, const json_t *o, const char *key, const loc_t *l,
-                         uint32_t **out, uint32_t *n)
-{
-    json_t *a;
-    int rc = get_array(c, o, key, false, SG_BUNDLE_MAX_TABLE, l, &a);
-    if (rc || !a || json_array_size(a) == 0) return rc;
-    loc_t fl = LOC_FIELD(l, key);
-    uint32_t count = (uint32_t)json_array_size(a);
-    uint32_t *v = malloc(count * sizeof *v);
-    if (!v) return fail(c, &fl, SG_ENOMEM, "out of memory");
-    *out = v; /* owned by the model from here, freed with it on error */
-    for (uint32_t i = 0; i < count; i++) {
-        loc_t el = LOC_ELEM(&fl, i);
-        int64_t x;
-        if ((rc = int_value(c, json_array_get(a, i), 0, UINT32_MAX, &el, &x))) return rc;
-        v[i] = (uint32_t)x;
-    }
-    *n = count;
-    return SG_OK;
-}
-
-/* Make room for `need` entries in a model array without changing its count,
- * so the graph.c adders that follow never reallocate. */
-static int reserve(pctx_t *c, void **arr, uint32_t *cap, uint64_t need, size_t elem, const loc_t *l)
-{
-    if (need <= *cap) return SG_OK;
-    void *p = realloc(*arr, (size_t)need * elem);
-    if (!p) return fail(c, l, SG_ENOMEM, "out of memory");
-    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(need - *cap) * elem);
-    *arr = p;
-    *cap = (uint32_t)need;
-    return SG_OK;
-}
-
-/* ---- tables -------------------------------------------------------------------------- */
-
-/* Entry i of a table array: an object whose "id" is i. */
-static int table_entry(pctx_t *c, const json_t *arr, size_t i, loc_t *el, const json_t **o)
-{
-    *o = json_array_get(arr, i);
-    int rc = want_object(c, *o, el);
-    if (rc) return rc;
-    uint32_t id;
-    if ((rc = get_u32(c, *o, "id", true, el, &id))) return rc;
-    if (id != i)
-        return fail(c, el, SG_EFORMAT,
-                    "id %" PRIu32 " is not its position %zu (table ids are dense)", id, i);
-    el->id = id;
-    return SG_OK;
-}
-
-static int parse_streams(pctx_t *c, const json_t *top)
-{
-    sg_graph_t *g = c->root;
-    json_t *arr;
-    int rc = get_array(c, top, "streams", false, SG_BUNDLE_MAX_TABLE, NULL, &arr);
-    if (rc || !arr) return rc;
-    loc_t fl = LOC_FIELD(NULL, "streams");
-    size_t n = json_array_size(arr);
-    if ((rc = reserve(c, (void **)&g->streams, &g->cap_streams, n, sizeof *g->streams, &fl)))
-        return rc;
-    for (size_t i = 0; i < n; i++) {
-        loc_t el = LOC_ELEM(&fl, i);
-        const json_t *o;
-        const char *label;
-        if ((rc = table_entry(c, arr, i, &el, &o))) return rc;
-        if ((rc = get_str(c, o, "label", false, &el, &label))) return rc;
-        if (sg_graph_add_stream(g, label, 0, NULL)) return fail(c, &el, SG_ENOMEM, "out of memory");
-        sg_stream_t *s = &g->streams[i];
-        if ((rc = get_u64(c, o, "handle", false, &el, &s->handle)) ||
-            (rc = get_u64(c, o, "cuda_id", false, &el, &s->cuda_id)) ||
-            (rc = get_i32(c, o, "priority", &el, &s->priority)) ||
-            (rc = get_u32(c, o, "flags", false, &el, &s->flags)) ||
-            (rc = get_bool(c, o, "per_thread", &el, &s->per_thread)))
-            return rc;
-    }
-    return SG_OK;
-}
-
-static int parse_events(pctx_t *c, const json_t *top)
-{
-    sg_graph_t *g = c->root;
-    json_t *arr;
-    int rc = get_array(c, top, "events", false, SG_BUNDLE_MAX_TABLE, NULL, &arr);
-    if (rc || !arr) return rc;
-    loc_t fl = LOC_FIELD(NULL, "events");
-    size_t n = json_array_size(arr);
-    if ((rc = reserve(c, (void **)&g->events, &g->cap_events, n, sizeof *g->events, &fl)))
-        return rc;
-    for (size_t i = 0; i < n; i++) {
-        loc_t el = LOC_ELEM(&fl, i);
-        const json_t *o;
-        const char *label;
-        if ((rc = table_entry(c, arr, i, &el, &o))) return rc;
-        if ((rc = get_str(c, o, "label", false, &el, &label))) return rc;
-        if (sg_graph_add_event(g, label, 0, NULL)) return fail(c, &el, SG_ENOMEM, "out of memory");
-        sg_event_t *e = &g->events[i];
-        if ((rc = get_u64(c, o, "handle", false, &el, &e->handle)) ||
-            (rc = get_u32(c, o, "flags", false, &el, &e->flags)) ||
-            (rc = get_bool(c, o, "external", &el, &e->external)))
-            return rc;
-    }
-    return SG_OK;
-}
-
-static int parse_buffers(pctx_t *c, const json_t *top)
-{
-    sg_graph_t *g = c->root;
-    json_t *arr;
-    int rc = get_array(c, top, "buffers", false, SG_BUNDLE_MAX_TABLE, NULL, &arr);
-    if (rc || !arr) return rc;
-    loc_t fl = LOC_FIELD(NULL, "buffers");
-    size_t n = json_array_size(arr);
-    if ((rc = reserve(c, (void **)&g->buffers, &g->cap_buffers, n, sizeof *g->buffers, &fl)))
-        return rc;
-    for (size_t i = 0; i < n; i++) {
-        loc_t el = LOC_ELEM(&fl, i);
-        const json_t *o;
-        int kind;
-        uint64_t address, size;
-        if ((rc = table_entry(c, arr, i, &el, &o)) ||
-            (rc = get_enum(c, o, "kind", true, sg_bundle_buffer_kind_names, SG_BUFFER_KIND_COUNT, 0,
-                           "buffer kind", &el, &kind)) ||
-            (rc = get_u64(c, o, "address", true, &el, &address)) ||
-            (rc = get_u64(c, o, "size", true, &el, &size)))
-            return rc;
-        if (kind == SG_BUFFER_HOST_PAGEABLE && c->version < 2) {
-            loc_t kl = LOC_FIELD(&el, "kind");
-            return fail(c, &kl, SG_EFORMAT, "\"host_pageable\" needs format version 2 (this "
-                                            "bundle says %d)",
-                        c->version);
-        }
-        if (sg_graph_add_buffer(g, (sg_buffer_kind_t)kind, address, size, NULL))
-            return fail(c, &el, SG_ENOMEM, "out of memory");
-        sg_buffer_t *b = &g->buffers[i];
-        int64_t alloc;
-        /* alloc_node is checked against the root graph once it is read */
-        if ((rc = dup_str(c, o, "label", false, &el, &b->label)) ||
-            (rc = get_int(c, o, "alloc_node", false, 0, UINT32_MAX - 1, SG_NONE, &el, &alloc)) ||
-            (rc = dup_path(c, o, "before", &el, &b->before_file)) ||
-            (rc = dup_path(c, o, "after", &el, &b->after_file)) ||
-            (rc = get_u64(c, o, "snapshot_bytes", false, &el, &b->snapshot_bytes)) ||
-            (rc = dup_str(c, o, "snapshot_note", false, &el, &b->snapshot_note)))
-            return rc;
-        b->alloc_node = (sg_node_id_t)alloc;
-    }
-    return SG_OK;
-}
-
-static bool is_hash(const char *s, size_t n)
-{
-    if (n != 16) return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
-    return true;
-}
-
-static int parse_images(pctx_t *c, const json_t *top)
-{
-    sg_graph_t *g = c->root;
-    json_t *arr;
-    int rc = get_array(c, top, "images", false, SG_BUNDLE_MAX_TABLE, NULL, &arr);
-    if (rc || !arr) return rc;
-    loc_t fl = LOC_FIELD(NULL, "images");
-    size_t n = json_array_size(arr);
-    if ((rc = reserve(c, (void **)&g->images, &g->cap_images, n, sizeof *g->images, &fl)))
-        return rc;
-    for (size_t i = 0; i < n; i++) {
-        loc_t el = LOC_ELEM(&fl, i);
-        const json_t *o;
-        int kind;
-        const char *hash;
-        size_t hash_len;
-        uint64_t size;
-        if ((rc = table_entry(c, arr, i, &el, &o)) ||
-            (rc = get_enum(c, o, "kind", true, sg_bundle_image_kind_names, SG_IMAGE_KIND_COUNT, 0,
-                           "image kind", &el, &kind)) ||
-            (rc = get_strn(c, o, "hash", true, 64, &el, &hash, &hash_len)) ||
-            (rc = get_u64(c, o, "size", false, &el, &size)))
-            return rc;
-        if (!is_hash(hash, hash_len)) {
-            loc_t hl = LOC_FIELD(&el, "hash");
-            return fail(c, &hl, SG_EFORMAT, "expected 16 lowercase hex digits, found \"%.64s\"",
-                        hash);
-        }
-        if (sg_graph_add_image(g, (sg_image_kind_t)kind, hash, size, NULL))
-            return fail(c, &el, SG_ENOMEM, "out of memory");
-        sg_image_t *im = &g->images[i];
-        if ((rc = dup_path(c, o, "file", &el, &im->file)) ||
-            (rc = get_u32_array(c, o, "ptx_archs", &el, &im->ptx_archs, &im->n_ptx_archs)) ||
-            (rc = get_u32_array(c, o, "sass_archs", &el, &im->sass_archs, &im->n_sass_archs)) ||
-            (rc = dup_str(c, o, "options", false, &el, &im->options)) ||
-            (rc = dup_str(c, o, "note", false, &el, &im->note)) ||
-            (rc = get_index(c, o, "source_image", false, (uint32_t)n, "images", &el,
-                            &im->source_image)))
-            return rc;
-    }
-    /* source_image may name a later entry, so its kind is checked once the
-     * whole table is read. Only NVRTC source can be recompiled to PTX; any
-     * other kind there would send readers looking for source that is not. */
-    for (uint32_t i = 0; i < g->n_images; i++) {
-        uint32_t s = g->images[i].source_image;
-        if (s == SG_NONE) continue;
-        loc_t el = LOC_ELEM(&fl, i);
-        el.id = i;
-        loc_t sl = LOC_FIELD(&el, "source_image");
-        if (s == i) return fail(c, &sl, SG_EFORMAT, "names the image itself");
-        if (g->images[s].kind != SG_IMAGE_NVRTC)
-            return fail(c, &sl, SG_EFORMAT, "names image %" PRIu32 ", a %s image, not nvrtc", s,
-                        sg_bundle_image_kind_names[g->images[s].kind]);
-    }
-    return SG_OK;
-}
-
-/* ---- nodes ------------------------------------------------------------------------------ */
-
-static int parse_graph(pctx_t *c, const json_t *go, sg_graph_t *g, int depth, const loc_t *gl);
 
 static int hexval(char ch)
 {
@@ -621,382 +335,802 @@ static int hexval(char ch)
     return -1;
 }
 
-static int parse_params(pctx_t *c, const json_t *ko, sg_kernel_t *k, const loc_t *kl)
+/* ---- records ------------------------------------------------------------------------------- */
+
+static int decode_object(pctx_t *c, const sg_record_t *r, void *base, loc_t *l);
+static int decode_body(pctx_t *c, sg_graph_t *parent, int depth, const loc_t *l, sg_graph_t **out);
+
+/* Element `at` of an array (under the reader) is one past the limit: count
+ * the rest, for the message. */
+static int too_many(pctx_t *c, size_t at, size_t max, const loc_t *l, size_t pos)
 {
-    json_t *p;
-    int rc = get_object(c, ko, "params", false, kl, &p);
-    if (rc || !p) return rc;
-    loc_t pl = LOC_FIELD(kl, "params");
-    const char *hex;
-    size_t hex_len;
-    if ((rc = get_strn(c, p, "bytes", false, 2 * (size_t)SG_BUNDLE_MAX_PARAM_BYTES, &pl, &hex,
-                       &hex_len)))
-        return rc;
-    loc_t bl = LOC_FIELD(&pl, "bytes");
-    if (hex_len % 2) return fail(c, &bl, SG_EFORMAT, "odd number of hex digits (%zu)", hex_len);
-    uint32_t size = (uint32_t)(hex_len / 2);
-    if (size) {
-        k->param_bytes = malloc(size);
-        if (!k->param_bytes) return fail(c, &bl, SG_ENOMEM, "out of memory");
-        for (uint32_t i = 0; i < size; i++) {
-            int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-            if (hi < 0 || lo < 0)
-                return fail(c, &bl, SG_EFORMAT, "not a hex digit at position %" PRIu32,
-                            hi < 0 ? 2 * i : 2 * i + 1);
-            k->param_bytes[i] = (uint8_t)(hi << 4 | lo);
-        }
-        k->params_size = size;
-    }
-    json_t *layout;
-    if ((rc = get_array(c, p, "layout", false, SG_BUNDLE_MAX_PARAM_BYTES, &pl, &layout))) return rc;
-    uint32_t n = layout ? (uint32_t)json_array_size(layout) : 0;
-    if (!n) return SG_OK;
-    loc_t ll = LOC_FIELD(&pl, "layout");
-    k->param_offsets = malloc(n * sizeof(uint32_t));
-    k->param_sizes = malloc(n * sizeof(uint32_t));
-    if (!k->param_offsets || !k->param_sizes) return fail(c, &ll, SG_ENOMEM, "out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-        loc_t el = LOC_ELEM(&ll, i);
-        const json_t *pair = json_array_get(layout, i);
-        if (!json_is_array(pair) || json_array_size(pair) != 2)
-            return fail(c, &el, SG_EFORMAT, "expected [offset, size]");
-        int64_t off, sz;
-        loc_t e0 = LOC_ELEM(&el, 0), e1 = LOC_ELEM(&el, 1);
-        if ((rc = int_value(c, json_array_get(pair, 0), 0, UINT32_MAX, &e0, &off)) ||
-            (rc = int_value(c, json_array_get(pair, 1), 0, UINT32_MAX, &e1, &sz)))
-            return rc;
-        if ((uint64_t)off + (uint64_t)sz > size)
-            return fail(c, &el, SG_EFORMAT,
-                        "parameter %" PRIu32 " [offset %" PRId64 ", size %" PRId64
-                        "] reaches past the %" PRIu32 " parameter bytes",
-                        i, off, sz, size);
-        k->param_offsets[i] = (uint32_t)off;
-        k->param_sizes[i] = (uint32_t)sz;
-    }
-    k->n_params = n;
-    return SG_OK;
+    size_t i = at;
+    int k = 1;
+    while (k == 1 && sg_json_skip(&c->r, NULL))
+        k = sg_json_element(&c->r, ++i);
+    if (k < 0 || c->r.failed) return json_failed(c, l);
+    return fail(c, l, pos, SG_ELIMIT, "%zu entries, more than the limit %zu", i, max);
 }
 
-static int parse_kernel(pctx_t *c, const json_t *no, sg_kernel_t *k, const loc_t *nl)
+/* A list of uint32 (U32S), [a, b] pairs (PAIRS) or records (RECORDS). */
+static int decode_list(pctx_t *c, const sg_field_t *f, void *base, const loc_t *l)
 {
-    json_t *ko;
-    int rc = get_object(c, no, "kernel", true, nl, &ko);
+    size_t pos = sg_json_tell(&c->r);
+    int rc = want(c, SG_JSON_ARRAY, "an array", l);
     if (rc) return rc;
-    loc_t kl = LOC_FIELD(nl, "kernel");
-    if ((rc = dup_str(c, ko, "name", true, &kl, &k->name)) ||
-        (rc = get_index(c, ko, "image", false, c->root->n_images, "images", &kl, &k->image)) ||
-        (rc = get_triple(c, ko, "grid", true, &kl, k->grid)) ||
-        (rc = get_triple(c, ko, "block", true, &kl, k->block)) ||
-        (rc = get_triple(c, ko, "cluster", false, &kl, k->cluster)) ||
-        (rc = get_u32(c, ko, "shared_bytes", false, &kl, &k->shared_bytes)) ||
-        (rc = get_i32(c, ko, "priority", &kl, &k->priority)) ||
-        (rc = get_bool(c, ko, "cooperative", &kl, &k->cooperative)) ||
-        (rc = get_bool(c, ko, "has_extra", &kl, &k->has_extra)) ||
-        (rc = get_u64(c, ko, "func_handle", false, &kl, &k->func_handle)))
-        return rc;
-    return parse_params(c, ko, k, &kl);
-}
-
-static int parse_accesses(pctx_t *c, const json_t *no, sg_node_t *n, const loc_t *nl)
-{
-    json_t *arr;
-    int rc = get_array(c, no, "accesses", false, SG_BUNDLE_MAX_TABLE, nl, &arr);
-    if (rc || !arr || json_array_size(arr) == 0) return rc;
-    loc_t fl = LOC_FIELD(nl, "accesses");
-    uint32_t count = (uint32_t)json_array_size(arr);
-    n->accesses = calloc(count, sizeof *n->accesses);
-    if (!n->accesses) return fail(c, &fl, SG_ENOMEM, "out of memory");
-    for (uint32_t i = 0; i < count; i++) {
-        loc_t el = LOC_ELEM(&fl, i);
-        const json_t *o = json_array_get(arr, i);
-        sg_access_t *a = &n->accesses[i];
-        const char *mode;
-        if ((rc = want_object(c, o, &el)) ||
-            (rc =
-                 get_index(c, o, "buffer", true, c->root->n_buffers, "buffers", &el, &a->buffer)) ||
-            (rc = get_u64(c, o, "offset", false, &el, &a->offset)) ||
-            (rc = get_u64(c, o, "size", true, &el, &a->size)) ||
-            (rc = get_str(c, o, "mode", true, &el, &mode)))
+    sg_json_array_begin(&c->r);
+    void **arr = sg_field_ptr(f, base), **arr2 = (void **)((char *)base + f->off2);
+    uint32_t *count = (uint32_t *)((char *)base + f->count_off);
+    size_t elem = f->type == SG_FT_RECORDS ? f->sub->size : sizeof(uint32_t);
+    size_t max = f->max ? f->max : SG_BUNDLE_MAX_TABLE;
+    uint32_t cap = 0;
+    int k;
+    for (size_t i = 0; (k = sg_json_element(&c->r, i)) == 1; i++) {
+        if (i >= max) return too_many(c, i, max, l, pos);
+        loc_t el = LOC_ELEM(l, i);
+        size_t epos = sg_json_tell(&c->r);
+        uint32_t cap1 = cap;
+        if ((rc = list_room(c, arr, &cap, i + 1, elem, f->key, l, pos))) return rc;
+        if (f->type == SG_FT_PAIRS && (rc = list_room(c, arr2, &cap1, i + 1, elem, f->key, l, pos)))
             return rc;
-        int m = sg_bundle_access_mode_from_name(mode);
-        if (m < 0) {
-            loc_t ml = LOC_FIELD(&el, "mode");
-            return fail(c, &ml, SG_EFORMAT, "unknown access mode \"%.64s\"", mode);
+        if (f->type == SG_FT_U32S) {
+            int64_t x;
+            if ((rc = get_int(c, 0, UINT32_MAX, &el, &x))) return rc;
+            ((uint32_t *)*arr)[i] = (uint32_t)x;
+        } else if (f->type == SG_FT_PAIRS) {
+            if (sg_json_peek(&c->r) != SG_JSON_ARRAY)
+                return fail(c, &el, epos, SG_EFORMAT, "expected [offset, size]");
+            sg_json_array_begin(&c->r);
+            int64_t v[2];
+            for (size_t j = 0; j < 2; j++) {
+                loc_t jl = LOC_ELEM(&el, j);
+                if (sg_json_element(&c->r, j) != 1) {
+                    if (c->r.failed) return json_failed(c, &el);
+                    return fail(c, &el, epos, SG_EFORMAT, "expected [offset, size]");
+                }
+                if ((rc = get_int(c, 0, UINT32_MAX, &jl, &v[j]))) return rc;
+            }
+            if (sg_json_element(&c->r, 2) != 0) {
+                if (c->r.failed) return json_failed(c, &el);
+                return fail(c, &el, epos, SG_EFORMAT, "expected [offset, size]");
+            }
+            ((uint32_t *)*arr)[i] = (uint32_t)v[0];
+            ((uint32_t *)*arr2)[i] = (uint32_t)v[1];
+        } else {
+            void *e = (char *)*arr + i * elem;
+            if ((rc = decode_object(c, f->sub, e, &el))) {
+                *count = (uint32_t)i + 1; /* what it owns is freed with the model */
+                return rc;
+            }
         }
-        a->mode = (sg_access_mode_t)m;
-        n->n_accesses = i + 1;
+        *count = (uint32_t)i + 1;
     }
-    return SG_OK;
+    return k < 0 ? json_failed(c, l) : SG_OK;
 }
 
-/* A body graph object at `depth`, attached by the caller. */
-static int parse_body(pctx_t *c, const json_t *bo, sg_graph_t *b, int depth, const loc_t *bl)
+static int decode_bodies(pctx_t *c, const sg_field_t *f, void *base, const loc_t *l, int depth,
+                         sg_graph_t *g)
 {
-    if (depth > SG_BUNDLE_MAX_DEPTH)
-        return fail(c, bl, SG_ELIMIT, "body graphs nested deeper than the limit %d",
-                    SG_BUNDLE_MAX_DEPTH);
-    int rc = want_object(c, bo, bl);
-    return rc ? rc : parse_graph(c, bo, b, depth, bl);
-}
-
-static int parse_payload(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_t id, int depth,
-                         const loc_t *nl)
-{
-    sg_node_t *n = &g->nodes[id];
-    json_t *o;
-    int rc = SG_OK;
-    switch (n->type) {
-    case SG_NODE_KERNEL:
-        return parse_kernel(c, no, &n->u.kernel, nl);
-    case SG_NODE_MEMCPY: {
-        if ((rc = get_object(c, no, "memcpy", false, nl, &o)) || !o) return rc;
-        loc_t ol = LOC_FIELD(nl, "memcpy");
-        sg_memcpy_t *m = &n->u.memcpy;
-        int kind;
-        if ((rc = get_u64(c, o, "dst", false, &ol, &m->dst)) ||
-            (rc = get_u64(c, o, "src", false, &ol, &m->src)) ||
-            (rc = get_u64(c, o, "dst_pitch", false, &ol, &m->dst_pitch)) ||
-            (rc = get_u64(c, o, "src_pitch", false, &ol, &m->src_pitch)) ||
-            (rc = get_u64(c, o, "width", false, &ol, &m->width)) ||
-            (rc = get_u64(c, o, "height", false, &ol, &m->height)) ||
-            (rc = get_u64(c, o, "depth", false, &ol, &m->depth)) ||
-            (rc = get_enum(c, o, "kind", false, sg_bundle_copy_kind_names, 5, 0, "copy kind", &ol,
-                           &kind)))
+    size_t pos = sg_json_tell(&c->r);
+    int rc = want(c, SG_JSON_ARRAY, "an array", l);
+    if (rc) return rc;
+    sg_json_array_begin(&c->r);
+    sg_graph_t ***arr = sg_field_ptr(f, base);
+    uint32_t *count = (uint32_t *)((char *)base + f->count_off), cap = 0;
+    int k;
+    for (size_t i = 0; (k = sg_json_element(&c->r, i)) == 1; i++) {
+        if (i >= f->max) return too_many(c, i, f->max, l, pos);
+        loc_t el = LOC_ELEM(l, i);
+        if ((rc = list_room(c, (void **)arr, &cap, i + 1, sizeof **arr, "body graphs", l, pos)))
             return rc;
-        m->kind = (sg_copy_kind_t)kind;
+        if ((rc = decode_body(c, g, depth + 1, &el, &(*arr)[i]))) {
+            *count = (*arr)[i] ? (uint32_t)i + 1 : (uint32_t)i;
+            return rc;
+        }
+        *count = (uint32_t)i + 1;
+    }
+    return k < 0 ? json_failed(c, l) : SG_OK;
+}
+
+/* Decode the value of field f of the record over base. The value is not
+ * null (the caller treats null as absent). */
+static int decode_field(pctx_t *c, const sg_record_t *r, const sg_field_t *f, void *base,
+                        const loc_t *l)
+{
+    void *p = sg_field_ptr(f, base);
+    size_t pos = sg_json_tell(&c->r);
+    int64_t x;
+    uint64_t u = 0;
+    int rc = SG_OK;
+    sg_json_string_t s;
+    switch (f->type) {
+    case SG_FT_U8:
+        if (!(rc = get_int(c, 0, UINT8_MAX, l, &x))) *(uint8_t *)p = (uint8_t)x;
+        return rc;
+    case SG_FT_U32: {
+        /* node and edge ids never take the "none" value */
+        int64_t max = (f->flags & SG_F_ID) && (r->id == SG_REC_NODE || r->id == SG_REC_EDGE)
+                          ? UINT32_MAX - 1
+                          : UINT32_MAX;
+        if (!(rc = get_int(c, 0, max, l, &x))) {
+            uint32_t v = (uint32_t)x;
+            memcpy(p, &v, sizeof v);
+        }
+        return rc;
+    }
+    case SG_FT_I32:
+        if (!(rc = get_int(c, INT32_MIN, INT32_MAX, l, &x))) {
+            int32_t v = (int32_t)x;
+            memcpy(p, &v, sizeof v);
+        }
+        return rc;
+    case SG_FT_I64:
+        if (!(rc = get_int(c, INT64_MIN, INT64_MAX, l, &x))) memcpy(p, &x, sizeof x);
+        return rc;
+    case SG_FT_U64:
+    case SG_FT_ADDR:
+        if (!(rc = get_u64(c, l, &u))) memcpy(p, &u, sizeof u);
+        return rc;
+    case SG_FT_BOOL:
+        if ((rc = want(c, SG_JSON_BOOL, "a boolean", l))) return rc;
+        return sg_json_bool(&c->r, (bool *)p) ? SG_OK : json_failed(c, l);
+    case SG_FT_REAL:
+    case SG_FT_DURATION: {
+        sg_json_type_t t = sg_json_peek(&c->r);
+        if (t != SG_JSON_INTEGER && t != SG_JSON_REAL) {
+            if (c->r.failed) return json_failed(c, l);
+            return fail(c, l, pos, SG_EFORMAT, "expected a number, found %s", type_name(t));
+        }
+        sg_json_number_t n;
+        if (!sg_json_number(&c->r, &n)) return json_failed(c, l);
+        *(double *)p = n.real;
         return SG_OK;
     }
-    case SG_NODE_MEMSET: {
-        if ((rc = get_object(c, no, "memset", false, nl, &o)) || !o) return rc;
-        loc_t ol = LOC_FIELD(nl, "memset");
-        sg_memset_t *m = &n->u.memset;
-        if ((rc = get_u64(c, o, "dst", false, &ol, &m->dst)) ||
-            (rc = get_u64(c, o, "pitch", false, &ol, &m->pitch)) ||
-            (rc = get_u32(c, o, "value", false, &ol, &m->value)) ||
-            (rc = get_u32(c, o, "element_size", false, &ol, &m->element_size)) ||
-            (rc = get_u64(c, o, "width", false, &ol, &m->width)) ||
-            (rc = get_u64(c, o, "height", false, &ol, &m->height)))
+    case SG_FT_STR:
+    case SG_FT_PATH: {
+        if ((rc = get_string(c, f->max ? f->max : SG_BUNDLE_MAX_STRING, l, &s))) return rc;
+        char **dst = p, *d;
+        if ((rc = copy_string(c, &s, l, pos, &d))) return rc;
+        if (f->type == SG_FT_PATH && !sg_bundle_relpath_ok(d)) {
+            rc = fail(c, l, pos, SG_EFORMAT,
+                      "\"%.100s\" is not a safe relative path inside the bundle (no \"..\", \".\" "
+                      "or empty components, not absolute, [A-Za-z0-9._-/] only)",
+                      d);
+            mem_free(c, d, s.len + 1);
             return rc;
+        }
+        if (f->type == SG_FT_PATH && strcmp(d, "graph.json") == 0) {
+            mem_free(c, d, s.len + 1);
+            return fail(c, l, pos, SG_EFORMAT,
+                        "\"graph.json\" is the bundle's own graph, not a file it may name");
+        }
+        free(*dst);
+        *dst = d;
+        return SG_OK;
+    }
+    case SG_FT_CHARS:
+        if ((rc = get_string(c, f->size - 1, l, &s))) return rc;
+        sg_json_decode(&c->r, &s, p);
+        return SG_OK;
+    case SG_FT_HASH: {
+        if ((rc = want(c, SG_JSON_STRING, "a string", l))) return rc;
+        if (!sg_json_string(&c->r, &s)) return json_failed(c, l);
+        const char *h = c->r.text + s.pos;
+        bool ok = !s.escaped && s.len == 16;
+        for (size_t i = 0; ok && i < 16; i++)
+            ok = (h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f');
+        if (!ok)
+            return fail(c, l, pos, SG_EFORMAT, "expected 16 lowercase hex digits, found \"%.*s\"",
+                        (int)(s.raw_len < 64 ? s.raw_len : 64), h);
+        memcpy(p, h, 16);
+        ((char *)p)[16] = '\0';
+        return SG_OK;
+    }
+    case SG_FT_ENUM: {
+        if ((rc = get_string(c, SG_BUNDLE_MAX_STRING, l, &s))) return rc;
+        char name[64] = "";
+        if (s.len < sizeof name) sg_json_decode(&c->r, &s, name);
+        int v = s.len < sizeof name ? sg_enum_value(f->names, name) : -1;
+        if (v < 0)
+            return fail(c, l, pos, SG_EFORMAT, "unknown %s \"%.64s\"", f->names->what,
+                        s.len < sizeof name ? name : "(too long)");
+        /* a reader of the bundle's version would not know the name */
+        uint32_t since = sg_enum_since(f->names, v);
+        if (since > c->version)
+            return fail(c, l, pos, SG_EFORMAT,
+                        "\"%s\" needs format version %" PRIu32 " (this bundle says %" PRIu32 ")",
+                        name, since, c->version);
+        int32_t v32 = v;
+        memcpy(p, &v32, sizeof v32);
+        return SG_OK;
+    }
+    case SG_FT_INDEX: {
+        uint32_t v;
+        if (!(rc = get_index(c, f->table, l, &v))) memcpy(p, &v, sizeof v);
+        return rc;
+    }
+    case SG_FT_NODE_ID:
+        /* checked against the root graph once it is read */
+        if (!(rc = get_int(c, 0, UINT32_MAX - 1, l, &x))) {
+            uint32_t v = (uint32_t)x;
+            memcpy(p, &v, sizeof v);
+        }
+        return rc;
+    case SG_FT_STREAM: {
+        uint32_t v;
+        if (sg_json_peek(&c->r) == SG_JSON_STRING) {
+            if (!sg_json_string(&c->r, &s)) return json_failed(c, l);
+            if (!sg_json_string_is(&c->r, &s, "explicit"))
+                return fail(c, l, pos, SG_EFORMAT, "expected a stream index or \"explicit\"");
+            v = SG_STREAM_EXPLICIT;
+        } else if ((rc = get_index(c, SG_TABLE_STREAMS, l, &v))) {
+            return rc;
+        }
+        memcpy(p, &v, sizeof v);
+        return SG_OK;
+    }
+    case SG_FT_TRIPLE: {
+        if (sg_json_peek(&c->r) != SG_JSON_ARRAY) goto not_triple;
+        sg_json_array_begin(&c->r);
+        uint32_t v[3];
+        for (size_t i = 0; i < 3; i++) {
+            loc_t el = LOC_ELEM(l, i);
+            if (sg_json_element(&c->r, i) != 1) goto not_triple;
+            if ((rc = get_int(c, 0, UINT32_MAX, &el, &x))) return rc;
+            v[i] = (uint32_t)x;
+        }
+        if (sg_json_element(&c->r, 3) != 0) goto not_triple;
+        memcpy(p, v, sizeof v);
+        return SG_OK;
+    not_triple:
+        if (c->r.failed) return json_failed(c, l);
+        return fail(c, l, pos, SG_EFORMAT, "expected an array of 3 integers");
+    }
+    case SG_FT_HEX: {
+        size_t max = 2 * (size_t)(f->max ? f->max : SG_BUNDLE_MAX_TABLE);
+        if ((rc = get_string(c, max, l, &s))) return rc;
+        if (s.len % 2) return fail(c, l, pos, SG_EFORMAT, "odd number of hex digits (%zu)", s.len);
+        const char *h = c->r.text + s.pos;
+        for (size_t i = 0; i < s.raw_len; i++)
+            if (s.escaped || hexval(h[i]) < 0)
+                return fail(c, l, pos, SG_EFORMAT, "not a hex digit at position %zu", i);
+        uint32_t n = (uint32_t)(s.len / 2);
+        if (!n) return SG_OK;
+        uint8_t *b;
+        if ((rc = mem_alloc(c, (void **)&b, n, false, f->key, l, pos))) return rc;
+        for (uint32_t i = 0; i < n; i++)
+            b[i] = (uint8_t)(hexval(h[2 * i]) << 4 | hexval(h[2 * i + 1]));
+        *(uint8_t **)p = b;
+        memcpy((char *)base + f->count_off, &n, sizeof n);
+        return SG_OK;
+    }
+    case SG_FT_U32S:
+    case SG_FT_PAIRS:
+    case SG_FT_RECORDS:
+        return decode_list(c, f, base, l);
+    case SG_FT_OBJECT: {
+        loc_t ol = *l;
+        return decode_object(c, f->sub, p, &ol);
+    }
+    case SG_FT_BODY:
+        return decode_body(c, c->graph, c->graph_depth + 1, l, (sg_graph_t **)p);
+    case SG_FT_BODIES:
+        return decode_bodies(c, f, base, l, c->graph_depth, c->graph);
+    default:
+        /* TABLE, NODES, EDGES, NEXT_ID, GRAPH, FORMAT, VERSION: decode_top/decode_graph */
+        return sg_json_skip(&c->r, NULL) ? SG_OK : json_failed(c, l);
+    }
+}
+
+/* Defaults a decoded record starts from (node payloads: once the type is known). */
+static void init_fields(const sg_record_t *r, void *base, int node_type, bool typed)
+{
+    for (uint32_t i = 0; i < r->n_fields; i++) {
+        const sg_field_t *f = &r->fields[i];
+        if ((f->types != 0) != typed) continue;
+        if (typed && !sg_field_applies(f, node_type)) continue;
+        void *p = sg_field_ptr(f, base);
+        if (f->type == SG_FT_INDEX || f->type == SG_FT_NODE_ID) {
+            uint32_t none = SG_NONE;
+            memcpy(p, &none, sizeof none);
+        } else if (f->type == SG_FT_DURATION) {
+            *(double *)p = (double)f->def;
+        } else if (f->type == SG_FT_I32 && f->def) {
+            int32_t v = (int32_t)f->def;
+            memcpy(p, &v, sizeof v);
+        } else if (f->type == SG_FT_ENUM && f->def > 0) {
+            int32_t v = (int32_t)f->def;
+            memcpy(p, &v, sizeof v);
+        } else if (f->type == SG_FT_OBJECT) {
+            init_fields(f->sub, p, -1, false);
+        }
+    }
+}
+
+static int node_type_of(const sg_record_t *r, const void *base)
+{
+    return r->id == SG_REC_NODE ? (int)((const sg_node_t *)base)->type : -1;
+}
+
+/* A fused kernel's record (FORMAT.md section 4.4), read after the root
+ * graph: its node is a kernel node of the root with no other record, and
+ * each stage's parameters fit in that node's. */
+static int check_fusion(pctx_t *c, const sg_fusion_t *f, const loc_t *l, size_t pos)
+{
+    const sg_graph_t *g = c->root;
+    loc_t nl = LOC_FIELD(l, "node");
+    const sg_node_t *n = sg_graph_node(g, f->node);
+    if (!n || n->type != SG_NODE_KERNEL)
+        return fail(c, &nl, pos, SG_EFORMAT, "%" PRIu32 " is not a kernel node of the root graph",
+                    f->node);
+    if (!c->fused) {
+        int rc = mem_alloc(c, (void **)&c->fused, g->n_nodes, true, "the fusion records", l, pos);
+        if (rc) return rc;
+    }
+    if (c->fused[f->node])
+        return fail(c, &nl, pos, SG_EFORMAT, "node %" PRIu32 " has a fusion record already",
+                    f->node);
+    c->fused[f->node] = 1;
+    if (f->tier < 1 || f->tier > 2) {
+        loc_t tl = LOC_FIELD(l, "tier");
+        return fail(c, &tl, pos, SG_EFORMAT, "must be 1 or 2, found %" PRIu32, f->tier);
+    }
+    if (f->registers < -1 || f->spill_bytes < -1) {
+        loc_t rl = LOC_FIELD(l, f->registers < -1 ? "registers" : "spill_bytes");
+        return fail(c, &rl, pos, SG_EFORMAT, "must be -1 (unknown) or more");
+    }
+    loc_t sl = LOC_FIELD(l, "stages");
+    if (f->n_stages == 0) return fail(c, &sl, pos, SG_EFORMAT, "a fused kernel has stages");
+    for (uint32_t i = 0; i < f->n_stages; i++) {
+        const sg_fused_stage_t *st = &f->stages[i];
+        loc_t el = LOC_ELEM(&sl, i);
+        if (st->node == SG_NONE)
+            return fail(c, &el, pos, SG_EFORMAT, "\"node\" %" PRIu32 " is no node id", st->node);
+        if ((uint64_t)st->param_base + st->kernel.params_size > n->u.kernel.params_size)
+            return fail(c, &el, pos, SG_EFORMAT,
+                        "its parameters (%" PRIu32 " bytes at %" PRIu32 ") reach past the fused "
+                        "node's %" PRIu32 " bytes",
+                        st->kernel.params_size, st->param_base, n->u.kernel.params_size);
+    }
+    loc_t dl = LOC_FIELD(l, "dropped");
+    for (uint32_t i = 0; i < f->n_dropped; i++)
+        if (f->dropped[i].stage >= f->n_stages) {
+            loc_t el = LOC_ELEM(&dl, i);
+            return fail(c, &el, pos, SG_EFORMAT,
+                        "names stage %" PRIu32 " of a kernel of %" PRIu32 " stages",
+                        f->dropped[i].stage, f->n_stages);
+        }
+    return SG_OK;
+}
+
+/* Checks of one record beyond its fields' types (FORMAT.md's prose). */
+static int check_record(pctx_t *c, const sg_record_t *r, void *base, const loc_t *l, size_t pos)
+{
+    if (r->id == SG_REC_FUSION) return check_fusion(c, base, l, pos);
+    if (r->id == SG_REC_MEMSET) {
+        const sg_memset_t *m = base;
         if (m->element_size != 0 && m->element_size != 1 && m->element_size != 2 &&
             m->element_size != 4) {
-            loc_t el = LOC_FIELD(&ol, "element_size");
-            return fail(c, &el, SG_EFORMAT, "must be 1, 2 or 4 (0 = not set), found %" PRIu32,
+            loc_t el = LOC_FIELD(l, "element_size");
+            return fail(c, &el, pos, SG_EFORMAT, "must be 1, 2 or 4 (0 = not set), found %" PRIu32,
                         m->element_size);
         }
-        return SG_OK;
-    }
-    case SG_NODE_HOST: {
-        if ((rc = get_object(c, no, "host", false, nl, &o)) || !o) return rc;
-        loc_t ol = LOC_FIELD(nl, "host");
-        if ((rc = get_u64(c, o, "fn", false, &ol, &n->u.host.fn)) ||
-            (rc = get_u64(c, o, "user_data", false, &ol, &n->u.host.user_data)))
-            return rc;
-        return SG_OK;
-    }
-    case SG_NODE_EVENT_RECORD:
-    case SG_NODE_EVENT_WAIT:
-        return get_index(c, no, "event", false, c->root->n_events, "events", nl, &n->u.event);
-    case SG_NODE_MEM_ALLOC:
-    case SG_NODE_MEM_FREE: {
-        if ((rc = get_object(c, no, "mem", false, nl, &o)) || !o) return rc;
-        loc_t ol = LOC_FIELD(nl, "mem");
-        if ((rc = get_index(c, o, "buffer", false, c->root->n_buffers, "buffers", &ol,
-                            &n->u.mem.buffer)) ||
-            (rc = get_u64(c, o, "address", false, &ol, &n->u.mem.address)) ||
-            (rc = get_u64(c, o, "bytes", false, &ol, &n->u.mem.bytes)))
-            return rc;
-        return SG_OK;
-    }
-    case SG_NODE_CHILD_GRAPH: {
-        if ((rc = field(c, no, "body", false, nl, &o)) || !o) return rc;
-        loc_t bl = LOC_FIELD(nl, "body");
-        sg_graph_t *body;
-        if (sg_node_make_child_body(g, id, &body)) return fail(c, &bl, SG_ENOMEM, "out of memory");
-        return parse_body(c, o, body, depth + 1, &bl);
-    }
-    case SG_NODE_CONDITIONAL: {
-        if ((rc = get_object(c, no, "conditional", false, nl, &o)) || !o) return rc;
-        loc_t ol = LOC_FIELD(nl, "conditional");
-        sg_conditional_t *cd = &n->u.cond;
-        int type;
-        json_t *bodies;
-        if ((rc = get_enum(c, o, "type", false, sg_bundle_cond_type_names, 3, 0, "conditional type",
-                           &ol, &type)) ||
-            (rc = get_u64(c, o, "handle", false, &ol, &cd->handle)) ||
-            (rc = get_u32(c, o, "default_value", false, &ol, &cd->default_value)) ||
-            (rc = get_array(c, o, "bodies", false, SG_BUNDLE_MAX_NODES, &ol, &bodies)))
-            return rc;
-        cd->type = (sg_cond_type_t)type;
-        loc_t al = LOC_FIELD(&ol, "bodies");
-        size_t nb = bodies ? json_array_size(bodies) : 0;
-        if (!nb) return SG_OK;
-        /* sized once: sg_node_add_cond_body grows the array by one per call,
-           quadratic for the many bodies an input may list */
-        cd->bodies = calloc(nb, sizeof *cd->bodies);
-        if (!cd->bodies) return fail(c, &al, SG_ENOMEM, "out of memory");
-        for (size_t i = 0; i < nb; i++) {
-            loc_t bl = LOC_ELEM(&al, i);
-            sg_graph_t *body = sg_graph_create_body(g);
-            if (!body) return fail(c, &bl, SG_ENOMEM, "out of memory");
-            cd->bodies[i] = body;
-            cd->n_bodies = (uint32_t)i + 1;
-            if ((rc = parse_body(c, json_array_get(bodies, i), body, depth + 1, &bl))) return rc;
+    } else if (r->id == SG_REC_PARAMS) {
+        const sg_kernel_t *k = base;
+        for (uint32_t i = 0; i < k->n_params; i++) {
+            uint64_t end = (uint64_t)k->param_offsets[i] + k->param_sizes[i];
+            if (end <= k->params_size) continue;
+            loc_t ll = LOC_FIELD(l, "layout"), el = LOC_ELEM(&ll, i);
+            return fail(c, &el, pos, SG_EFORMAT,
+                        "parameter %" PRIu32 " [offset %" PRIu32 ", size %" PRIu32
+                        "] reaches past the %" PRIu32 " parameter bytes",
+                        i, k->param_offsets[i], k->param_sizes[i], k->params_size);
         }
-        return SG_OK;
     }
-    case SG_NODE_OPAQUE: {
-        if ((rc = get_object(c, no, "opaque", false, nl, &o)) || !o) return rc;
-        loc_t ol = LOC_FIELD(nl, "opaque");
-        return dup_str(c, o, "note", false, &ol, &n->u.opaque_note);
-    }
-    default:
-        return SG_OK;
-    }
-}
-
-static int parse_node(pctx_t *c, const json_t *no, sg_graph_t *g, sg_node_id_t id, int depth,
-                      const loc_t *nl)
-{
-    uint32_t stream;
-    uint64_t seq;
-    const char *tname;
-    int rc = get_str(c, no, "type", true, nl, &tname);
-    if (rc) return rc;
-    int type = sg_node_type_from_name(tname); /* graph.c owns the names */
-    if (type < 0) {
-        loc_t tl = LOC_FIELD(nl, "type");
-        return fail(c, &tl, SG_EFORMAT, "unknown node type \"%.64s\"", tname);
-    }
-    json_t *sv;
-    if ((rc = field(c, no, "stream", true, nl, &sv))) return rc;
-    loc_t sl = LOC_FIELD(nl, "stream");
-    if (json_is_string(sv)) {
-        if (strcmp(json_string_value(sv), "explicit") != 0)
-            return fail(c, &sl, SG_EFORMAT, "expected a stream index or \"explicit\"");
-        stream = SG_STREAM_EXPLICIT;
-    } else {
-        int64_t x;
-        if ((rc = int_value(c, sv, 0, UINT32_MAX, &sl, &x))) return rc;
-        if ((uint64_t)x >= c->root->n_streams)
-            return fail(c, &sl, SG_EFORMAT,
-                        "names streams entry %" PRId64 " but there are only %" PRIu32, x,
-                        c->root->n_streams);
-        stream = (uint32_t)x;
-    }
-    if ((rc = get_u64(c, no, "seq", true, nl, &seq))) return rc;
-    sg_node_id_t got;
-    if (sg_graph_add_node(g, (sg_node_type_t)type, stream, seq, &got))
-        return fail(c, nl, SG_ENOMEM, "out of memory");
-    if (got != id) return fail(c, nl, SG_EINVAL, "internal error: node placed at %u", got);
-    sg_node_t *n = &g->nodes[id];
-    if ((rc = get_bool(c, no, "synthesized", nl, &n->synthesized)) ||
-        (rc = dup_str(c, no, "label", false, nl, &n->label)) ||
-        (rc = get_u32(c, no, "cuda_type", false, nl, &n->cuda_type)) ||
-        (rc = get_number(c, no, "duration_ns", -1.0, nl, &n->duration_ns)) ||
-        (rc = parse_accesses(c, no, n, nl)))
-        return rc;
-    return parse_payload(c, no, g, id, depth, nl);
-}
-
-/* ---- graphs --------------------------------------------------------------------------- */
-
-/* Ids of an array of nodes or edges: each entry an object with a u32 "id"
- * below SG_NONE, no duplicates, the holes they leave within budget. Returns
- * a malloc'd id -> array position map of *map_n entries (SG_NONE = hole). */
-static int index_ids(pctx_t *c, const json_t *go, const json_t *arr, const loc_t *gl,
-                     const loc_t *al, const char *what, const char *next_key, uint32_t **map,
-                     uint32_t *map_n)
-{
-    size_t n = json_array_size(arr);
-    *map = NULL;
-    *map_n = 0;
-    int64_t next;
-    int rc = get_int(c, go, next_key, false, 0, UINT32_MAX, -1, gl, &next);
-    if (rc) return rc;
-    uint64_t end = 0; /* one past the largest id */
-    for (size_t i = 0; i < n; i++) {
-        loc_t el = LOC_ELEM(al, i);
-        const json_t *o = json_array_get(arr, i);
-        int64_t id;
-        if ((rc = want_object(c, o, &el)) ||
-            (rc = get_int(c, o, "id", true, 0, UINT32_MAX - 1, 0, &el, &id)))
-            return rc;
-        if ((uint64_t)id + 1 > end) end = (uint64_t)id + 1;
-    }
-    if (next >= 0) {
-        /* ids of removed entries past the last live one stay used */
-        loc_t nl = LOC_FIELD(gl, next_key);
-        if ((uint64_t)next < end)
-            return fail(c, &nl, SG_EFORMAT, "%" PRId64 " is not above the largest %s id %" PRIu64,
-                        next, what, end - 1);
-        end = (uint64_t)next;
-    }
-    if (end == 0) return SG_OK;
-    uint64_t holes = end > n ? end - n : 0;
-    if (holes > c->hole_budget - c->holes)
-        return fail(c, al, SG_ELIMIT,
-                    "%s ids go up to %" PRIu64 " for only %zu %ss: too many unused ids "
-                    "(the bundle may have at most %" PRIu64 ")",
-                    what, end - 1, n, what, c->hole_budget);
-    c->holes += holes;
-    uint32_t *m = malloc((size_t)end * sizeof *m);
-    if (!m) return fail(c, al, SG_ENOMEM, "out of memory");
-    memset(m, 0xff, (size_t)end * sizeof *m);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t id = (uint32_t)json_integer_value(json_object_get(json_array_get(arr, i), "id"));
-        if (m[id] != SG_NONE) {
-            loc_t el = LOC_ELEM(al, i);
-            el.id = id;
-            uint32_t first = m[id];
-            free(m);
-            return fail(c, &el, SG_EFORMAT, "duplicate %s id (also at position %" PRIu32 ")", what,
-                        first);
-        }
-        m[id] = (uint32_t)i;
-    }
-    *map = m;
-    *map_n = (uint32_t)end;
     return SG_OK;
 }
 
-static int parse_edge(pctx_t *c, const json_t *eo, sg_graph_t *g, sg_edge_id_t id, const loc_t *el)
+/* Fill in what absent fields default to. */
+static int finish_record(pctx_t *c, const sg_record_t *r, void *base, uint64_t present,
+                         const loc_t *l, size_t pos)
 {
-    uint32_t from, to, event;
-    const char *kname;
-    int rc;
-    if ((rc = get_u32(c, eo, "from", true, el, &from)) ||
-        (rc = get_u32(c, eo, "to", true, el, &to)) ||
-        (rc = get_str(c, eo, "kind", true, el, &kname)) ||
-        (rc = get_index(c, eo, "event", false, c->root->n_events, "events", el, &event)))
-        return rc;
-    if (!sg_graph_node(g, from))
-        return fail(c, el, SG_EFORMAT, "\"from\" names unknown node %" PRIu32, from);
-    if (!sg_graph_node(g, to))
-        return fail(c, el, SG_EFORMAT, "\"to\" names unknown node %" PRIu32, to);
-    if (from == to) return fail(c, el, SG_EFORMAT, "self-loop on node %" PRIu32, from);
-    int kind = sg_edge_kind_from_name(kname); /* graph.c owns the names */
-    if (kind < 0) {
-        loc_t kl = LOC_FIELD(el, "kind");
-        return fail(c, &kl, SG_EFORMAT, "unknown edge kind \"%.64s\"", kname);
+    int type = node_type_of(r, base);
+    for (uint32_t i = 0; i < r->n_fields; i++) {
+        const sg_field_t *f = &r->fields[i];
+        if (present >> i & 1u) continue;
+        if (type >= 0 && !sg_field_applies(f, type)) continue;
+        if (f->flags & SG_F_REQ) {
+            loc_t fl = LOC_FIELD(l, f->key);
+            return fail(c, &fl, pos, SG_EFORMAT, "required field is missing");
+        }
+        if (!(f->flags & (SG_F_LABEL | SG_F_NONNULL))) continue;
+        char buf[16] = "";
+        if (f->flags & SG_F_LABEL) snprintf(buf, sizeof buf, "%c%" PRIu32, (char)f->def, l->id);
+        char *d;
+        int rc = mem_alloc(c, (void **)&d, strlen(buf) + 1, false, "a label", l, pos);
+        if (rc) return rc;
+        memcpy(d, buf, strlen(buf) + 1);
+        *(char **)sg_field_ptr(f, base) = d;
     }
-    if (kind == SG_EDGE_EVENT && event == SG_NONE)
-        return fail(c, el, SG_EFORMAT, "an event edge must name its event");
-    if (kind != SG_EDGE_EVENT && event != SG_NONE)
-        return fail(c, el, SG_EFORMAT, "a %s edge may not name an event",
-                    sg_edge_kind_name((sg_edge_kind_t)kind));
-    uint8_t from_port, to_port, cuda_type;
-    if ((rc = get_u8(c, eo, "from_port", el, &from_port)) ||
-        (rc = get_u8(c, eo, "to_port", el, &to_port)) ||
-        (rc = get_u8(c, eo, "cuda_type", el, &cuda_type)))
-        return rc;
-    sg_edge_id_t got;
-    if (sg_graph_add_edge(g, from, to, (sg_edge_kind_t)kind, event, &got))
-        return fail(c, el, SG_ENOMEM, "out of memory");
-    if (got != id) return fail(c, el, SG_EINVAL, "internal error: edge placed at %u", got);
-    sg_edge_t *e = &g->edges[id];
-    e->from_port = from_port;
-    e->to_port = to_port;
-    e->cuda_type = cuda_type;
+    return check_record(c, r, base, l, pos);
+}
+
+/* Decode an object of record r into base (zeroed by the caller). Keys this
+ * record does not know are skipped; a field belonging to a node type other
+ * than the node's is one of them. l->id is set once the id is read. */
+static int decode_object(pctx_t *c, const sg_record_t *r, void *base, loc_t *l)
+{
+    size_t pos = sg_json_tell(&c->r);
+    int rc = want(c, SG_JSON_OBJECT, "an object", l);
+    if (rc) return rc;
+    sg_json_object_begin(&c->r);
+    init_fields(r, base, -1, false);
+    bool typed = r->id == SG_REC_NODE, type_known = !typed;
+    uint64_t seen = 0, present = 0;
+    struct {
+        uint32_t field;
+        size_t pos;
+    } later[64];
+    uint32_t n_later = 0;
+    sg_json_string_t key;
+    int k;
+    for (size_t i = 0; (k = sg_json_member(&c->r, i, &key)) == 1; i++) {
+        const sg_field_t *f = NULL;
+        if (!key.escaped)
+            f = sg_record_field(r, c->r.text + key.pos, key.raw_len);
+        else if (key.len < 64) {
+            char name[64];
+            sg_json_decode(&c->r, &key, name);
+            f = sg_record_field(r, name, key.len);
+        }
+        if (!f) {
+            if (!sg_json_skip(&c->r, NULL)) return json_failed(c, l);
+            continue;
+        }
+        uint32_t fi = (uint32_t)(f - r->fields);
+        if (seen >> fi & 1u)
+            return fail(c, l, key.pos - 1, SG_EFORMAT, "duplicate key \"%s\"", f->key);
+        seen |= 1ull << fi;
+        loc_t fl = LOC_FIELD(l, f->key);
+        if (sg_json_peek(&c->r) == SG_JSON_NULL) {
+            sg_json_null(&c->r);
+            continue;
+        }
+        if (f->types && !type_known) {
+            later[n_later].field = fi;
+            later[n_later++].pos = sg_json_tell(&c->r);
+            if (!sg_json_skip(&c->r, NULL)) return json_failed(c, l);
+            present |= 1ull << fi;
+            continue;
+        }
+        if (f->types && !sg_field_applies(f, node_type_of(r, base))) {
+            /* another type's payload: an unknown field */
+            if (!sg_json_skip(&c->r, NULL)) return json_failed(c, l);
+            continue;
+        }
+        if ((rc = decode_field(c, r, f, base, &fl))) return rc;
+        present |= 1ull << fi;
+        if (f->flags & SG_F_ID) memcpy(&l->id, sg_field_ptr(f, base), sizeof l->id);
+        if (f->flags & SG_F_TYPE) {
+            type_known = true;
+            init_fields(r, base, node_type_of(r, base), true);
+        }
+    }
+    if (k < 0) return json_failed(c, l);
+    if (n_later && type_known) {
+        /* payloads met before the type: back to each, then past the object */
+        size_t end = c->r.pos;
+        int depth = c->r.depth;
+        int type = node_type_of(r, base);
+        for (uint32_t i = 0; i < n_later; i++) {
+            const sg_field_t *f = &r->fields[later[i].field];
+            if (!sg_field_applies(f, type)) {
+                present &= ~(1ull << later[i].field);
+                continue;
+            }
+            sg_json_seek(&c->r, later[i].pos, depth + 1);
+            loc_t fl = LOC_FIELD(l, f->key);
+            if ((rc = decode_field(c, r, f, base, &fl))) return rc;
+        }
+        sg_json_seek(&c->r, end, depth);
+    }
+    return finish_record(c, r, base, present, l, pos);
+}
+
+/* ---- graphs -------------------------------------------------------------------------------- */
+
+/* Where the keys of an object are: one pass over it (checking all of it),
+ * recording for each field of the records given the offset of its value and,
+ * for an array, how many entries it has. */
+typedef struct {
+    size_t pos[2][32];
+    size_t count[2][32];
+    uint32_t present[2]; /* bit per field, null values excluded */
+} spans_t;
+
+static int scan_object(pctx_t *c, const sg_record_t *const recs[2], spans_t *sp, const loc_t *l)
+{
+    memset(sp, 0, sizeof *sp);
+    int rc = want(c, SG_JSON_OBJECT, "an object", l);
+    if (rc) return rc;
+    sg_json_object_begin(&c->r);
+    uint32_t seen[2] = {0, 0};
+    sg_json_string_t key;
+    int k;
+    for (size_t i = 0; (k = sg_json_member(&c->r, i, &key)) == 1; i++) {
+        char name[64];
+        const sg_field_t *f = NULL;
+        int which = 0;
+        if (key.len < sizeof name) {
+            sg_json_decode(&c->r, &key, name);
+            for (which = 0; which < 2 && recs[which]; which++)
+                if ((f = sg_record_field(recs[which], name, key.len))) break;
+        }
+        size_t vpos = sg_json_tell(&c->r), n = 0;
+        bool is_null = sg_json_peek(&c->r) == SG_JSON_NULL;
+        if (!sg_json_skip(&c->r, &n)) return json_failed(c, l);
+        if (!f) continue;
+        uint32_t fi = (uint32_t)(f - recs[which]->fields);
+        if (seen[which] >> fi & 1u)
+            return fail(c, l, key.pos - 1, SG_EFORMAT, "duplicate key \"%s\"", f->key);
+        seen[which] |= 1u << fi;
+        if (is_null) continue;
+        sp->pos[which][fi] = vpos;
+        sp->count[which][fi] = n;
+        sp->present[which] |= 1u << fi;
+    }
+    return k < 0 ? json_failed(c, l) : SG_OK;
+}
+
+/* Place the value of field fi of spans `which` under the reader. */
+static bool at_span(pctx_t *c, const spans_t *sp, int which, uint32_t fi, int depth)
+{
+    if (!(sp->present[which] >> fi & 1u)) return false;
+    sg_json_seek(&c->r, sp->pos[which][fi], depth);
+    return true;
+}
+
+/* A conservative bound on the holes the format allows a text of this size
+ * (each node or edge takes at least 40 bytes), for refusing absurd ids
+ * before spending memory on them; the exact rule is checked at the end. */
+static uint64_t hole_bound(const pctx_t *c)
+{
+    return sg_bundle_hole_budget(c->r.len / 40 + 1);
+}
+
+static int too_many_holes(pctx_t *c, const loc_t *al, size_t pos, const char *what, uint64_t end,
+                          uint64_t n, uint64_t budget)
+{
+    return fail(c, al, pos, SG_ELIMIT,
+                "%s ids go up to %" PRIu64 " for only %" PRIu64 " %ss: too many unused ids (the "
+                "bundle may have at most %" PRIu64 ")",
+                what, end - 1, n, what, budget);
+}
+
+static void note_holes(pctx_t *c, const loc_t *al, const char *what, uint64_t end, uint64_t n)
+{
+    uint64_t holes = end - n;
+    c->holes += holes;
+    if (holes <= c->worst_holes) return;
+    c->worst_holes = holes;
+    loc_format(al, c->worst_where, sizeof c->worst_where);
+    c->worst_what = what;
+    c->worst_end = end;
+    c->worst_n = n;
+}
+
+/* The id-indexed array of a graph's nodes (edges): every slot a hole until
+ * an entry is placed in it. */
+static int make_slots(pctx_t *c, sg_graph_t *g, bool edges, uint64_t cap, const loc_t *al,
+                      size_t pos)
+{
+    size_t elem = edges ? sizeof(sg_edge_t) : sizeof(sg_node_t);
+    void **arr = edges ? (void **)&g->edges : (void **)&g->nodes;
+    uint32_t *have = edges ? &g->cap_edges : &g->cap_nodes;
+    uint32_t *n = edges ? &g->n_edges : &g->n_nodes;
+    uint32_t old = *have;
+    if (cap <= old) {
+        *n = old;
+        return SG_OK;
+    }
+    int rc = mem_grow(c, arr, (size_t)old * elem, (size_t)cap * elem,
+                      edges ? "the edges of a graph" : "the nodes of a graph", al, pos);
+    if (rc) return rc;
+    for (uint64_t i = old; i < cap; i++) {
+        if (edges)
+            g->edges[i] = (sg_edge_t){.id = (uint32_t)i,
+                                      .from = SG_NONE,
+                                      .to = SG_NONE,
+                                      .event = SG_NONE,
+                                      .removed = true};
+        else
+            g->nodes[i] = (sg_node_t){.id = (uint32_t)i, .removed = true};
+    }
+    *have = (uint32_t)cap;
+    *n = (uint32_t)cap; /* until the end is known: every slot is freed with the graph */
+    return SG_OK;
+}
+
+/* Make room for id in the slots (ids are mostly dense: grow by doubling). */
+static int slot_for(pctx_t *c, sg_graph_t *g, bool edges, uint32_t id, uint64_t listed,
+                    const loc_t *al, size_t pos)
+{
+    uint32_t cap = edges ? g->cap_edges : g->cap_nodes;
+    if (id < cap) return SG_OK;
+    uint64_t budget = hole_bound(c);
+    if ((uint64_t)id + 1 > listed + budget)
+        return too_many_holes(c, al, pos, edges ? "edge" : "node", (uint64_t)id + 1, listed,
+                              budget);
+    uint64_t ncap = (uint64_t)cap * 2;
+    if (ncap < (uint64_t)id + 1) ncap = (uint64_t)id + 1;
+    if (ncap > listed + budget) ncap = listed + budget;
+    if (ncap > SG_NONE) ncap = SG_NONE;
+    return make_slots(c, g, edges, ncap, al, pos);
+}
+
+/* Before the count entries of a graph's nodes (edges) array: the limits on
+ * all graphs together, the holes next id leaves, the slots; the reader is
+ * then inside the array. */
+static int begin_entries(pctx_t *c, sg_graph_t *g, bool edges, size_t count, int64_t next,
+                         const loc_t *al)
+{
+    size_t pos = sg_json_tell(&c->r);
+    int rc = want(c, SG_JSON_ARRAY, "an array", al);
+    if (rc) return rc;
+    uint64_t *total = edges ? &c->edges : &c->nodes;
+    uint64_t limit = edges ? SG_BUNDLE_MAX_EDGES : SG_BUNDLE_MAX_NODES;
+    const char *what = edges ? "edge" : "node";
+    if (count > limit || (*total += count) > limit)
+        return fail(c, al, pos, SG_ELIMIT,
+                    "%" PRIu64 " %ss in all graphs, more than the limit %" PRIu64,
+                    *total > count ? *total : (uint64_t)count, what, limit);
+    uint64_t cap = next > (int64_t)count ? (uint64_t)next : count;
+    if (cap > count + hole_bound(c))
+        return too_many_holes(c, al, pos, what, cap, count, hole_bound(c));
+    if ((rc = make_slots(c, g, edges, cap, al, pos))) return rc;
+    sg_json_array_begin(&c->r);
+    return SG_OK;
+}
+
+static int decode_nodes(pctx_t *c, sg_graph_t *g, int depth, size_t count, int64_t next,
+                        const loc_t *nl, uint32_t *end_out)
+{
+    int rc = begin_entries(c, g, false, count, next, nl);
+    if (rc) return rc;
+    sg_graph_t *saved_graph = c->graph;
+    int saved_depth = c->graph_depth;
+    c->graph = g;
+    c->graph_depth = depth;
+    uint64_t end = 0;
+    int k;
+    for (size_t i = 0; (k = sg_json_element(&c->r, i)) == 1; i++) {
+        loc_t el = LOC_ELEM(nl, i);
+        size_t epos = sg_json_tell(&c->r);
+        sg_node_t tmp;
+        memset(&tmp, 0, sizeof tmp);
+        rc = decode_object(c, sg_records[SG_REC_NODE], &tmp, &el);
+        if (!rc) rc = slot_for(c, g, false, tmp.id, count, nl, epos);
+        if (!rc && !g->nodes[tmp.id].removed) {
+            el.id = tmp.id;
+            rc = fail(c, &el, epos, SG_EFORMAT, "duplicate node id (also at position %" PRIu32 ")",
+                      g->nodes[tmp.id].n_in);
+        }
+        if (rc) {
+            sg_node_release(&tmp);
+            c->graph = saved_graph;
+            c->graph_depth = saved_depth;
+            return rc;
+        }
+        tmp.n_in = (uint32_t)i; /* its position, for a duplicate's message; reset below */
+        g->nodes[tmp.id] = tmp;
+        g->live_nodes++;
+        if ((uint64_t)tmp.id + 1 > end) end = (uint64_t)tmp.id + 1;
+    }
+    c->graph = saved_graph;
+    c->graph_depth = saved_depth;
+    if (k < 0) return json_failed(c, nl);
+    *end_out = (uint32_t)end;
+    return SG_OK;
+}
+
+/* An edge's own rules, once its fields are read; its endpoints are nodes of g. */
+static int check_edge(pctx_t *c, const sg_graph_t *g, const sg_edge_t *e, const loc_t *el,
+                      size_t pos)
+{
+    if (!sg_graph_node(g, e->from))
+        return fail(c, el, pos, SG_EFORMAT, "\"from\" names unknown node %" PRIu32, e->from);
+    if (!sg_graph_node(g, e->to))
+        return fail(c, el, pos, SG_EFORMAT, "\"to\" names unknown node %" PRIu32, e->to);
+    if (e->from == e->to)
+        return fail(c, el, pos, SG_EFORMAT, "self-loop on node %" PRIu32, e->from);
+    if (e->kind == SG_EDGE_EVENT && e->event == SG_NONE)
+        return fail(c, el, pos, SG_EFORMAT, "an event edge must name its event");
+    if (e->kind != SG_EDGE_EVENT && e->event != SG_NONE)
+        return fail(c, el, pos, SG_EFORMAT, "a %s edge may not name an event",
+                    sg_edge_kind_name(e->kind));
+    return SG_OK;
+}
+
+/* Position in the edges array (at pos, reader depth vdepth) of the first
+ * edge with id `id`: read again only for a duplicate's message. */
+static size_t first_edge_with(pctx_t *c, size_t pos, int vdepth, uint32_t id, size_t before)
+{
+    sg_json_seek(&c->r, pos, vdepth);
+    sg_json_array_begin(&c->r);
+    for (size_t i = 0; i < before && sg_json_element(&c->r, i) == 1; i++) {
+        sg_edge_t e;
+        memset(&e, 0, sizeof e);
+        loc_t el = LOC_ELEM(NULL, i);
+        if (decode_object(c, sg_records[SG_REC_EDGE], &e, &el)) break;
+        if (e.id == id) return i;
+    }
+    return before;
+}
+
+static int decode_edges(pctx_t *c, sg_graph_t *g, size_t count, int64_t next, const loc_t *al,
+                        size_t array_pos, int vdepth, uint32_t *end_out)
+{
+    int rc = begin_entries(c, g, true, count, next, al);
+    if (rc) return rc;
+    uint64_t end = 0;
+    int k;
+    for (size_t i = 0; (k = sg_json_element(&c->r, i)) == 1; i++) {
+        loc_t el = LOC_ELEM(al, i);
+        size_t epos = sg_json_tell(&c->r);
+        sg_edge_t e;
+        memset(&e, 0, sizeof e);
+        if ((rc = decode_object(c, sg_records[SG_REC_EDGE], &e, &el)) ||
+            (rc = check_edge(c, g, &e, &el, epos)) ||
+            (rc = slot_for(c, g, true, e.id, count, al, epos)))
+            return rc;
+        if (!g->edges[e.id].removed) {
+            sg_diag_t *keep = c->diag;
+            c->diag = NULL; /* the second reading cannot fail, and must not speak */
+            size_t first = first_edge_with(c, array_pos, vdepth, e.id, i);
+            c->diag = keep;
+            return fail(c, &el, epos, SG_EFORMAT, "duplicate edge id (also at position %zu)",
+                        first);
+        }
+        g->edges[e.id] = e;
+        g->live_edges++;
+        if ((uint64_t)e.id + 1 > end) end = (uint64_t)e.id + 1;
+    }
+    if (k < 0) return json_failed(c, al);
+    *end_out = (uint32_t)end;
+    return SG_OK;
+}
+
+/* Each node's in and out lists, sized exactly, edges in id order. */
+static int link_edges(pctx_t *c, sg_graph_t *g, const loc_t *al)
+{
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        g->nodes[i].n_in = g->nodes[i].n_out = 0;
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        g->nodes[e->from].n_out++;
+        g->nodes[e->to].n_in++;
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        sg_node_t *n = &g->nodes[i];
+        int rc;
+        if (n->n_in && (rc = mem_alloc(c, (void **)&n->in, n->n_in * sizeof *n->in, false,
+                                       "edge lists", al, NO_POS)))
+            return rc;
+        if (n->n_out && (rc = mem_alloc(c, (void **)&n->out, n->n_out * sizeof *n->out, false,
+                                        "edge lists", al, NO_POS)))
+            return rc;
+        n->cap_in = n->n_in;
+        n->cap_out = n->n_out;
+        n->n_in = n->n_out = 0;
+    }
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        sg_node_t *a = &g->nodes[e->from], *b = &g->nodes[e->to];
+        a->out[a->n_out++] = i;
+        b->in[b->n_in++] = i;
+    }
     return SG_OK;
 }
 
@@ -1007,12 +1141,14 @@ static int check_acyclic(pctx_t *c, const sg_graph_t *g, const loc_t *nl)
 {
     uint32_t nn = g->n_nodes;
     if (nn == 0) return SG_OK;
-    uint32_t *indeg = malloc(nn * sizeof *indeg);
-    uint32_t *queue = malloc(nn * sizeof *queue);
-    if (!indeg || !queue) {
-        free(indeg);
-        free(queue);
-        return fail(c, nl, SG_ENOMEM, "out of memory");
+    uint32_t *indeg, *queue;
+    int rc =
+        mem_alloc(c, (void **)&indeg, nn * sizeof *indeg, false, "the cycle check", nl, NO_POS);
+    if (rc) return rc;
+    if ((rc = mem_alloc(c, (void **)&queue, nn * sizeof *queue, false, "the cycle check", nl,
+                        NO_POS))) {
+        mem_free(c, indeg, nn * sizeof *indeg);
+        return rc;
     }
     uint32_t head = 0, tail = 0;
     for (uint32_t i = 0; i < nn; i++) {
@@ -1024,7 +1160,6 @@ static int check_acyclic(pctx_t *c, const sg_graph_t *g, const loc_t *nl)
         for (uint32_t i = 0; i < x->n_out; i++)
             if (--indeg[g->edges[x->out[i]].to] == 0) queue[tail++] = g->edges[x->out[i]].to;
     }
-    int rc = SG_OK;
     if (tail != g->live_nodes) {
         uint32_t v = 0;
         while (v < nn && (g->nodes[v].removed || indeg[v] == 0))
@@ -1041,155 +1176,135 @@ static int check_acyclic(pctx_t *c, const sg_graph_t *g, const loc_t *nl)
             }
             v = next;
         }
-        rc = fail(c, nl, SG_ECYCLE, "the graph has a cycle through node %" PRIu32, v);
+        rc = fail(c, nl, NO_POS, SG_ECYCLE, "the graph has a cycle through node %" PRIu32, v);
     }
-    free(indeg);
-    free(queue);
+    mem_free(c, indeg, nn * sizeof *indeg);
+    mem_free(c, queue, nn * sizeof *queue);
     return rc;
 }
 
-static int parse_graph(pctx_t *c, const json_t *go, sg_graph_t *g, int depth, const loc_t *gl)
+/* The graph whose keys sp found (the graph record's spans in sp[which]);
+ * its keys' values are at reader depth vdepth. */
+static int decode_graph(pctx_t *c, sg_graph_t *g, const spans_t *sp, int which, int depth,
+                        int vdepth, const loc_t *gl)
 {
-    json_t *nodes, *edges;
-    int rc;
-    if ((rc = get_array(c, go, "nodes", true, SG_BUNDLE_MAX_NODES, gl, &nodes)) ||
-        (rc = get_array(c, go, "edges", true, SG_BUNDLE_MAX_EDGES, gl, &edges)))
-        return rc;
+    /* the graph record's fields, in table order */
+    enum { NODES, NEXT_NODE, EDGES, NEXT_EDGE };
     loc_t nl = LOC_FIELD(gl, "nodes"), el = LOC_FIELD(gl, "edges");
-    uint32_t *map = NULL, map_n = 0;
-    if ((rc = index_ids(c, go, nodes, gl, &nl, "node", "next_node_id", &map, &map_n))) return rc;
-    rc = reserve(c, (void **)&g->nodes, &g->cap_nodes, map_n, sizeof *g->nodes, &nl);
-    for (uint32_t id = 0; id < map_n && !rc; id++) {
-        if (map[id] == SG_NONE) {
-            /* a hole: the id was used once and removed by a pass */
-            sg_node_id_t got;
-            if (sg_graph_add_node(g, SG_NODE_EMPTY, SG_STREAM_EXPLICIT, 0, &got) ||
-                sg_graph_remove_node(g, got))
-                rc = fail(c, &nl, SG_ENOMEM, "out of memory");
-            continue;
-        }
-        loc_t xl = LOC_ELEM(&nl, map[id]);
-        xl.id = id;
-        rc = parse_node(c, json_array_get(nodes, map[id]), g, id, depth, &xl);
-    }
-    free(map);
-    if (rc) return rc;
+    loc_t nnl = LOC_FIELD(gl, "next_node_id"), nel = LOC_FIELD(gl, "next_edge_id");
+    int64_t next_node = -1, next_edge = -1;
+    int rc;
+    if ((at_span(c, sp, which, NEXT_NODE, vdepth) &&
+         (rc = get_int(c, 0, UINT32_MAX, &nnl, &next_node))) ||
+        (at_span(c, sp, which, NEXT_EDGE, vdepth) &&
+         (rc = get_int(c, 0, UINT32_MAX, &nel, &next_edge))))
+        return rc;
+    if (!at_span(c, sp, which, NODES, vdepth))
+        return fail(c, &nl, NO_POS, SG_EFORMAT, "required field is missing");
+    if (!(sp->present[which] >> EDGES & 1u))
+        return fail(c, &el, NO_POS, SG_EFORMAT, "required field is missing");
+    uint32_t end = 0;
+    if ((rc = decode_nodes(c, g, depth, sp->count[which][NODES], next_node, &nl, &end))) return rc;
+    if (next_node >= 0 && (uint64_t)next_node < end)
+        return fail(c, &nnl, sp->pos[which][NEXT_NODE], SG_EFORMAT,
+                    "%" PRId64 " is not above the largest node id %" PRIu32, next_node, end - 1);
+    g->n_nodes = next_node >= 0 ? (uint32_t)next_node : end;
+    note_holes(c, &nl, "node", g->n_nodes, g->live_nodes);
 
-    if ((rc = index_ids(c, go, edges, gl, &el, "edge", "next_edge_id", &map, &map_n))) return rc;
-    rc = reserve(c, (void **)&g->edges, &g->cap_edges, map_n, sizeof *g->edges, &el);
-    for (uint32_t id = 0; id < map_n && !rc; id++) {
-        if (map[id] == SG_NONE) {
-            /* graph.c has no call that leaves an edge hole; the array was
-             * reserved above, so appending a removed entry is all it takes */
-            g->edges[g->n_edges++] = (sg_edge_t){.id = id,
-                                                 .from = SG_NONE,
-                                                 .to = SG_NONE,
-                                                 .kind = SG_EDGE_STREAM,
-                                                 .event = SG_NONE,
-                                                 .removed = true};
-            continue;
-        }
-        loc_t xl = LOC_ELEM(&el, map[id]);
-        xl.id = id;
-        rc = parse_edge(c, json_array_get(edges, map[id]), g, id, &xl);
-    }
-    free(map);
-    if (rc) return rc;
+    at_span(c, sp, which, EDGES, vdepth);
+    size_t edges_pos = sp->pos[which][EDGES];
+    if ((rc = decode_edges(c, g, sp->count[which][EDGES], next_edge, &el, edges_pos, vdepth, &end)))
+        return rc;
+    if (next_edge >= 0 && (uint64_t)next_edge < end)
+        return fail(c, &nel, sp->pos[which][NEXT_EDGE], SG_EFORMAT,
+                    "%" PRId64 " is not above the largest edge id %" PRIu32, next_edge, end - 1);
+    g->n_edges = next_edge >= 0 ? (uint32_t)next_edge : end;
+    note_holes(c, &el, "edge", g->n_edges, g->live_edges);
+    if ((rc = link_edges(c, g, &el))) return rc;
     return check_acyclic(c, g, &nl);
 }
 
-/* Nodes and edges of a graph object and all its bodies, for limits checked
- * before anything is built. Wrong types are skipped: the parse reports them. */
-static void count_entries(const json_t *go, int depth, uint64_t *nodes, uint64_t *edges)
+/* A body graph object at depth, created in *out (owned by the caller's node). */
+static int decode_body(pctx_t *c, sg_graph_t *parent, int depth, const loc_t *l, sg_graph_t **out)
 {
-    if (depth > SG_BUNDLE_MAX_DEPTH || !json_is_object(go)) return;
-    const json_t *na = json_object_get(go, "nodes"), *ea = json_object_get(go, "edges");
-    if (json_is_array(ea)) *edges += json_array_size(ea);
-    if (!json_is_array(na)) return;
-    *nodes += json_array_size(na);
-    for (size_t i = 0; i < json_array_size(na); i++) {
-        const json_t *n = json_array_get(na, i);
-        const char *type = json_string_value(json_object_get(n, "type"));
-        if (!type) continue;
-        if (strcmp(type, "child_graph") == 0) {
-            count_entries(json_object_get(n, "body"), depth + 1, nodes, edges);
-        } else if (strcmp(type, "conditional") == 0) {
-            const json_t *b = json_object_get(json_object_get(n, "conditional"), "bodies");
-            for (size_t j = 0; json_is_array(b) && j < json_array_size(b); j++)
-                count_entries(json_array_get(b, j), depth + 1, nodes, edges);
-        }
-    }
+    size_t pos = sg_json_tell(&c->r);
+    if (depth > SG_BUNDLE_MAX_DEPTH)
+        return fail(c, l, pos, SG_ELIMIT, "body graphs nested deeper than the limit %d",
+                    SG_BUNDLE_MAX_DEPTH);
+    const sg_record_t *recs[2] = {sg_records[SG_REC_GRAPH], NULL};
+    spans_t sp;
+    int rc = scan_object(c, recs, &sp, l);
+    if (rc) return rc;
+    size_t end = c->r.pos;
+    int d = c->r.depth;
+    int k = chunk(sizeof(sg_graph_t)) > c->mem_limit - c->mem;
+    if (k) return over_budget(c, l, pos, sizeof(sg_graph_t), "a body graph");
+    sg_graph_t *b = sg_graph_create_body(parent);
+    if (!b) return out_of_memory(c, l, pos, sizeof(sg_graph_t), "a body graph");
+    c->mem += chunk(sizeof(sg_graph_t));
+    *out = b;
+    rc = decode_graph(c, b, &sp, 0, depth, d + 1, l);
+    sg_json_seek(&c->r, end, d);
+    return rc;
 }
 
-/* ---- top level -------------------------------------------------------------------------- */
+/* ---- top level ----------------------------------------------------------------------------- */
 
-static int parse_provenance(pctx_t *c, const json_t *top)
+/* A list of the root (a table, whose entry i has "id": i, or the pass log),
+ * sized exactly: the scan counted its entries. */
+static int decode_table(pctx_t *c, const sg_field_t *f, size_t count, const loc_t *tl)
 {
+    size_t pos = sg_json_tell(&c->r);
+    int rc = want(c, SG_JSON_ARRAY, "an array", tl);
+    if (rc) return rc;
+    if (count > f->max)
+        return fail(c, tl, pos, SG_ELIMIT, "%zu entries, more than the limit %" PRIu32, count,
+                    f->max);
     sg_graph_t *g = c->root;
-    json_t *o;
-    int rc;
-    int64_t x;
-    if ((rc = get_object(c, top, "capture", false, NULL, &o))) return rc;
-    if (o) {
-        loc_t l = LOC_FIELD(NULL, "capture");
-        if ((rc = dup_str(c, o, "program", false, &l, &g->program)) ||
-            (rc = get_int(c, o, "pid", false, INT64_MIN, INT64_MAX, 0, &l, &x)))
-            return rc;
-        g->pid = x;
-        if ((rc = get_u64(c, o, "capture_id", false, &l, &g->capture_id)) ||
-            (rc = get_u32(c, o, "sequence", false, &l, &g->sequence)) ||
-            (rc = dup_str(c, o, "mode", false, &l, &g->capture_mode)))
-            return rc;
+    void **arr = sg_field_ptr(f, g);
+    uint32_t *n = (uint32_t *)((char *)g + f->count_off);
+    size_t elem = f->sub->size;
+    if (count && (rc = mem_alloc(c, arr, count * elem, true, f->key, tl, pos))) return rc;
+    uint32_t cap = (uint32_t)count;
+    memcpy((char *)g + f->off2, &cap, sizeof cap); /* the model's capacity member */
+    /* every entry is owned by the model from here (zeroed until it is read),
+     * and an index into this table may name a later entry */
+    *n = (uint32_t)count;
+    sg_json_array_begin(&c->r);
+    int k;
+    for (size_t i = 0; (k = sg_json_element(&c->r, i)) == 1; i++) {
+        loc_t el = LOC_ELEM(tl, i);
+        size_t epos = sg_json_tell(&c->r);
+        void *e = (char *)*arr + i * elem;
+        if ((rc = decode_object(c, f->sub, e, &el))) return rc;
+        if (f->type != SG_FT_TABLE) continue;
+        uint32_t id;
+        memcpy(&id, e, sizeof id);
+        if (id != i)
+            return fail(c, &el, epos, SG_EFORMAT,
+                        "id %" PRIu32 " is not its position %zu (table ids are dense)", id, i);
     }
-    if ((rc = get_object(c, top, "device", false, NULL, &o))) return rc;
-    if (o) {
-        loc_t l = LOC_FIELD(NULL, "device");
-        sg_device_t *d = &g->device;
-        int32_t v;
-        const char *uuid;
-        size_t uuid_len;
-        if ((rc = dup_str(c, o, "name", false, &l, &d->name))) return rc;
-        if ((rc = get_i32(c, o, "cc_major", &l, &v))) return rc;
-        d->cc_major = v;
-        if ((rc = get_i32(c, o, "cc_minor", &l, &v))) return rc;
-        d->cc_minor = v;
-        if ((rc = get_i32(c, o, "driver_version", &l, &v))) return rc;
-        d->driver_version = v;
-        if ((rc = get_u64(c, o, "total_memory", false, &l, &d->total_memory)) ||
-            (rc = get_strn(c, o, "uuid", false, sizeof d->uuid - 1, &l, &uuid, &uuid_len)) ||
-            (rc = get_u32(c, o, "sm_count", false, &l, &d->sm_count)) ||
-            (rc = get_number(c, o, "mem_bandwidth_gbs", 0.0, &l, &d->mem_bandwidth_gbs)))
-            return rc;
-        if (uuid) memcpy(d->uuid, uuid, uuid_len + 1);
-    }
-    if ((rc = get_object(c, top, "crosscheck", false, NULL, &o))) return rc;
-    if (o) {
-        loc_t l = LOC_FIELD(NULL, "crosscheck");
-        if ((rc = get_bool(c, o, "done", &l, &g->crosscheck_done)) ||
-            (rc = get_bool(c, o, "ok", &l, &g->crosscheck_ok)) ||
-            (rc = get_u32(c, o, "cuda_node_count", false, &l, &g->cuda_node_count)) ||
-            (rc = get_u32(c, o, "cuda_edge_count", false, &l, &g->cuda_edge_count)) ||
-            (rc = dup_str(c, o, "note", false, &l, &g->crosscheck_note)))
-            return rc;
-    }
-    return SG_OK;
+    return k < 0 ? json_failed(c, tl) : SG_OK;
 }
 
-static int parse_pass_log(pctx_t *c, const json_t *top)
+/* source_image may name a later entry, so its kind is checked once the whole
+ * table is read. Only NVRTC source can be recompiled to PTX; any other kind
+ * there would send readers looking for source that is not. */
+static int check_images(pctx_t *c)
 {
-    json_t *arr;
-    int rc = get_array(c, top, "pass_log", false, SG_BUNDLE_MAX_TABLE, NULL, &arr);
-    if (rc || !arr) return rc;
-    loc_t fl = LOC_FIELD(NULL, "pass_log");
-    for (size_t i = 0; i < json_array_size(arr); i++) {
+    const sg_graph_t *g = c->root;
+    loc_t fl = LOC_FIELD(NULL, "images");
+    for (uint32_t i = 0; i < g->n_images; i++) {
+        uint32_t s = g->images[i].source_image;
+        if (s == SG_NONE) continue;
         loc_t el = LOC_ELEM(&fl, i);
-        const json_t *o = json_array_get(arr, i);
-        const char *pass, *summary;
-        if ((rc = want_object(c, o, &el)) || (rc = get_str(c, o, "pass", true, &el, &pass)) ||
-            (rc = get_str(c, o, "summary", false, &el, &summary)))
-            return rc;
-        if (sg_graph_log_pass(c->root, pass, summary ? summary : ""))
-            return fail(c, &el, SG_ENOMEM, "out of memory");
+        el.id = i;
+        loc_t sl = LOC_FIELD(&el, "source_image");
+        if (s == i) return fail(c, &sl, NO_POS, SG_EFORMAT, "names the image itself");
+        if (g->images[s].kind != SG_IMAGE_NVRTC)
+            return fail(c, &sl, NO_POS, SG_EFORMAT,
+                        "names image %" PRIu32 ", a %s image, not nvrtc", s,
+                        sg_image_kind_name(g->images[s].kind));
     }
     return SG_OK;
 }
@@ -1206,58 +1321,92 @@ static int check_alloc_nodes(pctx_t *c)
         loc_t el = LOC_ELEM(&fl, i);
         el.id = i;
         loc_t al = LOC_FIELD(&el, "alloc_node");
-        if (!n) return fail(c, &al, SG_EFORMAT, "names unknown node %" PRIu32, a);
+        if (!n) return fail(c, &al, NO_POS, SG_EFORMAT, "names unknown node %" PRIu32, a);
         if (n->type != SG_NODE_MEM_ALLOC)
-            return fail(c, &al, SG_EFORMAT, "names node %" PRIu32 ", a %s node, not mem_alloc", a,
+            return fail(c, &al, NO_POS, SG_EFORMAT,
+                        "names node %" PRIu32 ", a %s node, not mem_alloc", a,
                         sg_node_type_name(n->type));
     }
     return SG_OK;
 }
 
-static int parse_top(pctx_t *c, const json_t *top)
+static int decode_header(pctx_t *c, const spans_t *sp)
 {
-    if (!json_is_object(top))
-        return fail(c, NULL, SG_EFORMAT, "expected an object at the top level, found %s",
-                    type_name(top));
-    const char *format;
-    int rc = get_str(c, top, "format", true, NULL, &format);
+    /* bundle record fields 0 and 1: format, version */
+    loc_t fl = LOC_FIELD(NULL, "format"), vl = LOC_FIELD(NULL, "version");
+    if (!at_span(c, sp, 0, 0, 1))
+        return fail(c, &fl, NO_POS, SG_EFORMAT, "required field is missing");
+    size_t pos = sp->pos[0][0];
+    sg_json_string_t s;
+    int rc = get_string(c, SG_BUNDLE_MAX_STRING, &fl, &s);
     if (rc) return rc;
-    if (strcmp(format, SG_FORMAT_NAME) != 0) {
-        loc_t fl = LOC_FIELD(NULL, "format");
-        return fail(c, &fl, SG_EFORMAT, "\"%.64s\" is not \"" SG_FORMAT_NAME "\"", format);
+    if (!sg_json_string_is(&c->r, &s, SG_FORMAT_NAME)) {
+        char shown[65];
+        sg_json_string_t cut = s;
+        if (cut.len > 64) cut.len = 0; /* shown only when short */
+        if (cut.len)
+            sg_json_decode(&c->r, &cut, shown);
+        else
+            snprintf(shown, sizeof shown, "...");
+        return fail(c, &fl, pos, SG_EFORMAT, "\"%s\" is not \"" SG_FORMAT_NAME "\"", shown);
     }
-    json_t *v;
-    if ((rc = field(c, top, "version", true, NULL, &v))) return rc;
-    loc_t vl = LOC_FIELD(NULL, "version");
-    if (!json_is_integer(v))
-        return fail(c, &vl, SG_EFORMAT, "expected an integer, found %s", type_name(v));
-    if (json_integer_value(v) < SG_FORMAT_VERSION_MIN ||
-        json_integer_value(v) > SG_FORMAT_VERSION)
-        return fail(c, &vl, SG_EUNSUPPORTED,
-                    "version %lld is not supported (this reader supports %d to %d)",
-                    (long long)json_integer_value(v), SG_FORMAT_VERSION_MIN, SG_FORMAT_VERSION);
-    c->version = (int)json_integer_value(v);
+    if (!at_span(c, sp, 0, 1, 1))
+        return fail(c, &vl, NO_POS, SG_EFORMAT, "required field is missing");
+    pos = sp->pos[0][1];
+    if ((rc = want(c, SG_JSON_INTEGER, "an integer", &vl))) return rc;
+    sg_json_number_t n;
+    if (!sg_json_number(&c->r, &n)) return json_failed(c, &vl);
+    if (n.integer < SG_FORMAT_VERSION_MIN || n.integer > SG_FORMAT_VERSION)
+        return fail(c, &vl, pos, SG_EUNSUPPORTED,
+                    "version %" PRId64 " is not supported (this reader supports %d to %d)",
+                    n.integer, SG_FORMAT_VERSION_MIN, SG_FORMAT_VERSION);
+    c->version = (uint32_t)n.integer;
+    return SG_OK;
+}
 
-    uint64_t nodes = 0, edges = 0;
-    count_entries(top, 0, &nodes, &edges);
-    if (nodes > SG_BUNDLE_MAX_NODES) {
-        loc_t nl = LOC_FIELD(NULL, "nodes");
-        return fail(c, &nl, SG_ELIMIT, "%" PRIu64 " nodes in all graphs, more than the limit %u",
-                    nodes, SG_BUNDLE_MAX_NODES);
+static int decode_top(pctx_t *c)
+{
+    const sg_record_t *recs[2] = {&sg_record_bundle, sg_records[SG_REC_GRAPH]};
+    spans_t sp;
+    sg_json_type_t t = sg_json_peek(&c->r);
+    if (t != SG_JSON_OBJECT) {
+        if (c->r.failed || t == SG_JSON_BAD) {
+            if (!c->r.failed) sg_json_skip(&c->r, NULL);
+            return json_failed(c, NULL);
+        }
+        /* a value, but not a bundle: check it is JSON at all, then say so */
+        if (!sg_json_skip(&c->r, NULL) || !sg_json_end(&c->r)) return json_failed(c, NULL);
+        return fail(c, NULL, 0, SG_EFORMAT, "expected an object at the top level, found %s",
+                    type_name(t));
     }
-    if (edges > SG_BUNDLE_MAX_EDGES) {
-        loc_t el = LOC_FIELD(NULL, "edges");
-        return fail(c, &el, SG_ELIMIT, "%" PRIu64 " edges in all graphs, more than the limit %u",
-                    edges, SG_BUNDLE_MAX_EDGES);
+    int rc = scan_object(c, recs, &sp, NULL);
+    if (rc) return rc;
+    if (!sg_json_end(&c->r)) return json_failed(c, NULL);
+    if ((rc = decode_header(c, &sp))) return rc;
+    sg_graph_t *g = c->root;
+    const sg_record_t *br = &sg_record_bundle;
+    for (uint32_t i = 2; i < br->n_fields; i++) {
+        const sg_field_t *f = &br->fields[i];
+        if (f->type == SG_FT_GRAPH) {
+            if ((rc = decode_graph(c, g, &sp, 1, 0, 1, NULL)) || (rc = check_alloc_nodes(c)))
+                return rc;
+            continue;
+        }
+        if (!at_span(c, &sp, 0, i, 1)) continue;
+        loc_t fl = LOC_FIELD(NULL, f->key);
+        if (f->type == SG_FT_TABLE || f->type == SG_FT_RECORDS) {
+            if ((rc = decode_table(c, f, sp.count[0][i], &fl))) return rc;
+            if (f->sub->id == SG_REC_IMAGE && (rc = check_images(c))) return rc;
+        } else if ((rc = decode_field(c, br, f, g, &fl))) {
+            return rc;
+        }
     }
-    c->hole_budget = sg_bundle_hole_budget(nodes + edges);
-
-    if ((rc = parse_streams(c, top)) || (rc = parse_events(c, top)) ||
-        (rc = parse_buffers(c, top)) || (rc = parse_images(c, top)) ||
-        (rc = parse_graph(c, top, c->root, 0, NULL)) || (rc = check_alloc_nodes(c)) ||
-        (rc = parse_pass_log(c, top)) || (rc = parse_provenance(c, top)) ||
-        (rc = sg_bundle__parse_fusions(top, c->root, c->diag, c->file)))
-        return rc;
+    /* the holes of all graphs together, now that all entries are counted */
+    uint64_t budget = sg_bundle_hole_budget(c->nodes + c->edges);
+    if (c->holes > budget) {
+        loc_t wl = LOC_FIELD(NULL, c->worst_where);
+        return too_many_holes(c, &wl, NO_POS, c->worst_what, c->worst_end, c->worst_n, budget);
+    }
     return SG_OK;
 }
 
@@ -1270,17 +1419,20 @@ int sg_bundle_parse_json(const char *text, size_t len, const char *name, sg_grap
     if (len > SG_BUNDLE_MAX_JSON_BYTES)
         return sg_bundle_diag(diag, SG_ELIMIT, name, 0, 0, "%zu bytes, more than the limit %u", len,
                               SG_BUNDLE_MAX_JSON_BYTES);
-    json_error_t je;
-    json_t *top = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!top) return sg_bundle_diag(diag, SG_EFORMAT, name, je.line, je.column, "%s", je.text);
-    pctx_t c = {.diag = diag, .file = name, .root = sg_graph_create()};
-    int rc =
-        c.root ? parse_top(&c, top) : sg_bundle_diag(diag, SG_ENOMEM, name, 0, 0, "out of memory");
-    json_decref(top);
+    pctx_t *c = calloc(1, sizeof *c);
+    if (!c) return sg_bundle_diag(diag, SG_ENOMEM, name, 0, 0, "out of memory");
+    sg_json_init(&c->r, text, len);
+    c->diag = diag;
+    c->file = name;
+    c->mem_limit = SG_BUNDLE_MEMORY_FACTOR * len + SG_BUNDLE_MEMORY_FLOOR;
+    c->root = sg_graph_create();
+    int rc = c->root ? decode_top(c) : sg_bundle_diag(diag, SG_ENOMEM, name, 0, 0, "out of memory");
     if (rc) {
-        sg_graph_destroy(c.root);
-        return rc;
+        sg_graph_destroy(c->root);
+    } else {
+        *out = c->root;
     }
-    *out = c.root;
-    return SG_OK;
+    free(c->fused);
+    free(c);
+    return rc;
 }

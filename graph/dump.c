@@ -211,56 +211,6 @@ static void put_dims(FILE *f, const uint32_t d[3])
     fprintf(f, "%" PRIu32 ",%" PRIu32 ",%" PRIu32, d[0], d[1], d[2]);
 }
 
-static const char *buffer_kind_name(sg_buffer_kind_t k)
-{
-    static const char *const names[SG_BUFFER_KIND_COUNT] = {
-        "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
-    return (unsigned)k < SG_BUFFER_KIND_COUNT ? names[k] : "invalid";
-}
-
-static const char *image_kind_name(sg_image_kind_t k)
-{
-    static const char *const names[SG_IMAGE_KIND_COUNT] = {"fatbin", "cubin", "ptx", "nvrtc",
-                                                           "unknown"};
-    return (unsigned)k < SG_IMAGE_KIND_COUNT ? names[k] : "invalid";
-}
-
-static const char *copy_kind_name(sg_copy_kind_t k)
-{
-    static const char *const names[] = {"default", "h2d", "d2h", "d2d", "h2h"};
-    return (unsigned)k <= SG_COPY_H2H ? names[k] : "invalid";
-}
-
-static const char *access_mode_name(sg_access_mode_t m)
-{
-    switch (m) {
-    case SG_ACCESS_READ:
-        return "read";
-    case SG_ACCESS_WRITE:
-        return "write";
-    case SG_ACCESS_READWRITE:
-        return "readwrite";
-    case SG_ACCESS_UNKNOWN:
-        return "unknown";
-    default:
-        return "invalid";
-    }
-}
-
-static const char *cond_type_name(sg_cond_type_t t)
-{
-    switch (t) {
-    case SG_COND_IF:
-        return "if";
-    case SG_COND_WHILE:
-        return "while";
-    case SG_COND_SWITCH:
-        return "switch";
-    default:
-        return "invalid";
-    }
-}
-
 /* ---- tables ---------------------------------------------------------------- */
 
 static void put_arch_list(FILE *f, const char *key, const uint32_t *archs, uint32_t n)
@@ -294,7 +244,7 @@ static void dump_tables(const sg_graph_t *g, FILE *f)
         const sg_buffer_t *b = &g->buffers[i];
         fputs("  ", f);
         put_word(f, b->label);
-        fprintf(f, "  id=%" PRIu32 " %s 0x%" PRIx64 " size=%" PRIu64, i, buffer_kind_name(b->kind),
+        fprintf(f, "  id=%" PRIu32 " %s 0x%" PRIx64 " size=%" PRIu64, i, sg_buffer_kind_name(b->kind),
                 b->address, b->size);
         if (b->alloc_node != SG_NONE) fprintf(f, " alloc=n%" PRIu32, b->alloc_node);
         if (b->before_file) {
@@ -315,7 +265,7 @@ static void dump_tables(const sg_graph_t *g, FILE *f)
     fprintf(f, "\nimages (%" PRIu32 ")\n", g->n_images);
     for (uint32_t i = 0; i < g->n_images; i++) {
         const sg_image_t *im = &g->images[i];
-        fprintf(f, "  img%" PRIu32 "  %s ", i, image_kind_name(im->kind));
+        fprintf(f, "  img%" PRIu32 "  %s ", i, sg_image_kind_name(im->kind));
         put_word(f, im->hash);
         fprintf(f, " size=%" PRIu64, im->size);
         if (im->file) {
@@ -490,7 +440,7 @@ static void dump_node(const addr_index_t *ix, const sg_graph_t *g, const sg_node
     case SG_NODE_MEMCPY: {
         const sg_memcpy_t *c = &n->u.memcpy;
         put_indent(f, ind2);
-        fprintf(f, "copy     %s dst=0x%" PRIx64, copy_kind_name(c->kind), c->dst);
+        fprintf(f, "copy     %s dst=0x%" PRIx64, sg_copy_kind_name(c->kind), c->dst);
         put_addr_owner(f, ix, c->dst);
         fprintf(f, " src=0x%" PRIx64, c->src);
         put_addr_owner(f, ix, c->src);
@@ -543,7 +493,7 @@ static void dump_node(const addr_index_t *ix, const sg_graph_t *g, const sg_node
     case SG_NODE_CONDITIONAL: {
         const sg_conditional_t *c = &n->u.cond;
         put_indent(f, ind2);
-        fprintf(f, "cond     %s default=%" PRIu32 " bodies=%" PRIu32 "\n", cond_type_name(c->type),
+        fprintf(f, "cond     %s default=%" PRIu32 " bodies=%" PRIu32 "\n", sg_cond_type_name(c->type),
                 c->default_value, c->n_bodies);
         for (uint32_t i = 0; i < c->n_bodies; i++) {
             put_indent(f, ind2);
@@ -571,7 +521,7 @@ static void dump_node(const addr_index_t *ix, const sg_graph_t *g, const sg_node
         put_indent(f, ind2);
         fputs("access   ", f);
         put_buffer(f, g, a->buffer);
-        fprintf(f, " %s offset=%" PRIu64 " size=%" PRIu64 "\n", access_mode_name(a->mode),
+        fprintf(f, " %s offset=%" PRIu64 " size=%" PRIu64 "\n", sg_access_mode_name(a->mode),
                 a->offset, a->size);
     }
 }

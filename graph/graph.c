@@ -31,32 +31,101 @@ static const char *const node_type_names[SG_NODE_TYPE_COUNT] = {
     "kernel",    "memcpy",    "memset",   "host",        "empty",       "event_record",
     "event_wait", "mem_alloc", "mem_free", "child_graph", "conditional", "opaque",
 };
+static const char *const edge_kind_names[SG_EDGE_KIND_COUNT] = {"stream", "event", "control",
+                                                                "dealloc"};
+static const char *const buffer_kind_names[SG_BUFFER_KIND_COUNT] = {
+    "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
+static const uint8_t buffer_kind_since[SG_BUFFER_KIND_COUNT] = {1, 1, 1, 1, 1, 1, 2};
+static const char *const image_kind_names[SG_IMAGE_KIND_COUNT] = {"fatbin", "cubin", "ptx",
+                                                                  "nvrtc", "unknown"};
+static const char *const copy_kind_names[SG_COPY_KIND_COUNT] = {"default", "h2d", "d2h", "d2d",
+                                                                "h2h"};
+static const char *const cond_type_names[SG_COND_TYPE_COUNT] = {"if", "while", "switch"};
+static const char *const access_mode_names[] = {"read", "write", "readwrite", "unknown"};
+static const int access_mode_values[] = {SG_ACCESS_READ, SG_ACCESS_WRITE, SG_ACCESS_READWRITE,
+                                         SG_ACCESS_UNKNOWN};
+
+const sg_enum_names_t sg_node_types = {"node type", SG_NODE_TYPE_COUNT, node_type_names, NULL,
+                                       NULL};
+const sg_enum_names_t sg_edge_kinds = {"edge kind", SG_EDGE_KIND_COUNT, edge_kind_names, NULL,
+                                       NULL};
+const sg_enum_names_t sg_buffer_kinds = {"buffer kind", SG_BUFFER_KIND_COUNT, buffer_kind_names,
+                                         NULL, buffer_kind_since};
+const sg_enum_names_t sg_image_kinds = {"image kind", SG_IMAGE_KIND_COUNT, image_kind_names, NULL,
+                                        NULL};
+const sg_enum_names_t sg_copy_kinds = {"copy kind", SG_COPY_KIND_COUNT, copy_kind_names, NULL,
+                                       NULL};
+const sg_enum_names_t sg_cond_types = {"conditional type", SG_COND_TYPE_COUNT, cond_type_names,
+                                       NULL, NULL};
+const sg_enum_names_t sg_access_modes = {"access mode", 4, access_mode_names, access_mode_values,
+                                         NULL};
+
+uint32_t sg_enum_since(const sg_enum_names_t *e, int v)
+{
+    if (!e->since) return 1;
+    for (uint32_t i = 0; i < e->n; i++)
+        if ((e->values ? e->values[i] : (int)i) == v) return e->since[i];
+    return 1;
+}
+
+const char *sg_enum_name(const sg_enum_names_t *e, int v)
+{
+    if (!e->values) return v >= 0 && (uint32_t)v < e->n ? e->names[v] : "invalid";
+    for (uint32_t i = 0; i < e->n; i++)
+        if (e->values[i] == v) return e->names[i];
+    return "invalid";
+}
+
+int sg_enum_value(const sg_enum_names_t *e, const char *name)
+{
+    for (uint32_t i = 0; name && i < e->n; i++)
+        if (strcmp(name, e->names[i]) == 0) return e->values ? e->values[i] : (int)i;
+    return -1;
+}
 
 const char *sg_node_type_name(sg_node_type_t t)
 {
-    return (unsigned)t < SG_NODE_TYPE_COUNT ? node_type_names[t] : "invalid";
+    return sg_enum_name(&sg_node_types, (int)t);
 }
 
 int sg_node_type_from_name(const char *name)
 {
-    for (int i = 0; name && i < SG_NODE_TYPE_COUNT; i++)
-        if (strcmp(name, node_type_names[i]) == 0) return i;
-    return -1;
+    return sg_enum_value(&sg_node_types, name);
 }
-
-static const char *const edge_kind_names[SG_EDGE_KIND_COUNT] = {"stream", "event", "control",
-                                                                "dealloc"};
 
 const char *sg_edge_kind_name(sg_edge_kind_t k)
 {
-    return (unsigned)k < SG_EDGE_KIND_COUNT ? edge_kind_names[k] : "invalid";
+    return sg_enum_name(&sg_edge_kinds, (int)k);
 }
 
 int sg_edge_kind_from_name(const char *name)
 {
-    for (int i = 0; name && i < SG_EDGE_KIND_COUNT; i++)
-        if (strcmp(name, edge_kind_names[i]) == 0) return i;
-    return -1;
+    return sg_enum_value(&sg_edge_kinds, name);
+}
+
+const char *sg_buffer_kind_name(sg_buffer_kind_t k)
+{
+    return sg_enum_name(&sg_buffer_kinds, (int)k);
+}
+
+const char *sg_image_kind_name(sg_image_kind_t k)
+{
+    return sg_enum_name(&sg_image_kinds, (int)k);
+}
+
+const char *sg_copy_kind_name(sg_copy_kind_t k)
+{
+    return sg_enum_name(&sg_copy_kinds, (int)k);
+}
+
+const char *sg_cond_type_name(sg_cond_type_t t)
+{
+    return sg_enum_name(&sg_cond_types, (int)t);
+}
+
+const char *sg_access_mode_name(sg_access_mode_t m)
+{
+    return sg_enum_name(&sg_access_modes, (int)m);
 }
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -122,7 +191,7 @@ sg_graph_t *sg_graph_create_body(sg_graph_t *parent)
     return g;
 }
 
-static void free_node_payload(sg_node_t *n)
+void sg_node_release(sg_node_t *n)
 {
     free(n->label);
     n->label = NULL;
@@ -157,7 +226,7 @@ void sg_graph_destroy(sg_graph_t *g)
     if (!g) return;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         sg_node_t *n = &g->nodes[i];
-        if (!n->removed) free_node_payload(n);
+        if (!n->removed) sg_node_release(n);
         free(n->in);
         free(n->out);
     }
@@ -564,7 +633,7 @@ int sg_graph_remove_node(sg_graph_t *g, sg_node_id_t id)
     if (!n) return SG_EINVAL;
     while (n->n_in) sg_graph_remove_edge(g, n->in[n->n_in - 1]);
     while (n->n_out) sg_graph_remove_edge(g, n->out[n->n_out - 1]);
-    free_node_payload(n);
+    sg_node_release(n);
     free(n->in);
     free(n->out);
     n->in = n->out = NULL;

@@ -177,7 +177,7 @@ typedef struct {
 } sg_kernel_t;
 
 typedef enum {
-    SG_COPY_DEFAULT = 0, SG_COPY_H2D, SG_COPY_D2H, SG_COPY_D2D, SG_COPY_H2H
+    SG_COPY_DEFAULT = 0, SG_COPY_H2D, SG_COPY_D2H, SG_COPY_D2D, SG_COPY_H2H, SG_COPY_KIND_COUNT
 } sg_copy_kind_t;
 
 typedef struct {
@@ -206,7 +206,7 @@ typedef struct {
     uint64_t bytes;   /* mem_alloc only */
 } sg_memnode_t;
 
-typedef enum { SG_COND_IF = 0, SG_COND_WHILE, SG_COND_SWITCH } sg_cond_type_t;
+typedef enum { SG_COND_IF = 0, SG_COND_WHILE, SG_COND_SWITCH, SG_COND_TYPE_COUNT } sg_cond_type_t;
 
 struct sg_graph;
 
@@ -283,6 +283,38 @@ typedef struct {
     uint8_t from_port, to_port, cuda_type; /* CUgraphEdgeData */
     bool removed;         /* internal */
 } sg_edge_t;
+
+/* ---- names of the enums --------------------------------------------------- */
+
+/* Every enum of the model has one table of stable lower-case names, here and
+ * nowhere else: graph.json, dumps, reports and messages all spell a value
+ * the same way. `values` maps position -> value for enums that are not dense
+ * (access modes); NULL means value == position. `since` is the bundle format
+ * version that added each name (docs/FORMAT.md section 11); NULL: all 1. */
+typedef struct {
+    const char *what;          /* "buffer kind", for messages */
+    uint32_t n;
+    const char *const *names;
+    const int *values;
+    const uint8_t *since;
+} sg_enum_names_t;
+
+/* The format version that added the name of value v (1 when unknown). */
+uint32_t sg_enum_since(const sg_enum_names_t *e, int v);
+
+extern const sg_enum_names_t sg_node_types, sg_edge_kinds, sg_buffer_kinds, sg_image_kinds,
+    sg_copy_kinds, sg_cond_types, sg_access_modes;
+
+/* The name of value v, or "invalid" when v is not one of e's values. */
+const char *sg_enum_name(const sg_enum_names_t *e, int v);
+/* The value named name, or -1 for an unknown name. */
+int sg_enum_value(const sg_enum_names_t *e, const char *name);
+
+const char *sg_buffer_kind_name(sg_buffer_kind_t k);
+const char *sg_image_kind_name(sg_image_kind_t k);
+const char *sg_copy_kind_name(sg_copy_kind_t k);
+const char *sg_cond_type_name(sg_cond_type_t t);
+const char *sg_access_mode_name(sg_access_mode_t m);
 
 /* ---- the graph ------------------------------------------------------------ */
 
@@ -379,6 +411,10 @@ typedef struct sg_graph {
 sg_graph_t *sg_graph_create(void);
 sg_graph_t *sg_graph_create_body(sg_graph_t *parent);
 void sg_graph_destroy(sg_graph_t *g);
+/* Free what node n owns (label, accesses, payload, bodies) and zero its
+ * payload; for code that builds a node before it is in a graph (the bundle
+ * reader). */
+void sg_node_release(sg_node_t *n);
 
 /* Tables (call on any graph; they act on the root). Labels are copied; a
  * NULL label gets the default ("s3", "e1", "b7", ...). out_id may be NULL. */

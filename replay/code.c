@@ -13,12 +13,6 @@
 #define SG_REPLAY_DEFAULT_MAX_IMAGE (1ull << 30)
 #define SG_NVRTC_MAX_OPTIONS 256
 
-static const char *image_kind_name(sg_image_kind_t k)
-{
-    static const char *const names[] = {"fatbin", "cubin", "ptx", "nvrtc", "unknown"};
-    return (unsigned)k < SG_IMAGE_KIND_COUNT ? names[k] : "invalid";
-}
-
 /* Mark the images some kernel node (at any depth) needs. */
 static void mark_needed(const sg_graph_t *g, bool *needed, uint32_t n_images)
 {
@@ -170,7 +164,14 @@ static int load_image_into(sg_replay_t *r, uint32_t id, CUlibrary *lib, bool *no
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
     double t0 = sg_replay__now_ms();
-    int rc = sg_bundle_read_blob(r->bundle, im->file, max, &data, &size, &diag);
+    /* through the open bundle when there is one; either way the bytes must
+     * match the image's hash before a byte of them is run */
+    int rc = r->opt.files ? sg_bundle_load_image(r->opt.files, id, max, &data, &size, &diag)
+                          : sg_bundle_read_blob(r->bundle, im->file, max, &data, &size, &diag);
+    if (!rc && !r->opt.files && (rc = sg_bundle_check_image(r->g, id, data, size, &diag))) {
+        free(data);
+        data = NULL;
+    }
     r->t.read_ms += sg_replay__now_ms() - t0;
     if (rc) {
         char buf[900];
@@ -213,12 +214,12 @@ static int load_image_into(sg_replay_t *r, uint32_t id, CUlibrary *lib, bool *no
         snprintf(what, sizeof what,
                  "code image %u (%s, %s) has no code this sm_%d%d GPU can run (SASS for %s, PTX "
                  "for %s)",
-                 id, image_kind_name(im->kind), im->hash, major, minor, sass, ptx);
+                 id, sg_image_kind_name(im->kind), im->hash, major, minor, sass, ptx);
         return sg_replay__cu_fail(drv, err, errlen, cr, what);
     }
     if (cr != CUDA_SUCCESS) {
         char what[128];
-        snprintf(what, sizeof what, "loading code image %u (%s, %s)", id, image_kind_name(im->kind),
+        snprintf(what, sizeof what, "loading code image %u (%s, %s)", id, sg_image_kind_name(im->kind),
                  im->hash);
         return sg_replay__cu_fail(drv, err, errlen, cr, what);
     }

@@ -56,13 +56,6 @@ bool sg_replay_kernel_needs_process(const char *mangled)
     return mangled && (strstr(mangled, "nccl") || strstr(mangled, "nvshmem"));
 }
 
-static const char *buffer_kind_name(sg_buffer_kind_t k)
-{
-    static const char *const names[SG_BUFFER_KIND_COUNT] = {
-        "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
-    return (unsigned)k < SG_BUFFER_KIND_COUNT ? names[k] : "invalid";
-}
-
 /* Does any event_record node of g (any depth) record event ev? */
 static bool records_event(const sg_graph_t *g, uint32_t ev)
 {
@@ -188,7 +181,7 @@ static int plan_graph(sg_replay_plan_t *p, const sg_graph_t *root, const sg_grap
             else if (buf->kind != SG_BUFFER_GRAPH_ALLOC)
                 rc = BLOCK("frees %s (kind %s), which the graph did not allocate: the replay "
                            "cannot recreate that allocation",
-                           buf->label, buffer_kind_name(buf->kind));
+                           buf->label, sg_buffer_kind_name(buf->kind));
             break;
         }
         case SG_NODE_CHILD_GRAPH:

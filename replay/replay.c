@@ -251,7 +251,8 @@ static int read_snapshot(sg_replay_t *r, const sg_buffer_t *b, const char *file,
 {
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
-    int rc = sg_bundle_read_blob(r->bundle, file, b->size, data, size, &diag);
+    int rc = r->opt.files ? sg_bundle_load(r->opt.files, file, b->size, data, size, &diag)
+                          : sg_bundle_read_blob(r->bundle, file, b->size, data, size, &diag);
     if (rc) {
         char buf[900];
         return sg_replay__fail(err, errlen, rc, "snapshot of %s: %s", b->label,

@@ -248,6 +248,10 @@ typedef struct {
     FILE *log;                /* warnings and reports; NULL = none */
     bool verbose;             /* full relocation report */
     bool skip_host_nodes;     /* host callbacks become empty nodes (--host-nodes skip) */
+    /* the open bundle to read code and snapshots through (graph/bundle.h:
+     * its directory descriptor, no link followed); NULL: the bundle path is
+     * opened again for each file */
+    const struct sg_bundle *files;
 } sg_replay_options_t;
 
 typedef struct {

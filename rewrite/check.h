@@ -53,6 +53,11 @@
 
 #include "graph/graph.h"
 
+/* The schema of `sgcap check --json` (docs/SCHEMAS.md): its name and
+ * version lead the output; a change to what it holds raises the version. */
+#define SG_CHECK_SCHEMA "sgcap-check"
+#define SG_CHECK_SCHEMA_VERSION 1
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -87,6 +87,7 @@ static const sg_ptx_module_t *stage_module(fuse_t *f, const sg_kernel_t *k, cons
     sg_code_report_options_t o = {0};
     o.device_arch = f->arch;
     o.recompile_nvrtc = true;
+    o.files = f->ctx->opt->source;
     char *ptx = NULL;
     size_t len = 0;
     sg_code_report_row_t row;

@@ -94,7 +94,8 @@ sg_report_t *sg_report_create(void)
 {
     sg_report_t *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->root = json_pack("{s:s, s:i, s:[]}", "report", "sgcap-rewrite", "version", 1, "passes");
+    r->root = json_pack("{s:s, s:i, s:[]}", "schema", SG_REPORT_SCHEMA, "schema_version",
+                        SG_REPORT_SCHEMA_VERSION, "passes");
     r->text = calloc(1, 1);
     if (!r->root || !r->text) {
         sg_report_destroy(r);

@@ -42,9 +42,15 @@ sg_report_t *sg_report_create(void); /* NULL when out of memory */
 void sg_report_destroy(sg_report_t *r);
 /* Human-readable text of every pass run so far ("" when none). */
 const char *sg_report_text(const sg_report_t *r);
-/* {"report": "sgcap-rewrite", "version": 1, "passes": [{"pass": NAME,
- *  "summary": LINE, "verify": {...}, ...pass-specific fields}, ...]};
- * borrowed, valid until the report is destroyed. */
+/* The JSON report's schema (docs/SCHEMAS.md): its name and version lead
+ * every report; a change to what the report holds raises the version. */
+#define SG_REPORT_SCHEMA "sgcap-rewrite-report"
+#define SG_REPORT_SCHEMA_VERSION 3
+
+/* {"schema": SG_REPORT_SCHEMA, "schema_version": SG_REPORT_SCHEMA_VERSION,
+ *  "passes": [{"pass": NAME, "summary": LINE, "verify": {...},
+ *  ...pass-specific fields}, ...]}; borrowed, valid until the report is
+ * destroyed. */
 json_t *sg_report_json(const sg_report_t *r);
 /* The same serialized (indent 2, keys in insertion order, newline ended);
  * *out is malloc'd. */
@@ -71,6 +77,9 @@ typedef struct {
     bool verify;        /* check the ordering guarantee after each pass (default true) */
     const char *bundle; /* the input bundle's directory: where passes read code images
                            (fuse); NULL: none, and fuse refuses every chain */
+    const struct sg_bundle *source; /* the input bundle, open (graph/bundle.h): when set,
+                                       images are read through its directory descriptor
+                                       instead of reopening `bundle` for each */
     sg_rewrite_files_t *files; /* where passes put new files; NULL: fuse changes nothing */
     uint32_t fuse_arch; /* sm number fused kernels are compiled for (0: the bundle's device) */
 } sg_rewrite_options_t;

@@ -5,8 +5,15 @@
 
 #include "graph/bundle.h"
 
-/* Read the bundle at path; on failure print "sgcap CMD: FILE:LINE:COL: msg"
- * and return NULL. */
+/* Open the bundle at path (graph/bundle.h: its directory held by a
+ * descriptor, every file read through it); on failure print
+ * "sgcap CMD: FILE:LINE:COL: msg" and return NULL. */
+sg_bundle_t *sg_cli_open(const char *cmd, const char *path);
+
+/* The same for a command that needs only the graph (the caller destroys it). */
 sg_graph_t *sg_cli_open_bundle(const char *cmd, const char *path);
+
+/* Print a bundle diagnostic as one error line of cmd, after what. */
+void sg_cli_bundle_error(const char *cmd, const char *what, const sg_diag_t *diag);
 
 #endif /* SGCAP_BUNDLE_OPEN_H */

@@ -90,8 +90,9 @@ static int run(int argc, char **argv)
         json_t *counts = json_object();
         for (int k = 0; k < SG_HAZARD_KIND_COUNT; k++)
             json_object_set_new(counts, sg_hazard_kind_name(k), json_integer((json_int_t)res.counts[k]));
-        json_t *o = json_pack("{s:s, s:o, s:o, s:b}", "bundle", path, "hazards", arr, "counts",
-                              counts, "truncated", res.truncated);
+        json_t *o = json_pack("{s:s, s:i, s:s, s:o, s:o, s:b}", "schema", SG_CHECK_SCHEMA,
+                              "schema_version", SG_CHECK_SCHEMA_VERSION, "bundle", path, "hazards",
+                              arr, "counts", counts, "truncated", res.truncated);
         if (!o || json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
             sg_cli_error("check", "out of memory");
             exit_code = SG_EXIT_USAGE;

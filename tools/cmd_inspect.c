@@ -162,19 +162,6 @@ static const char *human_bytes(uint64_t b, char *buf, size_t n)
     return buf;
 }
 
-static const char *buffer_kind_name(sg_buffer_kind_t k)
-{
-    static const char *const names[SG_BUFFER_KIND_COUNT] = {
-        "device", "graph_alloc", "async", "managed", "host_pinned", "unknown", "host_pageable"};
-    return (unsigned)k < SG_BUFFER_KIND_COUNT ? names[k] : "invalid";
-}
-
-static const char *image_kind_name(sg_image_kind_t k)
-{
-    static const char *const names[] = {"fatbin", "cubin", "ptx", "nvrtc", "unknown"};
-    return (unsigned)k < SG_IMAGE_KIND_COUNT ? names[k] : "invalid";
-}
-
 static void print_type_list(FILE *f, const uint32_t *by_type)
 {
     bool first = true;
@@ -295,13 +282,13 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         const sg_buffer_t *b = &g->buffers[i];
         printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing nodes%s\n", b->label,
-               buffer_kind_name(b->kind), b->address, human_bytes(b->size, b2, sizeof b2),
+               sg_buffer_kind_name(b->kind), b->address, human_bytes(b->size, b2, sizeof b2),
                s->buffer_users[i], b->before_file ? ", snapshots" : "");
     }
     printf("images:  %u\n", g->n_images);
     for (uint32_t i = 0; i < g->n_images; i++) {
         const sg_image_t *im = &g->images[i];
-        printf("  %-3u %-7s %s %10s", i, image_kind_name(im->kind), im->hash,
+        printf("  %-3u %-7s %s %10s", i, sg_image_kind_name(im->kind), im->hash,
                human_bytes(im->size, b1, sizeof b1));
         print_archs(stdout, "ptx", im->ptx_archs, im->n_ptx_archs);
         print_archs(stdout, "sass", im->sass_archs, im->n_sass_archs);
@@ -402,7 +389,7 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
         snprintf(addr, sizeof addr, "0x%" PRIx64, b->address);
         total += b->size;
         json_array_append_new(buffers, json_pack("{s:s, s:s, s:s, s:I, s:i, s:b}", "label",
-                                                 b->label, "kind", buffer_kind_name(b->kind),
+                                                 b->label, "kind", sg_buffer_kind_name(b->kind),
                                                  "address", addr, "size", (json_int_t)b->size,
                                                  "accessing_nodes", s->buffer_users[i],
                                                  "snapshots", b->before_file != NULL));
@@ -414,7 +401,7 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
         const sg_image_t *im = &g->images[i];
         json_array_append_new(images,
                               json_pack("{s:i, s:s, s:s, s:I, s:o, s:o}", "id", i, "kind",
-                                        image_kind_name(im->kind), "hash", im->hash, "size",
+                                        sg_image_kind_name(im->kind), "hash", im->hash, "size",
                                         (json_int_t)im->size, "ptx_archs",
                                         arch_array(im->ptx_archs, im->n_ptx_archs), "sass_archs",
                                         arch_array(im->sass_archs, im->n_sass_archs)));
@@ -441,9 +428,10 @@ static const char *reason_text(const sg_code_report_row_t *r)
     return r->ptx_available ? "ok" : sg_ptx_reason_name(r->reason);
 }
 
-static int print_code(const sg_graph_t *g, const char *path, uint32_t arch, bool json)
+static int print_code(const sg_bundle_t *b, const char *path, uint32_t arch, bool json)
 {
-    sg_code_report_options_t opt = {.device_arch = arch, .recompile_nvrtc = true};
+    const sg_graph_t *g = sg_bundle_graph(b);
+    sg_code_report_options_t opt = {.device_arch = arch, .recompile_nvrtc = true, .files = b};
     sg_code_report_t rep = {0};
     int rc = sg_code_report(g, path, &opt, &rep);
     if (rc != SG_OK) {
@@ -530,13 +518,16 @@ static int run(int argc, char **argv)
         sg_cli_error("inspect", "no bundle given (see sgcap inspect --help)");
         return SG_EXIT_USAGE;
     }
-    sg_graph_t *g = sg_cli_open_bundle("inspect", path);
-    if (!g) return SG_EXIT_USAGE;
     if (code) {
-        int rc = print_code(g, path, arch, json);
-        sg_graph_destroy(g);
+        /* images are read through the open bundle */
+        sg_bundle_t *b = sg_cli_open("inspect", path);
+        if (!b) return SG_EXIT_USAGE;
+        int rc = print_code(b, path, arch, json);
+        sg_bundle_close(b);
         return rc;
     }
+    sg_graph_t *g = sg_cli_open_bundle("inspect", path);
+    if (!g) return SG_EXIT_USAGE;
     summary_t s = {0};
     s.lanes = calloc(g->n_streams + 1, sizeof *s.lanes);
     s.events = calloc(g->n_events + 1, sizeof *s.events);

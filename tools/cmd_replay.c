@@ -379,41 +379,19 @@ static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t 
     putchar('\n');
 }
 
-static int rewrite_bundle(const char *path, sg_graph_t *g)
+/* Store g (its measured durations) back into the bundle it came from,
+ * atomically, with the bundle's own files carried over. */
+static int rewrite_bundle(const sg_bundle_t *in, sg_graph_t *g)
 {
-    uint32_t cap = g->n_images + 2 * g->n_buffers + 1, n = 0;
-    sg_bundle_blob_t *blobs = calloc(cap, sizeof *blobs);
-    char **paths = calloc(cap, sizeof *paths);
-    int rc = SG_ENOMEM;
-    if (!blobs || !paths) goto out;
-        /* the files carry over as they are: images raw, snapshots still zstd */
-#define CARRY(rel)                                                                                 \
-    do {                                                                                           \
-        if (!(rel)) break;                                                                         \
-        if (asprintf(&paths[n], "%s/%s", path, (rel)) < 0) goto out;                               \
-        blobs[n] = (sg_bundle_blob_t){.relpath = (rel), .src_path = paths[n]};                     \
-        n++;                                                                                       \
-    } while (0)
-    for (uint32_t i = 0; i < g->n_images; i++)
-        CARRY(g->images[i].file);
-    for (uint32_t i = 0; i < g->n_buffers; i++) {
-        CARRY(g->buffers[i].before_file);
-        CARRY(g->buffers[i].after_file);
-    }
-#undef CARRY
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
-    rc = sg_bundle_write(g, path, blobs, n, SG_BUNDLE_OVERWRITE, &diag);
+    int rc = sg_bundle_write_derived(in, g, sg_bundle_path(in), NULL, 0,
+                                     SG_BUNDLE_OVERWRITE | SG_BUNDLE_REPLACE_SOURCE, NULL, &diag);
     if (rc) {
         char buf[1024];
-        sg_cli_error(CMD, "rewriting %s: %s", path, sg_diag_format(&diag, buf, sizeof buf));
+        sg_cli_error(CMD, "rewriting %s: %s", sg_bundle_path(in),
+                     sg_diag_format(&diag, buf, sizeof buf));
     }
-out:
-    if (rc == SG_ENOMEM) sg_cli_error(CMD, "rewriting %s: out of memory", path);
-    for (uint32_t i = 0; paths && i < n; i++)
-        free(paths[i]);
-    free(paths);
-    free(blobs);
     return rc;
 }
 
@@ -424,7 +402,7 @@ static int cmp_trace(const void *pa, const void *pb)
     return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
 }
 
-static int do_profile(const args_t *a, sg_replay_t *r, sg_graph_t *g)
+static int do_profile(const args_t *a, sg_replay_t *r, const sg_bundle_t *in, sg_graph_t *g)
 {
     char err[1024];
     sg_trace_event_t *ev = NULL;
@@ -477,7 +455,7 @@ static int do_profile(const args_t *a, sg_replay_t *r, sg_graph_t *g)
     }
     free(ev);
     if (a->profile && exit_code == SG_EXIT_OK) {
-        if (rewrite_bundle(a->bundle, g) != SG_OK) return SG_EXIT_FINDING;
+        if (rewrite_bundle(in, g) != SG_OK) return SG_EXIT_FINDING;
         printf("profile: node durations stored in %s\n", a->bundle);
     }
     return exit_code;
@@ -554,15 +532,18 @@ static void print_open(const args_t *a, sg_replay_t *r, const sg_graph_t *g, con
 }
 
 /* Open, restore and run one bundle; prints what went wrong. */
-static int start(const args_t *a, const sg_replay_gpu_t *gpu, const char *path,
-                 const sg_graph_t *g, bool profile, sg_replay_t **out)
+static int start(const args_t *a, const sg_replay_gpu_t *gpu, const sg_bundle_t *in, bool profile,
+                 sg_replay_t **out)
 {
     char err[1024];
+    const char *path = sg_bundle_path(in);
+    const sg_graph_t *g = sg_bundle_graph(in);
     sg_replay_options_t opt = {.relocate = a->relocate,
                                .profile = profile,
                                .log = stderr,
                                .verbose = a->verbose,
-                               .skip_host_nodes = a->skip_host};
+                               .skip_host_nodes = a->skip_host,
+                               .files = in};
     int rc = sg_replay_open(path, g, gpu, &opt, out, err, sizeof err);
     if (rc) {
         sg_cli_error(CMD, "%s: %s%s", path,
@@ -586,6 +567,7 @@ static int run(int argc, char **argv)
     if (parse_args(argc, argv, &a)) return SG_EXIT_USAGE;
     int exit_code = SG_EXIT_OK;
     char err[1024];
+    sg_bundle_t *in = NULL, *in2 = NULL;
     sg_graph_t *g = NULL, *g2 = NULL;
     sg_replay_t *r = NULL, *r2 = NULL;
     sg_replay_plan_t plan = {0}, plan2 = {0};
@@ -594,19 +576,21 @@ static int run(int argc, char **argv)
     static sg_replay_driver_t drv;
     sg_replay_gpu_t *gpu = NULL;
 
-    g = sg_cli_open_bundle(CMD, a.bundle);
-    if (!g) return SG_EXIT_USAGE;
+    in = sg_cli_open(CMD, a.bundle);
+    if (!in) return SG_EXIT_USAGE;
+    g = sg_bundle_graph(in);
     if (!plan_or_report(a.bundle, g, &plan, a.verbose, a.skip_host, &exit_code)) goto out;
     if (plan.host_nodes_skipped)
         printf("replay: %s: %u host callbacks left out (--host-nodes skip): what they may "
                "influence is not compared\n",
                a.bundle, plan.host_nodes_skipped);
     if (a.vs) {
-        g2 = sg_cli_open_bundle(CMD, a.vs);
-        if (!g2) {
+        in2 = sg_cli_open(CMD, a.vs);
+        if (!in2) {
             exit_code = SG_EXIT_USAGE;
             goto out;
         }
+        g2 = sg_bundle_graph(in2);
         if (!plan_or_report(a.vs, g2, &plan2, a.verbose, a.skip_host, &exit_code)) goto out;
     }
     reserve_early(&a, argv, g, g2); /* before the driver maps anything */
@@ -619,7 +603,7 @@ static int run(int argc, char **argv)
         exit_code = rc == SG_EUNSUPPORTED ? SG_EXIT_USAGE : SG_EXIT_FINDING;
         goto out;
     }
-    exit_code = start(&a, gpu, a.bundle, g, a.profile || a.trace, &r);
+    exit_code = start(&a, gpu, in, a.profile || a.trace, &r);
     if (exit_code) goto out;
 
     if (a.validate) {
@@ -644,13 +628,13 @@ static int run(int argc, char **argv)
         free(checks);
     }
     if (a.profile || a.trace) {
-        int pc = do_profile(&a, r, g);
+        int pc = do_profile(&a, r, in, g);
         if (pc && !exit_code) exit_code = pc;
     }
     if (a.bench) {
         double ma = 0, mb = 0;
         if (a.vs) {
-            int sc = start(&a, gpu, a.vs, g2, false, &r2);
+            int sc = start(&a, gpu, in2, false, &r2);
             if (sc) {
                 if (!exit_code) exit_code = sc;
                 goto out;
@@ -678,8 +662,8 @@ out:
     sg_replay_gpu_close(gpu);
     sg_replay_plan_free(&plan);
     sg_replay_plan_free(&plan2);
-    sg_graph_destroy(g2);
-    sg_graph_destroy(g);
+    sg_bundle_close(in2);
+    sg_bundle_close(in);
     return exit_code;
 }
 

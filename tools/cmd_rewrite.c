@@ -1,8 +1,10 @@
 /* cmd_rewrite.c: `sgcap rewrite B -o OUT`: run rewrite passes over a
  * bundle's graph and write the result as a new bundle, with the input's
- * code and snapshot files and the passes' reports. Nothing is written when
- * the input is bad or a pass fails. */
+ * code and snapshot files (sg_bundle_write_derived) and the passes' reports.
+ * Nothing is written when the input is bad, a pass fails or any output path
+ * cannot be written; the input is never changed. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +52,11 @@ static const char usage[] =
     "bridged); a pass that fails the check stops the run.\n"
     "\n"
     "OUT holds the rewritten graph.json (each pass adds a line to its pass log),\n"
-    "the code/ and data/ files BUNDLE's graph names, and two reports of what each\n"
-    "pass did and why: report.txt (text) and report.json (JSON).\n"
+    "the code/ and data/ files BUNDLE's graph names, the code the passes made (the\n"
+    "fused kernels' cubin and PTX), and two reports of what each pass did and\n"
+    "why: report.txt (text) and report.json (JSON, schema sgcap-rewrite-report,\n"
+    "docs/SCHEMAS.md). A file the graph names that BUNDLE lacks is left out, with\n"
+    "a warning; a code image whose bytes do not match its hash stops the run.\n"
     "\n"
     "options:\n"
     "  -o OUT           the output bundle (required), a new directory\n"
@@ -60,91 +65,86 @@ static const char usage[] =
     "  --json FILE      also write the JSON report to FILE ('-' for stdout)\n"
     "  --no-verify      skip the ordering check after each pass\n"
     "  --arch N         compile fused kernels for sm_N (default: the bundle's GPU)\n"
-    "  --force          replace OUT when it exists\n"
+    "  --force          replace OUT when it exists and is a bundle (holding nothing\n"
+    "                   but its own files); never BUNDLE itself\n"
     "  -h, --help       show this help\n"
     "\n"
     "Without --report/--json to stdout, one summary line per pass is printed.\n"
     "\n"
     "exit codes: 0 ok, 1 a pass failed (nothing written), 2 bad usage, an\n"
-    "unreadable/malformed bundle, or OUT cannot be written\n";
+    "unreadable/malformed bundle, or an output that cannot be written (nothing\n"
+    "written: every output path is tried first)\n";
 
-/* Write text to path atomically ("-" = stdout). */
-static int write_text(const char *path, const char *text)
+/* An output file made in two steps, so that a bad path is found before
+ * anything is written and nothing is left half-written: begin creates a
+ * temporary file beside the final name, commit renames it into place once
+ * everything else has succeeded, abort removes it. "-" is stdout, written at
+ * commit. */
+typedef struct {
+    const char *path;
+    char *tmp;
+    FILE *f;
+} staged_t;
+
+static int staged_begin(staged_t *s, const char *path)
 {
-    if (strcmp(path, "-") == 0) {
+    *s = (staged_t){.path = path};
+    if (!path || strcmp(path, "-") == 0) return 0;
+    if (asprintf(&s->tmp, "%s.%ld.tmp", path, (long)getpid()) < 0) {
+        s->tmp = NULL;
+        errno = ENOMEM;
+        return -1;
+    }
+    int fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 && !(s->f = fdopen(fd, "w"))) {
+        int err = errno;
+        close(fd);
+        unlink(s->tmp);
+        errno = err;
+        fd = -1;
+    }
+    if (fd < 0) {
+        free(s->tmp);
+        s->tmp = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void staged_abort(staged_t *s)
+{
+    if (s->f) fclose(s->f);
+    if (s->tmp) unlink(s->tmp);
+    free(s->tmp);
+    *s = (staged_t){0};
+}
+
+/* Write text into the temporary file (durably). */
+static int staged_fill(staged_t *s, const char *text)
+{
+    if (!s->f) return 0;
+    bool ok = fputs(text, s->f) >= 0 && fflush(s->f) == 0 && fsync(fileno(s->f)) == 0;
+    int err = errno;
+    ok = fclose(s->f) == 0 && ok;
+    s->f = NULL;
+    errno = ok ? 0 : err;
+    return ok ? 0 : -1;
+}
+
+static int staged_commit(staged_t *s, const char *text)
+{
+    if (!s->path) return 0;
+    if (!s->tmp) {
         fputs(text, stdout);
         return fflush(stdout) == 0 ? 0 : -1;
     }
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp) return -1;
-    snprintf(tmp, n, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int rc = -1;
-    if (f) {
-        bool ok = fputs(text, f) >= 0;
-        ok = fclose(f) == 0 && ok;
-        if (ok && rename(tmp, path) == 0) rc = 0;
-    }
-    if (rc) unlink(tmp);
-    free(tmp);
+    int rc = rename(s->tmp, s->path);
+    int err = errno;
+    if (rc) unlink(s->tmp);
+    free(s->tmp);
+    *s = (staged_t){0};
+    errno = err;
     return rc;
-}
-
-typedef struct {
-    sg_bundle_blob_t *b;
-    char **paths; /* owned src paths */
-    size_t n, cap;
-} blobs_t;
-
-static int blob_carry(blobs_t *bl, const char *bundle, const char *rel)
-{
-    if (!rel) return 0;
-    for (size_t i = 0; i < bl->n; i++)
-        if (strcmp(bl->b[i].relpath, rel) == 0) return 0; /* named twice */
-    if (bl->n == bl->cap) {
-        size_t nc = bl->cap ? bl->cap * 2 : 16;
-        sg_bundle_blob_t *b = realloc(bl->b, nc * sizeof *b);
-        if (!b) return -1;
-        bl->b = b;
-        char **p = realloc(bl->paths, nc * sizeof *p);
-        if (!p) return -1;
-        bl->paths = p;
-        bl->cap = nc;
-    }
-    size_t n = strlen(bundle) + strlen(rel) + 2;
-    char *src = malloc(n);
-    if (!src) return -1;
-    snprintf(src, n, "%s/%s", bundle, rel);
-    bl->paths[bl->n] = src;
-    bl->b[bl->n] = (sg_bundle_blob_t){.relpath = rel, .src_path = src};
-    bl->n++;
-    return 0;
-}
-
-static int blob_data(blobs_t *bl, const char *rel, const char *text)
-{
-    if (bl->n == bl->cap) {
-        size_t nc = bl->cap ? bl->cap * 2 : 16;
-        sg_bundle_blob_t *b = realloc(bl->b, nc * sizeof *b);
-        if (!b) return -1;
-        bl->b = b;
-        char **p = realloc(bl->paths, nc * sizeof *p);
-        if (!p) return -1;
-        bl->paths = p;
-        bl->cap = nc;
-    }
-    bl->paths[bl->n] = NULL;
-    bl->b[bl->n] = (sg_bundle_blob_t){.relpath = rel, .data = text, .size = strlen(text)};
-    bl->n++;
-    return 0;
-}
-
-static void blobs_free(blobs_t *bl)
-{
-    for (size_t i = 0; i < bl->n; i++) free(bl->paths[i]);
-    free(bl->paths);
-    free(bl->b);
 }
 
 /* Split "a,b,c" into names (pointers into a copy kept in *store). */
@@ -245,11 +245,29 @@ static int run(int argc, char **argv)
     int exit_code = SG_EXIT_OK;
     sg_report_t *report = NULL;
     char *json_text = NULL;
-    blobs_t bl = {0};
+    staged_t text_out, json_out;
+    /* every output path is tried before anything is written */
+    if (staged_begin(&text_out, report_path)) {
+        sg_cli_error("rewrite", "cannot write the report to %s: %s", report_path, strerror(errno));
+        free(store);
+        free(names);
+        return SG_EXIT_USAGE;
+    }
+    if (staged_begin(&json_out, json_path)) {
+        sg_cli_error("rewrite", "cannot write the JSON report to %s: %s", json_path,
+                     strerror(errno));
+        staged_abort(&text_out);
+        free(store);
+        free(names);
+        return SG_EXIT_USAGE;
+    }
+    sg_bundle_t *in = sg_cli_open("rewrite", path);
+    sg_graph_t *g = sg_bundle_graph(in);
     sg_rewrite_files_t files = {0};
+    sg_bundle_blob_t *blobs = NULL;
     opt.bundle = path;
+    opt.source = in;
     opt.files = &files;
-    sg_graph_t *g = sg_cli_open_bundle("rewrite", path);
     if (!g) {
         exit_code = SG_EXIT_USAGE;
         goto done;
@@ -275,41 +293,57 @@ static int run(int argc, char **argv)
         exit_code = SG_EXIT_USAGE;
         goto done;
     }
-    /* carry the files the graph names (except the code the passes made) */
-    for (uint32_t i = 0; i < g->n_images; i++) {
-        bool made = false;
-        for (size_t k = 0; k < files.n && !made && g->images[i].file; k++)
-            made = strcmp(files.files[k].relpath, g->images[i].file) == 0;
-        if (!made && blob_carry(&bl, path, g->images[i].file)) goto oom;
-    }
-    for (uint32_t i = 0; i < g->n_buffers; i++)
-        if (blob_carry(&bl, path, g->buffers[i].before_file) ||
-            blob_carry(&bl, path, g->buffers[i].after_file))
-            goto oom;
-    /* the code the passes made (fused kernels) */
-    for (size_t i = 0; i < files.n; i++) {
-        if (blob_data(&bl, files.files[i].relpath, "")) goto oom;
-        bl.b[bl.n - 1].data = files.files[i].data;
-        bl.b[bl.n - 1].size = files.files[i].size;
-    }
-    if (blob_data(&bl, "report.txt", sg_report_text(report)) ||
-        blob_data(&bl, "report.json", json_text))
-        goto oom;
-    sg_diag_t diag = {0};
-    rc = sg_bundle_write(g, out, bl.b, bl.n, force ? SG_BUNDLE_OVERWRITE : 0, &diag);
-    if (rc) {
-        char buf[1024];
-        sg_cli_error("rewrite", "cannot write %s: %s%s", out, sg_diag_format(&diag, buf, sizeof buf),
-                     rc == SG_EEXIST && !force ? " (use --force to replace it)" : "");
+    if (staged_fill(&text_out, sg_report_text(report)) || staged_fill(&json_out, json_text)) {
+        sg_cli_error("rewrite", "cannot write the reports: %s; nothing written", strerror(errno));
         exit_code = SG_EXIT_USAGE;
         goto done;
     }
-    if (report_path && write_text(report_path, sg_report_text(report))) {
-        sg_cli_error("rewrite", "cannot write the report to %s: %s", report_path, strerror(errno));
+    /* the rewritten graph with the input's files, the code the passes made
+     * (fused kernels: files the graph names that the input lacks) and the
+     * reports inside */
+    blobs = calloc(2 + files.n, sizeof *blobs);
+    if (!blobs) {
+        sg_cli_error("rewrite", "out of memory");
+        exit_code = SG_EXIT_USAGE;
+        goto done;
+    }
+    blobs[0] = (sg_bundle_blob_t){.relpath = "report.txt",
+                                  .data = sg_report_text(report),
+                                  .size = strlen(sg_report_text(report))};
+    blobs[1] =
+        (sg_bundle_blob_t){.relpath = "report.json", .data = json_text, .size = strlen(json_text)};
+    for (size_t i = 0; i < files.n; i++)
+        blobs[2 + i] = (sg_bundle_blob_t){.relpath = files.files[i].relpath,
+                                          .data = files.files[i].data,
+                                          .size = files.files[i].size,
+                                          .named = true};
+    sg_diag_t diag = {0};
+    sg_bundle_carried_t carried;
+    rc = sg_bundle_write_derived(in, g, out, blobs, 2 + files.n, force ? SG_BUNDLE_OVERWRITE : 0,
+                                 &carried, &diag);
+    if (rc) {
+        char buf[1024];
+        sg_cli_error("rewrite", "cannot write %s: %s; nothing written", out,
+                     sg_diag_format(&diag, buf, sizeof buf));
+        if (rc == SG_EEXIST && !force)
+            fprintf(stderr, "sgcap rewrite: (use --force to replace a bundle there)\n");
+        exit_code = SG_EXIT_USAGE;
+        goto done;
+    }
+    if (carried.missing)
+        fprintf(stderr,
+                "sgcap rewrite: warning: %u file%s that the graph names %s missing in %s (%s%s); "
+                "%s lacks %s too\n",
+                carried.missing, carried.missing == 1 ? "" : "s",
+                carried.missing == 1 ? "is" : "are", path, carried.first_missing,
+                carried.missing > 1 ? ", ..." : "", out, carried.missing == 1 ? "it" : "them");
+    if (staged_commit(&text_out, sg_report_text(report))) {
+        sg_cli_error("rewrite", "wrote %s, but not the report %s: %s", out, report_path,
+                     strerror(errno));
         exit_code = SG_EXIT_USAGE;
     }
-    if (json_path && write_text(json_path, json_text)) {
-        sg_cli_error("rewrite", "cannot write the JSON report to %s: %s", json_path,
+    if (staged_commit(&json_out, json_text)) {
+        sg_cli_error("rewrite", "wrote %s, but not the JSON report %s: %s", out, json_path,
                      strerror(errno));
         exit_code = SG_EXIT_USAGE;
     }
@@ -324,16 +358,14 @@ static int run(int argc, char **argv)
         }
         printf("wrote %s\n", out);
     }
-    goto done;
-oom:
-    sg_cli_error("rewrite", "out of memory");
-    exit_code = SG_EXIT_USAGE;
 done:
-    blobs_free(&bl);
+    staged_abort(&text_out);
+    staged_abort(&json_out);
+    free(blobs);
     sg_rewrite_files_free(&files);
     free(json_text);
     sg_report_destroy(report);
-    sg_graph_destroy(g);
+    sg_bundle_close(in);
     free(store);
     free(names);
     return exit_code;

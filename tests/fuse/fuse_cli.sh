@@ -15,10 +15,17 @@ trap 'rm -rf "$work"' EXIT
 in=$work/chains.sgraph
 mkdir -p "$in/code"
 cp "$src/tests/data/ptx/sample_chains.sm90.ptx" "$in/code/chains.ptx"
-python3 - "$src/tests/golden/chains.sgraph/graph.json" "$in/graph.json" <<'PY'
-import json, sys
+python3 - "$src/tests/golden/chains.sgraph/graph.json" "$in/graph.json" "$in/code/chains.ptx" <<'PY'
+import ctypes, ctypes.util, json, sys
+# readers check an image's bytes against its hash (docs/FORMAT.md section 1):
+# the XXH64 (seed 0) of the PTX, from the libxxhash sgcap links
+lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
+lib.XXH64.restype = ctypes.c_uint64
+lib.XXH64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
+ptx = open(sys.argv[3], "rb").read()
 g = json.load(open(sys.argv[1]))
-g["images"][0].update({"kind": "ptx", "file": "code/chains.ptx", "ptx_archs": [90], "sass_archs": []})
+g["images"][0].update({"kind": "ptx", "file": "code/chains.ptx", "ptx_archs": [90], "sass_archs": [],
+                       "hash": "%016x" % lib.XXH64(ptx, len(ptx), 0), "size": len(ptx)})
 json.dump(g, open(sys.argv[2], "w"))
 PY
 out=$work/fused.sgraph

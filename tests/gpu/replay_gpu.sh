@@ -155,6 +155,14 @@ step_fake() {
   expect "median [0-9.]+ us per launch \(50 launches" || return 1
   run 0 "${fake[@]}" "$out/fake.sgraph" --vs "$out/fake_alloc.sgraph" --bench 20 || return 1
   expect "bench: ratio" || return 1
+  # A code image whose bytes are not its recorded hash is never loaded.
+  rm -rf "$out/fake_damaged.sgraph"
+  cp -r "$out/fake.sgraph" "$out/fake_damaged.sgraph"
+  local img
+  img=$(ls "$out/fake_damaged.sgraph/code/"*) || return 1
+  printf 'not the captured code' >"$img"
+  run 2 "${fake[@]}" "$out/fake_damaged.sgraph" --validate || return 1
+  expect "its bytes hash to [0-9a-f]+, not to images\[0\]\.hash" || return 1
 }
 
 step_make() {

@@ -988,11 +988,7 @@ static uint32_t add_image(sg_graph_t *g, sg_image_kind_t kind, const blob_t *b, 
     assert_int_equal(sg_graph_add_image(g, kind, hash, b->n, &id), SG_OK);
     snprintf(relpath, rn, "code/%s.%s", hash, ext);
     sg_graph_image(g, id)->file = strdup(relpath);
-    blob->relpath = relpath;
-    blob->data = b->p;
-    blob->size = b->n;
-    blob->src_path = NULL;
-    blob->compress = false;
+    *blob = (sg_bundle_blob_t){.relpath = relpath, .data = b->p, .size = b->n};
     return id;
 }
 

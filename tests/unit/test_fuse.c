@@ -481,11 +481,10 @@ static sg_graph_t *write_chain_bundle(const char *dir, const char *fixture, bool
     size_t len;
     char *ptx = read_fixture(fixture, &len);
     sg_graph_t *g = chain_graph(chain_names, 8, dead, 256);
-    char hash[17];
-    snprintf(hash, sizeof hash, "%s", "00000000000000aa");
     sg_image_t *im = sg_graph_image(g, 0);
     im->file = strdup("code/chain.ptx");
     im->size = len;
+    sg_bundle_hash(ptx, len, im->hash); /* images are checked against their hash */
     sg_bundle_blob_t blob = {.relpath = "code/chain.ptx", .data = ptx, .size = len};
     sg_diag_t d;
     assert_int_equal(sg_bundle_write(g, dir, &blob, 1, SG_BUNDLE_OVERWRITE, &d), SG_OK);
@@ -583,6 +582,8 @@ static void pass_end_to_end(bool dead)
         sg_graph_t *back = NULL;
         assert_int_equal(sg_bundle_read(outp, &back, &d), SG_OK);
         assert_int_equal(sg_graph_node_count(back), sg_graph_node_count(g));
+        char where[300];
+        if (!sg_bundle_same(g, back, where, sizeof where)) fail_msg("read back differs: %s", where);
         /* ... with its fusion record */
         const sg_fusion_t *br = sg_graph_fusion(back, fused->id);
         assert_non_null(br);
@@ -662,8 +663,12 @@ static void test_pass_barriers(void **state)
     assert_int_equal(sg_graph_add_event(g, NULL, 0, NULL), SG_OK);
     sg_image_t *im = sg_graph_image(g, 0);
     im->file = strdup("code/chain.ptx");
+    im->size = plen;
+    sg_bundle_hash(ptx, plen, im->hash); /* images are checked against their hash */
     uint32_t ci;
-    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_CUBIN, "00000000000000cc", clen, &ci), SG_OK);
+    char chash[17];
+    sg_bundle_hash(cubin, clen, chash);
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_CUBIN, chash, clen, &ci), SG_OK);
     sg_graph_image(g, ci)->file = strdup("code/refusals.cubin");
     /* k1 records an event another stream waits for */
     sg_node_id_t other;
@@ -764,6 +769,8 @@ static void test_pass_chains_sample(void **state)
     sg_image_t *im = sg_graph_image(g, 0);
     im->kind = SG_IMAGE_PTX;
     im->file = strdup("code/chains.ptx");
+    im->size = len;
+    sg_bundle_hash(ptx, len, im->hash); /* images are checked against their hash */
     sg_bundle_blob_t blob = {.relpath = "code/chains.ptx", .data = ptx, .size = len};
     assert_int_equal(sg_bundle_write(g, path, &blob, 1, 0, &d), SG_OK);
     free(ptx);

@@ -1163,7 +1163,9 @@ static void test_pass_manager(void **state)
     json_error_t err;
     json_t *back = json_loads(js, 0, &err);
     assert_non_null(back);
-    assert_string_equal(json_string_value(json_object_get(back, "report")), "sgcap-rewrite");
+    assert_string_equal(json_string_value(json_object_get(back, "schema")), SG_REPORT_SCHEMA);
+    assert_int_equal(json_integer_value(json_object_get(back, "schema_version")),
+                     SG_REPORT_SCHEMA_VERSION);
     json_t *passes = json_object_get(back, "passes");
     assert_int_equal(json_array_size(passes), 4);
     for (size_t i = 0; i < 4; i++) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include <sys/mman.h>
 
 #include "emulate.h"
@@ -141,8 +142,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         CHECK(sg_graph_add_event(g, NULL, 0x200 + i, &id));
     static const uint8_t fatbin[] = "sgcap fake fatbin: fake_cuda.c runs emulate.h";
-    CHECK(sg_graph_add_image(g, SG_IMAGE_FATBIN, "00000000fa4eb175", sizeof fatbin, &id));
-    g->images[0].file = strdup("code/00000000fa4eb175.fatbin");
+    char hash[17], file[64];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)XXH64(fatbin, sizeof fatbin, 0));
+    snprintf(file, sizeof file, "code/%s.fatbin", hash);
+    CHECK(sg_graph_add_image(g, SG_IMAGE_FATBIN, hash, sizeof fatbin, &id));
+    g->images[0].file = strdup(file);
     g->device.name = strdup("sgcap fake GPU");
     g->device.cc_major = 9;
     g->device.driver_version = 13000;
@@ -235,7 +239,8 @@ int main(int argc, char **argv)
 
     sg_bundle_blob_t blobs[3 + 2 * NB];
     memset(blobs, 0, sizeof blobs);
-    blobs[0] = (sg_bundle_blob_t){g->images[0].file, fatbin, sizeof fatbin, NULL, false};
+    blobs[0] = (sg_bundle_blob_t){
+        .relpath = g->images[0].file, .data = fatbin, .size = sizeof fatbin, .compress = false};
     for (int i = 0; i < NB; i++) {
         after[i] = malloc(bytes[i]);
         memcpy(after[i], buf[i], bytes[i]);
@@ -246,17 +251,23 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "data/b%d.after.zst", i);
         g->buffers[i].after_file = strdup(path);
         g->buffers[i].snapshot_bytes = bytes[i];
-        blobs[1 + 2 * i] =
-            (sg_bundle_blob_t){g->buffers[i].before_file, before[i], bytes[i], NULL, true};
-        blobs[2 + 2 * i] =
-            (sg_bundle_blob_t){g->buffers[i].after_file, after[i], bytes[i], NULL, true};
+        blobs[1 + 2 * i] = (sg_bundle_blob_t){.relpath = g->buffers[i].before_file,
+                                              .data = before[i],
+                                              .size = bytes[i],
+                                              .compress = true};
+        blobs[2 + 2 * i] = (sg_bundle_blob_t){.relpath = g->buffers[i].after_file,
+                                              .data = after[i],
+                                              .size = bytes[i],
+                                              .compress = true};
     }
     sg_diag_t diag;
     memset(&diag, 0, sizeof diag);
     size_t nblobs = 1 + 2 * NB;
     if (host) {
-        blobs[nblobs++] = (sg_bundle_blob_t){g->buffers[hb].before_file, hbefore, 64, NULL, true};
-        blobs[nblobs++] = (sg_bundle_blob_t){g->buffers[hb].after_file, hafter, 64, NULL, true};
+        blobs[nblobs++] = (sg_bundle_blob_t){
+            .relpath = g->buffers[hb].before_file, .data = hbefore, .size = 64, .compress = true};
+        blobs[nblobs++] = (sg_bundle_blob_t){
+            .relpath = g->buffers[hb].after_file, .data = hafter, .size = 64, .compress = true};
     }
     if (sg_bundle_write(g, out, blobs, nblobs, SG_BUNDLE_OVERWRITE, &diag)) {
         char msg[1024];
