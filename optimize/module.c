@@ -83,9 +83,10 @@ typedef struct exec_entry {
     uint64_t span_bytes;
     uint32_t launches;
     ex_state_t state;
-    bool pending;   /* counted in by_state[REC_PENDING] */
-    bool busy;      /* a shadow check is running */
-    bool destroyed; /* E0 was destroyed during that check: free it after */
+    bool pending;      /* counted in by_state[REC_PENDING] */
+    bool busy;         /* a shadow check is running */
+    uint32_t inflight; /* launches of E1 under way outside the lock */
+    bool destroyed;    /* E0 was destroyed during that check: free it after */
     uint32_t rec;
     uint32_t logged_updates;
     UT_hash_handle hh;
@@ -269,7 +270,7 @@ static void fall_back(exec_entry_t *e, const char *why)
     if (e->state == EX_ORIGINAL) return;
     e->state = EX_ORIGINAL;
     settle_exec(e, REC_FALLBACK, why);
-    if (!e->busy && e->e1) {
+    if (!e->busy && !e->inflight && e->e1) {
         opt.drv.r.cuGraphExecDestroy(e->e1);
         e->e1 = NULL;
         sg_opt_built_free(&opt.drv, &e->built);
@@ -575,7 +576,13 @@ static void launch_before(sg_call_t *call)
     }
     e->launches++;
     if (e->state == EX_SWAPPED) {
-        CUresult r = opt.drv.r.cuGraphLaunch(e->e1, call->stream);
+        /* Outside the lock: a launch may block on a full queue. */
+        CUgraphExec e1 = e->e1;
+        e->inflight++;
+        pthread_mutex_unlock(&opt.lock);
+        CUresult r = opt.drv.r.cuGraphLaunch(e1, call->stream);
+        pthread_mutex_lock(&opt.lock);
+        e->inflight--;
         if (r == CUDA_SUCCESS) {
             call->skip = 1;
             call->result = r;
@@ -584,7 +591,9 @@ static void launch_before(sg_call_t *call)
             sg_opt_cu_fail(&opt.drv, r, "launching the optimized graph", why, sizeof why);
             fall_back(e, why); /* the program's call launches E0 */
         }
+        bool gone = e->destroyed && !e->busy && !e->inflight;
         pthread_mutex_unlock(&opt.lock);
+        if (gone) entry_free(e); /* another thread destroyed E0 meanwhile */
         return;
     }
     /* The Nth launch, or the first after it that finds no stream capture
@@ -620,12 +629,13 @@ static void launch_before(sg_call_t *call)
     pthread_mutex_lock(&opt.lock);
     e->busy = false;
     if (e->destroyed) { /* another thread destroyed E0 meanwhile */
+        bool gone = !e->inflight;
         pthread_mutex_unlock(&opt.lock);
         if (res.e0_launched) {
             call->skip = 1;
             call->result = res.e0_result;
         }
-        entry_free(e);
+        if (gone) entry_free(e);
         return;
     }
     if (res.e0_launched) {
@@ -678,7 +688,7 @@ static void destroy_before(sg_call_t *call)
     if (e) {
         HASH_DEL(opt.execs, e);
         atomic_fetch_sub(&opt.tracked, 1);
-        if (e->busy) e->destroyed = true; /* the check frees it */
+        if (e->busy || e->inflight) e->destroyed = true; /* the last user frees it */
     }
     bool later = e && e->destroyed;
     pthread_mutex_unlock(&opt.lock);
