@@ -27,6 +27,7 @@
 #include "graph/graph.h"
 #include "memmap.h"
 #include "outbox.h"
+#include "reasons.h"
 #include "graph/bundle.h"
 
 #define SG_SHIM_HIDDEN __attribute__((visibility("hidden")))
@@ -49,7 +50,6 @@ typedef struct {
     int64_t pid;
 } sg_shim_config_t;
 
-#define SG_SHIM_FAILURE_KINDS 8
 
 /* A conditional node made with cuGraphAddNode_v2: its bodies. */
 typedef struct sg_cond_info {
@@ -88,10 +88,7 @@ typedef struct {
     uint64_t graphs_by_digest; /* of graphs: recorded without a model build */
     uint64_t graphs, graphs_captured, nodes, streams, events, builds_failed;
     uint64_t crosscheck_bad;
-    struct {
-        char why[160];
-        uint64_t count;
-    } failures[SG_SHIM_FAILURE_KINDS]; /* distinct reasons a graph was not recorded */
+    sg_reasons_t failures; /* distinct reasons a graph was not recorded */
     atomic_int cuda_seen;
 } sg_shim_t;
 
