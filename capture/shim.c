@@ -605,20 +605,10 @@ static void fill_provenance(sg_graph_t *g)
     g->pid = sg_shim.cfg.pid;
 }
 
-/* Count a graph that could not be recorded under its reason (the first
- * SG_SHIM_FAILURE_KINDS reasons; later ones under the last slot). Under out. */
+/* Count a graph that could not be recorded under its reason. Under out. */
 static void count_failure(const char *why)
 {
-    uint32_t k = 0;
-    for (; k < SG_SHIM_FAILURE_KINDS && sg_shim.failures[k].count; k++)
-        if (strcmp(sg_shim.failures[k].why, why) == 0) break;
-    if (k == SG_SHIM_FAILURE_KINDS) {
-        k = SG_SHIM_FAILURE_KINDS - 1;
-        snprintf(sg_shim.failures[k].why, sizeof sg_shim.failures[k].why, "other reasons");
-    } else if (!sg_shim.failures[k].count) {
-        snprintf(sg_shim.failures[k].why, sizeof sg_shim.failures[k].why, "%s", why);
-    }
-    sg_shim.failures[k].count++;
+    sg_reasons_count(&sg_shim.failures, why);
 }
 
 /* Raw digests already seen (rawdigest.c) -> the model digest they built
@@ -989,6 +979,7 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
     case SG_FN_cuGraphConditionalHandleCreate:
         cond_handle_created(c);
         break;
+    case SG_FN_cuGraphExecKernelNodeSetParams:
     case SG_FN_cuGraphExecKernelNodeSetParams_v2:
     case SG_FN_cuGraphExecMemcpyNodeSetParams:
     case SG_FN_cuGraphExecMemsetNodeSetParams:
@@ -1119,12 +1110,8 @@ __attribute__((destructor)) static void sg_shim_summary(void)
     const sg_outbox_t *o = &sg_shim.outbox;
     /* The coverage line first: every graph the program instantiated (or
      * updated an exec from) is either recorded or counted with its reason. */
-    char why[SG_SHIM_FAILURE_KINDS * 180] = "";
-    size_t wl = 0;
-    for (uint32_t k = 0; k < SG_SHIM_FAILURE_KINDS && sg_shim.failures[k].count; k++)
-        wl += (size_t)snprintf(why + wl, sizeof why - wl, "%s%" PRIu64 " %s", k ? "; " : " (",
-                               sg_shim.failures[k].count, sg_shim.failures[k].why);
-    if (wl && wl < sizeof why) snprintf(why + wl, sizeof why - wl, ")");
+    char why[SG_REASONS_MAX * 180];
+    sg_reasons_format(&sg_shim.failures, why, sizeof why);
     sg_shim_log("summary: graphs: %" PRIu64 " seen, %" PRIu64 " recorded (%" PRIu64
                 " by digest alone), %" PRIu64 " not recorded%s",
                 sg_shim.graphs_seen, sg_shim.graphs, sg_shim.graphs_by_digest,

@@ -36,7 +36,11 @@ static const char *node_what(const sg_graph_t *g, const sg_node_t *n, char *buf,
     switch (n->type) {
     case SG_NODE_KERNEL:
         if (n->u.kernel.name && n->u.kernel.name[0])
+#if SGCAP_IN_APP
+            snprintf(buf, len, "%s", n->u.kernel.name); /* no demangler in the app */
+#else
             sg_kernel_short_name(n->u.kernel.name, buf, len);
+#endif
         break;
     case SG_NODE_EVENT_RECORD:
     case SG_NODE_EVENT_WAIT: {
