@@ -10,6 +10,7 @@
 #include "bundle_open.h"
 #include "code/code_report.h"
 #include "cli.h"
+#include "graph/comm.h"
 #include "graph/views.h"
 #include "graph/plural.h"
 
@@ -60,6 +61,7 @@ typedef struct {
     uint32_t n_kernels;
     event_row_t *events;
     uint32_t *buffer_users; /* nodes accessing each buffer */
+    sg_comm_library_t *comm; /* per stream: its kernels are all NCCL's (graph/comm.h) */
 } summary_t;
 
 static uint32_t lane_of(const sg_graph_t *g, uint32_t stream)
@@ -140,6 +142,7 @@ static void summary_free(summary_t *s, uint32_t n_events)
         for (uint32_t i = 0; i < n_events; i++) free(s->events[i].pairs);
     free(s->events);
     free(s->buffer_users);
+    free(s->comm);
 }
 
 static const char *lane_label(const sg_graph_t *g, uint32_t lane)
@@ -267,6 +270,8 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
         printf("  %-8s %4u %s: ", sg_cli_text(lane_label(g, l)), s->lanes[l].total,
                sg_plural(s->lanes[l].total, "node", "nodes"));
         print_type_list(stdout, s->lanes[l].by_type);
+        if (l < g->n_streams && s->comm[l] != SG_COMM_NONE)
+            printf("  [comm: %s kernels only]", sg_comm_library_name(s->comm[l]));
         putchar('\n');
     }
     printf("events:  %u\n", g->n_events);
@@ -291,6 +296,8 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
                s->kernels[i].launches, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
                k->block[2], k->shared_bytes);
         if (k->image != SG_NONE) printf(" image %u", k->image);
+        sg_comm_library_t lib = sg_kernel_comm_library(s->kernels[i].name);
+        if (lib != SG_COMM_NONE) printf(" [%s]", sg_comm_library_name(lib));
         putchar('\n');
     }
     uint64_t total = 0;
@@ -373,10 +380,11 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
     json_t *streams = json_array();
     for (uint32_t l = 0; l <= g->n_streams; l++) {
         if (l == g->n_streams && s->lanes[l].total == 0) break;
-        json_array_append_new(streams,
-                              json_pack("{s:s, s:i, s:o}", "label", lane_label(g, l), "nodes",
-                                        s->lanes[l].total, "by_type",
-                                        type_object(s->lanes[l].by_type)));
+        json_t *st = json_pack("{s:s, s:i, s:o}", "label", lane_label(g, l), "nodes",
+                               s->lanes[l].total, "by_type", type_object(s->lanes[l].by_type));
+        if (st && l < g->n_streams && s->comm[l] != SG_COMM_NONE)
+            json_object_set_new(st, "comm", json_string(sg_comm_library_name(s->comm[l])));
+        json_array_append_new(streams, st);
     }
     json_object_set_new(o, "streams", streams);
     json_t *events = json_array();
@@ -396,12 +404,15 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
         const sg_kernel_t *k = s->kernels[i].first;
         char shortname[256];
         sg_kernel_short_name(s->kernels[i].name, shortname, sizeof shortname);
-        json_array_append_new(
-            kernels, json_pack("{s:s, s:s, s:i, s:[i,i,i], s:[i,i,i], s:i}", "name",
+        json_t *kr = json_pack("{s:s, s:s, s:i, s:[i,i,i], s:[i,i,i], s:i}", "name",
                                s->kernels[i].name, "short_name", shortname, "launches",
                                s->kernels[i].launches, "grid", k->grid[0], k->grid[1],
                                k->grid[2], "block", k->block[0], k->block[1], k->block[2],
-                               "shared_bytes", k->shared_bytes));
+                               "shared_bytes", k->shared_bytes);
+        sg_comm_library_t lib = sg_kernel_comm_library(s->kernels[i].name);
+        if (kr && lib != SG_COMM_NONE)
+            json_object_set_new(kr, "library", json_string(sg_comm_library_name(lib)));
+        json_array_append_new(kernels, kr);
     }
     json_object_set_new(o, "kernels", kernels);
     json_t *buffers = json_array();
@@ -557,8 +568,10 @@ static int run(int argc, char **argv)
     s.lanes = calloc(g->n_streams + 1, sizeof *s.lanes);
     s.events = calloc(g->n_events + 1, sizeof *s.events);
     s.buffer_users = calloc(g->n_buffers + 1, sizeof *s.buffer_users);
+    s.comm = calloc(g->n_streams + 1, sizeof *s.comm);
+    if (s.comm) sg_graph_comm_streams(g, s.comm);
     int exit_code = SG_EXIT_OK;
-    if (!s.lanes || !s.events || !s.buffer_users || summarize(g, g, &s)) {
+    if (!s.lanes || !s.events || !s.buffer_users || !s.comm || summarize(g, g, &s)) {
         sg_cli_error("inspect", "out of memory");
         exit_code = SG_EXIT_USAGE;
     } else if (json) {

@@ -762,6 +762,51 @@ static void test_pass_barriers(void **state)
     else assert_int_equal(system(cmd), 0);
 }
 
+/* An NCCL kernel in a same-stream chain is refused with its reason before
+ * its code is looked at (graph/comm.h's rule): its PTX could not show that
+ * it waits on other ranks. */
+static void test_pass_nccl(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sgcap_test_fuse_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/in.sgraph", dir);
+    size_t plen;
+    char *ptx = read_fixture("fusion_chain.sm90.ptx", &plen);
+    sg_graph_t *g = chain_graph(chain_names, 3, false, 256);
+    sg_image_t *im = sg_graph_image(g, 0);
+    im->file = strdup("code/chain.ptx");
+    im->size = plen;
+    sg_bundle_hash(ptx, plen, im->hash);
+    assert_int_equal(sg_node_set_kernel_name(g, kernel_node(g, 1)->id,
+                                             "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+                                             "24ncclDevKernelArgsStorageILm4096EE"),
+                     SG_OK);
+    sg_bundle_blob_t blob = {.relpath = "code/chain.ptx", .data = ptx, .size = plen};
+    sg_diag_t d;
+    assert_int_equal(sg_bundle_write(g, path, &blob, 1, 0, &d), SG_OK);
+    free(ptx);
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    sg_rewrite_files_t files = {0};
+    opt.bundle = path;
+    opt.files = &files;
+    const char *passes[] = {"fusion-legality", "fuse"};
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(sg_rewrite_run_opts(g, passes, 2, &opt, rep), SG_OK);
+    const char *t = sg_report_text(rep);
+    if (getenv("SGCAP_TEST_REPORT")) fputs(t, stderr);
+    assert_non_null(strstr(t, "an NCCL kernel: it talks to peer ranks, never fused"));
+    assert_int_equal(g->n_fusions, 0);
+    sg_rewrite_files_free(&files);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_pass_live(void **state)
 {
     (void)state;
@@ -852,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_chain_sm90_live),
         cmocka_unit_test(test_chain_sm75_dead),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_pass_nccl),
         cmocka_unit_test(test_grid_stride),
         cmocka_unit_test(test_tier2),
         cmocka_unit_test(test_pass_barriers),
