@@ -48,8 +48,8 @@ static bool seen_insert(sg_outbox_t *o, uint64_t digest)
     return true;
 }
 
-sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest,
-                                      sg_outbox_entry_t *existing, bool *report_limit)
+sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, sg_outbox_entry_t *existing,
+                                      bool *report_limit)
 {
     if (report_limit) *report_limit = false;
     o->offered++;
@@ -152,7 +152,8 @@ int32_t sg_outbox_rank(char *(*get)(const char *))
         if (!v || !*v) continue;
         int64_t r = 0;
         const char *p = v;
-        for (; *p >= '0' && *p <= '9' && r <= INT32_MAX; p++) r = r * 10 + (*p - '0');
+        for (; *p >= '0' && *p <= '9' && r <= INT32_MAX; p++)
+            r = r * 10 + (*p - '0');
         if (*p == '\0' && r <= INT32_MAX) return (int32_t)r;
     }
     return -1;

@@ -65,13 +65,13 @@ void sg_outbox_init(sg_outbox_t *o, uint32_t max_bundles);
 void sg_outbox_free(sg_outbox_t *o);
 
 /* Decide for a graph with this digest. For a duplicate *existing gets the
- * earlier bundle's entry (its sequence and origin: what names it). *report_limit (may be NULL) is set true the
- * first time the bound refuses a graph. Counts the graph as offered, and as
- * distinct when its digest is new (remembered up to SG_OUTBOX_SEEN_MAX
- * digests, 1 MiB; a repeat of a graph refused by the bound is not counted
- * over the limit again). */
-sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest,
-                                      sg_outbox_entry_t *existing, bool *report_limit);
+ * earlier bundle's entry (its sequence and origin: what names it).
+ * *report_limit (may be NULL) is set true the first time the bound refuses
+ * a graph. Counts the graph as offered, and as distinct when its digest is
+ * new (remembered up to SG_OUTBOX_SEEN_MAX digests, 1 MiB; a repeat of a
+ * graph refused by the bound is not counted over the limit again). */
+sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, sg_outbox_entry_t *existing,
+                                      bool *report_limit);
 /* Would sg_outbox_decide say WRITE for this digest? (No side effects.) */
 bool sg_outbox_would_write(const sg_outbox_t *o, uint64_t digest);
 

@@ -768,8 +768,8 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
     case SG_OUTBOX_WRITE: {
         bool ok = false;
         sg_outbox_origin_t origin = origin_of(g);
-        if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
-                                  &origin, sg_shim.cfg.pid, g->sequence) != SG_OK) {
+        if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program, &origin,
+                                  sg_shim.cfg.pid, g->sequence) != SG_OK) {
             sg_shim_log("capture: bundle path too long under %s", sg_shim.cfg.dir);
         } else if (!ensure_dir(sg_shim.cfg.dir)) {
             sg_shim_log("capture: cannot create %s (%s): graph %u not written", sg_shim.cfg.dir,

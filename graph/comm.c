@@ -63,7 +63,8 @@ uint32_t sg_graph_comm_streams(const sg_graph_t *g, sg_comm_library_t *out)
 {
     if (!g || !out) return 0;
     const sg_graph_t *root = g->root ? g->root : g;
-    for (uint32_t s = 0; s < root->n_streams; s++) out[s] = SG_COMM_NONE;
+    for (uint32_t s = 0; s < root->n_streams; s++)
+        out[s] = SG_COMM_NONE;
     classify(root, root->n_streams, out, 0);
     uint32_t n = 0;
     for (uint32_t s = 0; s < root->n_streams; s++) {

@@ -325,7 +325,7 @@ typedef struct {
     uint64_t total_memory;
     char uuid[40];         /* "GPU-xxxxxxxx-..." or "" */
     uint32_t sm_count;
-    int32_t ordinal;       /* the device's ordinal in the capturing process, -1 unknown */
+    int32_t ordinal;          /* the device's ordinal in the capturing process, -1 unknown */
     double mem_bandwidth_gbs; /* for roofline estimates; 0 when unknown */
 } sg_device_t;
 

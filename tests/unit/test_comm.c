@@ -141,7 +141,8 @@ static void test_comm_streams(void **state)
     (void)state;
     sg_graph_t *g = sg_graph_create();
     uint32_t s[4];
-    for (int i = 0; i < 4; i++) assert_int_equal(sg_graph_add_stream(g, NULL, 0, &s[i]), SG_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(sg_graph_add_stream(g, NULL, 0, &s[i]), SG_OK);
     sg_node_id_t n;
     /* s0 compute, s1 comm (two NCCL kernels and a copy), s2 mixed, s3 no kernel */
     assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, s[0], 0, &n), SG_OK);
