@@ -55,10 +55,12 @@ done
 # Graph shapes real frameworks build, most of them without a single edge
 # (a one-kernel capture, independent explicit nodes, one empty node, XLA's
 # node-by-node command buffers with a single-kernel child graph, a capture
-# into an existing graph, a conditional whose body is one kernel). The fake
-# driver refuses to list arrays for a count of 0, as driver 580 does: every
-# one must be recorded, with the topology the probe issued.
-for s in single independent one_empty to_graph xla conditional1 arena host_copy; do
+# into an existing graph, a conditional whose body is one kernel, and the
+# conditional sample's WHILE and IF, the IF body captured from a stream no
+# node of the graph itself is on). The fake driver refuses to list arrays
+# for a count of 0, as driver 580 does: every one must be recorded, with the
+# topology the probe issued.
+for s in single independent one_empty to_graph xla conditional1 conditional2 arena host_copy; do
   out=$work/$s
   run "$s" "$out" "$s" || continue
   grep -q "summary: graphs: 1 seen, 1 recorded (0 by digest alone), 0 not recorded$" "$work/$s.stderr" || {
