@@ -353,6 +353,16 @@ static CUgraph conditional1(void)
     return g;
 }
 
+/* A capture of nothing (torch.compile records such graphs): no node at
+ * all, the origin stream in the table. */
+static CUgraph nothing(void)
+{
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
 /* The conditional sample's shape: an init kernel, a WHILE whose body is one
  * kernel added by hand, then an IF whose body is one kernel captured into it
  * from the origin stream (cuStreamBeginCaptureToGraph on the body graph). */
@@ -502,6 +512,7 @@ static const scenario_t edgeless[] = {
     {"to_graph", to_graph, to_graph_expect},
     {"xla", xla, xla_expect},
     {"conditional1", conditional1, "explicit conditional\n"},
+    {"nothing", nothing, ""},
     {"conditional2", conditional2,
      "explicit kernel conditional conditional\ncontrol x:0 -> x:1\ncontrol x:1 -> x:2\n"},
     {"arena", arena, "stream s0 kernel kernel\n"},
