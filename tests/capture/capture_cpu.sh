@@ -168,13 +168,24 @@ imgs = g["images"]
 cubins = [i for i in imgs if i["kind"] == "cubin"]
 ptx = {i["id"]: i for i in imgs if i["kind"] == "ptx"}
 assert len(cubins) == 2 and len(ptx) == 2, imgs
+assert g["version"] == 4, g["version"]  # images[].ptx_image
 for c in cubins:
     assert "ptx-source:" in c["note"], c
-    pid = int(c["note"].split("ptx-source:")[1].split("(image ")[1].split(",")[0])
+    pid = c["ptx_image"]
+    assert "(image %d," % pid in c["note"], c
     text = open(os.path.join(b, ptx[pid]["file"])).read()
     assert "decoy" not in text and ".entry triton_" in text, text[:200]
     assert 90 in ptx[pid]["ptx_archs"], ptx[pid]
 EOF2
+    # ... and the code report (what fusion asks too) takes that PTX
+    if [ -n "$g" ] && "$sgcap" inspect --code "$g" >"$work/triton.code" 2>&1 &&
+      grep -q "2 kernels, 2 with usable PTX" "$work/triton.code" &&
+      [ "$(grep -c 'from the PTX image [0-9]* the cubin was assembled from' "$work/triton.code")" = 2 ]; then
+      ok "triton: inspect --code finds the PTX of both cubins"
+    else
+      fail "triton: inspect --code"
+      sed 's/^/    /' "$work/triton.code"
+    fi
   fi
 fi
 
