@@ -54,12 +54,11 @@ char *sg_sass_facts_string(const sg_sass_kernel_t *k, uint32_t n)
     return buf;
 }
 
-/* The whole file, or NULL with errno set. */
-static uint8_t *read_all(const char *path, size_t *len)
+char *sg_sass_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    uint8_t *b = NULL;
+    char *b = NULL;
     long n = -1;
     if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
         (b = malloc((size_t)n + 1)) != NULL && fread(b, 1, (size_t)n, f) != (size_t)n) {
@@ -68,7 +67,10 @@ static uint8_t *read_all(const char *path, size_t *len)
         errno = EIO;
     }
     fclose(f);
-    if (b) *len = (size_t)n;
+    if (b) {
+        b[n] = '\0';
+        *len = (size_t)n;
+    }
     return b;
 }
 
@@ -78,7 +80,7 @@ int sg_sass_analyze_cubin_file(const char *path, const sg_sass_options_t *opt, c
     *out = NULL;
     *n = 0;
     size_t len = 0;
-    uint8_t *b = read_all(path, &len);
+    uint8_t *b = (uint8_t *)sg_sass_read_file(path, &len);
     if (!b) {
         if (err && errlen) snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         return errno == ENOMEM ? SG_ENOMEM : SG_EIO;

@@ -32,4 +32,8 @@ int sg_sass_analyze_listing(const char *text, size_t len, uint32_t arch, sg_sass
                             uint32_t *n, char *err, size_t errlen);
 void sg_sass_kernels_free(sg_sass_kernel_t *k, uint32_t n);
 
+/* A whole file (a cubin, a listing, an expected-facts file), malloc'd with a
+ * NUL after its *len bytes; NULL with errno set when it cannot be read. */
+char *sg_sass_read_file(const char *path, size_t *len);
+
 #endif /* SGCAP_CODE_SASS_FACTS_H */

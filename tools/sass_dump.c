@@ -52,25 +52,6 @@ static bool arch_arg(const char *s, uint32_t *arch)
     return true;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *b = NULL;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (b = malloc((size_t)n + 1)) != NULL && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = '\0';
-        *len = (size_t)n;
-    }
-    return b;
-}
-
 static int dump(int argc, char **argv, const char *match)
 {
     int bad = 0;
@@ -94,7 +75,7 @@ static int text(const char *arch_s, const char *path)
     uint32_t arch;
     if (!arch_arg(arch_s, &arch)) return 2;
     size_t len;
-    char *t = slurp(path, &len);
+    char *t = sg_sass_read_file(path, &len);
     if (!t) {
         fprintf(stderr, "sass_dump: cannot read %s\n", path);
         return 1;
@@ -171,7 +152,7 @@ static int extract(const char *lib, const char *arch_s, const char *dir)
     uint32_t arch;
     if (!arch_arg(arch_s, &arch)) return 2;
     size_t len;
-    char *b = slurp(lib, &len);
+    char *b = sg_sass_read_file(lib, &len);
     sg_elf_section_t s;
     sg_fatbin_t fb;
     char err[256] = "";
@@ -223,7 +204,7 @@ static int check(const char *dir)
         snprintf(cubin, sizeof cubin, "%s/kernels_sm%u.cubin", dir, archs[i]);
         snprintf(expected, sizeof expected, "%s/expected_sm%u.txt", dir, archs[i]);
         size_t len;
-        char *want = slurp(expected, &len);
+        char *want = sg_sass_read_file(expected, &len);
         if (!want) {
             printf("FAIL sm_%u: cannot read %s\n", archs[i], expected);
             bad = 1;

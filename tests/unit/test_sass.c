@@ -32,27 +32,6 @@
 
 #define DATA SGCAP_SOURCE_DIR "/tests/data/sass/"
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *len = (size_t)n;
-    }
-    return b;
-}
-
 /* ---- the expected-file format and files (code/sass_facts.h) ------------------ */
 
 static char *dump_all(const sg_sass_kernel_t *k, uint32_t n)
@@ -93,7 +72,7 @@ static const sg_sass_kernel_t *find(const sg_sass_kernel_t *k, uint32_t n, const
 static void check_against(const char *got, const char *expected_file)
 {
     size_t len;
-    char *want = read_file(expected_file, &len);
+    char *want = sg_sass_read_file(expected_file, &len);
     assert_non_null(want);
     if (strcmp(got, want)) {
         fprintf(stderr, "facts differ from %s; got:\n%s\n", expected_file, got);
@@ -112,7 +91,7 @@ typedef struct {
 static int setup_sm90(void **state)
 {
     size_t len;
-    char *text = read_file(DATA "kernels_sm90.sass", &len);
+    char *text = sg_sass_read_file(DATA "kernels_sm90.sass", &len);
     if (!text)
         return -1;
     fixture_t *f = calloc(1, sizeof *f);
@@ -344,7 +323,7 @@ static void test_expected_text(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t len;
-        char *text = read_file(cases[c].listing, &len);
+        char *text = sg_sass_read_file(cases[c].listing, &len);
         assert_non_null(text);
         uint32_t n;
         sg_sass_kernel_t *k = analyse_listing(text, len, cases[c].arch, &n);
@@ -477,7 +456,7 @@ static void test_bad_cubins_and_tools(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *cubin = (uint8_t *)read_file(DATA "kernels_sm90.cubin", &len);
+    uint8_t *cubin = (uint8_t *)sg_sass_read_file(DATA "kernels_sm90.cubin", &len);
     assert_non_null(cubin);
     const char *names[] = {"add_scalar", "no_such_kernel"};
     sg_sass_kernel_t k[2];
@@ -558,7 +537,7 @@ static void test_pick_cubin(void **state)
 {
     (void)state;
     size_t len;
-    char *b = read_file(SGCAP_BINARY_DIR "/tests/fatbin-data/multi.fatbin", &len);
+    char *b = sg_sass_read_file(SGCAP_BINARY_DIR "/tests/fatbin-data/multi.fatbin", &len);
     assert_non_null(b);
     sg_fatbin_t fb;
     char err[128];
@@ -622,7 +601,7 @@ static void test_cache(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *cubin = (uint8_t *)read_file(DATA "kernels_sm90.cubin", &len);
+    uint8_t *cubin = (uint8_t *)sg_sass_read_file(DATA "kernels_sm90.cubin", &len);
     sg_sass_cache_t *c = sg_sass_cache_new(NULL);
     const char *names[] = {"add_scalar", "gather", "histo", "add_scalar"};
     assert_int_equal(sg_sass_cache_prefetch(c, cubin, len, names, 4), 0);
