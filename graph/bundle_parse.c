@@ -707,6 +707,13 @@ static int check_fusion(pctx_t *c, const sg_fusion_t *f, const loc_t *l, size_t 
 static int check_record(pctx_t *c, const sg_record_t *r, void *base, const loc_t *l, size_t pos)
 {
     if (r->id == SG_REC_FUSION) return check_fusion(c, base, l, pos);
+    if (r->id == SG_REC_CAPTURE || r->id == SG_REC_DEVICE) {
+        const char *key = r->id == SG_REC_CAPTURE ? "rank" : "ordinal";
+        int32_t v = r->id == SG_REC_CAPTURE ? ((const sg_graph_t *)base)->rank
+                                            : ((const sg_device_t *)base)->ordinal;
+        loc_t vl = LOC_FIELD(l, key);
+        if (v < -1) return fail(c, &vl, pos, SG_EFORMAT, "must be -1 (none) or more, found %d", v);
+    }
     if (r->id == SG_REC_MEMSET) {
         const sg_memset_t *m = base;
         if (m->element_size != 0 && m->element_size != 1 && m->element_size != 2 &&

@@ -179,6 +179,8 @@ sg_graph_t *sg_graph_create(void)
     sg_graph_t *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->root = g;
+    g->rank = -1;
+    g->device.ordinal = -1;
     return g;
 }
 
@@ -1090,6 +1092,7 @@ sg_graph_t *sg_graph_clone(const sg_graph_t *g)
     c->pid = g->pid;
     c->capture_id = g->capture_id;
     c->sequence = g->sequence;
+    c->rank = g->rank;
     c->device = g->device;
     c->device.name = dup_or_null(g->device.name);
     c->crosscheck_done = g->crosscheck_done;

@@ -11,6 +11,9 @@
  * query with arrays for a count of 0, which once left every such graph
  * unrecorded.
  *
+ * two_devices captures one graph per device of a process driving two GPUs
+ * (run it with FAKE_CUDA_DEVICES=2): the bundles must say which device.
+ *
  * usage: capture_probe SCENARIO [N] [--expect]; capture_probe --list */
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -536,7 +539,8 @@ int main(int argc, char **argv)
     }
     const char *what = argv[1];
     if (strcmp(what, "--list") == 0) {
-        puts("fork_join threads mixed conditional recapture explicit exec_set_params triton");
+        puts("fork_join threads mixed conditional recapture explicit exec_set_params triton "
+             "two_devices");
         for (size_t i = 0; i < N_EDGELESS; i++)
             printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
         return 0;
@@ -552,7 +556,9 @@ int main(int argc, char **argv)
     }
     if (expect) {
         puts("# sgcap expected topology v1");
-        int graphs = strcmp(what, "recapture") == 0 ? iters : 1;
+        int graphs = strcmp(what, "recapture") == 0     ? iters
+                     : strcmp(what, "two_devices") == 0 ? 2
+                                                        : 1;
         for (int i = 0; i < graphs; i++) {
             printf("graph %d\n", i);
             fputs(sc                              ? sc->expect
@@ -584,6 +590,18 @@ int main(int argc, char **argv)
         CHECK(cuGraphDestroy(g));
     } else if (strcmp(what, "exec_set_params") == 0) {
         exec_set_params();
+    } else if (strcmp(what, "two_devices") == 0) {
+        /* one process, two GPUs (ncclCommInitAll's way): each graph is
+         * captured and instantiated with its own device current */
+        for (int d = 0; d < 2; d++) {
+            CUcontext ctx;
+            CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
+            CHECK(cuCtxSetCurrent(ctx));
+            CUgraph g = fork_join(1.5f + (float)d);
+            CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+            CHECK(cuGraphExecDestroy(exec));
+            CHECK(cuGraphDestroy(g));
+        }
     } else if (strcmp(what, "triton") == 0) {
         if (argc < 3) {
             fprintf(stderr, "capture_probe: triton CACHE_DIR\n");
