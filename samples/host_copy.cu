@@ -6,12 +6,13 @@
  * device result after every replay.
  *
  * What the host callback writes for a later copy node of the same graph is
- * pinned: a pageable source goes through the driver's staging buffer, and
- * nothing promises that the driver reads it after the nodes the copy depends
- * on have run (with it pageable, graph 1 failed its checks on the H200). The
- * pageable sources and destinations here are ones no node of the graph
- * writes on the host side: parameters set before the launch, a result read
- * after it.
+ * pinned: a pageable source goes through the driver's staging buffer (CUDA's
+ * "API synchronization behavior" has a pageable host-to-device copy staged
+ * when it is issued), and nothing promises that a graph's copy node reads it
+ * only after the nodes it depends on have run (with it pageable, graph 1
+ * failed its checks on the H200). The pageable sources and destinations here
+ * are ones no node of the graph writes on the host side: parameters set
+ * before the launch, a result read after it.
  *   graph 0: no host callback: replayable in a fresh process, host bytes
  *            included (sgcap replay --validate).
  *   graph 1: a host callback: only `sgcap replay --host-nodes skip` runs it
