@@ -247,6 +247,7 @@ static const sg_field_t image_fields[] = {
     F("options",      options,      STR,   OMIT),
     F("note",         note,         STR,   OMIT),
     F("source_image", source_image, INDEX, OMIT, TABLE(IMAGES)),
+    F("ptx_image",    ptx_image,    INDEX, OMIT, TABLE(IMAGES), SINCE(5)),
 };
 static RECORD(image, SG_REC_IMAGE);
 #undef T

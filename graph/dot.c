@@ -525,6 +525,10 @@ static int emit_lanes(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt,
             emit_node(g, &g->nodes[ids[k]], f, opt, "", 0, 4, true);
         fputs("  }\n", f);
     }
+    /* A graph of no nodes (torch.compile records some) is drawn as a note
+     * saying so, not as a blank page. */
+    if (start[n_lanes] == 0)
+        fputs("  graph_empty [shape=note style=dashed label=\"empty graph: no nodes\"];\n", f);
     free(start);
     free(ids);
     return SG_OK;

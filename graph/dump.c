@@ -283,6 +283,7 @@ static void dump_tables(const sg_graph_t *g, FILE *f)
             put_word(f, im->note);
         }
         if (im->source_image != SG_NONE) fprintf(f, " source=img%" PRIu32, im->source_image);
+        if (im->ptx_image != SG_NONE) fprintf(f, " ptx=img%" PRIu32, im->ptx_image);
         fputc('\n', f);
     }
 }

@@ -345,6 +345,7 @@ int sg_graph_add_image(sg_graph_t *g, sg_image_kind_t kind, const char *hash, ui
     im->hash[16] = '\0';
     im->size = size;
     im->source_image = SG_NONE;
+    im->ptx_image = SG_NONE;
     g->n_images++;
     if (out_id) *out_id = id;
     return SG_OK;

@@ -135,6 +135,8 @@ typedef struct {
     char *note;           /* free text (why no PTX, ...) or NULL */
     uint32_t source_image; /* the NVRTC source image this image was compiled from,
                               or SG_NONE (its PTX can be recovered by recompiling) */
+    uint32_t ptx_image;    /* the PTX image this cubin was assembled from (Triton
+                              keeps both in its cache), or SG_NONE: its PTX */
 } sg_image_t;
 
 /* ---- nodes --------------------------------------------------------------- */

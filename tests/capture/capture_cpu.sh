@@ -98,12 +98,15 @@ capture_probe.[0-9]*.0.sgraph) grep -q '"rank"' "$b/graph.json" && fail "fork_jo
 esac
 
 # Graph shapes real frameworks build, most of them without a single edge
-# (a one-kernel capture, independent explicit nodes, one empty node, XLA's
+# (a one-kernel capture, independent explicit nodes, one empty node, a
+# capture of nothing (torch.compile records those), XLA's
 # node-by-node command buffers with a single-kernel child graph, a capture
-# into an existing graph, a conditional whose body is one kernel). The fake
-# driver refuses to list arrays for a count of 0, as driver 580 does: every
-# one must be recorded, with the topology the probe issued.
-for s in single independent one_empty to_graph xla conditional1 arena host_copy; do
+# into an existing graph, a conditional whose body is one kernel, and the
+# conditional sample's WHILE and IF, the IF body captured from a stream no
+# node of the graph itself is on). The fake driver refuses to list arrays
+# for a count of 0, as driver 580 does: every one must be recorded, with the
+# topology the probe issued.
+for s in single independent one_empty nothing to_graph xla conditional1 conditional2 arena host_copy; do
   out=$work/$s
   run "$s" "$out" "$s" || continue
   grep -q "summary: graphs: 1 seen, 1 recorded (0 by digest alone), 0 not recorded$" "$work/$s.stderr" || {
@@ -121,6 +124,21 @@ for s in single independent one_empty to_graph xla conditional1 arena host_copy;
   grep -q '"crosscheck": {"done": true, "ok": true' "$out"/*.sgraph/graph.json ||
     fail "$s: cross-check not ok"
 done
+# A graph of no nodes: every view works on it, and dot draws a note
+# saying so instead of a blank page (capture_gpu.sh accepts that note in
+# place of stream lanes).
+g=$(ls -d "$work/nothing"/*.sgraph 2>/dev/null | head -n 1)
+if [ -n "$g" ]; then
+  views_ok=1
+  for v in "inspect" "inspect --json" "inspect --code" "dot" "check"; do
+    # shellcheck disable=SC2086
+    "$sgcap" $v "$g" >"$work/nothing.view" 2>&1 || { fail "nothing: sgcap $v: exit $?"; views_ok=0; }
+    [ "$v" = dot ] && cp "$work/nothing.view" "$work/nothing.dot"
+  done
+  grep -q "^nodes: *0 (none)" < <("$sgcap" inspect "$g") || { fail "nothing: inspect does not say 0 nodes"; views_ok=0; }
+  grep -q 'label="empty graph: no nodes"' "$work/nothing.dot" || { fail "nothing: dot has no empty-graph note"; views_ok=0; }
+  [ $views_ok = 1 ] && ok "nothing: inspect, inspect --json/--code, dot and check work on a graph of no nodes"
+fi
 # Bodies with no edges are read too: the child graph and the conditional
 # body each hold their one kernel.
 for s in xla conditional1; do
@@ -195,13 +213,24 @@ imgs = g["images"]
 cubins = [i for i in imgs if i["kind"] == "cubin"]
 ptx = {i["id"]: i for i in imgs if i["kind"] == "ptx"}
 assert len(cubins) == 2 and len(ptx) == 2, imgs
+assert g["version"] == 5, g["version"]  # images[].ptx_image
 for c in cubins:
     assert "ptx-source:" in c["note"], c
-    pid = int(c["note"].split("ptx-source:")[1].split("(image ")[1].split(",")[0])
+    pid = c["ptx_image"]
+    assert "(image %d," % pid in c["note"], c
     text = open(os.path.join(b, ptx[pid]["file"])).read()
     assert "decoy" not in text and ".entry triton_" in text, text[:200]
     assert 90 in ptx[pid]["ptx_archs"], ptx[pid]
 EOF2
+    # ... and the code report (what fusion asks too) takes that PTX
+    if [ -n "$g" ] && "$sgcap" inspect --code "$g" >"$work/triton.code" 2>&1 &&
+      grep -q "2 kernels, 2 with usable PTX" "$work/triton.code" &&
+      [ "$(grep -c 'from the PTX image [0-9]* the cubin was assembled from' "$work/triton.code")" = 2 ]; then
+      ok "triton: inspect --code finds the PTX of both cubins"
+    else
+      fail "triton: inspect --code"
+      sed 's/^/    /' "$work/triton.code"
+    fi
   fi
 fi
 

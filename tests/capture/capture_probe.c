@@ -356,6 +356,48 @@ static CUgraph conditional1(void)
     return g;
 }
 
+/* A capture of nothing (torch.compile records such graphs): no node at
+ * all, the origin stream in the table. */
+static CUgraph nothing(void)
+{
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
+/* The conditional sample's shape: an init kernel, a WHILE whose body is one
+ * kernel added by hand, then an IF whose body is one kernel captured into it
+ * from the origin stream (cuStreamBeginCaptureToGraph on the body graph). */
+static CUgraph conditional2(void)
+{
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    CUgraphConditionalHandle h_loop, h_if;
+    CHECK(cuGraphConditionalHandleCreate(&h_loop, g, NULL, 1, 1));
+    CHECK(cuGraphConditionalHandleCreate(&h_if, g, NULL, 0, 1));
+    CUgraphNode init = add_axpb(g, NULL, 0, &a, &x, 1.0f, 0.0f), loop, cond;
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h_loop;
+    p.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    p.conditional.size = 1;
+    CHECK(cuGraphAddNode_v2(&loop, g, &init, NULL, 1, &p));
+    add_axpb(p.conditional.phGraph_out[0], NULL, 0, &a, &x, 3.0f, 1.0f);
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h_if;
+    p.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    p.conditional.size = 1;
+    CHECK(cuGraphAddNode_v2(&cond, g, &loop, NULL, 1, &p));
+    CUgraph body = p.conditional.phGraph_out[0], got = NULL;
+    CHECK(cuStreamBeginCaptureToGraph(S[0], body, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    axpb(S[0], &out, &a, 1.0f, 2.0f);
+    CHECK(cuStreamEndCapture(S[0], &got));
+    return g;
+}
+
 /* An exec changed in place after instantiation (XLA's way of reusing a
  * command buffer with new buffers): k_axpb's scalar and output change, then
  * the same change again, then a node is disabled (not modelled). */
@@ -473,6 +515,9 @@ static const scenario_t edgeless[] = {
     {"to_graph", to_graph, to_graph_expect},
     {"xla", xla, xla_expect},
     {"conditional1", conditional1, "explicit conditional\n"},
+    {"nothing", nothing, ""},
+    {"conditional2", conditional2,
+     "explicit kernel conditional conditional\ncontrol x:0 -> x:1\ncontrol x:1 -> x:2\n"},
     {"arena", arena, "stream s0 kernel kernel\n"},
     {"host_copy", host_copy, "stream s0 memcpy kernel memcpy memcpy memcpy\n"},
 };

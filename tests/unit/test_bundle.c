@@ -1500,6 +1500,67 @@ static void test_image_source(void **state)
                   SG_EFORMAT, "images[0] (id 0).source_image: names the image itself", NULL);
 }
 
+/* images[].ptx_image (version 5): the PTX image a cubin was assembled from
+ * (Triton's): written only when set, and then as version 5; read back,
+ * dumped, cloned; refused when it names itself or an image that is not PTX. */
+static void test_image_ptx(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    uint32_t cubin, ptx;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_CUBIN, "0123456789abcdef", 64, &cubin), SG_OK);
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_PTX, "fedcba9876543210", 32, &ptx), SG_OK);
+    assert_int_equal(g->images[cubin].ptx_image, SG_NONE); /* sg_graph_add_image's default */
+    char *j = NULL, *d = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_null(strstr(j, "ptx_image"));
+    assert_non_null(strstr(j, "\"version\": 1,")); /* nothing newer in it */
+    free(j);
+    g->images[cubin].ptx_image = ptx;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 5,"));
+    const char *at = strstr(j, "\"ptx_image\": 1}");
+    assert_non_null(at);
+    assert_null(strstr(at + strlen("\"ptx_image\""), "ptx_image"));
+    sg_graph_t *r = NULL;
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_parse_json(j, strlen(j), NULL, &r, &diag);
+    if (rc) fail_msg("%s", diag.message);
+    assert_int_equal(r->images[cubin].ptx_image, ptx);
+    assert_int_equal(r->images[ptx].ptx_image, SG_NONE);
+    assert_true(sg_bundle_same(g, r, NULL, 0));
+    r->images[cubin].ptx_image = SG_NONE;
+    assert_false(sg_bundle_same(g, r, NULL, 0));
+    r->images[cubin].ptx_image = ptx;
+    assert_int_equal(sg_dump_string(r, &d), SG_OK);
+    assert_non_null(strstr(d, " ptx=img1\n"));
+    sg_graph_t *c = sg_graph_clone(r);
+    assert_non_null(c);
+    assert_int_equal(c->images[cubin].ptx_image, ptx);
+    sg_graph_destroy(c);
+    free(j);
+    free(d);
+    sg_graph_destroy(r);
+    sg_graph_destroy(g);
+
+#define PTX_IMAGE(v) \
+    "{\"format\":\"sgcap-bundle\",\"version\":5,\"images\":[" \
+    "{\"id\":0,\"kind\":\"cubin\",\"hash\":\"0123456789abcdef\",\"ptx_image\":" v "}," \
+    "{\"id\":1,\"kind\":\"nvrtc\",\"hash\":\"fedcba9876543210\"}," \
+    "{\"id\":2,\"kind\":\"ptx\",\"hash\":\"00000000000000ff\"}],\"nodes\":[],\"edges\":[]}"
+    const char *ok = PTX_IMAGE("2");
+    assert_int_equal(sg_bundle_parse_json(ok, strlen(ok), NULL, &r, &diag), SG_OK);
+    assert_int_equal(r->images[0].ptx_image, 2); /* a later entry */
+    sg_graph_destroy(r);
+    expect_reject(PTX_IMAGE("1"), SG_EFORMAT,
+                  ": images[0] (id 0).ptx_image: names image 1, a nvrtc image, not ptx", NULL);
+    expect_reject(PTX_IMAGE("0"), SG_EFORMAT, ": images[0] (id 0).ptx_image: names the image itself",
+                  NULL);
+    expect_reject(PTX_IMAGE("3"), SG_EFORMAT, "images[0] (id 0).ptx_image", "only 3", NULL);
+#undef PTX_IMAGE
+}
+
 static void test_reject_duplicates_and_bad_edges(void **state)
 {
     (void)state;
@@ -2796,6 +2857,7 @@ int main(void)
         cmocka_unit_test(test_reject_missing_fields),
         cmocka_unit_test(test_reject_dangling),
         cmocka_unit_test(test_image_source),
+        cmocka_unit_test(test_image_ptx),
         cmocka_unit_test(test_reject_duplicates_and_bad_edges),
         cmocka_unit_test(test_reject_cycles),
         cmocka_unit_test(test_reject_param_layout),

@@ -985,6 +985,50 @@ static void test_topo_golden_bundles(void **state)
     sg_graph_destroy(g);
 }
 
+/* A stream no node of the graph is on (the stream a conditional body was
+ * captured from, the origin of a capture of nothing) is no lane of its view:
+ * the conditional sample's graph compares equal to its --expect text, and the
+ * other streams keep their order under consecutive labels. */
+static void test_topo_bodies_only_stream(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    uint32_t s_body, s_top;
+    assert_int_equal(sg_graph_add_stream(g, "s0", 0x3000, &s_body), SG_OK);
+    assert_int_equal(sg_graph_add_stream(g, "s1", 0x3100, &s_top), SG_OK);
+    sg_node_id_t init, loop, cond;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, SG_STREAM_EXPLICIT, 0, &init), SG_OK);
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_CONDITIONAL, SG_STREAM_EXPLICIT, 1, &loop),
+                     SG_OK);
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_CONDITIONAL, SG_STREAM_EXPLICIT, 2, &cond),
+                     SG_OK);
+    assert_int_equal(sg_graph_add_edge(g, init, loop, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+    assert_int_equal(sg_graph_add_edge(g, loop, cond, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+    sg_graph_t *body = sg_graph_create_body(g);
+    assert_non_null(body);
+    sg_node_id_t k;
+    assert_int_equal(sg_graph_add_node(body, SG_NODE_KERNEL, s_body, 3, &k), SG_OK);
+    expect_topology(g, "# sgcap expected topology v1\n"
+                       "graph 0\n"
+                       "explicit kernel conditional conditional\n"
+                       "control x:0 -> x:1\n"
+                       "control x:1 -> x:2\n");
+    /* a node on the second stream of the table is on lane s0 */
+    sg_node_id_t top;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_MEMSET, s_top, 4, &top), SG_OK);
+    assert_int_equal(sg_graph_add_edge(g, cond, top, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+    expect_topology(g, "# sgcap expected topology v1\n"
+                       "graph 0\n"
+                       "stream s0 memset\n"
+                       "explicit kernel conditional conditional\n"
+                       "control x:0 -> x:1\n"
+                       "control x:1 -> x:2\n"
+                       "control x:2 -> s0:0\n");
+    sg_graph_destroy(body);
+    sg_graph_destroy(g);
+}
+
 /* The explicit lane and control edges (graphs built node by node, captures
  * into an existing graph): parsed, compared, refused where malformed. */
 static void test_topo_explicit(void **state)
@@ -1213,6 +1257,7 @@ int main(void)
         cmocka_unit_test(test_outbox_rank),
         cmocka_unit_test(test_topo_parse),
         cmocka_unit_test(test_topo_golden_bundles),
+        cmocka_unit_test(test_topo_bodies_only_stream),
         cmocka_unit_test(test_topo_explicit),
         cmocka_unit_test(test_reasons),
     };
