@@ -791,6 +791,11 @@ static void site_from(ctx_t *c, const sg_ptx_stmt_t *s, uint32_t stmt, const iva
     site->lo = iv->lo;
     site->hi = iv->hi;
     site->hi_rt = iv->hi_rt;
+    if (site->width == 0 || site->width > 256) {
+        /* a type the reader does not know, or a vector no PTX allows */
+        refuse(c, s, "%s of an unsupported type or width", site->store ? "store" : "load");
+        return;
+    }
     if (v.kind != V_AFF) {
         refuse(c, s, "%s address is not an affine function of the thread and block index",
                site->store ? "store" : "load");
@@ -1047,6 +1052,17 @@ int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz
         if (s->kind != SG_PTX_STMT_INSTR) continue;
         const sg_ptx_instr_t *in = &s->u.ins;
         if (in->op != SG_PTX_OP_LD && in->op != SG_PTX_OP_ST) continue;
+        if (in->n_opnds < 2) { /* ld d, [a]; st [a], v */
+            refuse(&c, s, "%s with %u operands", in->op == SG_PTX_OP_ST ? "st" : "ld", in->n_opnds);
+            break;
+        }
+        if (in->space == SG_PTX_SPACE_PARAM && in->op == SG_PTX_OP_LD &&
+            (in->opnds[1].kind != SG_PTX_OPND_ADDRESS || in->opnds[1].sym_kind != SG_PTX_SYM_PARAM ||
+             in->opnds[1].sym >= f->n_params)) {
+            /* the generator reads it from the wrapper's copy of this parameter */
+            refuse(&c, s, "ld.param not from one of the kernel's parameters");
+            break;
+        }
         if (in->space == SG_PTX_SPACE_PARAM || in->space == SG_PTX_SPACE_LOCAL ||
             in->space == SG_PTX_SPACE_SHARED)
             continue; /* the stage's own memory */
@@ -1090,7 +1106,9 @@ int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz
         site_from(&c, s, i, &iv[b], &ns[st->n_sites]);
         ns[st->n_sites].must = !ns[st->n_sites].gs && in->guard == SG_PTX_NONE &&
                                must_execute(&c, pd, pdw, iv, b, st->threads);
-        if (ns[st->n_sites].lo < ns[st->n_sites].hi) st->n_sites++; /* unreachable sites never run */
+        /* unreachable sites never run; a site of no known width is refused, not kept */
+        uint32_t w = ns[st->n_sites].width;
+        if (ns[st->n_sites].lo < ns[st->n_sites].hi && w >= 1 && w <= 256) st->n_sites++;
     }
     free(pd);
     free(iv);
