@@ -161,6 +161,19 @@ typedef struct {
 int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *stages, uint32_t n, sg_fz_plan_t *plan);
 void sg_fz_plan_free(sg_fz_plan_t *plan);
 
+/* Does the fused kernel of plan leave slot k's memory alone entirely? A
+ * dead slot (write-back dropped) that is not preloaded and whose every load
+ * is forwarded from a register (no fallback load): the generated code then
+ * has no access to it at all, so a graph allocation holding only such
+ * slots is touched by nothing once the run is fused. */
+bool sg_fz_slot_untouched(const sg_fz_plan_t *plan, uint32_t k);
+/* The buffers of g the fused kernel does not touch although its stages did:
+ * every slot based in them is untouched and no other slot can reach into
+ * them. Appended to out (capacity cap, at most one per slot); returns how
+ * many. */
+uint32_t sg_fz_plan_untouched_buffers(const sg_graph_t *g, const sg_fz_plan_t *plan, uint32_t *out,
+                                      uint32_t cap);
+
 /* ---- code generation ------------------------------------------------------------ */
 
 typedef struct {

@@ -45,7 +45,7 @@ const char *sg_report_text(const sg_report_t *r);
 /* The JSON report's schema (docs/SCHEMAS.md): its name and version lead
  * every report; a change to what the report holds raises the version. */
 #define SG_REPORT_SCHEMA "sgcap-rewrite-report"
-#define SG_REPORT_SCHEMA_VERSION 3
+#define SG_REPORT_SCHEMA_VERSION 4
 
 /* {"schema": SG_REPORT_SCHEMA, "schema_version": SG_REPORT_SCHEMA_VERSION,
  *  "passes": [{"pass": NAME, "summary": LINE, "verify": {...},
