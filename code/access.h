@@ -240,7 +240,8 @@ typedef enum {
     SG_ACCESS_F_SHARED,        /* static .shared variables */
     SG_ACCESS_F_DYN_SHARED,    /* .extern .shared (dynamic shared memory) */
     SG_ACCESS_F_BARRIER,       /* bar.*, barrier.* */
-    SG_ACCESS_F_EARLY_RETURN,  /* a thread can return without reaching a barrier others reach */
+    SG_ACCESS_F_EARLY_RETURN,  /* a thread can return without reaching a barrier others reach:
+                                  some barrier's block does not post-dominate the entry */
     SG_ACCESS_F_PARAM_ADDRESS, /* takes a parameter's address */
     SG_ACCESS_F_LDG_NC,        /* ld.global.nc */
     SG_ACCESS_F_GRIDDEP,       /* griddepcontrol.* */
@@ -249,6 +250,11 @@ typedef enum {
     SG_ACCESS_F_CLUSTER,       /* cluster special registers, .shared::cluster, cluster directives */
     SG_ACCESS_F_CLOCK,         /* reads clocks or timers */
     SG_ACCESS_F_SETMAXNREG,
+    SG_ACCESS_F_WARP,          /* warp-level or lane-dependent: shfl, vote, match, redux,
+                                  activemask, elect, wmma/mma/ldmatrix/stmatrix, %laneid,
+                                  %warpid, %nwarpid, %smid, %nsmid, %gridid, %lanemask_* */
+    SG_ACCESS_F_DYN_STACK,     /* alloca, stacksave, stackrestore */
+    SG_ACCESS_F_INDIRECT_BRANCH, /* brx.idx */
     SG_ACCESS_F_COUNT
 } sg_access_flag_t;
 
@@ -337,7 +343,8 @@ typedef struct {
     bool dense;              /* every byte of [lo, hi) is touched */
     bool exact;              /* [lo, hi) is the tight hull (first and last byte are touched) */
     bool clipped;            /* the bound the code gives was wider than the base's buffer: cut to it */
-    bool linear;             /* offset = sum coef[i] * (tid.x,y,z, ctaid.x,y,z)[i] + c0 */
+    bool linear;             /* offset = sum coef[i] * (tid.x,y,z, ctaid.x,y,z)[i] + c0,
+                                plus loop_coef * K when loop is set */
     uint64_t base;           /* the pointer read from the parameters (or the symbol, 0) */
     uint32_t buffer;         /* buffer index holding the range, SG_NONE when none does */
     uint64_t lo, hi;         /* absolute addresses, [lo, hi) */
@@ -345,6 +352,11 @@ typedef struct {
     uint64_t cta_lo, cta_hi;       /* CTA (0,0,0) */
     int64_t coef[6];
     int64_t c0;
+    /* linear with one loop count too: offset = sum coef[i] * ids[i] + loop_coef * K + c0,
+       K the iteration count of loop `loop` (a grid-stride loop moves by ntid*nctaid
+       elements per iteration); SG_NONE and 0 when the offset has no loop term */
+    uint32_t loop;
+    int64_t loop_coef;
     char detail[96];
 } sg_access_range_t;
 

@@ -1256,13 +1256,19 @@ static void eval_site(env_t *env, uint32_t si, const sg_buffer_t *bufs, uint32_t
         r->thread_lo = r->base + (uint64_t)(int64_t)thr.lo;
         r->thread_hi = r->base + (uint64_t)(int64_t)thr.hi + w;
     }
-    /* the linear form in the thread and CTA ids */
+    /* the linear form in the thread and CTA ids, and at most one loop count */
     r->linear = true;
     r->c0 = off.c;
     for (uint32_t i = 0; i < off.n; i++) {
         const sg_access_term_t *t = &off.t[i];
         uint32_t arg = SG_ACCESS_ATOM_ARG(t->atoms[0]);
-        if (t->atoms[1] || SG_ACCESS_ATOM_KIND(t->atoms[0]) != SG_ACCESS_ATOM_SREG) {
+        uint32_t kind = SG_ACCESS_ATOM_KIND(t->atoms[0]);
+        if (!t->atoms[1] && kind == SG_ACCESS_ATOM_LOOP && (!r->loop_coef || r->loop == arg)) {
+            r->loop = arg;
+            r->loop_coef = t->coef;
+            continue;
+        }
+        if (t->atoms[1] || kind != SG_ACCESS_ATOM_SREG) {
             r->linear = false;
             continue;
         }
@@ -1271,6 +1277,8 @@ static void eval_site(env_t *env, uint32_t si, const sg_buffer_t *bufs, uint32_t
     if (!r->linear) {
         memset(r->coef, 0, sizeof r->coef);
         r->c0 = 0;
+        r->loop = SG_NONE;
+        r->loop_coef = 0;
     }
     /* the buffer */
     if (s->base_kind == SG_ACCESS_BASE_PARAM) {
@@ -1348,6 +1356,7 @@ int sg_access_eval(const sg_access_kernel_t *k, const sg_kernel_t *node, const s
         } else {
             eval_site(&env, i, buffers, n_buffers, r);
         }
+        if (!r->loop_coef) r->loop = SG_NONE; /* no loop term (the ranges start zeroed) */
         if (r->status == SG_ACCESS_ST_UNKNOWN) {
             if (!out->n_unknown)
                 snprintf(out->reason, sizeof out->reason, "line %u: %s: %.90s", k->sites[i].line,
