@@ -996,6 +996,8 @@ static void scan_flags(ctx_t *c)
             if (has_mod_prefix(ins, ".proxy")) flag(c, SG_ACCESS_F_ASYNC_PROXY, line);
             break;
         case SG_PTX_OP_TENSORMAP:
+        case SG_PTX_OP_WGMMA:
+        case SG_PTX_OP_TCGEN05:
         case SG_PTX_OP_MULTIMEM: flag(c, SG_ACCESS_F_ASYNC_PROXY, line); break;
         case SG_PTX_OP_MBARRIER: flag(c, SG_ACCESS_F_MBARRIER, line); break;
         case SG_PTX_OP_BAR:

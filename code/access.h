@@ -226,7 +226,7 @@ typedef enum {
     SG_ACCESS_F_TEXTURE,       /* tex, tld4, txq */
     SG_ACCESS_F_SURFACE,       /* suld, sust, sured, suq */
     SG_ACCESS_F_ASYNC_PROXY,   /* cp.async.bulk*, cp.reduce.async.bulk, st.async, red.async,
-                                  fence.proxy.async, tensormap.*, multimem */
+                                  fence.proxy.async, tensormap.*, multimem, wgmma, tcgen05 */
     SG_ACCESS_F_CP_ASYNC,      /* cp.async (non-bulk) */
     SG_ACCESS_F_MBARRIER,      /* mbarrier.* */
     SG_ACCESS_F_MODULE_GLOBAL, /* refers to a module-scope .global or .const variable */
@@ -343,8 +343,7 @@ typedef struct {
     bool dense;              /* every byte of [lo, hi) is touched */
     bool exact;              /* [lo, hi) is the tight hull (first and last byte are touched) */
     bool clipped;            /* the bound the code gives was wider than the base's buffer: cut to it */
-    bool linear;             /* offset = sum coef[i] * (tid.x,y,z, ctaid.x,y,z)[i] + c0,
-                                plus loop_coef * K when loop is set */
+    bool linear;             /* offset = sum coef[i] * (tid.x,y,z, ctaid.x,y,z)[i] + c0 */
     uint64_t base;           /* the pointer read from the parameters (or the symbol, 0) */
     uint32_t buffer;         /* buffer index holding the range, SG_NONE when none does */
     uint64_t lo, hi;         /* absolute addresses, [lo, hi) */
@@ -352,9 +351,14 @@ typedef struct {
     uint64_t cta_lo, cta_hi;       /* CTA (0,0,0) */
     int64_t coef[6];
     int64_t c0;
-    /* linear with one loop count too: offset = sum coef[i] * ids[i] + loop_coef * K + c0,
-       K the iteration count of loop `loop` (a grid-stride loop moves by ntid*nctaid
-       elements per iteration); SG_NONE and 0 when the offset has no loop term */
+    /* affine in the ids, plus other variables: offset = sum coef[i] * ids[i] + c0 + R,
+       R a sum of terms each of degree 1 in a loop count or an opaque value (an
+       unrolled grid-stride loop after its remainder loop), rest_gcd the gcd of R's
+       coefficients (0: no R, then linear is set too). loop/loop_coef: R is the one
+       term loop_coef * K of loop `loop`; SG_NONE and 0 otherwise. coef and c0 are
+       set whenever affine_ids is. */
+    bool affine_ids;
+    int64_t rest_gcd;
     uint32_t loop;
     int64_t loop_coef;
     char detail[96];

@@ -46,6 +46,7 @@ typedef struct {
     uint32_t n_modules;
     kernel_code_t *codes;
     uint32_t n_codes;
+    sg_access_cache_t *access; /* the access analysis of each (module, kernel, layout) */
     /* totals for the summary */
     uint32_t fused, removed, splits, refused, chains;
 } fuse_t;
@@ -56,6 +57,7 @@ static void fuse_free(fuse_t *f)
     free(f->modules);
     for (uint32_t i = 0; i < f->n_codes; i++) free(f->codes[i].kernel);
     free(f->codes);
+    sg_access_cache_destroy(f->access);
 }
 
 /* The parsed PTX module holding kernel node k, or NULL with why. */
@@ -126,6 +128,34 @@ static const sg_ptx_module_t *stage_module(fuse_t *f, const sg_kernel_t *k, cons
     nm[f->n_modules].mod = m;
     c->module = f->n_modules++;
     return m;
+}
+
+/* A stage's analysis, with the kernel's access facts made once per module,
+ * kernel and parameter layout (identical stages in a chain share them). */
+static int analyze_stage(fuse_t *f, const sg_ptx_module_t *m, const sg_node_t *x, sg_fz_stage_t *st)
+{
+    const char *mh = "";
+    for (uint32_t i = 0; i < f->n_modules; i++)
+        if (f->modules[i].mod == m) mh = f->modules[i].hash;
+    const sg_kernel_t *k = &x->u.kernel;
+    char key[17];
+    sg_access_key(mh, k->name, k->n_params, k->param_offsets, k->param_sizes, key);
+    if (!f->access && !(f->access = sg_access_cache_create())) return SG_ENOMEM;
+    const sg_access_kernel_t *ak = sg_access_cache_get(f->access, key);
+    if (!ak) {
+        sg_access_kernel_t fresh;
+        int rc = sg_access_analyze_ptx(m, k->name, &fresh);
+        if (rc && rc != SG_ENOENT) {
+            sg_access_kernel_free(&fresh);
+            return rc;
+        }
+        if ((rc = sg_access_cache_put(f->access, key, &fresh))) {
+            sg_access_kernel_free(&fresh);
+            return rc;
+        }
+        ak = sg_access_cache_get(f->access, key);
+    }
+    return sg_fz_stage_analyze_with(m, ak, x, st);
 }
 
 /* ---- images and files -------------------------------------------------------------------- */
@@ -666,7 +696,7 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, sg_jw_t *arr)
             st[s].node = x;
             continue;
         }
-        rc = sg_fz_stage_analyze(m, x, &st[s]);
+        rc = analyze_stage(f, m, x, &st[s]);
     }
     if (rc) goto out;
     uint32_t start = 0;

@@ -157,6 +157,9 @@ static void test_axpb(void **state)
     expect_range(&ev, 1, B1, B1 + 4000, 1, true, true);
     const sg_access_range_t *r = &ev.ranges[1];
     assert_true(r->linear);
+    assert_true(r->affine_ids);
+    assert_int_equal(r->rest_gcd, 0);
+    assert_int_equal(r->loop, SG_NONE);
     assert_int_equal(r->coef[0], 4);    /* tid.x */
     assert_int_equal(r->coef[3], 1024); /* ctaid.x: 256 threads of 4 bytes */
     assert_int_equal(r->c0, 0);
@@ -322,8 +325,10 @@ static void test_grid_stride(void **state)
     /* thread 0 touches elements 0, 1024, ..., 99328 */
     assert_int_equal(ev.ranges[0].thread_lo, B0);
     assert_int_equal(ev.ranges[0].thread_hi, B0 + 99328 * 4 + 4);
-    /* linear in the ids plus one grid stride (8 blocks of 128 threads) per iteration */
-    assert_true(ev.ranges[0].linear);
+    /* affine in the ids plus one grid stride (8 blocks of 128 threads) per iteration */
+    assert_false(ev.ranges[0].linear);
+    assert_true(ev.ranges[0].affine_ids);
+    assert_int_equal(ev.ranges[0].rest_gcd, 4 * 1024);
     assert_int_equal(ev.ranges[0].coef[0], 4);
     assert_int_equal(ev.ranges[0].coef[3], 512);
     assert_int_equal(ev.ranges[0].loop, 0);
@@ -454,6 +459,14 @@ static void test_struct_pointers(void **state)
         uint64_t base = r->kind == SG_ACCESS_LOAD ? B0 : B1;
         assert_true(r->lo >= base && r->hi <= base + 400000);
         assert_false(r->clipped);
+        /* every element a thread touches is its own t plus whole grid strides
+           (1024 threads of 4 bytes): the remainder loop's count and the
+           unrolled loop's quotients all come in multiples of 4096 bytes */
+        assert_true(r->affine_ids);
+        assert_int_equal(r->coef[0], 4);
+        assert_int_equal(r->coef[3], 1024);
+        assert_true(r->rest_gcd > 0 && r->rest_gcd % 4096 == 0);
+        assert_int_equal(r->c0 % 4096, 0);
     }
     sg_access_eval_free(&ev);
     sg_access_kernel_free(&k);
