@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "code/code_report.h"
+#if !SGCAP_IN_APP
+#include "code/code_report.h" /* offline: PTX from the bundle's images */
+#endif
 #include "code/fatbin.h"
 #include "fuse.h"
 #include "fusion_legality.h"
@@ -87,19 +89,36 @@ static const sg_ptx_module_t *stage_module(fuse_t *f, const sg_kernel_t *k, cons
     }
     f->n_codes++;
     *why = c->reason;
-    sg_code_report_options_t o = {0};
-    o.device_arch = f->arch;
-    o.recompile_nvrtc = true;
-    o.files = f->ctx->opt->source;
     char *ptx = NULL;
     size_t len = 0;
-    sg_code_report_row_t row;
-    int rc = sg_code_kernel_ptx(f->ctx->g, f->ctx->opt->bundle, k->name, k->image, &o, &ptx, &len, &row);
-    if (rc || !ptx) {
-        snprintf(c->reason, sizeof c->reason, "no PTX: %s (%s)", rc ? sg_strerror(rc) : row.detail,
-                 rc ? "" : sg_ptx_reason_name(row.reason));
-        free(ptx);
+    const sg_rewrite_options_t *opt = f->ctx->opt;
+    if (opt->kernel_ptx) {
+        char w[SG_FZ_REASON - 16] = "";
+        int rc = opt->kernel_ptx(opt->kernel_ptx_user, f->ctx->g, k->name, k->image, f->arch, &ptx,
+                                 &len, w, sizeof w);
+        if (rc || !ptx) {
+            snprintf(c->reason, sizeof c->reason, "no PTX: %s", rc ? sg_strerror(rc) : w);
+            free(ptx);
+            return NULL;
+        }
+    } else {
+#if SGCAP_IN_APP
+        snprintf(c->reason, sizeof c->reason, "no PTX: no code provider in the app");
         return NULL;
+#else
+        sg_code_report_options_t o = {0};
+        o.device_arch = f->arch;
+        o.recompile_nvrtc = true;
+        o.files = opt->source;
+        sg_code_report_row_t row;
+        int rc = sg_code_kernel_ptx(f->ctx->g, opt->bundle, k->name, k->image, &o, &ptx, &len, &row);
+        if (rc || !ptx) {
+            snprintf(c->reason, sizeof c->reason, "no PTX: %s (%s)", rc ? sg_strerror(rc) : row.detail,
+                     rc ? "" : sg_ptx_reason_name(row.reason));
+            free(ptx);
+            return NULL;
+        }
+#endif
     }
     char hash[17];
     sg_code_hash(ptx, len, hash);
@@ -111,7 +130,7 @@ static const sg_ptx_module_t *stage_module(fuse_t *f, const sg_kernel_t *k, cons
         }
     sg_ptx_module_t *m = NULL;
     sg_ptx_error_t err;
-    rc = sg_ptx_parse(ptx, len, NULL, &m, &err);
+    int rc = sg_ptx_parse(ptx, len, NULL, &m, &err);
     free(ptx);
     if (rc) {
         snprintf(c->reason, sizeof c->reason, "the PTX does not parse: %s", err.message);
@@ -475,7 +494,13 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
     char first[96], last[96];
     short_name(g->nodes[ks[0]].u.kernel.name, first, sizeof first);
     short_name(g->nodes[ks[n - 1]].u.kernel.name, last, sizeof last);
-    int rc = sg_fz_generate(plan, &go, &src, err, sizeof err);
+    uint32_t max = ctx->opt->fuse_max_kernels;
+    int rc = max && f->fused >= max ? SG_ELIMIT : sg_fz_generate(plan, &go, &src, err, sizeof err);
+    if (rc == SG_ELIMIT) {
+        snprintf(err, sizeof err, "the limit of %u fused %s per graph is reached", max,
+                 sg_plural(max, "kernel", "kernels"));
+        memset(&src, 0, sizeof src);
+    }
     if (rc == SG_ENOMEM) return rc;
     sg_fz_binary_t bin;
     memset(&bin, 0, sizeof bin);
@@ -761,8 +786,9 @@ int sg_pass_fuse(sg_pass_ctx_t *ctx)
     fuse_t f;
     memset(&f, 0, sizeof f);
     f.ctx = ctx;
-    f.arch = ctx->opt->fuse_arch ? ctx->opt->fuse_arch : sg_code_report_default_arch(g);
-    if (!ctx->opt->bundle || !ctx->opt->files) {
+    f.arch = ctx->opt->fuse_arch ? ctx->opt->fuse_arch
+                                 : sg_code_arch_of(g->device.cc_major, g->device.cc_minor);
+    if ((!ctx->opt->bundle && !ctx->opt->kernel_ptx) || !ctx->opt->files) {
         sg_rw_printf(ctx, "no bundle to read kernel code from: nothing fused (run it through "
                           "sgcap rewrite)\n");
         sg_rw_summary(ctx, "nothing fused: no kernel code available");
