@@ -129,6 +129,7 @@ static uint64_t trunc_bits(i128 v, uint32_t bits)
 
 static i128 as_math(uint64_t u, uint32_t bits, bool s)
 {
+    if (bits == 0) return 0; /* an untyped value: no bits (and u >> -1 is undefined) */
     if (bits < 64) {
         u &= (1ull << bits) - 1;
         if (s && (u >> (bits - 1)) & 1) return (i128)u - ((i128)1 << bits);

@@ -247,6 +247,7 @@ static const sg_field_t image_fields[] = {
     F("options",      options,      STR,   OMIT),
     F("note",         note,         STR,   OMIT),
     F("source_image", source_image, INDEX, OMIT, TABLE(IMAGES)),
+    F("ptx_image",    ptx_image,    INDEX, OMIT, TABLE(IMAGES), SINCE(5)),
 };
 static RECORD(image, SG_REC_IMAGE);
 #undef T
@@ -307,6 +308,7 @@ static const sg_field_t capture_fields[] = {
     F("pid",        pid,          I64, 0),
     F("capture_id", capture_id,   U64, 0),
     F("sequence",   sequence,     U32, 0),
+    F("rank",       rank,         I32, OMIT, DEF(-1), SINCE(4)),
     F("mode",       capture_mode, STR, OMIT),
 };
 static RECORD(capture, SG_REC_CAPTURE);
@@ -330,6 +332,7 @@ static const sg_field_t device_fields[] = {
     F("total_memory",      total_memory,      U64,   0),
     F("uuid",              uuid,              CHARS, 0),
     F("sm_count",          sm_count,          U32,   0),
+    F("ordinal",           ordinal,           I32,   OMIT, DEF(-1), SINCE(4)),
     F("mem_bandwidth_gbs", mem_bandwidth_gbs, REAL,  0),
 };
 static RECORD(device, SG_REC_DEVICE);

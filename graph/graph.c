@@ -179,6 +179,8 @@ sg_graph_t *sg_graph_create(void)
     sg_graph_t *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->root = g;
+    g->rank = -1;
+    g->device.ordinal = -1;
     return g;
 }
 
@@ -343,6 +345,7 @@ int sg_graph_add_image(sg_graph_t *g, sg_image_kind_t kind, const char *hash, ui
     im->hash[16] = '\0';
     im->size = size;
     im->source_image = SG_NONE;
+    im->ptx_image = SG_NONE;
     g->n_images++;
     if (out_id) *out_id = id;
     return SG_OK;
@@ -1089,6 +1092,7 @@ sg_graph_t *sg_graph_clone(const sg_graph_t *g)
     c->pid = g->pid;
     c->capture_id = g->capture_id;
     c->sequence = g->sequence;
+    c->rank = g->rank;
     c->device = g->device;
     c->device.name = dup_or_null(g->device.name);
     c->crosscheck_done = g->crosscheck_done;

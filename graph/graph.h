@@ -135,6 +135,8 @@ typedef struct {
     char *note;           /* free text (why no PTX, ...) or NULL */
     uint32_t source_image; /* the NVRTC source image this image was compiled from,
                               or SG_NONE (its PTX can be recovered by recompiling) */
+    uint32_t ptx_image;    /* the PTX image this cubin was assembled from (Triton
+                              keeps both in its cache), or SG_NONE: its PTX */
 } sg_image_t;
 
 /* ---- nodes --------------------------------------------------------------- */
@@ -325,6 +327,7 @@ typedef struct {
     uint64_t total_memory;
     char uuid[40];         /* "GPU-xxxxxxxx-..." or "" */
     uint32_t sm_count;
+    int32_t ordinal;          /* the device's ordinal in the capturing process, -1 unknown */
     double mem_bandwidth_gbs; /* for roofline estimates; 0 when unknown */
 } sg_device_t;
 
@@ -392,6 +395,7 @@ typedef struct sg_graph {
     int64_t pid;
     uint64_t capture_id;  /* CUDA capture id, 0 if built explicitly */
     uint32_t sequence;    /* per-process graph sequence number */
+    int32_t rank;         /* the process's rank under a launcher (RANK, ...), -1 none */
     char *capture_mode;   /* "global", "thread_local", "relaxed", "explicit" */
     sg_device_t device;
     /* cross-check against cuGraphGetNodes/Edges (capture sets it) */

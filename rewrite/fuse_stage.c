@@ -287,7 +287,8 @@ static uint32_t rn_origin(const sg_ptx_func_t *f, uint32_t reg)
 
 static bool param_word(const sg_kernel_t *k, uint32_t off, uint32_t width, bool sgn, int64_t *out)
 {
-    if (!k->param_bytes || (uint64_t)off + width > k->params_size) return false;
+    if (!k->param_bytes || width == 0 || width > 8 || (uint64_t)off + width > k->params_size)
+        return false; /* (a zero width would shift by -1 below) */
     uint64_t v = 0;
     for (uint32_t i = 0; i < width; i++) v |= (uint64_t)k->param_bytes[off + i] << (8 * i);
     if (sgn && width < 8 && (v >> (8 * width - 1)) & 1) v |= ~0ull << (8 * width);

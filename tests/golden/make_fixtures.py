@@ -67,6 +67,8 @@ class Capture:
         self.kernels = {}      # mangled name -> func handle
         self.next_device = DEVICE_BASE
         self.origin = origin
+        self.rank = None       # a launcher's rank and the device ordinal (format version 4)
+        self.ordinal = None
         self._join(origin)
 
     # -- tables
@@ -130,11 +132,14 @@ class Capture:
         access: list of (buffer name, mode) or (buffer name, mode, offset, size)."""
         layout, raw, off = [], b"", 0
         for t, v in args:
-            size = {"ptr": 8, "u64": 8, "i64": 8, "f64": 8, "u32": 4, "i32": 4, "f32": 4}[t]
-            pad = (-off) % size
+            size = len(v) if t == "bytes" else {
+                "ptr": 8, "u64": 8, "i64": 8, "f64": 8, "u32": 4, "i32": 4, "f32": 4}[t]
+            pad = (-off) % (8 if t == "bytes" else size)
             raw += b"\0" * pad
             off += pad
-            if t == "ptr":
+            if t == "bytes":  # a struct passed by value
+                raw += v
+            elif t == "ptr":
                 buf, boff = v
                 raw += struct.pack("<Q", self.buffer_by_name[buf]["address"] + boff)
             else:
@@ -229,6 +234,12 @@ class Capture:
                        "sm_count": 132,
                        "mem_bandwidth_gbs": 4800},
         }
+        if self.rank is not None or self.ordinal is not None:
+            doc["version"] = 4
+            if self.rank is not None:
+                doc["capture"]["rank"] = self.rank
+            if self.ordinal is not None:
+                doc["device"]["ordinal"] = self.ordinal
         if crosscheck:
             doc["crosscheck"] = {"done": True, "ok": True, "cuda_node_count": len(self.nodes),
                                  "cuda_edge_count": len(self.edges)}
@@ -613,6 +624,44 @@ def bug_unjoined_fork():
     return c
 
 
+# ---- programs outside samples/ -----------------------------------------------
+
+NCCL_ALLREDUCE = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+COMM_STATE = 0x7f4b80000000  # the communicator's device memory: in no buffer of the graph
+
+
+def nccl_two_ranks():
+    """Rank 1 of a two-rank NCCL program on its own GPU (device 1): the graph
+    tests/gpu/nccl/nccl_allreduce.cu captures with two ranks. Compute on s0,
+    the all_reduce on the comm stream s1 forked (e0) and joined (e1) by
+    events, independent compute meanwhile. The NCCL kernel's argument is
+    NCCL 2.28's 4 KiB ncclDevKernelArgsStorage: the communicator's device
+    pointer, a channel mask, then the inline work (send and receive buffers,
+    count); its reads and writes are what an exact analysis says."""
+    c = Capture("nccl_allreduce", 2, 2, 4301)
+    c.rank = 1
+    c.ordinal = 1
+    for b in ("x", "y", "z", "out"):
+        c.device_buffer(b)
+    c.launch(0, "_Z7producePfmi", [P("x"), n64(), ("i32", 1)], [("x", "write")])
+    c.record(0, 0)
+    c.wait(1, 0)
+    args = struct.pack("<QQQQQ", COMM_STATE, 0x3, c.buffer_by_name["x"]["address"],
+                       c.buffer_by_name["y"]["address"], N)
+    c.launch(1, NCCL_ALLREDUCE, [("bytes", args + bytes(4096 - len(args)))],
+             [("x", "read"), ("y", "write")], grid=(2, 1, 1), block=(512, 1, 1))
+    c.record(1, 1)
+    c.launch(0, "_Z5scalePfmf", [P("z"), n64(), ("f32", 0.5)], [("z", "write")])
+    c.wait(0, 1)
+    c.launch(0, "_Z7consumePKfS0_Pfm", [P("y"), P("z"), P("out"), n64()],
+             [("y", "read"), ("z", "read"), ("out", "write")])
+    return c
+
+
+# Fixtures of programs that are not in samples/ (no samples/expected topology).
+NOT_SAMPLES = {"nccl_two_ranks"}
+
+
 # ---- an independent oracle for the hazard checker --------------------------
 
 def hazards(doc):
@@ -694,6 +743,7 @@ FIXTURES = {
     "bug_free_before_use": bug_free_before_use,
     "bug_reuse_across_streams": bug_reuse_across_streams,
     "bug_unjoined_fork": bug_unjoined_fork,
+    "nccl_two_ranks": nccl_two_ranks,
 }
 
 
@@ -728,7 +778,7 @@ def main():
                     print("%s: topology differs from %s:\n%s\n---\n%s" % (
                         name, topo, want, cap.expect_text()))
                     bad += 1
-            elif not name.startswith("bug_"):
+            elif not name.startswith("bug_") and name not in NOT_SAMPLES:
                 print("%s: no samples/expected/%s.topo to compare with" % (name, name))
                 bad += 1
             exe = samples_bin and os.path.join(samples_bin, name)
