@@ -250,6 +250,7 @@ out:
     record_t *r = sg_opt_record(rec);
     if (r) {
         r->fused = st.fused_chains;
+        snprintf(r->chains, sizeof r->chains, "%s", st.chains);
         r->build_ms = sg_opt_now_ms() - t0;
     }
     if (verdict == REC_PENDING) {
@@ -601,9 +602,10 @@ __attribute__((destructor)) static void summary(void)
                      r->checks > 1 ? "s" : "", r->check_ms, r->checks > 1 ? " in all" : "",
                      r->e1_ms, r->e0_ms, r->e0_ms > 0 ? r->e1_ms / r->e0_ms : 0.0);
         sg_opt_log("summary: optimize: graph %u (exec %#" PRIx64 ", %u nodes): %s%s%s; %u fused "
-                   "chains%s; %u updates translated; built in %.3f ms",
+                   "%s%s%s%s; %u updates translated; built in %.3f ms",
                    r->seq, r->e0, r->nodes, sg_opt_state_names[r->state], r->why[0] ? ": " : "",
-                   r->why, r->fused, check, r->translated, r->build_ms);
+                   r->why, r->fused, r->fused == 1 ? "chain" : "chains", r->chains[0] ? ": " : "",
+                   r->chains, check, r->translated, r->build_ms);
     }
     if (sg_opt.seq > sg_opt.n_records)
         sg_opt_log("summary: optimize: %u more graphs counted above, not listed",

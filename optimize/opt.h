@@ -105,6 +105,7 @@ int sg_opt_diff(const sg_graph_t *was, const sg_graph_t *now, bool *same, sg_nod
 typedef struct {
     uint32_t passes;       /* passes run */
     uint32_t fused_chains; /* kernels a pass synthesized out of chains */
+    char chains[200];      /* them, for the summary: "n1+n2 (k_axpb -> k_square), ..." */
 } sg_opt_rewrite_stats_t;
 
 /* Rewrite g in place with the in-app pass list (pipeline.c). `fuse`

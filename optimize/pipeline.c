@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/views.h"
+
 #include "opt.h"
 #include "rewrite/pass.h"
 
@@ -33,6 +35,41 @@ const char *sg_opt_pipeline_names(void)
             l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? "," : "", passes[i]);
     }
     return names;
+}
+
+/* The fused kernels of g, each as its stages' nodes and kernels:
+ * "n1+n2 (k_axpb -> k_square)"; more than three stages as
+ * "first -> ... -> last, 8 stages". Cut with "..." at n. */
+static void describe_fused(const sg_graph_t *g, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < g->n_fusions && at + 1 < n; i++) {
+        const sg_fusion_t *f = &g->fusions[i];
+        if (!f->n_stages || !sg_graph_node(g, f->node)) continue;
+        char part[200] = "", names[160] = "", a[48], b[48], c[48];
+        size_t p = 0;
+        for (uint32_t s = 0; s < f->n_stages && p + 1 < sizeof part; s++)
+            p += (size_t)snprintf(part + p, sizeof part - p, "%sn%u", s ? "+" : "",
+                                  f->stages[s].node);
+        sg_kernel_plain_name(f->stages[0].kernel.name, a, sizeof a);
+        sg_kernel_plain_name(f->stages[f->n_stages - 1].kernel.name, b, sizeof b);
+        if (f->n_stages == 1)
+            snprintf(names, sizeof names, "%s", a);
+        else if (f->n_stages == 2)
+            snprintf(names, sizeof names, "%s -> %s", a, b);
+        else if (f->n_stages == 3)
+            snprintf(names, sizeof names, "%s -> %s -> %s", a,
+                     sg_kernel_plain_name(f->stages[1].kernel.name, c, sizeof c), b);
+        else
+            snprintf(names, sizeof names, "%s -> ... -> %s, %u stages", a, b, f->n_stages);
+        int w = snprintf(buf + at, n - at, "%s%s (%s)", at ? ", " : "", part, names);
+        if (w < 0 || (size_t)w >= n - at) {
+            if (n > 4) snprintf(buf + (n - 4), 4, "...");
+            return;
+        }
+        at += (size_t)w;
+    }
 }
 
 int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kernel_ptx,
@@ -66,5 +103,6 @@ int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kerne
     st->passes = (uint32_t)N_PASSES;
     uint32_t fused = sg_opt_fused_nodes(g);
     st->fused_chains = fused > fused_before ? fused - fused_before : 0;
+    if (st->fused_chains) describe_fused(g, st->chains, sizeof st->chains);
     return SG_OK;
 }

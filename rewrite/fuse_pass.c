@@ -23,6 +23,7 @@
 #endif
 #include "code/fatbin.h"
 #include "fuse.h"
+#include "graph/views.h"
 #include "fusion_legality.h"
 #include "graph/comm.h"
 #include "graph/plural.h"
@@ -471,22 +472,6 @@ static uint64_t site_bytes(const sg_fz_site_t *x)
     return (uint64_t)x->width * (x->hi - x->lo);
 }
 
-static const char *short_name(const char *mangled, char *buf, size_t n)
-{
-    /* _Z10st_affine1PKfPfm -> st_affine1 */
-    if (mangled[0] == '_' && mangled[1] == 'Z') {
-        const char *p = mangled + 2;
-        unsigned len = 0;
-        while (*p >= '0' && *p <= '9') len = len * 10 + (unsigned)(*p++ - '0');
-        if (len && strlen(p) >= len) {
-            snprintf(buf, n, "%.*s", (int)len, p);
-            return buf;
-        }
-    }
-    snprintf(buf, n, "%s", mangled);
-    return buf;
-}
-
 /* Fuse stages st[0..n) (nodes ks, frees between them). */
 static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint32_t n,
                     const sg_fusion_chain_t *ch, sg_jw_t *runs)
@@ -499,8 +484,8 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
     go.arch = f->arch;
     sg_fz_source_t src;
     char first[96], last[96];
-    short_name(g->nodes[ks[0]].u.kernel.name, first, sizeof first);
-    short_name(g->nodes[ks[n - 1]].u.kernel.name, last, sizeof last);
+    sg_kernel_plain_name(g->nodes[ks[0]].u.kernel.name, first, sizeof first);
+    sg_kernel_plain_name(g->nodes[ks[n - 1]].u.kernel.name, last, sizeof last);
     uint32_t max = ctx->opt->fuse_max_kernels;
     int rc = max && f->fused >= max ? SG_ELIMIT : sg_fz_generate(plan, &go, &src, err, sizeof err);
     if (rc == SG_ELIMIT) {
@@ -736,7 +721,7 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, sg_jw_t *arr)
         char nm[96];
         if (!st[start].ok) {
             sg_rw_printf(ctx, "  refused stage %u (n%u %s): %s\n", start, ids[start],
-                         SG_RW_LABEL(short_name(g->nodes[ids[start]].u.kernel.name, nm, sizeof nm)),
+                         SG_RW_LABEL(sg_kernel_plain_name(g->nodes[ids[start]].u.kernel.name, nm, sizeof nm)),
                          SG_RW_NOTE(st[start].reason));
             sg_jw_object(&refusals);
             sg_jw_kint(&refusals, "stage", start);
@@ -756,7 +741,7 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, sg_jw_t *arr)
         if (plan.split_at != SG_NONE) {
             uint32_t at = start + plan.split_at;
             sg_rw_printf(ctx, "  split before stage %u (n%u %s): %s\n", at, ids[at],
-                         SG_RW_LABEL(short_name(g->nodes[ids[at]].u.kernel.name, nm, sizeof nm)),
+                         SG_RW_LABEL(sg_kernel_plain_name(g->nodes[ids[at]].u.kernel.name, nm, sizeof nm)),
                          SG_RW_NOTE(plan.split_reason));
             sg_jw_object(&refusals);
             sg_jw_kint(&refusals, "stage", at);
