@@ -300,6 +300,15 @@ int sg_access_analyze_text(const char *ptx, size_t len, const char *kernel,
                            sg_access_kernel_t *out);
 void sg_access_kernel_free(sg_access_kernel_t *k);
 
+/* Mark in mask (size bytes, the parameter buffer) every byte whose value
+ * the analysis of k depends on: the pointer word of each site with a
+ * parameter base, and every parameter word in its expressions (offsets,
+ * facts and their checks, uniform values, loop conditions). Evaluating k
+ * for parameters that differ only outside the mask gives the same ranges:
+ * what a fused stage's new parameters may change (the in-app optimizer's
+ * exec updates). Words past size are ignored. */
+void sg_access_param_mask(const sg_access_kernel_t *k, uint8_t *mask, size_t size);
+
 /* Cache key of an analysis: xxh64 over image hash, kernel name and layout,
  * as 16 lowercase hex digits. */
 void sg_access_key(const char *image_hash, const char *kernel, uint32_t n_params,

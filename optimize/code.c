@@ -14,6 +14,10 @@
  * at most MAX_RECOMPILES programs are compiled per process (each takes
  * NVRTC a noticeable time: the work in the app stays bounded).
  *
+ * Which parameter bytes a stage's legality rests on (sg_opt_stage_param_mask,
+ * for exec updates of a fused stage): from the access analysis of its PTX,
+ * kept per image, kernel and layout (at most MAX_MASKS).
+ *
  * Fused kernels for G1 (sg_opt_fused_function): the cubin the pass made,
  * loaded once per process with cuLibraryLoadData (by content hash, at most
  * MAX_LIBRARIES kept for the life of the process: executable graphs may
@@ -24,12 +28,14 @@
 #include <string.h>
 
 #include "capture/capture.h"
+#include "code/access.h"
 #include "code/fatbin.h"
 #include "code/nvrtc_ptx.h"
 #include "opt.h"
 
 #define MAX_RECOMPILES 64
 #define MAX_LIBRARIES 256
+#define MAX_MASKS 64
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -46,6 +52,13 @@ static struct {
     CUlibrary lib;
 } libraries[MAX_LIBRARIES];
 static uint32_t n_libraries;
+
+static struct {
+    char key[17]; /* sg_access_key of image, kernel and layout */
+    uint8_t *mask;
+    uint32_t size;
+} masks[MAX_MASKS];
+static uint32_t n_masks;
 
 static char *dup_text(const void *p, size_t n, size_t *len)
 {
@@ -201,5 +214,57 @@ int sg_opt_fused_function(const sg_opt_driver_t *d, const void *cubin, size_t si
     cr = d->r.cuLibraryGetKernel(&kern, lib, name);
     if (cr == CUDA_SUCCESS) cr = d->r.cuKernelGetFunction(out, kern);
     if (cr != CUDA_SUCCESS) return sg_opt_cu_fail(d, cr, "the fused kernel's function", why, n);
+    return SG_OK;
+}
+
+int sg_opt_stage_param_mask(const sg_graph_t *g, const sg_kernel_t *k, uint8_t *mask, char *why,
+                            size_t n)
+{
+    const sg_image_t *im = sg_graph_image(g, k->image);
+    char key[17];
+    sg_access_key(im ? im->hash : "", k->name ? k->name : "", k->n_params, k->param_offsets,
+                  k->param_sizes, key);
+    memset(mask, 0, k->params_size);
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < n_masks; i++)
+        if (!strcmp(masks[i].key, key) && masks[i].size == k->params_size) {
+            memcpy(mask, masks[i].mask, k->params_size);
+            pthread_mutex_unlock(&lock);
+            return SG_OK;
+        }
+    pthread_mutex_unlock(&lock);
+    char *ptx = NULL;
+    size_t len = 0;
+    char w[200] = "";
+    uint32_t arch = sg_code_arch_of(g->device.cc_major, g->device.cc_minor);
+    int rc = sg_opt_kernel_ptx(NULL, g, k->name ? k->name : "", k->image, arch, &ptx, &len, w,
+                               sizeof w);
+    if (rc || !ptx) {
+        snprintf(why, n, "no PTX for the stage: %s", rc ? sg_strerror(rc) : w);
+        return rc ? rc : SG_ENOENT;
+    }
+    sg_access_kernel_t ak;
+    memset(&ak, 0, sizeof ak);
+    rc = sg_access_analyze_text(ptx, len, k->name, &ak);
+    free(ptx);
+    if (rc == SG_OK && ak.status != SG_OK) {
+        snprintf(why, n, "the stage's code cannot be analyzed: %s", ak.detail);
+        rc = SG_EFORMAT;
+    } else if (rc == SG_OK && ak.params_size != k->params_size) {
+        snprintf(why, n, "the stage's code has %u parameter bytes, the node %u", ak.params_size,
+                 k->params_size);
+        rc = SG_EFORMAT;
+    }
+    if (rc == SG_OK) sg_access_param_mask(&ak, mask, k->params_size);
+    sg_access_kernel_free(&ak);
+    if (rc) return rc;
+    pthread_mutex_lock(&lock);
+    if (n_masks < MAX_MASKS && (masks[n_masks].mask = malloc(k->params_size + 1u))) {
+        memcpy(masks[n_masks].mask, mask, k->params_size);
+        masks[n_masks].size = k->params_size;
+        snprintf(masks[n_masks].key, sizeof masks[n_masks].key, "%s", key);
+        n_masks++;
+    }
+    pthread_mutex_unlock(&lock);
     return SG_OK;
 }

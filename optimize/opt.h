@@ -131,6 +131,13 @@ const char *sg_opt_pipeline_names(void);
 int sg_opt_kernel_ptx(void *user, const sg_graph_t *g, const char *kernel, uint32_t image,
                       uint32_t arch, char **ptx, size_t *len, char *why, size_t n);
 
+/* Which bytes of a kernel's parameters the access analysis of its code
+ * reads (sg_access_param_mask): what a fused stage's legality was proven
+ * with. mask has k->params_size bytes; 0, or an SG_E* code with why (no
+ * PTX, code not analyzable). Cached per image, kernel and layout. */
+int sg_opt_stage_param_mask(const sg_graph_t *g, const sg_kernel_t *k, uint8_t *mask, char *why,
+                            size_t n);
+
 /* ---- the driver (driver.c) ----------------------------------------------------- */
 
 // clang-format off

@@ -138,6 +138,18 @@ if run fuse_plant OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused SGCAP_OPTIMIZ
     "fallen back, its fused chain listed"
   lacks fuse_plant 'swapped after' "never swapped"
 fi
+# Exec updates of a fused stage: a new scalar is written into the stage's
+# slice of the fused kernel's parameters (the probe checks E1's results
+# after it); a new element count (a bound the fusion was proven with) falls
+# back.
+if run fused_update OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- fused_update; then
+  has fused_update 'optimize: graph 1: cuGraphExecKernelNodeSetParams_v2 on node n1 translated' \
+    "a new scalar of a fused stage translated"
+  has fused_update 'kept original: cuGraphExecKernelNodeSetParams_v2 could not follow: node n1 is stage 0 of fused kernel n1: parameter 4 \(byte 24\) changes, and the fusion was proven for its value' \
+    "a new bound of a fused stage falls back"
+  has fused_update 'summary: optimize: 1 graphs: 0 swapped, 1 kept original.*; 1 exec updates translated, 1 could not follow' \
+    "summary counts both"
+fi
 # Without FAKE_CUDA_FUSED the fake's fused kernel has no parameters: the
 # build refuses it (the layout check of the materializer).
 if run fuse_layout OPTIMIZE_PROBE_PTX="$ptx" -- fork_join 2; then

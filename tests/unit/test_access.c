@@ -864,6 +864,28 @@ static void test_sass_builder(void **state)
     sg_access_kernel_free(&p);
 }
 
+/* The parameter bytes the analysis reads: k_axpb(y, x, m, add, n) depends
+ * on its two pointers and its bound, never on the scalars m and add (what
+ * an exec update of a fused stage may change). */
+static void test_param_mask(void **state)
+{
+    (void)state;
+    sg_access_kernel_t k;
+    analyze("sample_fork_join.sm90.ptx", "_Z6k_axpbPfPKfffm", &k);
+    assert_int_equal(k.params_size, 32);
+    uint8_t mask[32 + 4];
+    memset(mask, 7, sizeof mask);
+    memset(mask, 0, 32);
+    sg_access_param_mask(&k, mask, 32);
+    for (int i = 0; i < 32; i++)
+        if (mask[i] != (i < 16 || i >= 24)) fail_msg("byte %d: mask %u", i, mask[i]);
+    assert_int_equal(mask[32], 7); /* nothing past size */
+    memset(mask, 0, 32);
+    sg_access_param_mask(&k, mask, 12); /* a short buffer: only what fits */
+    for (int i = 0; i < 32; i++) assert_int_equal(mask[i], i < 12);
+    sg_access_kernel_free(&k);
+}
+
 static void test_cache_and_layout(void **state)
 {
     (void)state;
@@ -1002,6 +1024,7 @@ int main(void)
         cmocka_unit_test(test_barrier_skipped),
         cmocka_unit_test(test_sext_index),
         cmocka_unit_test(test_sass_builder),
+        cmocka_unit_test(test_param_mask),
         cmocka_unit_test(test_cache_and_layout),
         cmocka_unit_test(test_bad_input),
     };
