@@ -150,6 +150,15 @@ if run fused_update OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- fused_up
   has fused_update 'summary: optimize: 1 graphs: 0 swapped, 1 kept original.*; 1 exec updates translated, 1 could not follow' \
     "summary counts both"
 fi
+# cuGraphExecUpdate of a graph with a fused chain: the re-capture changes a
+# kernel outside the chain (translated, fused stages unchanged); a new
+# topology falls back.
+if run fuse_exec_update OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- exec_update; then
+  has fuse_exec_update 'optimize: graph 1: cuGraphExecUpdate \(1 nodes changed\) translated' \
+    "an update beside a fused chain translated"
+  has fuse_exec_update "kept original: the program's cuGraphExecUpdate failed" \
+    "a topology-changing update falls back"
+fi
 # Without FAKE_CUDA_FUSED the fake's fused kernel has no parameters: the
 # build refuses it (the layout check of the materializer).
 if run fuse_layout OPTIMIZE_PROBE_PTX="$ptx" -- fork_join 2; then
