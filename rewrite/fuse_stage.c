@@ -395,6 +395,10 @@ static bool site_from(ctx_t *c, const sg_access_kernel_t *ak, const sg_access_si
     }
     const sg_ptx_stmt_t *s = &f->stmts[x->stmt];
     const sg_ptx_instr_t *in = &s->u.ins;
+    if (x->width == 0 || x->width > 256) { /* an untyped or odd ld/st (fuzz_lift) */
+        refuse(c, x->line, "%s of %u bytes: the lifter needs a width of 1 to 256", what, x->width);
+        return false;
+    }
     if (!r->affine_ids) {
         refuse(c, x->line, "%s address is not an affine function of the thread and block index",
                what);

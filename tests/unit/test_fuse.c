@@ -302,6 +302,40 @@ static void test_refusals(void **state)
     sg_ptx_module_free(m);
 }
 
+/* A load with no width the lifter can use (an untyped ld.global: the
+ * parser takes "cnotf32" as a modifier; found by fuzz_lift, whose promise is
+ * a width of 1..256 for every site of an accepted stage) is refused with
+ * its reason. */
+static void test_untyped_access(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = read_fixture("fusion_chain.sm90.ptx", &len);
+    const char *was = "ld.global.nc.f32", *now = "ld.global.cnotf32";
+    char *at = strstr(text, was);
+    assert_non_null(at);
+    char *mut = malloc(len + 16);
+    assert_non_null(mut);
+    size_t head = (size_t)(at - text);
+    memcpy(mut, text, head);
+    memcpy(mut + head, now, strlen(now));
+    memcpy(mut + head + strlen(now), at + strlen(was), len - head - strlen(was) + 1);
+    size_t mlen = len - strlen(was) + strlen(now);
+    free(text);
+    sg_ptx_module_t *m = NULL;
+    sg_ptx_error_t err;
+    if (sg_ptx_parse(mut, mlen, NULL, &m, &err)) fail_msg("%s", err.message);
+    free(mut);
+    sg_graph_t *g = chain_graph(chain_names, 1, false, 256);
+    sg_fz_stage_t st;
+    assert_int_equal(sg_fz_stage_analyze(m, kernel_node(g, 0), &st), SG_OK);
+    assert_false(st.ok);
+    if (!strstr(st.reason, "the lifter needs a width of 1 to 256")) fail_msg("%s", st.reason);
+    sg_fz_stage_free(&st);
+    sg_graph_destroy(g);
+    sg_ptx_module_free(m);
+}
+
 /* Tier 2: a shared-memory stage between two pointwise ones, and a stage
  * reading its block's elements in reverse (another thread of the same CTA
  * wrote them): one kernel with __syncthreads() between the stages, in the
@@ -1115,6 +1149,7 @@ int main(void)
         cmocka_unit_test(test_chain_sm90_live),
         cmocka_unit_test(test_chain_sm75_dead),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_untyped_access),
         cmocka_unit_test(test_pass_nccl),
         cmocka_unit_test(test_grid_stride),
         cmocka_unit_test(test_tier2),
