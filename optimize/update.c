@@ -20,6 +20,23 @@
 #include "capture/capture.h"
 #include "state.h"
 
+/* Under lock: the fused kernel of E1 that node id of the program's graph
+ * is stage *stage of, or NULL. */
+static const sg_fusion_t *fused_stage(const exec_entry_t *e, sg_node_id_t id, uint32_t *stage)
+{
+    const sg_graph_t *r = e->rewritten;
+    for (uint32_t i = 0; i < r->n_fusions; i++) {
+        const sg_fusion_t *f = &r->fusions[i];
+        if (!sg_graph_node(r, f->node)) continue;
+        for (uint32_t s = 0; s < f->n_stages; s++)
+            if (f->stages[s].node == id) {
+                *stage = s;
+                return f;
+            }
+    }
+    return NULL;
+}
+
 /* Under lock. Can node `id` of e follow an update: is it in E1 as it is
  * in the program's graph? */
 static bool survives(exec_entry_t *e, sg_node_id_t id, sg_node_t **model_node, CUgraphNode *g1,
@@ -28,7 +45,14 @@ static bool survives(exec_entry_t *e, sg_node_id_t id, sg_node_t **model_node, C
     sg_node_t *a = sg_graph_node(e->model, id);
     const sg_node_t *b = sg_graph_node(e->rewritten, id);
     if (!a || !b || !sg_opt_same_payload(a, b) || id >= e->built.n_nodes || !e->built.nodes[id]) {
-        snprintf(why, n, "node n%u is not in the optimized graph as it is in the program's", id);
+        uint32_t s = 0;
+        const sg_fusion_t *f = fused_stage(e, id, &s);
+        if (f)
+            snprintf(why, n, "node n%u is stage %u of fused kernel n%u in the optimized graph", id,
+                     s, f->node);
+        else
+            snprintf(why, n, "node n%u is not in the optimized graph as it is in the program's",
+                     id);
         return false;
     }
     *model_node = a;
@@ -86,23 +110,6 @@ static bool same_function(const CUDA_KERNEL_NODE_PARAMS *p, const sg_kernel_t *k
         if (!kern || sg_opt.drv.cuKernelGetName(&name, kern) != CUDA_SUCCESS) name = NULL;
     }
     return name && k->name && strcmp(name, k->name) == 0;
-}
-
-/* Under lock: the fused kernel of E1 that node id of the program's graph
- * is stage *stage of, or NULL. */
-static const sg_fusion_t *fused_stage(const exec_entry_t *e, sg_node_id_t id, uint32_t *stage)
-{
-    const sg_graph_t *r = e->rewritten;
-    for (uint32_t i = 0; i < r->n_fusions; i++) {
-        const sg_fusion_t *f = &r->fusions[i];
-        if (!sg_graph_node(r, f->node)) continue;
-        for (uint32_t s = 0; s < f->n_stages; s++)
-            if (f->stages[s].node == id) {
-                *stage = s;
-                return f;
-            }
-    }
-    return NULL;
 }
 
 /* The parameter of k holding byte b (its index), or k->n_params. */
@@ -459,9 +466,14 @@ void sg_opt_exec_set(sg_call_t *call)
     if (rc == SG_OK) {
         sg_opt.translated++;
         if (r) r->translated++;
-        if (e->logged_updates++ < LOGGED_UPDATES)
-            sg_opt_log("optimize: graph %u: %s on node n%u translated to the optimized graph",
-                       r ? r->seq : 0, fn_name(call), id);
+        if (e->logged_updates++ < LOGGED_UPDATES) {
+            uint32_t s = 0;
+            const sg_fusion_t *f = fused_stage(e, id, &s);
+            char where[64] = "";
+            if (f) snprintf(where, sizeof where, " (stage %u of fused kernel n%u)", s, f->node);
+            sg_opt_log("optimize: graph %u: %s on node n%u%s translated to the optimized graph",
+                       r ? r->seq : 0, fn_name(call), id, where);
+        }
         return;
     }
     sg_opt.updates_refused++;

@@ -143,12 +143,16 @@ fi
 # after it); a new element count (a bound the fusion was proven with) falls
 # back.
 if run fused_update OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- fused_update; then
-  has fused_update 'optimize: graph 1: cuGraphExecKernelNodeSetParams_v2 on node n1 translated' \
+  has fused_update 'optimize: graph 1: cuGraphExecKernelNodeSetParams_v2 on node n1 \(stage 0 of fused kernel n1\) translated' \
     "a new scalar of a fused stage translated"
   has fused_update 'kept original: cuGraphExecKernelNodeSetParams_v2 could not follow: node n1 is stage 0 of fused kernel n1: parameter 4 \(byte 24\) changes, and the fusion was proven for its value' \
     "a new bound of a fused stage falls back"
   has fused_update 'summary: optimize: 1 graphs: 0 swapped, 1 kept original.*; 1 exec updates translated, 1 could not follow' \
     "summary counts both"
+fi
+if run fused_disable OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- fused_disable; then
+  has fused_disable 'kept original: cuGraphNodeSetEnabled could not follow: node n2 is stage 1 of fused kernel n1 in the optimized graph' \
+    "disabling a fused stage falls back"
 fi
 # cuGraphExecUpdate of a graph with a fused chain: the re-capture changes a
 # kernel outside the chain (translated, fused stages unchanged); a new

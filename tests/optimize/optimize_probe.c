@@ -365,6 +365,22 @@ static void run_fused_update(void)
     CHECK(cuGraphDestroy(g));
 }
 
+/* Disabling one stage of a fused chain: not carried over (the fused
+ * kernel runs every stage), the exec goes back to the original. */
+static void run_fused_disable(void)
+{
+    CUgraph g = fork_join(1.5f, false);
+    CUgraphExec e = instantiate(g, 0);
+    ref_t r = {1.5f, hx, true, 2.0f, false};
+    launch(e, &r, "the first launch");
+    launch(e, &r, "the second launch");
+    CHECK(cuGraphNodeSetEnabled(e, node_of(g, k_square, 0), 0));
+    r.squared = false;
+    launch(e, &r, "after disabling k_square, a fused stage");
+    CHECK(cuGraphExecDestroy(e));
+    CHECK(cuGraphDestroy(g));
+}
+
 static void run_destroy(void)
 {
     CUgraph g = fork_join(1.5f, false);
@@ -449,7 +465,7 @@ static void run_host(int launches)
 int main(int argc, char **argv)
 {
     static const char list[] = "fork_join recapture events dealloc outlive set_params exec_update "
-                               "fused_update destroy nccl device_launch host";
+                               "fused_update fused_disable destroy nccl device_launch host";
     if (argc < 2) {
         fprintf(stderr, "usage: optimize_probe SCENARIO [LAUNCHES]; optimize_probe --list\n");
         return 2;
@@ -478,6 +494,8 @@ int main(int argc, char **argv)
         run_exec_update();
     else if (!strcmp(scenario, "fused_update"))
         run_fused_update();
+    else if (!strcmp(scenario, "fused_disable"))
+        run_fused_disable();
     else if (!strcmp(scenario, "destroy"))
         run_destroy();
     else if (!strcmp(scenario, "nccl"))
