@@ -166,6 +166,13 @@ static void lifter_checks(ctx_t *c)
         }
         if (in->op == SG_PTX_OP_LD && in->space == SG_PTX_SPACE_PARAM && in->vec > 1)
             refuse(c, s->line, "vector ld.param");
+        if ((in->op == SG_PTX_OP_LD || in->op == SG_PTX_OP_ST) && in->n_opnds < 2)
+            refuse(c, s->line, "%s with %u operands", in->opcode, in->n_opnds); /* ld d, [a]; st [a], v */
+        else if (in->op == SG_PTX_OP_LD && in->space == SG_PTX_SPACE_PARAM &&
+                 (in->opnds[1].kind != SG_PTX_OPND_ADDRESS || in->opnds[1].sym_kind != SG_PTX_SYM_PARAM ||
+                  in->opnds[1].sym >= c->f->n_params))
+            /* the generator reads it from the wrapper's copy of that parameter */
+            refuse(c, s->line, "ld.param not from one of the kernel's parameters");
         if (in->op == SG_PTX_OP_LDU) refuse(c, s->line, "ldu");
         if (in->op == SG_PTX_OP_CVTA &&
             (sg_ptx_instr_has_mod(in, ".shared") || sg_ptx_instr_has_mod(in, ".param")))
