@@ -238,9 +238,10 @@ typedef struct {
 
 typedef struct sg_node {
     /* The fields every walk of the graph reads (type, stream, liveness,
-     * adjacency) come first, in 48 bytes: a pass that visits nodes out of
-     * id order touches one cache line of the node, not two (the payload
-     * union sits between header and adjacency otherwise). */
+     * adjacency, seq) come first, in 48 bytes: a pass that visits nodes out
+     * of id order touches one cache line of the node (two when the array's
+     * alignment splits the 48 bytes), where the payload union between
+     * header and edge lists made it two always. */
     sg_node_id_t id;
     sg_node_type_t type;
     uint32_t stream;   /* stream index or SG_STREAM_EXPLICIT */
