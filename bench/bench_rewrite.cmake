@@ -1,7 +1,8 @@
 # bench_rewrite: the rewrite passes (each alone with the ordering verifier,
 # all in one run) and the hazard check on synthetic 8-stream captures of 10k
-# and 100k nodes; prints ms, ns per node and the 100k/10k ratio. CPU only.
-# Run: build/bench/bench_rewrite [SMALL LARGE]
+# and 100k nodes, and a linear reference (a graph copy); prints the median ms
+# at each size, the 100k/10k ratio and the target beside it. CPU only.
+# Run: build/bench/bench_rewrite [SMALL LARGE [REPEAT]]
 if(TARGET sgcap_rewrite)
   add_executable(bench_rewrite ${CMAKE_CURRENT_LIST_DIR}/bench_rewrite.c)
   sgcap_target_defaults(bench_rewrite)

@@ -387,7 +387,7 @@ _Static_assert(sizeof(sg_stream_t) == 48, M(sg_stream_t));
 _Static_assert(sizeof(sg_event_t) == 32, M(sg_event_t));
 _Static_assert(sizeof(sg_buffer_t) == 80, M(sg_buffer_t));
 _Static_assert(sizeof(sg_image_t) == 104, M(sg_image_t));
-_Static_assert(sizeof(sg_node_t) == 208, M(sg_node_t));
+_Static_assert(sizeof(sg_node_t) == 192, M(sg_node_t)); /* members reordered, none added */
 _Static_assert(sizeof(sg_access_t) == 32, M(sg_access_t));
 _Static_assert(sizeof(sg_kernel_t) == 104, M(sg_kernel_t));
 _Static_assert(sizeof(sg_memcpy_t) == 64, M(sg_memcpy_t));

@@ -237,17 +237,26 @@ typedef struct {
 } sg_access_t;
 
 typedef struct sg_node {
+    /* The fields every walk of the graph reads (type, stream, liveness,
+     * adjacency, seq) come first, in 48 bytes: a pass that visits nodes out
+     * of id order touches one cache line of the node (two when the array's
+     * alignment splits the 48 bytes), where the payload union between
+     * header and edge lists made it two always. */
     sg_node_id_t id;
     sg_node_type_t type;
     uint32_t stream;   /* stream index or SG_STREAM_EXPLICIT */
-    uint64_t seq;      /* capture sequence number (global order of enqueue) */
     bool synthesized;  /* created by a pass, not by the program */
     bool removed;      /* internal: a hole left by sg_graph_remove_node */
-    char *label;       /* optional free text (API that made it, pass note) */
+    /* adjacency: edge ids, unordered */
+    uint32_t n_in, n_out;
+    sg_edge_id_t *in, *out;
+    uint64_t seq;      /* capture sequence number (global order of enqueue) */
+    uint32_t cap_in, cap_out;
     uint32_t cuda_type;/* CUgraphNodeType as CUDA reported it */
-    double duration_ns;/* measured on the GPU; < 0 when unknown */
     uint32_t n_accesses;
     sg_access_t *accesses;
+    char *label;       /* optional free text (API that made it, pass note) */
+    double duration_ns;/* measured on the GPU; < 0 when unknown */
     union {
         sg_kernel_t kernel;
         sg_memcpy_t memcpy;
@@ -259,9 +268,6 @@ typedef struct sg_node {
         sg_conditional_t cond;
         char *opaque_note;       /* opaque: what it was */
     } u;
-    /* adjacency: edge ids, unordered */
-    sg_edge_id_t *in, *out;
-    uint32_t n_in, n_out, cap_in, cap_out;
 } sg_node_t;
 
 /* ---- edges --------------------------------------------------------------- */

@@ -418,7 +418,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     if ((rc = rule_stream_order(g, &st, &cs))) goto out;
     if ((rc = apply(ctx, r, &cs, &t, &n_added))) goto out;
     if (n_added) {
-        if ((rc = sg_reach_build(g, SG_REACH_FORWARD, &own))) goto out;
+        if ((rc = sg_reach_build_after(g, r, SG_REACH_FORWARD, &own))) goto out;
         r = own;
     }
     if ((rc = sg_rw_buffers_build(g, &bufs))) goto out;

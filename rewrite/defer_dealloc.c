@@ -811,7 +811,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     if ((rc = run_all(ctx, &e, plans, n, false, &u, ch, &n_cycles))) goto out;
     /* the check is the snapshot of the output that the verifier needs: the
      * graph does not change after it, so it is handed over */
-    rc = sg_reach_build(g, SG_REACH_FORWARD, &ctx->out_reach);
+    rc = sg_reach_build_after(g, e.r, SG_REACH_FORWARD, &ctx->out_reach);
     if (rc == SG_ECYCLE) {
         careful = true;
         if ((rc = undo_to(g, &u, 0))) goto out;

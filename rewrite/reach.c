@@ -9,6 +9,16 @@
  * table whatever the graph's width. */
 #define REACH_BUDGET (1u << 24)
 
+/* The live nodes' adjacency by node id, read from the model in one pass in
+ * id order (the model keeps each node's edges in a small array of its own,
+ * and a node is ~200 bytes: every later walk goes over these compact arrays
+ * instead). Neighbours keep the order of the node's in/out arrays, so the
+ * topological order below is the one the model's adjacency gives. */
+typedef struct {
+    uint32_t *out_start, *out, *in_start, *in;
+    uint32_t *stream; /* by id */
+} id_adj_t;
+
 struct sg_reach {
     const sg_graph_t *g;
     unsigned flags;
@@ -35,9 +45,15 @@ struct sg_reach {
     uint32_t *stamp;
     uint32_t stamp_now;
     uint32_t *stack;
+    /* the adjacency by id it was built from, and the edge counts then: a
+     * later snapshot of a graph that only gained edges starts from it
+     * (sg_reach_build_after) */
+    id_adj_t adj;
+    uint32_t n_edges, live_edges;
 };
 
 static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw);
+static void id_adj_free(id_adj_t *a);
 
 void sg_reach_destroy(sg_reach_t *r)
 {
@@ -58,6 +74,7 @@ void sg_reach_destroy(sg_reach_t *r)
     free(r->in_rank);
     free(r->out_start);
     free(r->out_rank);
+    id_adj_free(&r->adj);
     free(r);
 }
 
@@ -99,16 +116,6 @@ static int build_chains(sg_reach_t *r)
     r->n_chains = n_chains;
     return SG_OK;
 }
-
-/* The live nodes' adjacency by node id, read from the model in one pass in
- * id order (the model keeps each node's edges in a small array of its own,
- * and a node is ~200 bytes: every later walk goes over these compact arrays
- * instead). Neighbours keep the order of the node's in/out arrays, so the
- * topological order below is the one the model's adjacency gives. */
-typedef struct {
-    uint32_t *out_start, *out, *in_start, *in;
-    uint32_t *stream; /* by id */
-} id_adj_t;
 
 static void id_adj_free(id_adj_t *a)
 {
@@ -311,25 +318,24 @@ out:
     return rc;
 }
 
-int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
+/* The snapshot of g from its adjacency by id (owned by the snapshot from
+ * here on, freed on failure). */
+static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_reach_t **out)
 {
-    if (!g || !out) return SG_EINVAL;
-    *out = NULL;
     sg_reach_t *r = calloc(1, sizeof *r);
-    if (!r) return SG_ENOMEM;
+    if (!r) {
+        id_adj_free(&adj);
+        return SG_ENOMEM;
+    }
     r->g = g;
     r->flags = flags;
     r->loaded = UINT32_MAX;
-    id_adj_t adj;
-    int rc = id_adj_build(g, &adj);
+    r->n_edges = g->n_edges;
+    r->live_edges = g->live_edges;
+    r->adj = adj;
+    int rc = topo_order(g, &r->adj, &r->order, &r->n_order);
     if (rc) {
-        free(r);
-        return rc;
-    }
-    rc = topo_order(g, &adj, &r->order, &r->n_order);
-    if (rc) {
-        id_adj_free(&adj);
-        free(r);
+        sg_reach_destroy(r);
         return rc;
     }
     r->n_ids = g->n_nodes;
@@ -339,17 +345,15 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     r->pos = calloc(ids, sizeof *r->pos);
     r->stream = malloc((r->n_order ? r->n_order : 1) * sizeof *r->stream);
     if (!r->rank || !r->chain || !r->pos || !r->stream) {
-        id_adj_free(&adj);
         sg_reach_destroy(r);
         return SG_ENOMEM;
     }
     for (uint32_t i = 0; i < r->n_ids; i++) r->rank[i] = UINT32_MAX;
     for (uint32_t i = 0; i < r->n_order; i++) {
         r->rank[r->order[i]] = i;
-        r->stream[i] = adj.stream[r->order[i]];
+        r->stream[i] = r->adj.stream[r->order[i]];
     }
-    rc = build_csr(r, &adj);
-    id_adj_free(&adj);
+    rc = build_csr(r, &r->adj);
     if (rc == SG_OK) rc = build_poset_chains(r);
     if (rc == SG_ELIMIT) rc = build_chains(r);
     if (rc) {
@@ -402,6 +406,90 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     r->row_len = NULL;
     *out = r;
     return SG_OK;
+}
+
+int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
+{
+    if (!g || !out) return SG_EINVAL;
+    *out = NULL;
+    id_adj_t adj;
+    int rc = id_adj_build(g, &adj);
+    return rc ? rc : build_from_adj(g, flags, adj, out);
+}
+
+/* Has g only gained edges since prev was taken of it: the same nodes (ids
+ * are never reused, so equal id and live counts mean none was added or
+ * removed), every edge prev saw still there and every newer edge live? A
+ * removal anywhere reorders a node's edge list (the model swaps the last
+ * entry into the hole), so then the adjacency is read again. */
+static bool only_added_edges(const sg_graph_t *g, const sg_reach_t *prev)
+{
+    if (prev->g != g || g->n_nodes != prev->n_ids || g->live_nodes != prev->n_order ||
+        g->n_edges < prev->n_edges)
+        return false;
+    uint32_t added = g->n_edges - prev->n_edges;
+    for (uint32_t i = prev->n_edges; i < g->n_edges; i++)
+        if (g->edges[i].removed) return false;
+    return g->live_edges == prev->live_edges + added;
+}
+
+/* prev's adjacency with the edges added since (ids prev->n_edges on),
+ * appended in id order to each node's lists, as the model appends them: the
+ * lists id_adj_build would read, made from compact arrays and the new
+ * edges alone. */
+static int id_adj_extend(const sg_graph_t *g, const sg_reach_t *prev, id_adj_t *a)
+{
+    const id_adj_t *p = &prev->adj;
+    uint32_t n = g->n_nodes, e0 = prev->n_edges;
+    memset(a, 0, sizeof *a);
+    a->out_start = calloc((size_t)n + 1, sizeof *a->out_start);
+    a->in_start = calloc((size_t)n + 1, sizeof *a->in_start);
+    size_t ne = g->live_edges ? g->live_edges : 1;
+    a->out = malloc(ne * sizeof *a->out);
+    a->in = malloc(ne * sizeof *a->in);
+    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
+    uint32_t *fo = malloc((n ? n : 1) * sizeof *fo), *fi = malloc((n ? n : 1) * sizeof *fi);
+    if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream || !fo || !fi) {
+        free(fo);
+        free(fi);
+        id_adj_free(a);
+        return SG_ENOMEM;
+    }
+    if (n) memcpy(a->stream, p->stream, n * sizeof *a->stream); /* a node keeps its stream */
+    for (uint32_t i = e0; i < g->n_edges; i++) {
+        a->out_start[g->edges[i].from + 1]++;
+        a->in_start[g->edges[i].to + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        a->out_start[i + 1] += a->out_start[i] + (p->out_start[i + 1] - p->out_start[i]);
+        a->in_start[i + 1] += a->in_start[i] + (p->in_start[i + 1] - p->in_start[i]);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t lo = p->out_start[i + 1] - p->out_start[i], li = p->in_start[i + 1] - p->in_start[i];
+        memcpy(a->out + a->out_start[i], p->out + p->out_start[i], lo * sizeof *a->out);
+        memcpy(a->in + a->in_start[i], p->in + p->in_start[i], li * sizeof *a->in);
+        fo[i] = a->out_start[i] + lo;
+        fi[i] = a->in_start[i] + li;
+    }
+    for (uint32_t i = e0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        a->out[fo[e->from]++] = e->to;
+        a->in[fi[e->to]++] = e->from;
+    }
+    free(fo);
+    free(fi);
+    return SG_OK;
+}
+
+int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
+                         sg_reach_t **out)
+{
+    if (!g || !out) return SG_EINVAL;
+    if (!prev || !only_added_edges(g, prev)) return sg_reach_build(g, flags, out);
+    *out = NULL;
+    id_adj_t adj;
+    int rc = id_adj_extend(g, prev, &adj);
+    return rc ? rc : build_from_adj(g, flags, adj, out);
 }
 
 /* F for chains [c0, c0 + cw): rows in reverse topological order, min over

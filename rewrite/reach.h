@@ -47,6 +47,13 @@ enum {
 
 /* Snapshot g (its root-level nodes and edges). SG_ECYCLE if g has a cycle. */
 int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out);
+/* The same snapshot, taken of g after prev was taken of it (prev may be
+ * NULL): when g has only gained edges since (no node added or removed, no
+ * edge removed), its adjacency is prev's plus the new edges, and the node
+ * array is not read again; otherwise exactly sg_reach_build. The result is
+ * the one sg_reach_build would give either way (order, chains, clocks). */
+int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
+                         sg_reach_t **out);
 void sg_reach_destroy(sg_reach_t *r);
 /* SG_OK when g (root-level) is a DAG, SG_ECYCLE when not; O(V+E). */
 int sg_reach_check_acyclic(const sg_graph_t *g);
