@@ -192,37 +192,105 @@ static int cmp_u64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
+uint32_t sg_rw_buffer_at(const sg_graph_t *g, uint32_t b, uint64_t addr, uint64_t seq)
+{
+    const sg_graph_t *root = g->root;
+    if (b >= root->n_buffers || root->buffers[b].kind != SG_BUFFER_GRAPH_ALLOC) return b;
+    uint32_t best = SG_NONE;
+    uint64_t best_seq = 0;
+    for (uint32_t c = 0; c < root->n_buffers; c++) {
+        const sg_buffer_t *x = &root->buffers[c];
+        const sg_node_t *a = sg_graph_node(root, x->alloc_node);
+        if (x->kind != SG_BUFFER_GRAPH_ALLOC || !a || a->type != SG_NODE_MEM_ALLOC ||
+            addr < x->address || addr - x->address >= x->size || a->seq >= seq)
+            continue;
+        if (best == SG_NONE || a->seq > best_seq) {
+            best = c;
+            best_seq = a->seq;
+        }
+    }
+    return best == SG_NONE ? b : best;
+}
+
+/* Graph allocations whose addresses another graph allocation shares: only
+ * their accesses and frees need sg_rw_buffer_at. */
+static int shared_allocations(const sg_graph_t *g, uint8_t *shared)
+{
+    uint32_t nb = g->root->n_buffers, n = 0;
+    sg_rw_span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    if (!sp) return SG_ENOMEM;
+    for (uint32_t i = 0; i < nb; i++) {
+        const sg_buffer_t *x = &g->root->buffers[i];
+        if (x->kind != SG_BUFFER_GRAPH_ALLOC || x->size == 0) continue;
+        uint64_t hi = x->address + x->size;
+        sp[n++] = (sg_rw_span_t){x->address, hi < x->address ? UINT64_MAX : hi, i};
+    }
+    qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
+    uint64_t end = 0;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        if (i == n || (i > 0 && sp[i].lo >= end)) {
+            for (uint32_t j = first; i - first > 1 && j < i; j++) shared[sp[j].id] = 1;
+            first = i;
+        }
+        if (i < n && (i == first || sp[i].hi > end)) end = sp[i].hi;
+    }
+    free(sp);
+    return SG_OK;
+}
+
+/* The buffer access a of node x means (see sg_rw_buffer_at). */
+static uint32_t meant(const sg_graph_t *g, const uint8_t *shared, const sg_node_t *x,
+                      const sg_access_t *a)
+{
+    if (a->buffer >= g->root->n_buffers || !shared[a->buffer]) return a->buffer;
+    const sg_buffer_t *b = &g->root->buffers[a->buffer];
+    return sg_rw_buffer_at(g, a->buffer, b->address + a->offset, x->seq);
+}
+
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
 {
     memset(b, 0, sizeof *b);
     uint32_t nb = g->root->n_buffers;
     b->n_buffers = nb;
-    uint64_t n_acc = 0, n_free = 0;
+    uint64_t n_acc = 0, n_free = 0, n_all = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
         if (x->removed) continue;
+        n_all += x->n_accesses;
         if (x->type == SG_NODE_MEM_FREE && x->u.mem.buffer < nb) n_free++;
         if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
         n_acc += x->n_accesses;
     }
     /* (buffer << 32 | node) keys, sorted and made unique */
     uint64_t *keys = malloc((n_acc ? n_acc : 1) * sizeof *keys);
+    uint8_t *shared = calloc(nb ? nb : 1, 1);
     b->user_start = calloc(nb + 1, sizeof *b->user_start);
     b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
     b->free_start = calloc(nb + 1, sizeof *b->free_start);
     b->frees = malloc((n_free ? n_free : 1) * sizeof *b->frees);
-    if (!keys || !b->user_start || !b->alloc || !b->free_start || !b->frees) {
+    b->acc_start = calloc((size_t)g->n_nodes + 1, sizeof *b->acc_start);
+    b->acc_buffer = malloc((n_all ? n_all : 1) * sizeof *b->acc_buffer);
+    if (!keys || !shared || !b->user_start || !b->alloc || !b->free_start || !b->frees ||
+        !b->acc_start || !b->acc_buffer || shared_allocations(g, shared)) {
         free(keys);
+        free(shared);
         sg_rw_buffers_free(b);
         return SG_ENOMEM;
     }
-    uint64_t k = 0;
+    uint64_t k = 0, at = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
-        for (uint32_t a = 0; a < x->n_accesses; a++)
-            if (x->accesses[a].buffer < nb) keys[k++] = (uint64_t)x->accesses[a].buffer << 32 | i;
+        b->acc_start[i] = (uint32_t)at;
+        if (x->removed) continue;
+        for (uint32_t a = 0; a < x->n_accesses; a++) {
+            uint32_t m = meant(g, shared, x, &x->accesses[a]);
+            b->acc_buffer[at++] = m;
+            if (x->type != SG_NODE_MEM_ALLOC && x->type != SG_NODE_MEM_FREE && m < nb)
+                keys[k++] = (uint64_t)m << 32 | i;
+        }
     }
+    b->acc_start[g->n_nodes] = (uint32_t)at;
     qsort(keys, k, sizeof *keys, cmp_u64);
     uint64_t u = 0;
     for (uint64_t i = 0; i < k; i++)
@@ -251,26 +319,45 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
             continue;
         if (x->type == SG_NODE_MEM_ALLOC && b->alloc[x->u.mem.buffer] == SG_NONE)
             b->alloc[x->u.mem.buffer] = i;
-        if (x->type == SG_NODE_MEM_FREE) b->free_start[x->u.mem.buffer + 1]++;
+        if (x->type == SG_NODE_MEM_FREE) b->free_start[sg_rw_free_buffer(b, g, i) + 1]++;
     }
     for (uint32_t i = 0; i < nb; i++) b->free_start[i + 1] += b->free_start[i];
     uint32_t *fill = calloc(nb ? nb : 1, sizeof *fill);
     if (!fill) {
+        free(shared);
         sg_rw_buffers_free(b);
         return SG_ENOMEM;
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
         if (x->removed || x->type != SG_NODE_MEM_FREE || x->u.mem.buffer >= nb) continue;
-        uint32_t bf = x->u.mem.buffer;
+        uint32_t bf = sg_rw_free_buffer(b, g, i);
         b->frees[b->free_start[bf] + fill[bf]++] = i;
     }
     free(fill);
+    free(shared);
     return SG_OK;
+}
+
+uint32_t sg_rw_free_buffer(const sg_rw_buffers_t *b, const sg_graph_t *g, sg_node_id_t f)
+{
+    const sg_node_t *x = &g->nodes[f];
+    uint32_t buf = x->u.mem.buffer;
+    if (buf >= b->n_buffers || g->root->buffers[buf].kind != SG_BUFFER_GRAPH_ALLOC) return buf;
+    /* the allocation live at its address when the free was enqueued */
+    uint64_t addr = x->u.mem.address ? x->u.mem.address : g->root->buffers[buf].address;
+    return sg_rw_buffer_at(g, buf, addr, x->seq);
+}
+
+uint32_t sg_rw_access_buffer(const sg_rw_buffers_t *b, sg_node_id_t x, uint32_t a)
+{
+    return b->acc_buffer[b->acc_start[x] + a];
 }
 
 void sg_rw_buffers_free(sg_rw_buffers_t *b)
 {
+    free(b->acc_start);
+    free(b->acc_buffer);
     free(b->user_start);
     free(b->users);
     free(b->alloc);

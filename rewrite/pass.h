@@ -4,6 +4,7 @@
  * every pass that no ordering of the input was lost.
  *
  * Passes (in default order):
+ *   access           what each kernel touches, from its code (rewrite/access_pass.c)
  *   control-deps     make orderings implied by capture explicit (control edges)
  *   fusion-legality  analysis: same-stream kernel chains and their barriers
  *   defer-dealloc    cross-stream frees: dealloc edges, placed by reachability
