@@ -22,7 +22,7 @@
 #include "rewrite/check.h"
 #include "rewrite/pass.h"
 
-enum { STREAMS = 8, REPEAT = 3 };
+enum { STREAMS = 8, REPEAT = 5 };
 
 static double cpu_now(void)
 {

@@ -10,10 +10,14 @@
 //                freed in the same graph): provably dead after the launch.
 // --mode copy times a float4 copy of the same bytes (the roofline).
 // Prints one key=value line (median graph time over the launches, timed
-// with events) and checks the output against a CPU reference (sin differs
+// with events; with --e2e also the end-to-end time of all the launches back
+// to back, host wall clock from the first launch to the stream's end, the
+// way a program that launches the graph in a loop sees it) and checks the
+// output against a CPU reference (sin differs
 // by a few ulp between host and device: the check allows 1e-5 relative).
 // Exit 0 = correct, 1 = wrong result or CUDA error, 2 = bad usage.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -74,7 +78,8 @@ __global__ void copy4(const float4 *__restrict__ in, float4 *__restrict__ out, s
 
 static void usage(FILE *f)
 {
-    std::fprintf(f, "usage: fusion_chain [--mode live|dead|copy] [--n ELEMENTS] [--launches L]\n"
+    std::fprintf(f, "usage: fusion_chain [--mode live|dead|copy] [--n ELEMENTS] [--launches L] "
+                    "[--e2e]\n"
                     "  live: intermediates in the program's own buffers (default)\n"
                     "  dead: intermediates allocated and freed inside the capture\n"
                     "  copy: a float4 copy of the same bytes (the bandwidth roofline)\n"
@@ -86,8 +91,10 @@ int main(int argc, char **argv)
     const char *mode = "live";
     size_t n = (size_t)1 << 24;
     int launches = 50;
+    bool e2e = false;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--help")) { usage(stdout); return 0; }
+        if (!std::strcmp(argv[i], "--e2e")) { e2e = true; continue; }
         if (i + 1 >= argc) { usage(stderr); return 2; }
         if (!std::strcmp(argv[i], "--mode")) mode = argv[++i];
         else if (!std::strcmp(argv[i], "--n")) n = std::strtoull(argv[++i], nullptr, 0);
@@ -150,6 +157,14 @@ int main(int argc, char **argv)
     }
     std::sort(ms.begin(), ms.end());
     double us = 1000.0 * ms[launches / 2];
+    double e2e_ms = 0.0;
+    if (e2e) { /* the loop a program runs: launches back to back, one wait */
+        auto h0 = std::chrono::steady_clock::now();
+        for (int l = 0; l < launches; l++) CHECK(cudaGraphLaunch(exec, st));
+        CHECK(cudaStreamSynchronize(st));
+        e2e_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - h0)
+                     .count();
+    }
 
     std::vector<float> out(n);
     CHECK(cudaMemcpy(out.data(), buf[8], n * sizeof(float), cudaMemcpyDeviceToHost));
@@ -167,8 +182,10 @@ int main(int argc, char **argv)
      * every store still live (live: all eight; dead and copy: the output). */
     double bytes = (live ? 9.0 : 2.0) * n * sizeof(float);
     std::printf("fusion_chain mode=%s n=%zu launches=%d median_us=%.2f min_bytes=%.0f "
-                "gbs_at_min_bytes=%.1f wrong=%zu\n",
+                "gbs_at_min_bytes=%.1f wrong=%zu",
                 mode, n, launches, us, bytes, bytes / (us * 1e3), bad);
+    if (e2e) std::printf(" e2e_ms=%.3f", e2e_ms);
+    std::printf("\n");
     CHECK(cudaGraphExecDestroy(exec));
     CHECK(cudaGraphDestroy(graph));
     for (int i = 0; i < 9; i++)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/plural.h"
+
 typedef struct {
     uint64_t handle;
     uint32_t index; /* position in nodes[] */
@@ -242,9 +244,13 @@ void sg_asm_report_note(const sg_asm_report_t *rep, bool captured, char *buf, si
         return;
     }
     snprintf(buf, n,
-             "capture explains %u of %u edges into captured nodes: %u unexplained, %u predicted "
-             "missing, %llu captured nodes gone, %u explicit nodes, %u edges dropped%s",
-             rep->explained, rep->explained + rep->unexplained, rep->unexplained,
-             rep->predicted_missing, (unsigned long long)rep->tags_missing, rep->explicit_nodes,
-             rep->dropped_edges, rep->overflow ? ", tagging stopped at its bound" : "");
+             "capture explains %u of %u %s into captured nodes: %u unexplained, %u predicted "
+             "missing, %llu captured %s gone, %u explicit %s, %u %s dropped%s",
+             rep->explained, rep->explained + rep->unexplained,
+             sg_plural(rep->explained + rep->unexplained, "edge", "edges"), rep->unexplained,
+             rep->predicted_missing, (unsigned long long)rep->tags_missing,
+             sg_plural(rep->tags_missing, "node", "nodes"), rep->explicit_nodes,
+             sg_plural(rep->explicit_nodes, "node", "nodes"), rep->dropped_edges,
+             sg_plural(rep->dropped_edges, "edge", "edges"),
+             rep->overflow ? ", tagging stopped at its bound" : "");
 }

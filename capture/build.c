@@ -20,6 +20,7 @@
 #include "graph/views.h"
 #include "arena.h"
 #include "extents.h"
+#include "graph/plural.h"
 
 #define ADDRESS_RANGE_BUDGET 64 /* cuMemGetAddressRange lookups per graph */
 
@@ -43,6 +44,9 @@ typedef struct {
     sg_memmap_t graph_allocs; /* this graph's mem_alloc nodes */
     bufmap_t *alloc_bufs;
     const sg_override_t *ov; /* in-place changes of the exec being recorded */
+    bool want_root_nodes;    /* fill root_nodes: */
+    uint64_t *root_nodes;    /* the CUgraphNode of each root node, by model id */
+    uint32_t n_root_nodes;
     uint32_t range_budget;
     uint32_t unreadable; /* nodes whose payload could not be read */
     int oom;
@@ -619,6 +623,18 @@ static int build_into(bctx_t *b, sg_graph_t *g, CUgraph graph, int depth, char *
         snprintf(why, n, "assembling the model failed: %s", sg_strerror(rc));
         goto out;
     }
+    if (depth == 0 && b->want_root_nodes) {
+        uint64_t *h = calloc(g->n_nodes + 1, sizeof *h);
+        if (!h) {
+            snprintf(why, n, "out of memory");
+            rc = SG_ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < nn; i++)
+            if (ids[i] < g->n_nodes) h[ids[i]] = (uint64_t)(uintptr_t)nodes[i];
+        b->root_nodes = h;
+        b->n_root_nodes = g->n_nodes;
+    }
     if (depth == 0) {
         b->root->capture_id = rec ? rec->capture_id : 0;
         free(b->root->capture_mode);
@@ -632,8 +648,9 @@ static int build_into(bctx_t *b, sg_graph_t *g, CUgraph graph, int depth, char *
         sg_asm_report_note(&rep, rec != NULL, note, sizeof note);
         if (!counts) {
             size_t l = strlen(note);
-            snprintf(note + l, sizeof note - l, "%smodel has %u nodes and %u edges", l ? "; " : "",
-                     sg_graph_node_count(g), sg_graph_edge_count(g));
+            snprintf(note + l, sizeof note - l, "%smodel has %u %s and %u %s", l ? "; " : "",
+                     sg_graph_node_count(g), sg_plural(sg_graph_node_count(g), "node", "nodes"),
+                     sg_graph_edge_count(g), sg_plural(sg_graph_edge_count(g), "edge", "edges"));
         }
         free(b->root->crosscheck_note);
         b->root->crosscheck_note = note[0] ? strdup(note) : NULL;
@@ -726,6 +743,15 @@ static void fill_device(sg_device_t *d)
 
 sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, size_t n)
 {
+    return sg_shim_build_mapped(graph, ov, NULL, NULL, NULL, why, n);
+}
+
+sg_graph_t *sg_shim_build_mapped(CUgraph graph, const sg_override_t *ov, uint64_t **root_nodes,
+                                 uint32_t *n_root_nodes, uint32_t *unreadable, char *why, size_t n)
+{
+    if (root_nodes) *root_nodes = NULL;
+    if (n_root_nodes) *n_root_nodes = 0;
+    if (unreadable) *unreadable = 0;
     sg_graph_t *g = sg_graph_create();
     if (!g) {
         snprintf(why, n, "out of memory");
@@ -735,6 +761,7 @@ sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, siz
     memset(&b, 0, sizeof b);
     b.root = g;
     b.ov = ov;
+    b.want_root_nodes = root_nodes != NULL;
     b.range_budget = ADDRESS_RANGE_BUDGET;
     sg_memmap_init(&b.graph_allocs);
     /* Relaxed: another thread may hold a global-mode capture, and some of
@@ -768,14 +795,20 @@ sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why, siz
     sg_memmap_clear(&b.graph_allocs);
     free(b.host);
     if (rc) {
+        free(b.root_nodes);
         sg_graph_destroy(g);
         return NULL;
     }
+    if (root_nodes) {
+        *root_nodes = b.root_nodes;
+        *n_root_nodes = b.n_root_nodes;
+    }
+    if (unreadable) *unreadable = b.unreadable;
     if (arena_note[0]) sg_graph_log_pass(g, "capture", arena_note);
     if (b.unreadable) {
         char line[120];
-        snprintf(line, sizeof line, "%u nodes with unreadable parameters (see node labels)",
-                 b.unreadable);
+        snprintf(line, sizeof line, "%u %s with unreadable parameters (see node labels)",
+                 b.unreadable, sg_plural(b.unreadable, "node", "nodes"));
         sg_graph_log_pass(g, "capture", line);
     }
     return g;

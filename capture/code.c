@@ -32,6 +32,7 @@
 #include "code/elf_image.h"
 #include "code/fatbin.h"
 #include "graph/bundle.h"
+#include "graph/plural.h"
 #include "triton.h"
 
 #define SNIFF_CAP (1ull << 30)      /* in-process images: headers say the size */
@@ -1185,7 +1186,8 @@ void sg_code_summary(char *buf, size_t n)
 {
     bool locked = pthread_mutex_trylock(&C.lock) == 0;
     size_t o =
-        (size_t)snprintf(buf, n, "code: %u images (%" PRIu64 " bytes copied", C.n, C.copied_bytes);
+        (size_t)snprintf(buf, n, "code: %u %s (%" PRIu64 " bytes copied", C.n,
+                         sg_plural(C.n, "image", "images"), C.copied_bytes);
     if (C.skipped && o < n)
         o += (size_t)snprintf(buf + o, n - o, ", %u not kept: %" PRIu64 " bytes", C.skipped,
                               C.skipped_bytes);

@@ -272,6 +272,7 @@ void sg_execs_on_set(sg_call_t *c)
         exec = (uint64_t)(uintptr_t)SG_CALL_ARGS(c, name)->hGraphExec;                             \
         other = #name;                                                                             \
         break;
+        SG_EXEC_OTHER(cuGraphExecKernelNodeSetParams) /* the pre-12.0 ABI */
         SG_EXEC_OTHER(cuGraphExecHostNodeSetParams)
         SG_EXEC_OTHER(cuGraphExecChildGraphNodeSetParams)
         SG_EXEC_OTHER(cuGraphExecEventRecordNodeSetEvent)

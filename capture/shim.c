@@ -26,6 +26,7 @@
 
 #include "digest.h"
 #include "graph/bundle.h"
+#include "graph/plural.h"
 
 sg_shim_t sg_shim;
 static atomic_int attached;
@@ -604,20 +605,10 @@ static void fill_provenance(sg_graph_t *g)
     g->pid = sg_shim.cfg.pid;
 }
 
-/* Count a graph that could not be recorded under its reason (the first
- * SG_SHIM_FAILURE_KINDS reasons; later ones under the last slot). Under out. */
+/* Count a graph that could not be recorded under its reason. Under out. */
 static void count_failure(const char *why)
 {
-    uint32_t k = 0;
-    for (; k < SG_SHIM_FAILURE_KINDS && sg_shim.failures[k].count; k++)
-        if (strcmp(sg_shim.failures[k].why, why) == 0) break;
-    if (k == SG_SHIM_FAILURE_KINDS) {
-        k = SG_SHIM_FAILURE_KINDS - 1;
-        snprintf(sg_shim.failures[k].why, sizeof sg_shim.failures[k].why, "other reasons");
-    } else if (!sg_shim.failures[k].count) {
-        snprintf(sg_shim.failures[k].why, sizeof sg_shim.failures[k].why, "%s", why);
-    }
-    sg_shim.failures[k].count++;
+    sg_reasons_count(&sg_shim.failures, why);
 }
 
 /* Raw digests already seen (rawdigest.c) -> the model digest they built
@@ -988,6 +979,7 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
     case SG_FN_cuGraphConditionalHandleCreate:
         cond_handle_created(c);
         break;
+    case SG_FN_cuGraphExecKernelNodeSetParams:
     case SG_FN_cuGraphExecKernelNodeSetParams_v2:
     case SG_FN_cuGraphExecMemcpyNodeSetParams:
     case SG_FN_cuGraphExecMemsetNodeSetParams:
@@ -1118,33 +1110,40 @@ __attribute__((destructor)) static void sg_shim_summary(void)
     const sg_outbox_t *o = &sg_shim.outbox;
     /* The coverage line first: every graph the program instantiated (or
      * updated an exec from) is either recorded or counted with its reason. */
-    char why[SG_SHIM_FAILURE_KINDS * 180] = "";
-    size_t wl = 0;
-    for (uint32_t k = 0; k < SG_SHIM_FAILURE_KINDS && sg_shim.failures[k].count; k++)
-        wl += (size_t)snprintf(why + wl, sizeof why - wl, "%s%" PRIu64 " %s", k ? "; " : " (",
-                               sg_shim.failures[k].count, sg_shim.failures[k].why);
-    if (wl && wl < sizeof why) snprintf(why + wl, sizeof why - wl, ")");
+    char why[SG_REASONS_MAX * 180];
+    sg_reasons_format(&sg_shim.failures, why, sizeof why);
     sg_shim_log("summary: graphs: %" PRIu64 " seen, %" PRIu64 " recorded (%" PRIu64
                 " by digest alone), %" PRIu64 " not recorded%s",
                 sg_shim.graphs_seen, sg_shim.graphs, sg_shim.graphs_by_digest,
                 sg_shim.builds_failed, why);
-    sg_shim_log("summary: %" PRIu64 " graphs (%" PRIu64 "%s distinct, %" PRIu64
-                " from stream capture), %" PRIu64 " nodes, %" PRIu64 " streams, %" PRIu64
-                " events; %u bundles written to %s (%" PRIu64 " duplicates of them, %" PRIu64
-                " distinct graphs over SGCAP_MAX_BUNDLES=%u, %" PRIu64 " failed)",
-                sg_shim.graphs, o->distinct, o->seen_full ? "+" : "", sg_shim.graphs_captured,
-                sg_shim.nodes, sg_shim.streams, sg_shim.events,
-                o->written - (uint32_t)sg_writer_failed(), sg_shim.cfg.dir, o->duplicates,
-                o->over_limit, o->max_bundles, o->failed + sg_writer_failed());
+    uint32_t written = o->written - (uint32_t)sg_writer_failed();
+    sg_shim_log("summary: %" PRIu64 " %s (%" PRIu64 "%s distinct, %" PRIu64
+                " from stream capture), %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
+                " %s; %u %s written to %s (%" PRIu64 " %s of them, %" PRIu64
+                " distinct %s over SGCAP_MAX_BUNDLES=%u, %" PRIu64 " failed)",
+                sg_shim.graphs, sg_plural(sg_shim.graphs, "graph", "graphs"), o->distinct,
+                o->seen_full ? "+" : "", sg_shim.graphs_captured, sg_shim.nodes,
+                sg_plural(sg_shim.nodes, "node", "nodes"), sg_shim.streams,
+                sg_plural(sg_shim.streams, "stream", "streams"), sg_shim.events,
+                sg_plural(sg_shim.events, "event", "events"), written,
+                sg_plural(written, "bundle", "bundles"), sg_shim.cfg.dir, o->duplicates,
+                sg_plural(o->duplicates, "duplicate", "duplicates"), o->over_limit,
+                sg_plural(o->over_limit, "graph", "graphs"), o->max_bundles,
+                o->failed + sg_writer_failed());
     if (code[0]) sg_shim_log("summary: %s", code);
-    sg_shim_log("summary: bookkeeping: %" PRIu64 " captures, %" PRIu64
-                " nodes tagged, peak %" PRIu64 " tags held (now %" PRIu64 " in %u graphs, %" PRIu64
-                " evicted), %zu live allocations mapped",
-                bs.captures_begun, bs.nodes_tagged, bs.tags_peak, bs.tags_live, bs.records_live,
-                bs.records_evicted, sg_shim.mem.n);
+    sg_shim_log("summary: bookkeeping: %" PRIu64 " %s, %" PRIu64
+                " %s tagged, peak %" PRIu64 " %s held (now %" PRIu64 " in %u %s, %" PRIu64
+                " evicted), %zu live %s mapped",
+                bs.captures_begun, sg_plural(bs.captures_begun, "capture", "captures"),
+                bs.nodes_tagged, sg_plural(bs.nodes_tagged, "node", "nodes"), bs.tags_peak,
+                sg_plural(bs.tags_peak, "tag", "tags"), bs.tags_live, bs.records_live,
+                sg_plural(bs.records_live, "graph", "graphs"), bs.records_evicted, sg_shim.mem.n,
+                sg_plural(sg_shim.mem.n, "allocation", "allocations"));
     if (sg_shim.builds_failed || sg_shim.crosscheck_bad)
-        sg_shim_log("summary: %" PRIu64 " graphs could not be recorded, %" PRIu64
-                    " disagree with CUDA's own node/edge lists (see the lines above)",
-                    sg_shim.builds_failed, sg_shim.crosscheck_bad);
+        sg_shim_log("summary: %" PRIu64 " %s could not be recorded, %" PRIu64
+                    " %s with CUDA's own node/edge lists (see the lines above)",
+                    sg_shim.builds_failed, sg_plural(sg_shim.builds_failed, "graph", "graphs"),
+                    sg_shim.crosscheck_bad,
+                    sg_plural(sg_shim.crosscheck_bad, "disagrees", "disagree"));
     if (locked) pthread_mutex_unlock(&sg_shim.out);
 }

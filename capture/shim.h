@@ -27,6 +27,7 @@
 #include "graph/graph.h"
 #include "memmap.h"
 #include "outbox.h"
+#include "reasons.h"
 #include "graph/bundle.h"
 
 #define SG_SHIM_HIDDEN __attribute__((visibility("hidden")))
@@ -49,7 +50,6 @@ typedef struct {
     int64_t pid;
 } sg_shim_config_t;
 
-#define SG_SHIM_FAILURE_KINDS 8
 
 /* A conditional node made with cuGraphAddNode_v2: its bodies. */
 typedef struct sg_cond_info {
@@ -88,10 +88,7 @@ typedef struct {
     uint64_t graphs_by_digest; /* of graphs: recorded without a model build */
     uint64_t graphs, graphs_captured, nodes, streams, events, builds_failed;
     uint64_t crosscheck_bad;
-    struct {
-        char why[160];
-        uint64_t count;
-    } failures[SG_SHIM_FAILURE_KINDS]; /* distinct reasons a graph was not recorded */
+    sg_reasons_t failures; /* distinct reasons a graph was not recorded */
     atomic_int cuda_seen;
 } sg_shim_t;
 
@@ -141,6 +138,12 @@ void sg_execs_atfork_child(void) SG_SHIM_HIDDEN;
  * instead of the graph. Takes the hot lock. NULL with a reason on failure. */
 sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why,
                           size_t n) SG_SHIM_HIDDEN;
+/* The same, and (root_nodes given) the CUgraphNode of each node of the root
+ * graph by model id (*n_root_nodes entries, malloc'd) and the number of
+ * nodes whose payload could not be read (*unreadable, may be NULL). */
+sg_graph_t *sg_shim_build_mapped(CUgraph graph, const sg_override_t *ov, uint64_t **root_nodes,
+                                 uint32_t *n_root_nodes, uint32_t *unreadable, char *why,
+                                 size_t n) SG_SHIM_HIDDEN;
 
 /* ---- rawdigest.c: a graph's digest without a model ---- */
 typedef struct {

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "graph/bundle.h"
+#include "graph/plural.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -361,8 +362,9 @@ static void snapshot_after(sg_call_t *c)
     if (f->skipped) {
         char line[200];
         snprintf(line, sizeof line,
-                 "%u buffers (%" PRIu64 " bytes) skipped: over SGCAP_SNAPSHOT_MAX_BYTES=%" PRIu64,
-                 f->skipped, f->skipped_bytes, sg_shim.cfg.snapshot_max_bytes);
+                 "%u %s (%" PRIu64 " bytes) skipped: over SGCAP_SNAPSHOT_MAX_BYTES=%" PRIu64,
+                 f->skipped, sg_plural(f->skipped, "buffer", "buffers"), f->skipped_bytes,
+                 sg_shim.cfg.snapshot_max_bytes);
         sg_graph_log_pass(g, "snapshot", line);
         sg_shim_log("snapshot: %s: %s", f->bundle->path, line);
     }
@@ -391,8 +393,9 @@ static void snapshot_after(sg_call_t *c)
             f->before[i] = f->after[i] = NULL;
         names = NULL;
         owned = NULL;
-        sg_shim_log("snapshot: %s: %u of %u buffers, %" PRIu64 " bytes before and after launch %u",
-                    f->bundle->path, with, f->n, bytes, sg_shim.cfg.snapshot_launch);
+        sg_shim_log("snapshot: %s: %u of %u %s, %" PRIu64 " bytes before and after launch %u",
+                    f->bundle->path, with, f->n, sg_plural(f->n, "buffer", "buffers"), bytes,
+                    sg_shim.cfg.snapshot_launch);
     } else {
         sg_shim_log("snapshot: out of memory queueing the rewrite of %s: no snapshot",
                     f->bundle->path);

@@ -1,8 +1,10 @@
 /* utf8.h: what counts as valid UTF-8 in a bundle, in one place for the
  * writer (bundle_emit.c, which replaces anything else) and the reader
  * (json_read.c, which refuses anything else): whatever one writes, the
- * other accepts. Header-only so that the writer links nothing of the
- * reader. */
+ * other accepts. The rewrite report's writer (rewrite/json_writer.c) uses
+ * it too (they are jansson's rules), and so does what shows strings to
+ * people (text.c: well-formed UTF-8 is kept, anything else escaped).
+ * Header-only so that the writer links nothing of the reader. */
 #ifndef SGCAP_UTF8_H
 #define SGCAP_UTF8_H
 

@@ -19,17 +19,34 @@ int sg_dump(const sg_graph_t *g, FILE *f);
 /* The same into a malloc'd string. */
 int sg_dump_string(const sg_graph_t *g, char **out);
 
+/* What a drawing shows of its graph. */
+typedef struct {
+    uint32_t nodes;        /* nodes of the graph (its own level) */
+    uint32_t boxes;        /* boxes drawn: nodes, when nothing was folded */
+    uint32_t folded_boxes; /* boxes that stand for several nodes */
+    uint32_t folded_nodes; /* the nodes inside them */
+    uint32_t bands;        /* > 0: drawn as this many bands (see dot_fold.h) */
+    bool bodies_hidden;    /* folded: bodies of child/conditional nodes not drawn */
+} sg_dot_summary_t;
+
 typedef struct {
     bool show_ids;       /* append "#id" to labels */
     bool show_params;    /* kernel geometry is always shown; this adds param sizes */
     const char *title;   /* graph label, NULL for none */
+    uint32_t max_nodes;  /* more nodes (bodies included) than this: fold the
+                            drawing into about this many boxes (runs of one
+                            stream, repeats, bands; graph/dot_fold.h); 0: never */
+    sg_dot_summary_t *summary; /* filled in when not NULL */
 } sg_dot_options_t;
 
 /* DOT: one coloured cluster per stream ("explicit" gets its own lane), event
  * edges dashed and labelled with the event, control edges dotted, dealloc
  * edges bold red, kernel nodes labelled with a short demangled name and
- * grid/block. opt may be NULL. */
+ * grid/block; folded above opt->max_nodes, and then the title says how.
+ * opt may be NULL. 0, SG_ENOMEM or SG_EIO. */
 int sg_dot_write(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt);
+/* One line saying how a drawing was folded ("" when it was not). */
+const char *sg_dot_summary_text(const sg_dot_summary_t *s, char *buf, size_t n);
 
 /* Short, readable kernel name: demangled, without parameter list and
  * template arguments collapsed when long ("add_kernel", "ns::scale<...>").

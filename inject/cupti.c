@@ -281,3 +281,8 @@ int sg_cupti_active(void)
 {
     return K.active;
 }
+
+int sg_inject_can_replace_calls(void)
+{
+    return !K.active;
+}

@@ -24,11 +24,55 @@ int sg_inject_pid;
 
 static sg_inject_config_t sg_config = {.mode = SG_MODE_CAPTURE, .log = SG_LOG_INFO};
 static int sg_log_fd = 2;
+/* SGCAP_LOG_FILE is opened by the first line logged, not at start-up: a
+ * process of the tree that never touches CUDA logs nothing and gets no
+ * file. "%p" is expanded then, with the pid of the process writing, and a
+ * fork child opens its own file. */
+enum { SG_LOG_STDERR, SG_LOG_UNOPENED, SG_LOG_OPENING, SG_LOG_OPEN };
+static atomic_int sg_log_state = SG_LOG_STDERR;
+static char sg_log_template[PATH_MAX];
 static atomic_int sg_init_state; /* 0 not started, 1 running, 2 done */
 static pthread_t sg_init_thread;
 static atomic_int sg_announced;
 
 void sg_table_init(void) SG_HIDDEN;
+
+/* ---- the log file ---- */
+
+/* SGCAP_LOG_FILE with "%p" replaced by our pid. */
+static void sg_log_path(char *path, size_t size)
+{
+    size_t o = 0;
+    for (const char *s = sg_log_template; *s != '\0' && o + 24 < size; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            o += (size_t)snprintf(path + o, size - o, "%d", (int)getpid());
+            s++;
+        } else {
+            path[o++] = *s;
+        }
+    }
+    path[o] = '\0';
+}
+
+/* Open the log file if it is configured and not open yet; one thread opens
+ * it, the others wait the moment that takes. */
+static void sg_log_open(void)
+{
+    int expected = SG_LOG_UNOPENED;
+    if (!atomic_compare_exchange_strong(&sg_log_state, &expected, SG_LOG_OPENING)) {
+        while (atomic_load(&sg_log_state) == SG_LOG_OPENING)
+            sched_yield();
+        return;
+    }
+    char path[PATH_MAX];
+    sg_log_path(path, sizeof path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644), err = errno;
+    sg_log_fd = fd >= 0 ? fd : 2;
+    atomic_store(&sg_log_state, fd >= 0 ? SG_LOG_OPEN : SG_LOG_STDERR);
+    if (fd < 0)
+        sg_inject_log(SG_LOG_INFO, "SGCAP_LOG_FILE %.100s: %s; logging to stderr", path,
+                      strerror(err));
+}
 
 /* ---- configuration ---- */
 static void sg_config_read(void)
@@ -67,28 +111,9 @@ static void sg_config_read(void)
 
     sg_config.log_file[0] = '\0';
     if (file != NULL && file[0] != '\0' && sg_config.log != SG_LOG_OFF) {
-        /* "%p" becomes the pid, so every process of a tree gets its own file. */
-        char path[PATH_MAX];
-        size_t o = 0;
-        for (const char *s = file; *s != '\0' && o + 24 < sizeof path; s++) {
-            if (s[0] == '%' && s[1] == 'p') {
-                o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid());
-                s++;
-            } else {
-                path[o++] = *s;
-            }
-        }
-        path[o] = '\0';
-        snprintf(sg_config.log_file, sizeof sg_config.log_file, "%s", path);
-        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            sg_log_fd = fd;
-        } else {
-            char msg[200];
-            snprintf(msg, sizeof msg, "SGCAP_LOG_FILE %.100s: %s; logging to stderr", path,
-                     strerror(errno));
-            sg_inject_log(SG_LOG_INFO, "%s", msg);
-        }
+        snprintf(sg_log_template, sizeof sg_log_template, "%s", file);
+        sg_log_path(sg_config.log_file, sizeof sg_config.log_file);
+        atomic_store(&sg_log_state, SG_LOG_UNOPENED);
     }
     if (problem[0] != '\0') sg_inject_log(SG_LOG_INFO, "%s", problem);
 }
@@ -118,6 +143,8 @@ void sg_inject_log(sg_log_level_t level, const char *fmt, ...)
     if (len > sizeof line - 2) len = sizeof line - 2;
     line[len++] = '\n';
     int saved_errno = errno; /* the program must never see our errno */
+    int log_state = atomic_load(&sg_log_state);
+    if (log_state == SG_LOG_UNOPENED || log_state == SG_LOG_OPENING) sg_log_open();
     for (size_t off = 0; off < len;) {
         ssize_t w = write(sg_log_fd, line + off, len - off);
         if (w < 0 && errno == EINTR) continue;
@@ -136,6 +163,15 @@ static void sg_atfork_child(void)
     atomic_store(&sg_active_captures_count, 0);
     sg_tls_depth = 0;
     sg_inject_observers_reset_after_fork();
+    /* "%p": the child's lines go to a file of its own pid (and a file
+     * another thread was opening at the fork is opened again here) */
+    int log_state = atomic_load(&sg_log_state);
+    if (log_state == SG_LOG_OPENING ||
+        (log_state == SG_LOG_OPEN && strstr(sg_log_template, "%p") != NULL)) {
+        if (log_state == SG_LOG_OPEN) close(sg_log_fd);
+        sg_log_fd = 2;
+        atomic_store(&sg_log_state, SG_LOG_UNOPENED);
+    }
 }
 
 void sg_inject_announce(void)

@@ -109,4 +109,10 @@ CUresult sg_inject_capture_status(CUstream stream, CUstreamCaptureStatus *status
 /* Number of stream captures begun and not yet ended, process-wide. */
 int sg_inject_active_captures(void) SG_INJECT_HIDDEN;
 
+/* Do observers see calls through our own wrappers, so that changing a
+ * call's arguments or skipping it (observe.h) takes effect? False when
+ * libsgcap was loaded through CUDA_INJECTION64_PATH alone and sees the
+ * driver through CUPTI callbacks, whose parameters are read-only. */
+int sg_inject_can_replace_calls(void) SG_INJECT_HIDDEN;
+
 #endif

@@ -406,6 +406,7 @@ void sg_observe_graph(sg_phase_t phase, sg_call_t *call)
         snprintf(x, sizeof x, "exec=%p node=%p", (void *)SG_A(name)->hGraphExec,                   \
                  (void *)SG_A(name)->hNode);                                                       \
         break;
+            SG_EXEC_SET(cuGraphExecKernelNodeSetParams)
             SG_EXEC_SET(cuGraphExecKernelNodeSetParams_v2)
             SG_EXEC_SET(cuGraphExecMemcpyNodeSetParams)
             SG_EXEC_SET(cuGraphExecMemsetNodeSetParams)

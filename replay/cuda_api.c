@@ -58,7 +58,7 @@ static int resolve_driver(sg_replay_driver_t *t, char *first_err, size_t first_e
                                "CUDA 12; sgcap needs a CUDA %d.%d driver",
                                CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
     CUdriverProcAddressQueryResult status;
-#define SG_RESOLVE(name)                                                                           \
+#define SG_RESOLVE(name, abi)                                                                         \
     if (get(#name, (void **)&t->name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) !=       \
             CUDA_SUCCESS ||                                                                        \
         !t->name)                                                                                  \

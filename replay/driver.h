@@ -6,9 +6,14 @@
  * it already holds (inject/inject.h: SG_REAL), because a dlopen/dlsym made
  * there would resolve to the shim's own wrappers (docs/ARCHITECTURE.md).
  *
- * Each entry has the prototype cuda.h gives its name for the CUDA version
- * these headers describe (cuMemcpyHtoD is cuMemcpyHtoD_v2, and so on); a
- * table filled by hand must hold exactly those ABIs, every entry non-NULL.
+ * Each entry is X(name, abi): the field is named as cuda.h spells the
+ * function, and has the prototype of the exported function that name
+ * stands for in the CUDA version of these headers (cuMemcpyHtoD is
+ * cuMemcpyHtoD_v2, and so on), spelled out so that the table has the same
+ * types in code that includes cuda.h with its version macros and in code
+ * that turns them off (the shim: inject/sg_cuda.h). A table filled by hand
+ * must hold exactly those ABIs, every entry non-NULL; the shim fills it
+ * with SG_REAL(abi).
  */
 #ifndef SGCAP_REPLAY_DRIVER_H
 #define SGCAP_REPLAY_DRIVER_H
@@ -23,58 +28,58 @@ extern "C" {
 
 // clang-format off
 #define SG_REPLAY_DRIVER_FUNCS(X) \
-    X(cuInit) \
-    X(cuDriverGetVersion) \
-    X(cuDeviceGetCount) \
-    X(cuDeviceGet) \
-    X(cuDeviceGetName) \
-    X(cuDeviceGetAttribute) \
-    X(cuDevicePrimaryCtxRetain) \
-    X(cuDevicePrimaryCtxRelease) \
-    X(cuCtxSetCurrent) \
-    X(cuGetErrorName) \
-    X(cuGetErrorString) \
-    X(cuMemGetAllocationGranularity) \
-    X(cuMemAddressReserve) \
-    X(cuMemAddressFree) \
-    X(cuMemCreate) \
-    X(cuMemRelease) \
-    X(cuMemMap) \
-    X(cuMemUnmap) \
-    X(cuMemSetAccess) \
-    X(cuMemHostRegister) \
-    X(cuMemHostUnregister) \
-    X(cuMemHostGetDevicePointer) \
-    X(cuMemcpyHtoD) \
-    X(cuMemcpyDtoH) \
-    X(cuMemsetD8) \
-    X(cuLibraryLoadData) \
-    X(cuLibraryUnload) \
-    X(cuLibraryGetKernel) \
-    X(cuKernelGetFunction) \
-    X(cuFuncGetParamInfo) \
-    X(cuFuncSetAttribute) \
-    X(cuGraphCreate) \
-    X(cuGraphDestroy) \
-    X(cuGraphAddNode) \
-    X(cuGraphInstantiateWithFlags) \
-    X(cuGraphExecDestroy) \
-    X(cuGraphLaunch) \
-    X(cuGraphUpload) \
-    X(cuGraphConditionalHandleCreate) \
-    X(cuGraphKernelNodeSetAttribute) \
-    X(cuStreamCreate) \
-    X(cuStreamDestroy) \
-    X(cuStreamSynchronize) \
-    X(cuEventCreate) \
-    X(cuEventDestroy) \
-    X(cuEventRecord) \
-    X(cuEventSynchronize) \
-    X(cuEventElapsedTime) \
-    X(cuMemFreeAsync)
+    X(cuInit, cuInit) \
+    X(cuDriverGetVersion, cuDriverGetVersion) \
+    X(cuDeviceGetCount, cuDeviceGetCount) \
+    X(cuDeviceGet, cuDeviceGet) \
+    X(cuDeviceGetName, cuDeviceGetName) \
+    X(cuDeviceGetAttribute, cuDeviceGetAttribute) \
+    X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain) \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2) \
+    X(cuCtxSetCurrent, cuCtxSetCurrent) \
+    X(cuGetErrorName, cuGetErrorName) \
+    X(cuGetErrorString, cuGetErrorString) \
+    X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity) \
+    X(cuMemAddressReserve, cuMemAddressReserve) \
+    X(cuMemAddressFree, cuMemAddressFree) \
+    X(cuMemCreate, cuMemCreate) \
+    X(cuMemRelease, cuMemRelease) \
+    X(cuMemMap, cuMemMap) \
+    X(cuMemUnmap, cuMemUnmap) \
+    X(cuMemSetAccess, cuMemSetAccess) \
+    X(cuMemHostRegister, cuMemHostRegister_v2) \
+    X(cuMemHostUnregister, cuMemHostUnregister) \
+    X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer_v2) \
+    X(cuMemcpyHtoD, cuMemcpyHtoD_v2) \
+    X(cuMemcpyDtoH, cuMemcpyDtoH_v2) \
+    X(cuMemsetD8, cuMemsetD8_v2) \
+    X(cuLibraryLoadData, cuLibraryLoadData) \
+    X(cuLibraryUnload, cuLibraryUnload) \
+    X(cuLibraryGetKernel, cuLibraryGetKernel) \
+    X(cuKernelGetFunction, cuKernelGetFunction) \
+    X(cuFuncGetParamInfo, cuFuncGetParamInfo) \
+    X(cuFuncSetAttribute, cuFuncSetAttribute) \
+    X(cuGraphCreate, cuGraphCreate) \
+    X(cuGraphDestroy, cuGraphDestroy) \
+    X(cuGraphAddNode, cuGraphAddNode_v2) \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags) \
+    X(cuGraphExecDestroy, cuGraphExecDestroy) \
+    X(cuGraphLaunch, cuGraphLaunch) \
+    X(cuGraphUpload, cuGraphUpload) \
+    X(cuGraphConditionalHandleCreate, cuGraphConditionalHandleCreate) \
+    X(cuGraphKernelNodeSetAttribute, cuGraphKernelNodeSetAttribute) \
+    X(cuStreamCreate, cuStreamCreate) \
+    X(cuStreamDestroy, cuStreamDestroy_v2) \
+    X(cuStreamSynchronize, cuStreamSynchronize) \
+    X(cuEventCreate, cuEventCreate) \
+    X(cuEventDestroy, cuEventDestroy_v2) \
+    X(cuEventRecord, cuEventRecord) \
+    X(cuEventSynchronize, cuEventSynchronize) \
+    X(cuEventElapsedTime, cuEventElapsedTime_v2) \
+    X(cuMemFreeAsync, cuMemFreeAsync)
 // clang-format on
 
-#define SG_REPLAY_DRIVER_FIELD_(name) __typeof__(&name) name;
+#define SG_REPLAY_DRIVER_FIELD_(name, abi) __typeof__(&abi) name;
 typedef struct sg_replay_driver {
     SG_REPLAY_DRIVER_FUNCS(SG_REPLAY_DRIVER_FIELD_)
 } sg_replay_driver_t;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "replay_private.h"
+#include "graph/plural.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000 /* Linux 4.17; older kernels treat it as a hint */
@@ -123,9 +124,10 @@ int sg_replay__place(sg_replay_t *r, char *err, size_t errlen)
         if (rc) return rc;
         if (r->rs[i].va != r->regions[i].base && !r->opt.relocate)
             logf_(r,
-                  "memory: the recorded range 0x%" PRIx64 "+0x%" PRIx64 " (%u buffers) is taken "
+                  "memory: the recorded range 0x%" PRIx64 "+0x%" PRIx64 " (%u %s) is taken "
                   "here; placed at 0x%llx, pointers into it are relocated\n",
                   r->regions[i].base, r->regions[i].size, r->regions[i].n_buffers,
+                  sg_plural(r->regions[i].n_buffers, "buffer", "buffers"),
                   (unsigned long long)r->rs[i].va);
     }
     for (uint32_t b = 0; b < g->n_buffers; b++) {

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/text.h"
 #include "replay.h"
+#include "graph/plural.h"
 
 /* ---- regions ----------------------------------------------------------------- */
 
@@ -337,19 +339,22 @@ void sg_reloc_report_print(const sg_reloc_report_t *r, const sg_graph_t *g, bool
         if (e->one_past_end) past++;
     }
     fprintf(f,
-            "relocation: %u kernel parameter words, %u node addresses, %u conditional handles "
-            "rewritten\n",
-            params, others, handles);
+            "relocation: %u kernel parameter %s, %u node %s, %u conditional %s rewritten\n",
+            params, sg_plural(params, "word", "words"), others,
+            sg_plural(others, "address", "addresses"), handles,
+            sg_plural(handles, "handle", "handles"));
     if (r->scanned_without_layout)
         fprintf(f,
-                "relocation: %u kernels had no parameter layout: every aligned word of their "
+                "relocation: %u %s no parameter layout: every aligned word of %s "
                 "argument buffer was scanned\n",
-                r->scanned_without_layout);
+                r->scanned_without_layout,
+                sg_plural(r->scanned_without_layout, "kernel had", "kernels had"),
+                sg_plural(r->scanned_without_layout, "its", "their"));
     if (past)
         fprintf(f,
-                "relocation: %u words pointed one past the end of a buffer and were moved "
-                "with it\n",
-                past);
+                "relocation: %u %s one past the end of a buffer and %s moved with it\n",
+                past, sg_plural(past, "word pointed", "words pointed"),
+                sg_plural(past, "was", "were"));
     uint32_t shown = full ? r->n : (r->n < 20 ? r->n : 20);
     for (uint32_t i = 0; i < shown; i++) {
         const sg_reloc_entry_t *e = &r->entries[i];
@@ -362,7 +367,11 @@ void sg_reloc_report_print(const sg_reloc_report_t *r, const sg_graph_t *g, bool
                 fprintf(f, " word @%-4u   ", e->offset);
         }
         fprintf(f, " 0x%" PRIx64 " -> 0x%" PRIx64, e->old_value, e->new_value);
-        if (b) fprintf(f, " (%s%s)", b->label, e->one_past_end ? ", one past its end" : "");
+        if (b) {
+            char label[128]; /* from the bundle: escaped for the terminal */
+            sg_text_escape(label, sizeof label, b->label);
+            fprintf(f, " (%s%s)", label, e->one_past_end ? ", one past its end" : "");
+        }
         if (e->site == SG_RELOC_HANDLE) fputs(" (conditional handle)", f);
         fputc('\n', f);
     }

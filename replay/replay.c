@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/bundle.h"
+#include "graph/text.h"
 #include "replay_private.h"
 
 #define SG_BENCH_CHUNK 256u
@@ -100,7 +101,11 @@ int sg_replay_device_check(const sg_graph_t *g, const sg_replay_gpu_t *gpu, bool
                                    "the bundle was captured on %s and this GPU is %s (--force to "
                                    "replay anyway)",
                                    d->name, name);
-        if (log) fprintf(log, "warning: captured on %s, replaying on %s (--force)\n", d->name, name);
+        if (log) {
+            char was[128]; /* from the bundle: escaped for the terminal */
+            sg_text_escape(was, sizeof was, d->name);
+            fprintf(log, "warning: captured on %s, replaying on %s (--force)\n", was, name);
+        }
     }
     if (d->driver_version && d->driver_version != driver) {
         if (!force)

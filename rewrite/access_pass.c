@@ -18,7 +18,11 @@
  *
  * Accesses to graph allocations that share addresses are given to the
  * allocation live when the node was enqueued (sg_rw_buffer_at). No edge is
- * touched. Idempotent: facts are recomputed from the code each time. */
+ * touched. Idempotent: facts are recomputed from the code each time.
+ *
+ * Offline only (it forks nvdisasm and loads NVRTC): libsgcap.so's build of
+ * the passes (SGCAP_IN_APP) leaves it out. */
+#if !SGCAP_IN_APP
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,29 +316,29 @@ static int report(pass_t *p)
     sg_pass_ctx_t *ctx = p->ctx;
     uint32_t n = HASH_COUNT(p->rows), i = 0;
     row_t **rows = malloc((n + 1) * sizeof *rows);
-    json_t *arr = json_array();
-    if (!rows || !arr) {
-        free(rows);
-        json_decref(arr);
-        return SG_ENOMEM;
-    }
+    if (!rows) return SG_ENOMEM;
     for (row_t *r = p->rows; r; r = r->hh.next) rows[i++] = r;
     qsort(rows, n, sizeof *rows, cmp_row);
+    sg_jw_t *arr = sg_rw_json_member(ctx, "kernels");
+    sg_jw_array(arr);
     for (i = 0; i < n; i++) {
         const row_t *r = rows[i];
         sg_rw_printf(ctx, "- %s x%u: %s, %u of %u launches with every access known%s%s\n", r->name,
                      r->nodes, sg_facts_source_name(r->source), r->all_known, r->nodes,
                      r->reason[0] ? "; " : "", r->reason);
-        json_t *o = json_pack("{s:s, s:i, s:s, s:i, s:i}", "kernel", r->k->kernel ? r->k->kernel : "",
-                              "nodes", r->nodes, "source", sg_facts_source_name(r->source),
-                              "all_known", r->all_known, "complete", r->complete);
-        if (o && r->reason[0]) json_object_set_new(o, "reason", json_string(r->reason));
-        json_array_append_new(arr, o);
+        sg_jw_object(arr);
+        sg_jw_kstring(arr, "kernel", r->k->kernel ? r->k->kernel : "");
+        sg_jw_kint(arr, "nodes", r->nodes);
+        sg_jw_kstring(arr, "source", sg_facts_source_name(r->source));
+        sg_jw_kint(arr, "all_known", r->all_known);
+        sg_jw_kint(arr, "complete", r->complete);
+        if (r->reason[0]) sg_jw_kstring(arr, "reason", r->reason);
+        sg_jw_end(arr);
     }
+    sg_jw_end(arr);
     free(rows);
     sg_access_bundle_stats_t st;
     sg_access_bundle_stats(p->ab, &st);
-    sg_rw_json_set(ctx, "kernels", arr);
     sg_rw_json_set(ctx, "kernel_nodes", json_integer(p->kernels));
     sg_rw_json_set(ctx, "all_known", json_integer(p->known));
     sg_rw_json_set(ctx, "by_source",
@@ -385,3 +389,4 @@ int sg_pass_access(sg_pass_ctx_t *ctx)
     sg_bundle_close(own);
     return rc;
 }
+#endif /* !SGCAP_IN_APP */

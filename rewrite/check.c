@@ -194,7 +194,8 @@ static int races(checker_t *c)
                         if (x->lo >= y->hi || y->lo >= x->hi) continue;
                         if (!streams_differ(g, x->node, y->node)) continue;
                         if (x->buffer != y->buffer && is_graph_alloc(c, x->buffer) &&
-                            is_graph_alloc(c, y->buffer))
+                            is_graph_alloc(c, y->buffer) &&
+                            sg_rw_buffers_overlap(g, x->buffer, y->buffer))
                             continue; /* reused memory: judged as reuse */
                         sg_hazard_t h = {.kind = SG_HAZARD_RACE};
                         h.nodes[0] = x->node;
@@ -247,7 +248,7 @@ static void fill_user_side(const sg_graph_t *g, sg_hazard_t *h, sg_node_id_t use
     } else {
         const sg_buffer_t *bf = sg_graph_buffer(g, b);
         h->lo = bf ? bf->address : 0;
-        h->hi = bf ? bf->address + bf->size : 0;
+        h->hi = bf ? sg_rw_end(bf->address, bf->size) : 0;
     }
 }
 
@@ -352,7 +353,7 @@ static int reuse_pair(checker_t *c, uint32_t first, uint32_t second)
         const sg_buffer_t *x = &g->root->buffers[first], *y = &g->root->buffers[second];
         const sg_access_t *acc = access_of(g, pick, first);
         h.modes[0] = acc ? acc->mode : 0;
-        uint64_t xe = x->address + x->size, ye = y->address + y->size;
+        uint64_t xe = sg_rw_end(x->address, x->size), ye = sg_rw_end(y->address, y->size);
         h.lo = x->address > y->address ? x->address : y->address;
         h.hi = xe < ye ? xe : ye;
         h.missing_from = fix;
@@ -380,10 +381,9 @@ static int reuse_windows(checker_t *c)
     for (uint32_t b1 = 0; b1 < ru.n_buffers && rc == SG_OK && !full(c); b1++) {
         sg_node_id_t a1 = bf->alloc[b1];
         if (a1 == SG_NONE) continue;
-        uint32_t cl = ru.cluster[b1], x0 = ru.start[cl], x1 = ru.start[cl + 1];
-        for (uint32_t i = x0; i < x1 && rc == SG_OK;) {
-            uint32_t ch = sg_reach_chain_of(c->r, ru.allocs[i]), j = i;
-            while (j < x1 && sg_reach_chain_of(c->r, ru.allocs[j]) == ch) j++;
+        uint32_t cl = ru.cluster[b1];
+        for (uint32_t ri = ru.rstart[cl]; ri < ru.rstart[cl + 1] && rc == SG_OK; ri++) {
+            uint32_t ch = ru.runs[ri].chain, i = ru.runs[ri].first, j = ru.runs[ri].end;
             int32_t lo = sg_reach_last_reaching(c->r, a1, ch), hi = INT32_MAX;
             for (uint32_t k = bf->free_start[b1]; k < bf->free_start[b1 + 1]; k++) {
                 int32_t p = sg_reach_first_reached(c->r, bf->frees[k], ch);
@@ -407,7 +407,6 @@ static int reuse_windows(checker_t *c)
                 if (!sg_reach_query(c->r, a1, a2) && !enqueued_before(g, a1, a2)) continue;
                 rc = reuse_pair(c, b1, b2);
             }
-            i = j;
         }
     }
     sg_rw_reuse_free(&ru);
@@ -424,8 +423,7 @@ static int reuse(checker_t *c)
     for (uint32_t i = 0; i < nb; i++) {
         const sg_buffer_t *b = &g->root->buffers[i];
         if (b->size == 0 || !is_graph_alloc(c, i)) continue;
-        uint64_t hi = b->address + b->size;
-        sp[n++] = (sg_rw_span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+        sp[n++] = (sg_rw_span_t){b->address, sg_rw_end(b->address, b->size), i};
     }
     qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
     int rc = SG_OK;
@@ -546,15 +544,44 @@ static const char *mode_verb(sg_access_mode_t m)
     }
 }
 
+/* raw, for JSON; text takes SG_RW_LABEL of it */
 static const char *buf_label(const sg_graph_t *g, uint32_t b)
 {
     const sg_buffer_t *x = sg_graph_buffer(g, b);
     return x ? x->label : "?";
 }
 
+/* Does buffer b hold all of [lo, hi)? */
+static bool holds(const sg_graph_t *g, uint32_t b, uint64_t lo, uint64_t hi)
+{
+    const sg_buffer_t *x = sg_graph_buffer(g, b);
+    return x && lo >= x->address && hi <= sg_rw_end(x->address, x->size);
+}
+
+/* The buffer a race's memory is in: one of the two accesses' own buffers
+ * when it holds the overlap, else whichever buffer holds its start (an
+ * access past its own buffer's end met another buffer's memory). */
+static uint32_t race_buffer(const sg_graph_t *g, const sg_hazard_t *h)
+{
+    for (int i = 0; i < 2; i++)
+        if (holds(g, h->buffers[i], h->lo, h->hi)) return h->buffers[i];
+    uint32_t b = sg_graph_find_buffer(g, h->lo);
+    return b != SG_NONE ? b : h->buffers[0];
+}
+
+/* " (past the end of A)" for a side whose access leaves its own buffer. */
+static const char *past_end(const sg_graph_t *g, const sg_hazard_t *h, int side, char *buf,
+                            size_t n)
+{
+    buf[0] = '\0';
+    if (!holds(g, h->buffers[side], h->lo, h->hi))
+        snprintf(buf, n, " (past the end of %s)", SG_RW_LABEL(buf_label(g, h->buffers[side])));
+    return buf;
+}
+
 const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *buf, size_t n)
 {
-    char a[200], b[200], f[200], t[200];
+    char a[200], b[200], f[200], t[200], pa[160], pb[160];
     sg_rw_node_name(g, h->nodes[0], a, sizeof a);
     sg_rw_node_name(g, h->nodes[1], b, sizeof b);
     snprintf(f, sizeof f, "n%u", h->missing_from);
@@ -562,17 +589,18 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
     switch (h->kind) {
     case SG_HAZARD_RACE:
         snprintf(buf, n,
-                 "race on %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it, %s %s it, no path "
+                 "race on %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it%s, %s %s it%s, no path "
                  "between them; missing edge %s -> %s",
-                 buf_label(g, h->buffers[0]), h->lo, h->hi, a, mode_verb(h->modes[0]), b,
-                 mode_verb(h->modes[1]), f, t);
+                 SG_RW_LABEL(buf_label(g, race_buffer(g, h))), h->lo, h->hi, a,
+                 mode_verb(h->modes[0]), past_end(g, h, 0, pa, sizeof pa), b,
+                 mode_verb(h->modes[1]), past_end(g, h, 1, pb, sizeof pb), f, t);
         break;
     case SG_HAZARD_USE_AFTER_FREE: {
         bool free_side = h->missing_from == h->nodes[0];
         snprintf(buf, n,
                  "use_after_free of %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it but is not "
                  "ordered %s %s; missing edge %s -> %s",
-                 buf_label(g, h->buffers[0]), h->lo, h->hi, a, mode_verb(h->modes[0]),
+                 SG_RW_LABEL(buf_label(g, h->buffers[0])), h->lo, h->hi, a, mode_verb(h->modes[0]),
                  free_side ? "before its free" : "after its alloc", b, f, t);
         break;
     }
@@ -581,15 +609,14 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
                  "reuse of [0x%" PRIx64 ", 0x%" PRIx64 "): %s allocates memory of %s while %s "
                  "may still use it (no free of %s is ordered before the reallocation); missing "
                  "edge %s -> %s",
-                 h->lo, h->hi, b, buf_label(g, h->buffers[0]), a, buf_label(g, h->buffers[0]),
-                 f, t);
+                 h->lo, h->hi, b, SG_RW_LABEL(buf_label(g, h->buffers[0])), a,
+                 SG_RW_LABEL(buf_label(g, h->buffers[0])), f, t);
         break;
     case SG_HAZARD_UNJOINED:
         snprintf(buf, n,
                  "unjoined stream %s: its last node %s has no path to the last node of the "
                  "origin stream %s, %s; missing edge %s -> %s",
-                 sg_rw_stream_name(g, h->streams[0]), a, sg_rw_stream_name(g, h->streams[1]), b,
-                 f, t);
+                 SG_RW_STREAM(g, h->streams[0]), a, SG_RW_STREAM(g, h->streams[1]), b, f, t);
         break;
     default:
         snprintf(buf, n, "invalid hazard");

@@ -5,12 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/text.h"
 #include "graph/views.h"
 #include "rewrite_internal.h"
 
 /* ---- names ---------------------------------------------------------------- */
 
-const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream)
+const char *sg_rw_label(const char *s, sg_rw_label_t *buf)
+{
+    sg_text_escape(buf->s, sizeof buf->s, s);
+    return buf->s;
+}
+
+const char *sg_rw_note(const char *s, sg_rw_note_t *buf)
+{
+    sg_text_escape(buf->s, sizeof buf->s, s);
+    return buf->s;
+}
+
+const char *sg_rw_stream_label(const sg_graph_t *g, uint32_t stream)
 {
     const sg_stream_t *s = sg_graph_stream(g, stream);
     return s ? s->label : "explicit";
@@ -23,7 +36,11 @@ static const char *node_what(const sg_graph_t *g, const sg_node_t *n, char *buf,
     switch (n->type) {
     case SG_NODE_KERNEL:
         if (n->u.kernel.name && n->u.kernel.name[0])
+#if SGCAP_IN_APP
+            snprintf(buf, len, "%s", n->u.kernel.name); /* no demangler in the app */
+#else
             sg_kernel_short_name(n->u.kernel.name, buf, len);
+#endif
         break;
     case SG_NODE_EVENT_RECORD:
     case SG_NODE_EVENT_WAIT: {
@@ -52,9 +69,46 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
     }
     char what[160];
     node_what(g, x, what, sizeof what);
-    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "", what,
-             sg_rw_stream_name(g, x->stream));
+    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "",
+             SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
     return buf;
+}
+
+int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t)
+{
+    memset(t, 0, sizeof *t);
+    t->off = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *t->off);
+    if (!t->off) return SG_ENOMEM;
+    t->n_ids = g->n_nodes;
+    for (uint32_t id = 0; id < g->n_nodes; id++) {
+        t->off[id] = UINT32_MAX;
+        if (!want[id]) continue;
+        char buf[200];
+        sg_rw_node_name(g, id, buf, sizeof buf);
+        uint32_t l = (uint32_t)strlen(buf) + 1;
+        if (sg_array_grow((void **)&t->text, &t->cap, t->len + l, 1)) {
+            sg_rw_names_free(t);
+            return SG_ENOMEM;
+        }
+        memcpy(t->text + t->len, buf, l);
+        t->off[id] = t->len;
+        t->len += l;
+    }
+    return SG_OK;
+}
+
+const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
+                            char *buf, size_t n)
+{
+    if (id < t->n_ids && t->off[id] != UINT32_MAX) return t->text + t->off[id];
+    return sg_rw_node_name(g, id, buf, n);
+}
+
+void sg_rw_names_free(sg_rw_names_t *t)
+{
+    free(t->off);
+    free(t->text);
+    memset(t, 0, sizeof *t);
 }
 
 json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id)
@@ -64,9 +118,24 @@ json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id)
     char what[160];
     node_what(g, x, what, sizeof what);
     json_t *o = json_pack("{s:I, s:s, s:s}", "id", (json_int_t)id, "type",
-                          sg_node_type_name(x->type), "stream", sg_rw_stream_name(g, x->stream));
+                          sg_node_type_name(x->type), "stream", sg_rw_stream_label(g, x->stream));
     if (o && what[0]) json_object_set_new(o, "name", json_string(what));
     return o;
+}
+
+void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id)
+{
+    const sg_node_t *x = sg_graph_node(g, id);
+    sg_jw_object(w);
+    sg_jw_kint(w, "id", id);
+    if (x) {
+        char what[160];
+        node_what(g, x, what, sizeof what);
+        sg_jw_kstring(w, "type", sg_node_type_name(x->type));
+        sg_jw_kstring(w, "stream", sg_rw_stream_label(g, x->stream));
+        if (what[0]) sg_jw_kstring(w, "name", what);
+    }
+    sg_jw_end(w);
 }
 
 /* ---- program order ---------------------------------------------------------- */
@@ -86,36 +155,70 @@ static int cmp_order_key(const void *pa, const void *pb)
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
+/* Nodes are bucketed by stream in id order (a counting sort, stable), so
+ * each stream's run is usually in program order already: capture numbers
+ * nodes as it enqueues them. Only a run that is not (a pass moved a node
+ * and gave it another node's sequence number) is sorted, with the same
+ * total order. O(V) for a captured graph. */
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s)
 {
     memset(s, 0, sizeof *s);
     s->n_streams = g->root->n_streams;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i].removed && g->nodes[i].stream < s->n_streams) n++;
-    order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
-    s->start = calloc(s->n_streams + 1, sizeof *s->start);
-    s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
+    uint32_t ns = s->n_streams;
+    s->start = calloc((size_t)ns + 1, sizeof *s->start);
     s->index = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *s->index);
-    if (!keys || !s->start || !s->nodes || !s->index) {
-        free(keys);
+    if (!s->start || !s->index) {
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
-    uint32_t k = 0;
+    /* one pass over the nodes: the keys in id order, then by stream */
+    order_key_t *tmp = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *tmp);
+    if (!tmp) {
+        sg_rw_streams_free(s);
+        return SG_ENOMEM;
+    }
+    uint32_t n = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
-        s->index[i] = UINT32_MAX;
         const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->stream >= s->n_streams) continue;
-        keys[k++] = (order_key_t){x->stream, sg_reach_rank(r, i), x->seq, i};
+        if (x->removed || x->stream >= ns) continue;
+        tmp[n++] = (order_key_t){x->stream, 0, x->seq, i};
+        s->start[x->stream + 1]++;
     }
-    qsort(keys, n, sizeof *keys, cmp_order_key);
-    for (uint32_t i = 0; i < n; i++) {
-        s->nodes[i] = keys[i].id;
-        s->start[keys[i].stream + 1]++;
+    for (uint32_t t = 0; t < ns; t++) s->start[t + 1] += s->start[t];
+    order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
+    s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
+    if (!keys || !fill || !s->nodes) {
+        free(tmp);
+        free(keys);
+        free(fill);
+        sg_rw_streams_free(s);
+        return SG_ENOMEM;
     }
-    for (uint32_t t = 0; t < s->n_streams; t++) s->start[t + 1] += s->start[t];
-    for (uint32_t i = 0; i < n; i++) s->index[keys[i].id] = i - s->start[keys[i].stream];
+    memcpy(fill, s->start, ns * sizeof *fill);
+    for (uint32_t k = 0; k < n; k++) {
+        order_key_t *key = &keys[fill[tmp[k].stream]++];
+        *key = tmp[k];
+        key->rank = sg_reach_rank(r, key->id);
+    }
+    free(tmp);
+    free(fill);
+    for (uint32_t t = 0; t < ns; t++) {
+        order_key_t *run = keys + s->start[t];
+        uint32_t len = s->start[t + 1] - s->start[t];
+        for (uint32_t i = 1; i < len; i++) {
+            if (cmp_order_key(&run[i - 1], &run[i]) > 0) {
+                qsort(run, len, sizeof *run, cmp_order_key);
+                break;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < g->n_nodes; i++) s->index[i] = UINT32_MAX;
+    for (uint32_t t = 0; t < ns; t++)
+        for (uint32_t i = s->start[t]; i < s->start[t + 1]; i++) {
+            s->nodes[i] = keys[i].id;
+            s->index[keys[i].id] = i - s->start[t];
+        }
     free(keys);
     return SG_OK;
 }
@@ -167,12 +270,13 @@ bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo,
 {
     const sg_buffer_t *b = sg_graph_buffer(g, a->buffer);
     if (!b || a->size == 0) return false;
-    uint64_t start = b->address + a->offset;
-    if (start < b->address) return false; /* wrapped */
-    uint64_t end = start + a->size;
-    if (end < start) end = UINT64_MAX;
-    *lo = start;
-    *hi = end;
+    if (b->address + a->offset < b->address) { /* the offset wraps: see rewrite_internal.h */
+        *lo = b->address;
+        *hi = UINT64_MAX;
+        return true;
+    }
+    *lo = b->address + a->offset;
+    *hi = sg_rw_end(*lo, a->size);
     return true;
 }
 
@@ -180,16 +284,8 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b)
 {
     const sg_buffer_t *x = sg_graph_buffer(g, a), *y = sg_graph_buffer(g, b);
     if (!x || !y || x->size == 0 || y->size == 0) return false;
-    uint64_t xe = x->address + x->size, ye = y->address + y->size;
-    if (xe < x->address) xe = UINT64_MAX;
-    if (ye < y->address) ye = UINT64_MAX;
-    return x->address < ye && y->address < xe;
-}
-
-static int cmp_u64(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return a < b ? -1 : a > b;
+    return x->address < sg_rw_end(y->address, y->size) &&
+           y->address < sg_rw_end(x->address, x->size);
 }
 
 uint32_t sg_rw_buffer_at(const sg_graph_t *g, uint32_t b, uint64_t addr, uint64_t seq)
@@ -222,8 +318,7 @@ static int shared_allocations(const sg_graph_t *g, uint8_t *shared)
     for (uint32_t i = 0; i < nb; i++) {
         const sg_buffer_t *x = &g->root->buffers[i];
         if (x->kind != SG_BUFFER_GRAPH_ALLOC || x->size == 0) continue;
-        uint64_t hi = x->address + x->size;
-        sp[n++] = (sg_rw_span_t){x->address, hi < x->address ? UINT64_MAX : hi, i};
+        sp[n++] = (sg_rw_span_t){x->address, sg_rw_end(x->address, x->size), i};
     }
     qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
     uint64_t end = 0;
@@ -253,90 +348,84 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
     memset(b, 0, sizeof *b);
     uint32_t nb = g->root->n_buffers;
     b->n_buffers = nb;
-    uint64_t n_acc = 0, n_free = 0, n_all = 0;
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (x->removed) continue;
-        n_all += x->n_accesses;
-        if (x->type == SG_NODE_MEM_FREE && x->u.mem.buffer < nb) n_free++;
-        if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) continue;
-        n_acc += x->n_accesses;
-    }
-    /* (buffer << 32 | node) keys, sorted and made unique */
-    uint64_t *keys = malloc((n_acc ? n_acc : 1) * sizeof *keys);
-    uint8_t *shared = calloc(nb ? nb : 1, 1);
-    b->user_start = calloc(nb + 1, sizeof *b->user_start);
+    b->user_start = calloc((size_t)nb + 1, sizeof *b->user_start);
     b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
-    b->free_start = calloc(nb + 1, sizeof *b->free_start);
-    b->frees = malloc((n_free ? n_free : 1) * sizeof *b->frees);
+    b->free_start = calloc((size_t)nb + 1, sizeof *b->free_start);
     b->acc_start = calloc((size_t)g->n_nodes + 1, sizeof *b->acc_start);
-    b->acc_buffer = malloc((n_all ? n_all : 1) * sizeof *b->acc_buffer);
-    if (!keys || !shared || !b->user_start || !b->alloc || !b->free_start || !b->frees ||
-        !b->acc_start || !b->acc_buffer || shared_allocations(g, shared)) {
-        free(keys);
-        free(shared);
-        sg_rw_buffers_free(b);
-        return SG_ENOMEM;
-    }
-    uint64_t k = 0, at = 0;
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        b->acc_start[i] = (uint32_t)at;
-        if (x->removed) continue;
-        for (uint32_t a = 0; a < x->n_accesses; a++) {
-            uint32_t m = meant(g, shared, x, &x->accesses[a]);
-            b->acc_buffer[at++] = m;
-            if (x->type != SG_NODE_MEM_ALLOC && x->type != SG_NODE_MEM_FREE && m < nb)
-                keys[k++] = (uint64_t)m << 32 | i;
-        }
-    }
-    b->acc_start[g->n_nodes] = (uint32_t)at;
-    qsort(keys, k, sizeof *keys, cmp_u64);
-    uint64_t u = 0;
-    for (uint64_t i = 0; i < k; i++)
-        if (i == 0 || keys[i] != keys[i - 1]) keys[u++] = keys[i];
-    b->users = malloc((u ? u : 1) * sizeof *b->users);
-    if (!b->users) {
-        free(keys);
-        sg_rw_buffers_free(b);
-        return SG_ENOMEM;
-    }
-    for (uint64_t i = 0; i < u; i++) {
-        b->users[i] = (sg_node_id_t)(keys[i] & 0xffffffffu);
-        b->user_start[(keys[i] >> 32) + 1]++;
-    }
-    free(keys);
-    for (uint32_t i = 0; i < nb; i++) b->user_start[i + 1] += b->user_start[i];
+    uint32_t *last = calloc(nb ? nb : 1, sizeof *last); /* by buffer: last user + 1 */
+    uint8_t *shared = calloc(nb ? nb : 1, 1);
+    uint64_t *pairs = NULL, *frees = NULL; /* (buffer << 32 | node), in node order */
+    uint32_t np = 0, cap_p = 0, nf = 0, cap_f = 0, na = 0, cap_a = 0;
+    if (!b->user_start || !b->alloc || !b->free_start || !b->acc_start || !last || !shared ||
+        shared_allocations(g, shared))
+        goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         sg_node_id_t a = g->root->buffers[i].alloc_node;
         const sg_node_t *an = sg_graph_node(g, a);
         b->alloc[i] = an && an->type == SG_NODE_MEM_ALLOC ? a : SG_NONE;
     }
+    /* One pass over the nodes (on a large graph each pass over the node
+     * array is a cache miss per node): users, allocations and frees, then
+     * counting sorts by buffer of what was collected, so each buffer's
+     * users and frees come out in id order, each user once. */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
-        if (x->removed || (x->type != SG_NODE_MEM_ALLOC && x->type != SG_NODE_MEM_FREE) ||
-            x->u.mem.buffer >= nb)
+        b->acc_start[i] = na;
+        if (x->removed) continue;
+        if (x->n_accesses) {
+            if (sg_array_grow((void **)&b->acc_buffer, &cap_a, na + x->n_accesses,
+                              sizeof *b->acc_buffer))
+                goto oom;
+            for (uint32_t a = 0; a < x->n_accesses; a++)
+                b->acc_buffer[na++] = meant(g, shared, x, &x->accesses[a]);
+        }
+        if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) {
+            uint32_t bf = x->u.mem.buffer;
+            if (bf >= nb) continue;
+            if (x->type == SG_NODE_MEM_ALLOC) {
+                if (b->alloc[bf] == SG_NONE) b->alloc[bf] = i;
+                continue;
+            }
+            if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
+            if (sg_array_grow((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
+            frees[nf++] = (uint64_t)bf << 32 | i;
+            b->free_start[bf + 1]++;
             continue;
-        if (x->type == SG_NODE_MEM_ALLOC && b->alloc[x->u.mem.buffer] == SG_NONE)
-            b->alloc[x->u.mem.buffer] = i;
-        if (x->type == SG_NODE_MEM_FREE) b->free_start[sg_rw_free_buffer(b, g, i) + 1]++;
+        }
+        for (uint32_t a = 0; a < x->n_accesses; a++) {
+            uint32_t bf = b->acc_buffer[b->acc_start[i] + a];
+            if (bf >= nb || last[bf] == i + 1) continue; /* the same node twice: one user */
+            last[bf] = i + 1;
+            if (sg_array_grow((void **)&pairs, &cap_p, np + 1, sizeof *pairs)) goto oom;
+            pairs[np++] = (uint64_t)bf << 32 | i;
+            b->user_start[bf + 1]++;
+        }
     }
-    for (uint32_t i = 0; i < nb; i++) b->free_start[i + 1] += b->free_start[i];
-    uint32_t *fill = calloc(nb ? nb : 1, sizeof *fill);
-    if (!fill) {
-        free(shared);
-        sg_rw_buffers_free(b);
-        return SG_ENOMEM;
+    b->acc_start[g->n_nodes] = na;
+    for (uint32_t i = 0; i < nb; i++) {
+        b->user_start[i + 1] += b->user_start[i];
+        b->free_start[i + 1] += b->free_start[i];
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->type != SG_NODE_MEM_FREE || x->u.mem.buffer >= nb) continue;
-        uint32_t bf = sg_rw_free_buffer(b, g, i);
-        b->frees[b->free_start[bf] + fill[bf]++] = i;
-    }
-    free(fill);
+    b->users = malloc((np ? np : 1) * sizeof *b->users);
+    b->frees = malloc((nf ? nf : 1) * sizeof *b->frees);
+    if (!b->users || !b->frees) goto oom;
+    /* last[] is the fill position from here on */
+    memcpy(last, b->user_start, nb * sizeof *last);
+    for (uint32_t k = 0; k < np; k++) b->users[last[pairs[k] >> 32]++] = (sg_node_id_t)pairs[k];
+    memcpy(last, b->free_start, nb * sizeof *last);
+    for (uint32_t k = 0; k < nf; k++) b->frees[last[frees[k] >> 32]++] = (sg_node_id_t)frees[k];
+    free(pairs);
+    free(frees);
+    free(last);
     free(shared);
     return SG_OK;
+oom:
+    free(pairs);
+    free(frees);
+    free(last);
+    free(shared);
+    sg_rw_buffers_free(b);
+    return SG_ENOMEM;
 }
 
 uint32_t sg_rw_free_buffer(const sg_rw_buffers_t *b, const sg_graph_t *g, sg_node_id_t f)
@@ -420,30 +509,35 @@ double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n)
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish)
 {
     size_t ids = g->n_nodes ? g->n_nodes : 1;
-    double *s = calloc(ids, sizeof *s), *f = calloc(ids, sizeof *f);
-    if (!s || !f) {
-        free(s);
-        free(f);
-        return SG_ENOMEM;
-    }
     uint32_t n;
     const sg_node_id_t *order = sg_reach_order(r, &n);
-    for (uint32_t i = 0; i < n; i++) {
-        sg_node_id_t v = order[i];
-        const sg_node_t *x = &g->nodes[v];
-        double t = 0;
-        for (uint32_t k = 0; k < x->n_in; k++) {
-            double p = f[g->edges[x->in[k]].from];
-            if (p > t) t = p;
-        }
-        s[v] = t;
-        f[v] = t + sg_rw_node_cost_ns(g, x);
+    double *s = calloc(ids, sizeof *s), *f = calloc(ids, sizeof *f);
+    double *fr = malloc((n ? n : 1) * sizeof *fr); /* finish by rank */
+    if (!s || !f || !fr) {
+        free(s);
+        free(f);
+        free(fr);
+        return SG_ENOMEM;
     }
+    /* costs in id order (one pass over the nodes), then the schedule over
+     * the snapshot's adjacency by rank */
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (!g->nodes[v].removed) f[v] = sg_rw_node_cost_ns(g, &g->nodes[v]);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t np;
+        const uint32_t *in = sg_reach_in_ranks(r, i, &np);
+        double t = 0;
+        for (uint32_t k = 0; k < np; k++)
+            if (fr[in[k]] > t) t = fr[in[k]];
+        sg_node_id_t v = order[i];
+        s[v] = t;
+        f[v] = fr[i] = t + f[v];
+    }
+    free(fr);
     *start = s;
     *finish = f;
     return SG_OK;
 }
-
 
 /* ---- small shared containers --------------------------------------------------------- */
 
@@ -525,6 +619,8 @@ void sg_rw_reuse_free(sg_rw_reuse_t *ru)
     free(ru->cluster);
     free(ru->start);
     free(ru->allocs);
+    free(ru->rstart);
+    free(ru->runs);
     free(ru->pstart);
     free(ru->plain);
     memset(ru, 0, sizeof *ru);
@@ -542,8 +638,7 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
     if (!sp || !ru->cluster || !k) goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         const sg_buffer_t *b = &g->root->buffers[i];
-        uint64_t hi = b->address + b->size;
-        sp[n++] = (sg_rw_span_t){b->address, hi < b->address ? UINT64_MAX : hi, i};
+        sp[n++] = (sg_rw_span_t){b->address, sg_rw_end(b->address, b->size), i};
     }
     qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
     uint64_t end = 0;
@@ -577,6 +672,22 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
         ru->start[c + 1] += ru->start[c];
         ru->pstart[c + 1] += ru->pstart[c];
     }
+    /* runs of one chain within each cluster (k is sorted by cluster, chain) */
+    uint32_t n_runs = 0;
+    for (uint32_t i = 0; i < na; i++)
+        if (i == 0 || k[i].cluster != k[i - 1].cluster || k[i].chain != k[i - 1].chain) n_runs++;
+    ru->runs = malloc((n_runs ? n_runs : 1) * sizeof *ru->runs);
+    ru->rstart = calloc((size_t)nc + 1, sizeof *ru->rstart);
+    if (!ru->runs || !ru->rstart) goto oom;
+    n_runs = 0;
+    for (uint32_t i = 0; i < na; i++) {
+        if (i == 0 || k[i].cluster != k[i - 1].cluster || k[i].chain != k[i - 1].chain) {
+            ru->runs[n_runs++] = (sg_rw_reuse_run_t){k[i].chain, i, i};
+            ru->rstart[k[i].cluster + 1]++;
+        }
+        ru->runs[n_runs - 1].end = i + 1;
+    }
+    for (uint32_t c = 0; c < nc; c++) ru->rstart[c + 1] += ru->rstart[c];
     uint32_t *fill = calloc(nc ? nc : 1, sizeof *fill);
     if (!fill) goto oom;
     for (uint32_t b = 0; b < nb; b++)
@@ -619,15 +730,15 @@ int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *
         if (ob != b && sg_rw_buffers_overlap(g, ob, b))
             extra += bufs->user_start[ob + 1] - bufs->user_start[ob];
     }
-    size_t cap = (size_t)(a1 - a0) + extra;
+    bool clocks = sg_reach_all_loaded(r, true);
+    /* with the clocks, at most one candidate per run (chain) */
+    size_t cap = (size_t)(clocks ? ru->rstart[cl + 1] - ru->rstart[cl] : a1 - a0) + extra;
     if (cap == 0) return SG_OK;
     sg_node_id_t *cand = malloc(cap * sizeof *cand);
     if (!cand) return SG_ENOMEM;
     uint32_t nc = 0;
-    bool clocks = sg_reach_all_loaded(r, true);
-    for (uint32_t i = a0; i < a1;) {
-        uint32_t c = sg_reach_chain_of(r, ru->allocs[i]), j = i;
-        while (j < a1 && sg_reach_chain_of(r, ru->allocs[j]) == c) j++;
+    for (uint32_t ri = ru->rstart[cl]; ri < ru->rstart[cl + 1]; ri++) {
+        uint32_t c = ru->runs[ri].chain, i = ru->runs[ri].first, j = ru->runs[ri].end;
         if (clocks) {
             /* on chain c every position from the first one f reaches on is
              * reachable: the first allocation there that overlaps b is the
@@ -655,7 +766,6 @@ int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *
                     cand[nc++] = ru->allocs[k];
             }
         }
-        i = j;
     }
     for (uint32_t i = ru->pstart[cl]; i < ru->pstart[cl + 1]; i++) {
         uint32_t ob = ru->plain[i];

@@ -59,18 +59,27 @@
 #include <string.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 enum { RULE_RECORD_WAIT, RULE_STREAM_ORDER, RULE_FREE_REUSE, RULE_EVENT_AT_FREE, RULE_COUNT };
 
 static const char *const rule_names[RULE_COUNT] = {"record-before-wait", "stream-order",
                                                    "free-before-reuse", "event-at-free"};
 
+/* A candidate edge. The sentence saying why is made only for the few that
+ * are added (cand_why), from what the rule saw: a 100k-node graph has tens
+ * of thousands of candidates, nearly all of them already ordered. */
 typedef struct {
     sg_node_id_t from, to;
     uint8_t rule;
     uint8_t needs_no_path; /* add only when no path exists (else: when no direct edge) */
-    char why[200];
+    uint8_t side;          /* R2: 0 prev -> X, 1 X -> next; R4: 0 event leaves, 1 enters */
+    uint8_t what;          /* R2: X is a barrier (0), a record (1), wait (2) or both (3) point */
+    uint32_t event;        /* R4: the event edge's event, or SG_NONE */
+    sg_node_id_t free;     /* R4: the free */
 } cand_t;
+
+enum { WHY_MAX = 200 };
 
 typedef struct {
     cand_t *c;
@@ -91,8 +100,49 @@ static cand_t *cand_push(cands_t *cs, sg_node_id_t from, sg_node_id_t to, int ru
     c->to = to;
     c->rule = (uint8_t)rule;
     c->needs_no_path = no_path;
-    c->why[0] = '\0';
+    c->side = c->what = 0;
+    c->event = c->free = SG_NONE;
     return c;
+}
+
+static void cand_why(const sg_graph_t *g, const cand_t *c, char *why, size_t n)
+{
+    switch (c->rule) {
+    case RULE_RECORD_WAIT: {
+        const sg_node_t *rec = &g->nodes[c->from], *wait = &g->nodes[c->to];
+        snprintf(why, n,
+                 "the wait binds to the latest record of %s enqueued before it (seq %llu < %llu)",
+                 SG_RW_LABEL(g->root->events[wait->u.event].label), (unsigned long long)rec->seq,
+                 (unsigned long long)wait->seq);
+        break;
+    }
+    case RULE_STREAM_ORDER: {
+        static const char *const points[] = {NULL, "record point", "wait point",
+                                             "record and wait point"};
+        const sg_node_t *x = &g->nodes[c->side ? c->from : c->to];
+        const char *what = c->what ? points[c->what & 3] : sg_node_type_name(x->type);
+        if (c->side)
+            snprintf(why, n, "%s: everything enqueued after it on %s must follow it", what,
+                     SG_RW_STREAM(g, x->stream));
+        else
+            snprintf(why, n, "%s: everything enqueued before it on %s must precede it", what,
+                     SG_RW_STREAM(g, x->stream));
+        break;
+    }
+    case RULE_FREE_REUSE:
+        snprintf(why, n,
+                 "%s reuses addresses of %s, which is only legal after this free; the path was "
+                 "transitive",
+                 SG_RW_LABEL(g->root->buffers[g->nodes[c->to].u.mem.buffer].label),
+                 SG_RW_LABEL(g->root->buffers[g->nodes[c->from].u.mem.buffer].label));
+        break;
+    default: {
+        const sg_event_t *ev = sg_graph_event(g, c->event);
+        snprintf(why, n, "event %s %s the free n%u; this ordering ran through the free only",
+                 ev ? SG_RW_LABEL(ev->label) : "?", c->side ? "enters" : "leaves", c->free);
+        break;
+    }
+    }
 }
 
 static bool is_barrier(const sg_node_t *x)
@@ -101,14 +151,19 @@ static bool is_barrier(const sg_node_t *x)
            x->type == SG_NODE_HOST || x->type == SG_NODE_OPAQUE;
 }
 
-/* Does an event edge leave (dir 0) / enter (dir 1) x? */
-static bool has_event_edge(const sg_graph_t *g, const sg_node_t *x, int dir)
+/* Which nodes an event edge leaves (bit 0) or enters (bit 1): one pass over
+ * the edge array, instead of each node's edge lists (separate small arrays,
+ * a cache miss apiece on a large graph). NULL when out of memory. */
+static uint8_t *event_ends(const sg_graph_t *g)
 {
-    uint32_t n = dir ? x->n_in : x->n_out;
-    const sg_edge_id_t *ids = dir ? x->in : x->out;
-    for (uint32_t i = 0; i < n; i++)
-        if (g->edges[ids[i]].kind == SG_EDGE_EVENT) return true;
-    return false;
+    uint8_t *ends = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    for (uint32_t i = 0; ends && i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed || e->kind != SG_EDGE_EVENT) continue;
+        ends[e->from] |= 1;
+        ends[e->to] |= 2;
+    }
+    return ends;
 }
 
 typedef struct {
@@ -129,40 +184,32 @@ static int cmp_evnode(const void *pa, const void *pb)
 /* R1 candidates. */
 static int rule_record_wait(const sg_graph_t *g, cands_t *cs)
 {
-    size_t n = 0;
+    evnode_t *ev = NULL;
+    uint32_t n = 0, cap = 0;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
-        if (!x->removed && (x->type == SG_NODE_EVENT_RECORD || x->type == SG_NODE_EVENT_WAIT) &&
-            x->u.event < g->root->n_events)
-            n++;
+        if (x->removed || (x->type != SG_NODE_EVENT_RECORD && x->type != SG_NODE_EVENT_WAIT) ||
+            x->u.event >= g->root->n_events)
+            continue;
+        if (sg_array_grow((void **)&ev, &cap, n + 1, sizeof *ev)) {
+            free(ev);
+            return SG_ENOMEM;
+        }
+        ev[n++] = (evnode_t){x->u.event, x->seq, i, x->type == SG_NODE_EVENT_RECORD};
     }
-    evnode_t *ev = malloc((n ? n : 1) * sizeof *ev);
-    if (!ev) return SG_ENOMEM;
-    size_t k = 0;
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (!x->removed && (x->type == SG_NODE_EVENT_RECORD || x->type == SG_NODE_EVENT_WAIT) &&
-            x->u.event < g->root->n_events)
-            ev[k++] = (evnode_t){x->u.event, x->seq, i, x->type == SG_NODE_EVENT_RECORD};
-    }
-    qsort(ev, n, sizeof *ev, cmp_evnode);
+    if (n > 1) qsort(ev, n, sizeof *ev, cmp_evnode);
     sg_node_id_t last_record = SG_NONE;
-    for (size_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         if (i == 0 || ev[i].event != ev[i - 1].event) last_record = SG_NONE;
         if (ev[i].is_record) {
             last_record = ev[i].id;
             continue;
         }
         if (last_record == SG_NONE) continue;
-        cand_t *c = cand_push(cs, last_record, ev[i].id, RULE_RECORD_WAIT, true);
-        if (!c) {
+        if (!cand_push(cs, last_record, ev[i].id, RULE_RECORD_WAIT, true)) {
             free(ev);
             return SG_ENOMEM;
         }
-        snprintf(c->why, sizeof c->why,
-                 "the wait binds to the latest record of %s enqueued before it (seq %llu < %llu)",
-                 g->root->events[ev[i].event].label,
-                 (unsigned long long)g->nodes[last_record].seq, (unsigned long long)ev[i].seq);
     }
     free(ev);
     return SG_OK;
@@ -171,17 +218,17 @@ static int rule_record_wait(const sg_graph_t *g, cands_t *cs)
 /* R2 candidates. */
 static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, cands_t *cs)
 {
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
+    uint8_t *ends = event_ends(g);
+    if (!ends) return SG_ENOMEM;
+    int rc = SG_OK;
+    for (uint32_t i = 0; i < g->n_nodes && rc == SG_OK; i++) {
         const sg_node_t *x = &g->nodes[i];
         if (x->removed || x->stream >= st->n_streams || x->type == SG_NODE_MEM_FREE) continue;
         bool barrier = is_barrier(x);
-        bool record_point = !barrier && has_event_edge(g, x, 0);
-        bool wait_point = !barrier && has_event_edge(g, x, 1);
+        bool record_point = !barrier && (ends[i] & 1);
+        bool wait_point = !barrier && (ends[i] & 2);
         if (!barrier && !record_point && !wait_point) continue;
-        const char *what = barrier ? sg_node_type_name(x->type)
-                                   : record_point && wait_point ? "record and wait point"
-                                   : record_point              ? "record point"
-                                                               : "wait point";
+        uint8_t what = barrier ? 0 : (uint8_t)((record_point ? 1 : 0) | (wait_point ? 2 : 0));
         sg_node_id_t prev = sg_rw_stream_prev(g, st, i), next = sg_rw_stream_next(g, st, i);
         while (prev != SG_NONE && g->nodes[prev].type == SG_NODE_MEM_FREE)
             prev = sg_rw_stream_prev(g, st, prev);
@@ -189,20 +236,24 @@ static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, can
             next = sg_rw_stream_next(g, st, next);
         if (prev != SG_NONE && (barrier || record_point)) {
             cand_t *c = cand_push(cs, prev, i, RULE_STREAM_ORDER, true);
-            if (!c) return SG_ENOMEM;
-            snprintf(c->why, sizeof c->why,
-                     "%s: everything enqueued before it on %s must precede it", what,
-                     sg_rw_stream_name(g, x->stream));
+            if (!c) {
+                rc = SG_ENOMEM;
+                break;
+            }
+            c->what = what;
         }
         if (next != SG_NONE && (barrier || wait_point)) {
             cand_t *c = cand_push(cs, i, next, RULE_STREAM_ORDER, true);
-            if (!c) return SG_ENOMEM;
-            snprintf(c->why, sizeof c->why,
-                     "%s: everything enqueued after it on %s must follow it", what,
-                     sg_rw_stream_name(g, x->stream));
+            if (!c) {
+                rc = SG_ENOMEM;
+                break;
+            }
+            c->side = 1;
+            c->what = what;
         }
     }
-    return SG_OK;
+    free(ends);
+    return rc;
 }
 
 /* R3 candidates: for every free F of a buffer b, the first allocations
@@ -223,16 +274,10 @@ static int rule_free_reuse(const sg_graph_t *g, const sg_rw_buffers_t *bufs, sg_
             for (uint32_t i = 0; i < m; i++) {
                 if (g->nodes[mins[i]].type != SG_NODE_MEM_ALLOC) continue;
                 if (sg_graph_find_edge(g, f, mins[i]) != SG_NONE) continue;
-                cand_t *c = cand_push(cs, f, mins[i], RULE_FREE_REUSE, false);
-                if (!c) {
+                if (!cand_push(cs, f, mins[i], RULE_FREE_REUSE, false)) {
                     rc = SG_ENOMEM;
                     break;
                 }
-                snprintf(c->why, sizeof c->why,
-                         "%s reuses addresses of %s, which is only legal after this free; the "
-                         "path was transitive",
-                         g->root->buffers[g->nodes[mins[i]].u.mem.buffer].label,
-                         g->root->buffers[b].label);
             }
             free(mins);
         }
@@ -247,7 +292,6 @@ static int rule_event_at_free(const sg_graph_t *g, cands_t *cs)
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
         if (e->removed || e->kind != SG_EDGE_EVENT) continue;
-        const sg_event_t *ev = sg_graph_event(g, e->event);
         for (int side = 0; side < 2; side++) {
             sg_node_id_t f = side ? e->to : e->from;
             const sg_node_t *fx = &g->nodes[f];
@@ -261,9 +305,9 @@ static int rule_event_at_free(const sg_graph_t *g, cands_t *cs)
                 if (from == to || sg_graph_find_edge(g, from, to) != SG_NONE) continue;
                 cand_t *c = cand_push(cs, from, to, RULE_EVENT_AT_FREE, false);
                 if (!c) return SG_ENOMEM;
-                snprintf(c->why, sizeof c->why,
-                         "event %s %s the free n%u; this ordering ran through the free only",
-                         ev ? ev->label : "?", side ? "enters" : "leaves", f);
+                c->side = (uint8_t)side;
+                c->event = e->event;
+                c->free = f;
             }
         }
     }
@@ -280,7 +324,7 @@ static int cmp_cand(const void *pa, const void *pb)
 
 typedef struct {
     uint32_t added[RULE_COUNT], total, skipped;
-    json_t *arr;
+    sg_jw_t *arr; /* the pass's edges_added, open */
 } tally_t;
 
 /* Add the candidates that still apply: for R1/R2 when the pairs are not
@@ -329,12 +373,18 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, cands_t *cs, tally_t *t, uin
         t->added[c->rule]++;
         t->total++;
         (*n_added)++;
-        char a[200], b[200];
+        char a[200], b[200], why[WHY_MAX];
+        cand_why(g, c, why, sizeof why);
         sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n", sg_rw_node_name(g, c->from, a, sizeof a),
-                     sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule], c->why);
-        json_array_append_new(t->arr, json_pack("{s:s, s:o, s:o, s:s}", "rule", rule_names[c->rule],
-                                                "from", sg_rw_node_json(g, c->from), "to",
-                                                sg_rw_node_json(g, c->to), "why", c->why));
+                     sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule], why);
+        sg_jw_object(t->arr);
+        sg_jw_kstring(t->arr, "rule", rule_names[c->rule]);
+        sg_jw_key(t->arr, "from");
+        sg_rw_node_jw(t->arr, g, c->from);
+        sg_jw_key(t->arr, "to");
+        sg_rw_node_jw(t->arr, g, c->to);
+        sg_jw_kstring(t->arr, "why", why);
+        sg_jw_end(t->arr);
     }
 out:
     cs->n = 0;
@@ -350,9 +400,9 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     sg_rw_streams_t st = {0};
     sg_rw_buffers_t bufs = {0};
     cands_t cs = {0};
-    tally_t t = {{0}, 0, 0, json_array()};
+    tally_t t = {{0}, 0, 0, sg_rw_json_member(ctx, "edges_added")};
     uint32_t n_added = 0;
-    if (!t.arr) return SG_ENOMEM;
+    sg_jw_array(t.arr);
     sg_reach_t *own = NULL; /* a snapshot after R1/R2 added edges */
     int rc;
     r = sg_rw_input_reach(ctx, &rc);
@@ -380,20 +430,18 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     } while (n_added);
 
     if (t.total == 0) sg_rw_printf(ctx, "no change: every implied ordering is already explicit\n");
-    sg_rw_json_set(ctx, "edges_added", t.arr);
-    t.arr = NULL;
+    sg_jw_end(t.arr);
     json_t *counts = json_object();
     for (int k = 0; k < RULE_COUNT; k++)
         json_object_set_new(counts, rule_names[k], json_integer(t.added[k]));
     sg_rw_json_set(ctx, "by_rule", counts);
     sg_rw_json_set(ctx, "skipped_contradicting", json_integer(t.skipped));
     sg_rw_summary(ctx,
-                  "%u control edges added (record-before-wait %u, stream-order %u, "
+                  "%u control %s added (record-before-wait %u, stream-order %u, "
                   "free-before-reuse %u, event-at-free %u)",
-                  t.total, t.added[RULE_RECORD_WAIT], t.added[RULE_STREAM_ORDER],
+                  t.total, sg_plural(t.total, "edge", "edges"), t.added[RULE_RECORD_WAIT], t.added[RULE_STREAM_ORDER],
                   t.added[RULE_FREE_REUSE], t.added[RULE_EVENT_AT_FREE]);
 out:
-    json_decref(t.arr);
     free(cs.c);
     sg_rw_buffers_free(&bufs);
     sg_rw_streams_free(&st);

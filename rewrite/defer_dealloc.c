@@ -65,6 +65,7 @@
 #include <string.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 /* ---- small id lists ------------------------------------------------------------ */
 
@@ -281,7 +282,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     if (!cross) {
         p->decision = D_SAME_STREAM;
         snprintf(p->why, sizeof p->why, "every use is on %s, the free's own stream",
-                 sg_rw_stream_name(g, s));
+                 SG_RW_STREAM(g, s));
         return SG_OK;
     }
     /* 1. use after free in the input: no correct placement exists */
@@ -291,7 +292,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
             snprintf(p->why, sizeof p->why,
                      "n%u uses %s after this free in the input (use after free): nothing "
                      "correct to place",
-                     bf->users[i], g->root->buffers[b].label);
+                     bf->users[i], SG_RW_LABEL(g->root->buffers[b].label));
             return SG_OK;
         }
     }
@@ -317,7 +318,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
         snprintf(p->why, sizeof p->why,
                  "last used on %s, the free's own stream (the other streams' uses are ordered "
                  "before that)",
-                 sg_rw_stream_name(g, s));
+                 SG_RW_STREAM(g, s));
         return SG_OK;
     }
     /* 3. Q: what reuses b's memory after F */
@@ -353,7 +354,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
                 snprintf(p->why, sizeof p->why,
                          "n%u reuses the memory of %s before its use n%u in the input (reuse "
                          "race): nothing correct to place",
-                         p->reuse.v[i], g->root->buffers[b].label, p->maxima.v[k]);
+                         p->reuse.v[i], SG_RW_LABEL(g->root->buffers[b].label), p->maxima.v[k]);
                 return SG_OK;
             }
         }
@@ -410,7 +411,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
         snprintf(p->why, sizeof p->why,
                  "no point on %s is after every use and before the memory's reuse (a reuse "
                  "hazard in the input: run sgcap check)",
-                 sg_rw_stream_name(g, s));
+                 SG_RW_STREAM(g, s));
         return SG_OK;
     }
     p->anchor = anchor;
@@ -448,8 +449,8 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
                 snprintf(p->why, sizeof p->why,
                          "%s joins at n%u before a use of %s: the free cannot be placed on %s "
                          "after every use and still joined",
-                         sg_rw_stream_name(g, s), y, g->root->buffers[b].label,
-                         sg_rw_stream_name(g, s));
+                         SG_RW_STREAM(g, s), y, SG_RW_LABEL(g->root->buffers[b].label),
+                         SG_RW_STREAM(g, s));
                 return SG_OK;
             }
             if ((rc = ids_add_unique(&p->new_out, y))) return rc;
@@ -617,40 +618,48 @@ out:
 
 /* ---- reporting ------------------------------------------------------------------------ */
 
-static json_t *ids_json(const ids_t *l)
+static void ids_jw(sg_jw_t *w, const char *key, const ids_t *l)
 {
-    json_t *a = json_array();
-    for (uint32_t i = 0; a && i < l->n; i++) json_array_append_new(a, json_integer(l->v[i]));
-    return a;
+    sg_jw_key(w, key);
+    sg_jw_array(w);
+    for (uint32_t i = 0; i < l->n; i++) sg_jw_int(w, l->v[i]);
+    sg_jw_end(w);
 }
 
-static json_t *pairs_json(const ids_t *from, const ids_t *to, const uint8_t *kinds)
+static void pairs_jw(sg_jw_t *w, const char *key, const ids_t *from, const ids_t *to,
+                     const uint8_t *kinds)
 {
-    json_t *a = json_array();
-    for (uint32_t i = 0; a && i < from->n; i++) {
-        json_t *o = json_pack("{s:I, s:I}", "from", (json_int_t)from->v[i], "to",
-                              (json_int_t)to->v[i]);
-        if (o && kinds) json_object_set_new(o, "kind", json_string(sg_edge_kind_name(kinds[i])));
-        json_array_append_new(a, o);
+    sg_jw_key(w, key);
+    sg_jw_array(w);
+    for (uint32_t i = 0; i < from->n; i++) {
+        sg_jw_object(w);
+        sg_jw_kint(w, "from", from->v[i]);
+        sg_jw_kint(w, "to", to->v[i]);
+        if (kinds) sg_jw_kstring(w, "kind", sg_edge_kind_name(kinds[i]));
+        sg_jw_end(w);
     }
-    return a;
+    sg_jw_end(w);
 }
 
 static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const changes_t *c,
-                       json_t *arr)
+                       sg_jw_t *arr)
 {
     sg_graph_t *g = ctx->g;
     const sg_buffer_t *buf = &g->root->buffers[p->buffer];
     char a[200], b[200];
-    sg_rw_printf(ctx, "free %s: %s, %llu bytes, %s\n", sg_rw_node_name(g, p->f, a, sizeof a),
-                 buf->label, (unsigned long long)buf->size, decision_name(p));
-    json_t *o = json_pack("{s:o, s:s, s:I, s:s}", "free", sg_rw_node_json(g, p->f), "buffer",
-                          buf->label, "bytes", (json_int_t)buf->size, "decision",
-                          decision_name(p));
+    sg_rw_printf(ctx, "free %s: %s, %llu %s, %s\n", sg_rw_node_name(g, p->f, a, sizeof a),
+                 SG_RW_LABEL(buf->label), (unsigned long long)buf->size,
+                 sg_plural(buf->size, "byte", "bytes"), decision_name(p));
+    sg_jw_object(arr);
+    sg_jw_key(arr, "free");
+    sg_rw_node_jw(arr, g, p->f);
+    sg_jw_kstring(arr, "buffer", buf->label);
+    sg_jw_kint(arr, "bytes", (long long)buf->size);
+    sg_jw_kstring(arr, "decision", decision_name(p));
     if (p->decision == D_SAME_STREAM || p->decision == D_SKIP) {
         sg_rw_printf(ctx, "  %s\n", p->why);
-        json_object_set_new(o, "why", json_string(p->why));
-        json_array_append_new(arr, o);
+        sg_jw_kstring(arr, "why", p->why);
+        sg_jw_end(arr);
         return;
     }
     sg_rw_printf(ctx, "  last uses:");
@@ -660,7 +669,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                      e->finish[p->maxima.v[i]] / 1000.0);
     sg_rw_printf(ctx, "\n");
     char why_here[200];
-    const char *sn = sg_rw_stream_name(g, p->stream);
+    const char *sn = SG_RW_STREAM(g, p->stream);
     if (p->anchor_reason == ANCHOR_DONE)
         snprintf(why_here, sizeof why_here,
                  "the first node on %s expected to finish after the other streams' last use", sn);
@@ -673,7 +682,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
         sg_rw_printf(ctx,
                      "  in place: already after every use and on %s (after %s), expected at "
                      "%.3f us\n",
-                     sg_rw_stream_name(g, p->stream),
+                     SG_RW_STREAM(g, p->stream),
                      p->anchor != SG_NONE ? sg_rw_node_name(g, p->anchor, a, sizeof a) : "nothing",
                      p->t_after / 1000.0);
     } else {
@@ -682,7 +691,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                          sg_rw_node_name(g, p->old_prev, a, sizeof a), p->t_before / 1000.0);
         else
             sg_rw_printf(ctx, "  was: first on %s, expected at %.3f us\n",
-                         sg_rw_stream_name(g, p->stream), p->t_before / 1000.0);
+                         SG_RW_STREAM(g, p->stream), p->t_before / 1000.0);
         if (p->anchor != SG_NONE)
             sg_rw_printf(ctx, "  now: after %s, %s (%.3f us); expected at %.3f us\n",
                          sg_rw_node_name(g, p->anchor, a, sizeof a), why_here,
@@ -693,7 +702,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
     }
     if (p->decision == D_MOVED && p->stall > 0)
         sg_rw_printf(ctx, "  expected stall of %s at the free: %.3f us\n",
-                     sg_rw_stream_name(g, p->stream), p->stall / 1000.0);
+                     SG_RW_STREAM(g, p->stream), p->stall / 1000.0);
     for (uint32_t i = 0; i < c->added_from.n; i++)
         sg_rw_printf(ctx, "  + %s %s -> %s\n", sg_edge_kind_name(c->added_kind[i]),
                      sg_rw_node_name(g, c->added_from.v[i], a, sizeof a),
@@ -715,21 +724,19 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                      delta > 0 ? "(memory held longer: reuse lost)"
                      : delta < 0 ? "(released earlier: reuse gained)"
                                  : "(same)");
-    json_object_set_new(o, "last_uses", ids_json(&p->maxima));
-    json_object_set_new(o, "was_after", p->old_prev != SG_NONE ? json_integer(p->old_prev)
-                                                               : json_null());
-    json_object_set_new(o, "now_after", p->anchor != SG_NONE ? json_integer(p->anchor)
-                                                             : json_null());
-    json_object_set_new(o, "uses_done_ns", json_real(p->t_uses));
-    json_object_set_new(o, "expected_stall_ns", json_real(p->stall));
-    json_object_set_new(o, "free_before_ns", json_real(p->t_before));
-    json_object_set_new(o, "free_after_ns", json_real(p->t_after));
-    json_object_set_new(o, "live_delta_ns", json_real(delta));
-    json_object_set_new(o, "live_delta_byte_ns", json_real((double)buf->size * delta));
-    json_object_set_new(o, "reuse_kept", ids_json(&p->reuse));
-    json_object_set_new(o, "added", pairs_json(&c->added_from, &c->added_to, c->added_kind));
-    json_object_set_new(o, "removed", pairs_json(&c->removed_from, &c->removed_to, NULL));
-    json_array_append_new(arr, o);
+    ids_jw(arr, "last_uses", &p->maxima);
+    sg_jw_kid(arr, "was_after", p->old_prev);
+    sg_jw_kid(arr, "now_after", p->anchor);
+    sg_jw_kreal(arr, "uses_done_ns", p->t_uses);
+    sg_jw_kreal(arr, "expected_stall_ns", p->stall);
+    sg_jw_kreal(arr, "free_before_ns", p->t_before);
+    sg_jw_kreal(arr, "free_after_ns", p->t_after);
+    sg_jw_kreal(arr, "live_delta_ns", delta);
+    sg_jw_kreal(arr, "live_delta_byte_ns", (double)buf->size * delta);
+    ids_jw(arr, "reuse_kept", &p->reuse);
+    pairs_jw(arr, "added", &c->added_from, &c->added_to, c->added_kind);
+    pairs_jw(arr, "removed", &c->removed_from, &c->removed_to, NULL);
+    sg_jw_end(arr);
 }
 
 /* ---- the pass ------------------------------------------------------------------------ */
@@ -770,6 +777,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     changes_t *ch = NULL;
     undo_t u = {0};
     uint32_t n = 0;
+    sg_jw_t *arr = NULL;
     int rc;
     e.r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
@@ -801,7 +809,9 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     uint32_t n_cycles = 0;
     bool careful = false;
     if ((rc = run_all(ctx, &e, plans, n, false, &u, ch, &n_cycles))) goto out;
-    rc = sg_reach_check_acyclic(g);
+    /* the check is the snapshot of the output that the verifier needs: the
+     * graph does not change after it, so it is handed over */
+    rc = sg_reach_build(g, SG_REACH_FORWARD, &ctx->out_reach);
     if (rc == SG_ECYCLE) {
         careful = true;
         if ((rc = undo_to(g, &u, 0))) goto out;
@@ -811,11 +821,8 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         goto out;
     }
     uint32_t count[4] = {0}, ordered = 0;
-    json_t *arr = json_array();
-    if (!arr) {
-        rc = SG_ENOMEM;
-        goto out;
-    }
+    arr = sg_rw_json_member(ctx, "frees");
+    sg_jw_array(arr);
     double byte_ns = 0;
     uint32_t dealloc_edges = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -828,10 +835,8 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
             for (uint32_t j = 0; j < ch[i].n_kind; j++)
                 if (ch[i].added_kind[j] == SG_EDGE_DEALLOC) dealloc_edges++;
             if ((rc = sg_rw_note_moved(ctx, p->f, p->keep_pred.v, p->keep_pred.n, p->reuse.v,
-                                       p->reuse.n))) {
-                json_decref(arr);
+                                       p->reuse.n)))
                 goto out;
-            }
         }
     }
     if (careful)
@@ -840,12 +845,13 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
                      "instead (%u skipped)\n",
                      n_cycles);
     if (n == 0) sg_rw_printf(ctx, "no frees in the graph\n");
-    sg_rw_json_set(ctx, "frees", arr);
+    sg_jw_end(arr);
     sg_rw_json_set(ctx, "live_delta_byte_ns", json_real(byte_ns));
     sg_rw_summary(ctx,
-                  "%u frees: %u moved, %u ordered in place (%u dealloc edges), %u already in "
+                  "%u %s: %u moved, %u ordered in place (%u dealloc %s), %u already in "
                   "place, %u same-stream, %u skipped; live bytes x time %+.3f MiB*us",
-                  n, count[D_MOVED] - ordered, ordered, dealloc_edges, count[D_IN_PLACE],
+                  n, sg_plural(n, "free", "frees"), count[D_MOVED] - ordered, ordered,
+                  dealloc_edges, sg_plural(dealloc_edges, "edge", "edges"), count[D_IN_PLACE],
                   count[D_SAME_STREAM], count[D_SKIP], byte_ns / 1048576.0 / 1000.0);
 out:
     for (uint32_t i = 0; plans && i < n; i++) plan_free(&plans[i]);

@@ -22,6 +22,7 @@
 #include "code/fatbin.h"
 #include "fuse.h"
 #include "fusion_legality.h"
+#include "graph/plural.h"
 #include "rewrite_internal.h"
 
 /* ---- code per stage ------------------------------------------------------------------ */
@@ -318,7 +319,7 @@ static const char *short_name(const char *mangled, char *buf, size_t n)
 
 /* Fuse stages st[0..n) (nodes ks, frees between them). */
 static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint32_t n,
-                    const sg_fusion_chain_t *ch, json_t *runs)
+                    const sg_fusion_chain_t *ch, sg_jw_t *runs)
 {
     sg_pass_ctx_t *ctx = f->ctx;
     sg_graph_t *g = ctx->g;
@@ -340,9 +341,14 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
         return rc;
     }
     if (rc) {
-        sg_rw_printf(ctx, "  not fused: n%u..n%u (%s .. %s): %s\n", ks[0], ks[n - 1], first, last, err);
-        json_array_append_new(runs, json_pack("{s:s, s:i, s:i, s:s}", "status", "failed", "first", ks[0],
-                                              "last", ks[n - 1], "reason", err));
+        sg_rw_printf(ctx, "  not fused: n%u..n%u (%s .. %s): %s\n", ks[0], ks[n - 1],
+                     SG_RW_LABEL(first), SG_RW_LABEL(last), SG_RW_NOTE(err));
+        sg_jw_object(runs);
+        sg_jw_kstring(runs, "status", "failed");
+        sg_jw_kint(runs, "first", ks[0]);
+        sg_jw_kint(runs, "last", ks[n - 1]);
+        sg_jw_kstring(runs, "reason", err);
+        sg_jw_end(runs);
         f->refused++;
         sg_fz_source_free(&src);
         return SG_OK;
@@ -436,31 +442,37 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
     if (!rc && !rec->codegen) rc = SG_ENOMEM;
     char label[256];
     snprintf(label, sizeof label, "fused %u stages: %s .. %s", n, first, last);
-    json_t *ids = json_array();
-    for (uint32_t s = 0; s < n; s++) json_array_append_new(ids, json_integer(ks[s]));
     if (!rc) rc = replace_run(g, ks, n, frees, nf, &k, label);
     free(k.param_bytes);
-    if (rc) {
-        json_decref(ids);
-        goto out;
-    }
+    if (rc) goto out;
     sg_rw_printf(ctx,
                  "  fused n%u: %s, %u stages (%s .. %s), tier %u%s, grid %u block %u, %d registers, "
                  "%d spill bytes%s\n",
-                 ks[0], src.name, n, first, last, plan->cta ? 2 : 1,
+                 ks[0], src.name, n, SG_RW_LABEL(first), SG_RW_LABEL(last), plan->cta ? 2 : 1,
                  plan->cta ? " (CTA-wide: barriers between stages)"
                  : plan->real_mode ? " (grid-stride: accesses kept in memory)" : "",
                  src.grid, src.block, bin.registers, bin.spill_bytes, bin.cached ? " (cached)" : "");
     sg_rw_printf(ctx, "    bytes moved: %" PRIu64 " -> %" PRIu64 " (%.2fx less); writes dropped: %u\n",
                  before, after, after ? (double)before / (double)after : 0.0, dropped);
     for (uint32_t i = 0; i < nf; i++) sg_rw_printf(ctx, "    n%u (mem_free) sunk below it\n", frees[i]);
-    json_t *fr = json_array();
-    for (uint32_t i = 0; i < nf; i++) json_array_append_new(fr, json_integer(frees[i]));
-    json_array_append_new(runs, json_pack("{s:s, s:i, s:s, s:o, s:o, s:i, s:i, s:I, s:I, s:i}", "status",
-                                          "fused", "node", ks[0], "kernel", src.name, "stages", ids,
-                                          "frees_sunk", fr, "registers", bin.registers, "spill_bytes",
-                                          bin.spill_bytes, "bytes_before", (json_int_t)before,
-                                          "bytes_after", (json_int_t)after, "writes_dropped", dropped));
+    sg_jw_object(runs);
+    sg_jw_kstring(runs, "status", "fused");
+    sg_jw_kint(runs, "node", ks[0]);
+    sg_jw_kstring(runs, "kernel", src.name);
+    sg_jw_key(runs, "stages");
+    sg_jw_array(runs);
+    for (uint32_t s = 0; s < n; s++) sg_jw_int(runs, ks[s]);
+    sg_jw_end(runs);
+    sg_jw_key(runs, "frees_sunk");
+    sg_jw_array(runs);
+    for (uint32_t i = 0; i < nf; i++) sg_jw_int(runs, frees[i]);
+    sg_jw_end(runs);
+    sg_jw_kint(runs, "registers", bin.registers);
+    sg_jw_kint(runs, "spill_bytes", bin.spill_bytes);
+    sg_jw_kint(runs, "bytes_before", (long long)before);
+    sg_jw_kint(runs, "bytes_after", (long long)after);
+    sg_jw_kint(runs, "writes_dropped", dropped);
+    sg_jw_end(runs);
     f->fused++;
     f->removed += n - 1;
 out:
@@ -471,23 +483,34 @@ out:
 
 /* ---- one chain ------------------------------------------------------------------------------ */
 
-static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, json_t *arr)
+/* The chain's record goes into arr as it is made: its runs straight into
+ * arr, the refusals (made between them) into a writer of their own,
+ * spliced in after the runs. */
+static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, sg_jw_t *arr)
 {
     sg_pass_ctx_t *ctx = f->ctx;
     sg_graph_t *g = ctx->g;
     uint32_t n = ch->n_nodes;
     sg_fz_stage_t *st = calloc(n, sizeof *st);
     sg_node_id_t *ids = malloc(n * sizeof *ids);
-    json_t *runs = json_array(), *refusals = json_array();
+    sg_jw_t refusals;
     int rc = SG_OK;
-    if (!st || !ids || !runs || !refusals) {
-        rc = SG_ENOMEM;
-        goto out;
+    if (!st || !ids) {
+        free(st);
+        free(ids);
+        return SG_ENOMEM;
     }
     memcpy(ids, ch->nodes, n * sizeof *ids);
+    sg_jw_object(arr);
+    sg_jw_kstring(arr, "stream", sg_rw_stream_label(g, ch->stream));
+    sg_jw_kint(arr, "first", ids[0]);
+    sg_jw_init(&refusals, sg_jw_depth(arr));
+    sg_jw_array(&refusals);
+    sg_jw_key(arr, "runs");
+    sg_jw_array(arr);
     const sg_kernel_t *k0 = &g->nodes[ids[0]].u.kernel;
     sg_rw_printf(ctx, "chain %s: %u kernels n%u..n%u, grid %u block %u%s\n",
-                 sg_rw_stream_name(g, ch->stream), n, ids[0], ids[n - 1], k0->grid[0], k0->block[0],
+                 SG_RW_STREAM(g, ch->stream), n, ids[0], ids[n - 1], k0->grid[0], k0->block[0],
                  ch->n_frees ? ", with frees between them" : "");
     f->chains++;
     /* analyze every stage first (the nodes are still there) */
@@ -508,9 +531,13 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, json_t *arr)
         char nm[96];
         if (!st[start].ok) {
             sg_rw_printf(ctx, "  refused stage %u (n%u %s): %s\n", start, ids[start],
-                         short_name(g->nodes[ids[start]].u.kernel.name, nm, sizeof nm), st[start].reason);
-            json_array_append_new(refusals, json_pack("{s:i, s:i, s:s}", "stage", start, "node", ids[start],
-                                                      "reason", st[start].reason));
+                         SG_RW_LABEL(short_name(g->nodes[ids[start]].u.kernel.name, nm, sizeof nm)),
+                         SG_RW_NOTE(st[start].reason));
+            sg_jw_object(&refusals);
+            sg_jw_kint(&refusals, "stage", start);
+            sg_jw_kint(&refusals, "node", ids[start]);
+            sg_jw_kstring(&refusals, "reason", st[start].reason);
+            sg_jw_end(&refusals);
             f->refused++;
             start++;
             continue;
@@ -524,24 +551,31 @@ static int fuse_chain(fuse_t *f, const sg_fusion_chain_t *ch, json_t *arr)
         if (plan.split_at != SG_NONE) {
             uint32_t at = start + plan.split_at;
             sg_rw_printf(ctx, "  split before stage %u (n%u %s): %s\n", at, ids[at],
-                         short_name(g->nodes[ids[at]].u.kernel.name, nm, sizeof nm), plan.split_reason);
-            json_array_append_new(refusals, json_pack("{s:i, s:i, s:s, s:s}", "stage", at, "node", ids[at],
-                                                      "split", "before", "reason", plan.split_reason));
+                         SG_RW_LABEL(short_name(g->nodes[ids[at]].u.kernel.name, nm, sizeof nm)),
+                         SG_RW_NOTE(plan.split_reason));
+            sg_jw_object(&refusals);
+            sg_jw_kint(&refusals, "stage", at);
+            sg_jw_kint(&refusals, "node", ids[at]);
+            sg_jw_kstring(&refusals, "split", "before");
+            sg_jw_kstring(&refusals, "reason", plan.split_reason);
+            sg_jw_end(&refusals);
             f->splits++;
         }
         if (len >= 2)
-            rc = fuse_run(f, &plan, ids + start, len, ch, runs);
+            rc = fuse_run(f, &plan, ids + start, len, ch, arr);
         else if (len == 0)
             len = 1; /* the first stage conflicts with itself: on its own */
         sg_fz_plan_free(&plan);
         start += len;
     }
-    json_array_append_new(arr, json_pack("{s:s, s:o, s:o, s:o}", "stream", sg_rw_stream_name(g, ch->stream),
-                                         "first", json_integer(ids[0]), "runs", runs, "refused", refusals));
-    runs = refusals = NULL;
 out:
-    json_decref(runs);
-    json_decref(refusals);
+    sg_jw_end(arr); /* runs */
+    sg_jw_end(&refusals);
+    sg_jw_key(arr, "refused");
+    sg_jw_raw(arr, sg_jw_text(&refusals), refusals.len);
+    sg_jw_end(arr);
+    if (!rc) rc = refusals.err;
+    sg_jw_free(&refusals);
     for (uint32_t s = 0; s < n && st; s++) sg_fz_stage_free(&st[s]);
     free(st);
     free(ids);
@@ -559,27 +593,28 @@ int sg_pass_fuse(sg_pass_ctx_t *ctx)
         sg_rw_printf(ctx, "no bundle to read kernel code from: nothing fused (run it through "
                           "sgcap rewrite)\n");
         sg_rw_summary(ctx, "nothing fused: no kernel code available");
-        sg_rw_json_set(ctx, "chains", json_array());
+        sg_jw_t *arr = sg_rw_json_member(ctx, "chains");
+        sg_jw_array(arr);
+        sg_jw_end(arr);
         return SG_OK;
     }
     sg_fusion_chains_t fc;
     int rc = sg_fusion_chains_find(g, &fc);
     if (rc) return rc;
-    json_t *arr = json_array();
-    if (!arr) {
-        sg_fusion_chains_free(&fc);
-        return SG_ENOMEM;
-    }
+    sg_jw_t *arr = sg_rw_json_member(ctx, "chains");
+    sg_jw_array(arr);
     /* chain node ids stay valid: a fused run keeps its first id and only
      * removes nodes of its own chain */
     for (uint32_t c = 0; c < fc.n_chains && !rc; c++)
         if (fc.chains[c].n_nodes >= 2) rc = fuse_chain(&f, &fc.chains[c], arr);
-    sg_rw_json_set(ctx, "chains", arr);
+    sg_jw_end(arr);
     sg_rw_json_set(ctx, "arch", json_integer(f.arch));
-    sg_rw_summary(ctx,
-                  "%u candidate chains: %u fused kernels replacing %u launches; %u splits, %u "
-                  "refusals (sm_%u)",
-                  f.chains, f.fused, f.removed, f.splits, f.refused, f.arch);
+    sg_rw_summary(ctx, "%u candidate %s: %u fused %s replacing %u %s; %u %s, %u %s (sm_%u)",
+                  f.chains, sg_plural(f.chains, "chain", "chains"), f.fused,
+                  sg_plural(f.fused, "kernel", "kernels"), f.removed,
+                  sg_plural(f.removed, "launch", "launches"), f.splits,
+                  sg_plural(f.splits, "split", "splits"), f.refused,
+                  sg_plural(f.refused, "refusal", "refusals"), f.arch);
     sg_fusion_chains_free(&fc);
     fuse_free(&f);
     return rc;

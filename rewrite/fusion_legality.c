@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 static const char *const barrier_names[SG_BARRIER_KIND_COUNT] = {
     "none",        "stream_start", "stream_end",    "event_out", "event_in",
@@ -129,53 +130,70 @@ static bool touches_freed(const sg_graph_t *g, const sg_node_t *y, const sg_node
     return false;
 }
 
-/* Why the chain whose last kernel is a, and which passed the frees
- * prior[0..n_prior), does not go on to the next kernel in a's stream. On
- * SG_BARRIER_NONE, *next is that kernel and frees[0..*nf) the mem_free
- * nodes passed on the way (frees has room for the stream). */
-static sg_barrier_t extend_barrier(const sg_graph_t *g, const sg_rw_streams_t *st, sg_node_id_t a,
-                                   const sg_node_id_t *prior, uint32_t n_prior,
-                                   sg_node_id_t *next, sg_node_id_t *frees, uint32_t *nf)
+/* What stops a chain at node x going on to y, the node after x in its
+ * stream (or SG_NONE), as far as the two nodes say; x is the chain's last
+ * kernel or a free it passed. SG_BARRIER_NONE when y is a free the chain
+ * may pass, or a kernel it may take as far as the pair goes (with
+ * kernel_barrier when x is a kernel; what the chain carries, its last
+ * kernel before a free and the frees passed, extend_barrier checks). */
+static sg_barrier_t step_barrier(const sg_graph_t *g, sg_node_id_t x, sg_node_id_t y)
+{
+    const sg_node_t *nx = &g->nodes[x];
+    if (y == SG_NONE) {
+        sg_edge_id_t e = find_side_edge(g, nx, 0, SG_EDGE_EVENT);
+        if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_OUT, g->edges[e].to, e);
+        e = find_side_edge(g, nx, 0, -1);
+        if (e != SG_NONE) return barrier(SG_BARRIER_STREAM_CHANGE, g->edges[e].to, e);
+        return barrier(SG_BARRIER_STREAM_END, SG_NONE, SG_NONE);
+    }
+    const sg_node_t *ny = &g->nodes[y];
+    if (ny->type != SG_NODE_KERNEL && ny->type != SG_NODE_MEM_FREE) {
+        /* a record right after the kernel is named as such */
+        sg_edge_id_t e = find_side_edge(g, nx, 0, SG_EDGE_EVENT);
+        if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_OUT, g->edges[e].to, e);
+        return barrier(type_barrier(ny->type), y, SG_NONE);
+    }
+    sg_barrier_t b = link_barrier(g, x, y);
+    if (b.kind != SG_BARRIER_NONE) {
+        /* a free that cannot be passed is a memory node in the way */
+        if (ny->type == SG_NODE_MEM_FREE) return barrier(SG_BARRIER_MEMORY_NODE, y, SG_NONE);
+        return b;
+    }
+    if (ny->type == SG_NODE_KERNEL && nx->type == SG_NODE_KERNEL) return kernel_barrier(nx, ny);
+    return b;
+}
+
+/* Why the chain whose last kernel is at stream position i, and which passed
+ * the frees prior[0..n_prior), does not go on to the next kernel in its
+ * stream. step[] and type[] are by stream position (step_barrier to the
+ * next position, the node's type). On SG_BARRIER_NONE, *next is the
+ * position of that kernel and frees[0..*nf) the mem_free nodes passed on
+ * the way (frees has room for the stream). */
+static sg_barrier_t extend_barrier(const sg_graph_t *g, const sg_rw_streams_t *st,
+                                   const sg_barrier_t *step, const uint8_t *type, uint32_t i,
+                                   const sg_node_id_t *prior, uint32_t n_prior, uint32_t *next,
+                                   sg_node_id_t *frees, uint32_t *nf)
 {
     *nf = 0;
-    *next = SG_NONE;
-    sg_node_id_t x = a;
-    for (;;) {
-        sg_node_id_t y = sg_rw_stream_next(g, st, x);
-        const sg_node_t *nx = &g->nodes[x];
-        if (y == SG_NONE) {
-            sg_edge_id_t e = find_side_edge(g, nx, 0, SG_EDGE_EVENT);
-            if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_OUT, g->edges[e].to, e);
-            e = find_side_edge(g, nx, 0, -1);
-            if (e != SG_NONE) return barrier(SG_BARRIER_STREAM_CHANGE, g->edges[e].to, e);
-            return barrier(SG_BARRIER_STREAM_END, SG_NONE, SG_NONE);
-        }
-        const sg_node_t *ny = &g->nodes[y];
-        if (ny->type != SG_NODE_KERNEL && ny->type != SG_NODE_MEM_FREE) {
-            /* a record right after the kernel is named as such */
-            sg_edge_id_t e = find_side_edge(g, nx, 0, SG_EDGE_EVENT);
-            if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_OUT, g->edges[e].to, e);
-            return barrier(type_barrier(ny->type), y, SG_NONE);
-        }
-        sg_barrier_t b = link_barrier(g, x, y);
-        if (b.kind != SG_BARRIER_NONE) {
-            /* a free that cannot be passed is a memory node in the way */
-            if (ny->type == SG_NODE_MEM_FREE) return barrier(SG_BARRIER_MEMORY_NODE, y, SG_NONE);
-            return b;
-        }
-        if (ny->type == SG_NODE_MEM_FREE) {
+    sg_node_id_t a = st->nodes[i];
+    for (;; i++) {
+        if (step[i].kind != SG_BARRIER_NONE) return step[i];
+        sg_node_id_t y = st->nodes[i + 1]; /* a step to nothing is a barrier */
+        if (type[i + 1] == SG_NODE_MEM_FREE) {
             frees[(*nf)++] = y;
-            x = y;
             continue;
         }
-        b = kernel_barrier(&g->nodes[a], ny);
-        if (b.kind != SG_BARRIER_NONE) return b;
-        for (uint32_t i = 0; i < n_prior + *nf; i++) {
-            sg_node_id_t f = i < n_prior ? prior[i] : frees[i - n_prior];
+        const sg_node_t *ny = &g->nodes[y];
+        if (type[i] != SG_NODE_KERNEL) {
+            sg_barrier_t b = kernel_barrier(&g->nodes[a], ny);
+            if (b.kind != SG_BARRIER_NONE) return b;
+        }
+        for (uint32_t k = 0; k < n_prior + *nf; k++) {
+            sg_node_id_t f = k < n_prior ? prior[k] : frees[k - n_prior];
             if (touches_freed(g, ny, &g->nodes[f])) return barrier(SG_BARRIER_FREE_USE, f, SG_NONE);
         }
-        *next = y;
-        return b;
+        *next = i + 1;
+        return barrier(SG_BARRIER_NONE, SG_NONE, SG_NONE);
     }
 }
 
@@ -199,6 +217,8 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
     sg_reach_t *r = given;
     sg_rw_streams_t st = {0};
     sg_node_id_t *pend = NULL;
+    sg_barrier_t *step = NULL;
+    uint8_t *type = NULL;
     int rc = given ? SG_OK : sg_reach_build(g, 0, &r);
     if (rc) return rc;
     if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
@@ -216,18 +236,38 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
         rc = SG_ENOMEM;
         goto out;
     }
+    /* Every step check reads both nodes and their edges: done in id order
+     * (a captured graph interleaves its streams, so walking one stream at a
+     * time would touch the node array out of order, a cache miss per node
+     * on a large graph), results kept by stream position: step[i] from the
+     * node at i to the one after it (for kernels and frees, the nodes a
+     * chain is extended from), type[i] the node's type. */
+    uint32_t n_pos = st.start[st.n_streams];
+    step = malloc((n_pos ? n_pos : 1) * sizeof *step);
+    type = malloc(n_pos ? n_pos : 1);
+    if (!step || !type) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        const sg_node_t *x = &g->nodes[v];
+        if (x->removed || x->stream >= st.n_streams) continue;
+        uint32_t i = st.start[x->stream] + st.index[v];
+        type[i] = (uint8_t)x->type;
+        if (x->type != SG_NODE_KERNEL && x->type != SG_NODE_MEM_FREE) continue;
+        sg_node_id_t next = i + 1 < st.start[x->stream + 1] ? st.nodes[i + 1] : SG_NONE;
+        step[i] = step_barrier(g, v, next);
+    }
     uint32_t used = 0, used_frees = 0;
     for (uint32_t s = 0; s < st.n_streams; s++) {
         sg_barrier_t head = barrier(SG_BARRIER_STREAM_START, SG_NONE, SG_NONE);
-        sg_node_id_t prev = SG_NONE; /* the node before v in program order */
         for (uint32_t i = st.start[s]; i < st.start[s + 1]; i++) {
+            if (type[i] != SG_NODE_KERNEL) continue;
             sg_node_id_t v = st.nodes[i];
-            if (g->nodes[v].type != SG_NODE_KERNEL) {
-                prev = v;
-                continue;
-            }
-            if (prev != SG_NONE && g->nodes[prev].type != SG_NODE_KERNEL)
-                head = barrier(type_barrier(g->nodes[prev].type), prev, SG_NONE);
+            /* the node before v in program order */
+            sg_node_id_t prev = i > st.start[s] ? st.nodes[i - 1] : SG_NONE;
+            if (prev != SG_NONE && type[i - 1] != SG_NODE_KERNEL)
+                head = barrier(type_barrier(type[i - 1]), prev, SG_NONE);
             else if (head.node == v)
                 head.node = prev; /* seen from v, the node across is the kernel before */
             sg_fusion_chain_t *cur = &out->chains[out->n_chains++];
@@ -238,12 +278,10 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
             cur->n_frees = 0;
             cur->head = head;
             out->storage[used++] = v;
-            sg_node_id_t last = v;
             for (;;) {
-                sg_node_id_t next;
-                uint32_t nf;
-                sg_barrier_t why = extend_barrier(g, &st, last, cur->frees, cur->n_frees, &next,
-                                                 pend, &nf);
+                uint32_t next, nf;
+                sg_barrier_t why = extend_barrier(g, &st, step, type, i, cur->frees, cur->n_frees,
+                                                  &next, pend, &nf);
                 if (why.kind != SG_BARRIER_NONE) {
                     cur->tail = why;
                     head = why;
@@ -252,13 +290,10 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
                 memcpy(out->free_storage + used_frees, pend, nf * sizeof *pend);
                 used_frees += nf;
                 cur->n_frees += nf;
-                out->storage[used++] = next;
+                out->storage[used++] = st.nodes[next];
                 cur->n_nodes++;
-                last = next;
+                i = next; /* on to the chain's last kernel (frees in it included) */
             }
-            /* skip to the chain's last kernel (frees in it included) */
-            while (i + 1 < st.start[s + 1] && st.nodes[i] != last) i++;
-            prev = last;
         }
     }
     for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -280,6 +315,8 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
     }
 out:
     free(pend);
+    free(step);
+    free(type);
     sg_rw_streams_free(&st);
     if (r != given) sg_reach_destroy(r);
     if (rc) sg_fusion_chains_free(out);
@@ -293,27 +330,30 @@ int sg_fusion_chains_find(const sg_graph_t *g, sg_fusion_chains_t *out)
 
 /* ---- the pass ---------------------------------------------------------------- */
 
-static void describe_barrier(const sg_graph_t *g, const sg_barrier_t *b, char *buf, size_t n)
+static void describe_barrier(const sg_graph_t *g, const sg_rw_names_t *names,
+                             const sg_barrier_t *b, char *buf, size_t n)
 {
-    char node[200] = "";
-    if (b->node != SG_NONE) sg_rw_node_name(g, b->node, node, sizeof node);
+    char nbuf[200];
+    const char *node = b->node != SG_NONE ? sg_rw_names_get(names, g, b->node, nbuf, sizeof nbuf)
+                                          : "";
     const sg_edge_t *e = b->edge != SG_NONE ? sg_graph_edge(g, b->edge) : NULL;
     char edge[160] = "";
     if (e) {
         const sg_event_t *ev = sg_graph_event(g, e->event);
         snprintf(edge, sizeof edge, " via %s edge n%u -> n%u%s%s", sg_edge_kind_name(e->kind),
-                 e->from, e->to, ev ? " on " : "", ev ? ev->label : "");
+                 e->from, e->to, ev ? " on " : "", ev ? SG_RW_LABEL(ev->label) : "");
     }
     snprintf(buf, n, "%s%s%s%s", sg_barrier_kind_name(b->kind), node[0] ? " at " : "", node, edge);
 }
 
-static json_t *barrier_json(const sg_barrier_t *b)
+static void barrier_jw(sg_jw_t *w, const char *key, const sg_barrier_t *b)
 {
-    json_t *o = json_pack("{s:s}", "barrier", sg_barrier_kind_name(b->kind));
-    if (!o) return NULL;
-    json_object_set_new(o, "node", b->node != SG_NONE ? json_integer(b->node) : json_null());
-    json_object_set_new(o, "edge", b->edge != SG_NONE ? json_integer(b->edge) : json_null());
-    return o;
+    sg_jw_key(w, key);
+    sg_jw_object(w);
+    sg_jw_kstring(w, "barrier", sg_barrier_kind_name(b->kind));
+    sg_jw_kid(w, "node", b->node);
+    sg_jw_kid(w, "edge", b->edge);
+    sg_jw_end(w);
 }
 
 /* Single kernels are listed one per line when the graph is small; past
@@ -330,12 +370,25 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     sg_reach_t *r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
     if ((rc = chains_find(g, r, &fc))) return rc;
-    json_t *arr = json_array();
-    if (!arr) {
-        sg_fusion_chains_free(&fc);
-        return SG_ENOMEM;
-    }
     bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
+    /* the names the report prints, made in id order (a failure to make
+     * them only means each is made where it is printed) */
+    sg_rw_names_t names = {0};
+    uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    if (want) {
+        for (uint32_t c = 0; c < fc.n_chains; c++) {
+            const sg_fusion_chain_t *ch = &fc.chains[c];
+            if (ch->n_nodes < 2 && !list_singles) continue;
+            for (uint32_t i = 0; i < ch->n_nodes; i++) want[ch->nodes[i]] = 1;
+            for (uint32_t i = 0; i < ch->n_frees; i++) want[ch->frees[i]] = 1;
+            if (ch->head.node != SG_NONE) want[ch->head.node] = 1;
+            if (ch->tail.node != SG_NONE) want[ch->tail.node] = 1;
+        }
+        sg_rw_names_make(g, want, &names);
+        free(want);
+    }
+    sg_jw_t *arr = sg_rw_json_member(ctx, "chains");
+    sg_jw_array(arr);
     uint32_t fused_away = 0, singles = 0;
     for (uint32_t c = 0; c < fc.n_chains; c++) {
         const sg_fusion_chain_t *ch = &fc.chains[c];
@@ -344,37 +397,44 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
             singles++;
             if (!list_singles) continue;
         }
-        describe_barrier(g, &ch->head, hb, sizeof hb);
-        describe_barrier(g, &ch->tail, tb, sizeof tb);
+        describe_barrier(g, &names, &ch->head, hb, sizeof hb);
+        describe_barrier(g, &names, &ch->tail, tb, sizeof tb);
         if (ch->n_nodes < 2) {
             sg_rw_printf(ctx, "single %s: %s\n  head: %s\n  tail: %s\n",
-                         sg_rw_stream_name(g, ch->stream),
-                         sg_rw_node_name(g, ch->nodes[0], name, sizeof name), hb, tb);
+                         SG_RW_STREAM(g, ch->stream),
+                         sg_rw_names_get(&names, g, ch->nodes[0], name, sizeof name), hb, tb);
         } else {
             const sg_kernel_t *k0 = &g->nodes[ch->nodes[0]].u.kernel;
             sg_rw_printf(ctx, "chain %s: %u kernels, grid %ux%ux%u block %ux%ux%u\n",
-                         sg_rw_stream_name(g, ch->stream), ch->n_nodes, k0->grid[0], k0->grid[1],
+                         SG_RW_STREAM(g, ch->stream), ch->n_nodes, k0->grid[0], k0->grid[1],
                          k0->grid[2], k0->block[0], k0->block[1], k0->block[2]);
             for (uint32_t i = 0; i < ch->n_nodes; i++)
-                sg_rw_printf(ctx, "  %s\n", sg_rw_node_name(g, ch->nodes[i], name, sizeof name));
+                sg_rw_printf(ctx, "  %s\n",
+                             sg_rw_names_get(&names, g, ch->nodes[i], name, sizeof name));
             for (uint32_t i = 0; i < ch->n_frees; i++)
                 sg_rw_printf(ctx, "  passes %s (fusion sinks it below the chain)\n",
-                             sg_rw_node_name(g, ch->frees[i], name, sizeof name));
+                             sg_rw_names_get(&names, g, ch->frees[i], name, sizeof name));
             sg_rw_printf(ctx, "  head: %s\n  tail: %s\n", hb, tb);
             fused_away += ch->n_nodes - 1;
         }
-        json_t *ids = json_array();
-        for (uint32_t i = 0; i < ch->n_nodes; i++) json_array_append_new(ids, json_integer(ch->nodes[i]));
-        json_t *frees = json_array();
-        for (uint32_t i = 0; i < ch->n_frees; i++) json_array_append_new(frees, json_integer(ch->frees[i]));
-        json_array_append_new(
-            arr, json_pack("{s:s, s:o, s:o, s:o, s:o}", "stream", sg_rw_stream_name(g, ch->stream),
-                           "nodes", ids, "frees", frees, "head", barrier_json(&ch->head), "tail",
-                           barrier_json(&ch->tail)));
+        sg_jw_object(arr);
+        sg_jw_kstring(arr, "stream", sg_rw_stream_label(g, ch->stream));
+        sg_jw_key(arr, "nodes");
+        sg_jw_array(arr);
+        for (uint32_t i = 0; i < ch->n_nodes; i++) sg_jw_int(arr, ch->nodes[i]);
+        sg_jw_end(arr);
+        sg_jw_key(arr, "frees");
+        sg_jw_array(arr);
+        for (uint32_t i = 0; i < ch->n_frees; i++) sg_jw_int(arr, ch->frees[i]);
+        sg_jw_end(arr);
+        barrier_jw(arr, "head", &ch->head);
+        barrier_jw(arr, "tail", &ch->tail);
+        sg_jw_end(arr);
     }
+    sg_rw_names_free(&names);
     if (!list_singles && singles)
-        sg_rw_printf(ctx, "%u single kernels (chains of 1) not listed (more than %d kernels)\n",
-                     singles, LIST_SINGLES_MAX);
+        sg_rw_printf(ctx, "%u single %s (chains of 1) not listed (more than %d kernels)\n",
+                     singles, sg_plural(singles, "kernel", "kernels"), LIST_SINGLES_MAX);
     json_t *counts = json_object();
     sg_rw_printf(ctx, "chain ends by barrier:");
     for (int k = 1; k < SG_BARRIER_KIND_COUNT; k++) {
@@ -383,15 +443,18 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
         json_object_set_new(counts, sg_barrier_kind_name(k), json_integer(fc.tail_counts[k]));
     }
     sg_rw_printf(ctx, "%s\n", fc.n_chains ? "" : " (no kernels)");
-    sg_rw_json_set(ctx, "chains", arr);
+    sg_jw_end(arr);
     sg_rw_json_set(ctx, "singles_listed", json_boolean(list_singles));
     sg_rw_json_set(ctx, "tail_barriers", counts);
     sg_rw_json_set(ctx, "kernels", json_integer(fc.n_kernels));
     sg_rw_json_set(ctx, "candidates", json_integer(fc.n_candidates));
     sg_rw_summary(ctx,
-                  "%u kernels in %u chains, %u fusion candidates (chains of >= 2) covering %u "
-                  "launches that fusion could remove; graph unchanged",
-                  fc.n_kernels, fc.n_chains, fc.n_candidates, fused_away);
+                  "%u %s in %u %s, %u fusion %s (chains of >= 2) covering %u %s that fusion "
+                  "could remove; graph unchanged",
+                  fc.n_kernels, sg_plural(fc.n_kernels, "kernel", "kernels"), fc.n_chains,
+                  sg_plural(fc.n_chains, "chain", "chains"), fc.n_candidates,
+                  sg_plural(fc.n_candidates, "candidate", "candidates"), fused_away,
+                  sg_plural(fused_away, "launch", "launches"));
     sg_fusion_chains_free(&fc);
     return SG_OK;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 /* ---- registry --------------------------------------------------------------- */
 
@@ -17,10 +18,14 @@ typedef struct {
 } pass_def_t;
 
 static const pass_def_t passes[] = {
+#if !SGCAP_IN_APP
+    /* Offline only: it disassembles with nvdisasm (a child process) and
+     * may recompile NVRTC source. */
     {"access",
      "what each kernel reads and writes, from its code (PTX, else SASS via nvdisasm): exact "
      "accesses and the facts behind them",
      true, sg_pass_access},
+#endif
     {"control-deps", "make orderings implied by capture explicit as control edges", true,
      sg_pass_control_deps},
     {"fusion-legality", "analysis: maximal same-stream kernel chains and the barrier ending each",
@@ -29,10 +34,16 @@ static const pass_def_t passes[] = {
      "frees of memory last used on another stream: dealloc edges by reachability, placed where "
      "the use is expected to be done",
      true, sg_pass_defer_dealloc},
+#if !SGCAP_IN_APP
+    /* Not in libsgcap.so yet: it reaches NVRTC through code/nvlib.c, whose
+     * dlopen/dlsym would resolve to the shim's own wrappers there. In-app
+     * fusion needs NVRTC from the shim's real entry points first
+     * (optimize/pipeline.c). */
     {"fuse",
      "same-stream kernel chains into one NVRTC-built kernel: pointwise stages lifted into "
      "registers, frees between them sunk below it",
      true, sg_pass_fuse},
+#endif
     {"reduce", "remove edges implied by other paths (keeps event and dealloc edges)", false,
      sg_pass_reduce},
 };
@@ -81,26 +92,36 @@ void sg_rewrite_files_free(sg_rewrite_files_t *f)
 
 /* ---- reports ------------------------------------------------------------------- */
 
+/* The JSON of each pass is kept as text (json_writer.h: a 100k-node
+ * report is far cheaper to write than to build as a tree); the jansson
+ * tree of sg_report_json is made from it on demand. */
+typedef struct {
+    char *json; /* the pass's object, written at depth PASS_DEPTH */
+    size_t len;
+    char *name, *summary;
+} pass_rec_t;
+
 struct sg_report {
     char *text;
     size_t len, cap;
-    json_t *root;
-    json_t *passes; /* borrowed from root */
+    pass_rec_t *pass;
+    size_t n_pass, cap_pass;
+    json_t *root;     /* parsed on demand; holds the first n_parsed passes */
+    size_t n_parsed;
 };
+
+enum { PASS_DEPTH = 2 }; /* {"passes": [ {pass} ]} */
 
 sg_report_t *sg_report_create(void)
 {
     sg_report_t *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->root = json_pack("{s:s, s:i, s:[]}", "schema", SG_REPORT_SCHEMA, "schema_version",
-                        SG_REPORT_SCHEMA_VERSION, "passes");
     r->text = calloc(1, 1);
-    if (!r->root || !r->text) {
+    if (!r->text) {
         sg_report_destroy(r);
         return NULL;
     }
     r->cap = 1;
-    r->passes = json_object_get(r->root, "passes");
     return r;
 }
 
@@ -108,6 +129,12 @@ void sg_report_destroy(sg_report_t *r)
 {
     if (!r) return;
     free(r->text);
+    for (size_t i = 0; i < r->n_pass; i++) {
+        free(r->pass[i].json);
+        free(r->pass[i].name);
+        free(r->pass[i].summary);
+    }
+    free(r->pass);
     json_decref(r->root);
     free(r);
 }
@@ -117,41 +144,85 @@ const char *sg_report_text(const sg_report_t *r)
     return r && r->text ? r->text : "";
 }
 
-json_t *sg_report_json(const sg_report_t *r)
+json_t *sg_report_json(const sg_report_t *cr)
 {
-    return r ? r->root : NULL;
+    sg_report_t *r = (sg_report_t *)cr; /* the tree is a cache */
+    if (!r) return NULL;
+    if (!r->root) {
+        r->root = json_pack("{s:s, s:i, s:[]}", "schema", SG_REPORT_SCHEMA, "schema_version",
+                            SG_REPORT_SCHEMA_VERSION, "passes");
+        if (!r->root) return NULL;
+    }
+    json_t *arr = json_object_get(r->root, "passes");
+    for (; r->n_parsed < r->n_pass; r->n_parsed++) {
+        json_t *p = json_loadb(r->pass[r->n_parsed].json, r->pass[r->n_parsed].len, 0, NULL);
+        if (!p || json_array_append_new(arr, p)) return NULL;
+    }
+    return r->root;
 }
 
 int sg_report_json_string(const sg_report_t *r, char **out)
 {
     if (!r || !out) return SG_EINVAL;
-    char *s = json_dumps(r->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (!s) return SG_ENOMEM;
-    size_t n = strlen(s);
-    char *t = realloc(s, n + 2);
-    if (!t) {
-        free(s);
+    sg_jw_t w;
+    sg_jw_init(&w, 0);
+    sg_jw_object(&w);
+    sg_jw_kstring(&w, "schema", SG_REPORT_SCHEMA);
+    sg_jw_kint(&w, "schema_version", SG_REPORT_SCHEMA_VERSION);
+    sg_jw_key(&w, "passes");
+    sg_jw_array(&w);
+    for (size_t i = 0; i < r->n_pass; i++) sg_jw_raw(&w, r->pass[i].json, r->pass[i].len);
+    sg_jw_end(&w);
+    sg_jw_end(&w);
+    sg_jw_raw(&w, "\n", 1);
+    if (w.err) {
+        sg_jw_free(&w);
         return SG_ENOMEM;
     }
-    t[n] = '\n';
-    t[n + 1] = '\0';
-    *out = t;
+    *out = w.buf;
     return SG_OK;
 }
 
-static int text_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+size_t sg_report_pass_count(const sg_report_t *r)
 {
-    if (*len + n + 1 > *cap) {
-        size_t nc = *cap ? *cap : 256;
-        while (*len + n + 1 > nc) nc *= 2;
-        char *p = realloc(*buf, nc);
+    return r ? r->n_pass : 0;
+}
+
+const char *sg_report_pass_name(const sg_report_t *r, size_t i)
+{
+    return r && i < r->n_pass ? r->pass[i].name : "";
+}
+
+const char *sg_report_pass_summary(const sg_report_t *r, size_t i)
+{
+    return r && i < r->n_pass ? r->pass[i].summary : "";
+}
+
+/* Take a pass's JSON text (the buffer of a writer) into the report, with
+ * its name and summary. */
+static int report_add_pass(sg_report_t *r, sg_jw_t *w, const char *name, const char *summary)
+{
+    if (w->err) return w->err;
+    if (r->n_pass == r->cap_pass) {
+        size_t nc = r->cap_pass ? r->cap_pass * 2 : 8;
+        pass_rec_t *p = realloc(r->pass, nc * sizeof *p);
         if (!p) return SG_ENOMEM;
-        *buf = p;
-        *cap = nc;
+        r->pass = p;
+        r->cap_pass = nc;
     }
-    memcpy(*buf + *len, s, n);
-    *len += n;
-    (*buf)[*len] = '\0';
+    pass_rec_t *rec = &r->pass[r->n_pass];
+    rec->name = strdup(name);
+    rec->summary = strdup(summary);
+    if (!rec->name || !rec->summary) {
+        free(rec->name);
+        free(rec->summary);
+        return SG_ENOMEM;
+    }
+    rec->json = w->buf;
+    rec->len = w->len;
+    r->n_pass++;
+    w->buf = NULL;
+    w->len = w->cap = 0;
     return SG_OK;
 }
 
@@ -159,28 +230,29 @@ static int text_append(char **buf, size_t *len, size_t *cap, const char *s, size
 
 static void ctx_vprintf(sg_pass_ctx_t *ctx, const char *fmt, va_list ap)
 {
-    char small[512];
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    if (n < 0) {
-        va_end(ap2);
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        if (text_append(&ctx->text, &ctx->len, &ctx->cap, small, (size_t)n)) ctx->err = SG_ENOMEM;
-    } else {
-        char *big = malloc((size_t)n + 1);
-        if (!big) {
-            ctx->err = SG_ENOMEM;
-        } else {
-            vsnprintf(big, (size_t)n + 1, fmt, ap2);
-            if (text_append(&ctx->text, &ctx->len, &ctx->cap, big, (size_t)n))
-                ctx->err = SG_ENOMEM;
-            free(big);
+    /* straight into the text buffer, growing it when the line does not fit */
+    for (int tries = 0; tries < 3; tries++) {
+        size_t room = *ctx->cap - *ctx->len;
+        va_list aq;
+        va_copy(aq, ap);
+        int n = room ? vsnprintf(*ctx->text + *ctx->len, room, fmt, aq) : -2;
+        va_end(aq);
+        if (n == -1) return;
+        if (n >= 0 && (size_t)n < room) {
+            *ctx->len += (size_t)n;
+            return;
         }
+        size_t need = *ctx->len + (n > 0 ? (size_t)n : 0) + 512, nc = *ctx->cap ? *ctx->cap : 4096;
+        while (nc < need) nc *= 2;
+        char *p = realloc(*ctx->text, nc);
+        if (!p) {
+            ctx->err = SG_ENOMEM;
+            if (*ctx->cap) (*ctx->text)[*ctx->len] = '\0';
+            return;
+        }
+        *ctx->text = p;
+        *ctx->cap = nc;
     }
-    va_end(ap2);
 }
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...)
@@ -201,7 +273,19 @@ void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...)
 
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v)
 {
-    if (!v || json_object_set_new(ctx->json, key, v)) ctx->err = SG_ENOMEM;
+    if (!v) {
+        ctx->err = SG_ENOMEM;
+        return;
+    }
+    sg_jw_key(&ctx->json, key);
+    sg_jw_json(&ctx->json, v);
+    json_decref(v);
+}
+
+sg_jw_t *sg_rw_json_member(sg_pass_ctx_t *ctx, const char *key)
+{
+    sg_jw_key(&ctx->json, key);
+    return &ctx->json;
 }
 
 static sg_node_id_t *dup_ids(const sg_node_id_t *ids, uint32_t n)
@@ -245,8 +329,8 @@ sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc)
 
 static void ctx_free(sg_pass_ctx_t *ctx)
 {
-    free(ctx->text);
-    json_decref(ctx->json);
+    free(ctx->own_text);
+    sg_jw_free(&ctx->json);
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
         free(ctx->moved[i].keep_pred);
         free(ctx->moved[i].keep_succ);
@@ -260,7 +344,8 @@ static void ctx_free(sg_pass_ctx_t *ctx)
 typedef struct {
     uint32_t n_nodes;   /* g->n_nodes before the pass */
     uint32_t live_nodes, n_edges_total; /* g->live_nodes, g->n_edges */
-    uint8_t *was_live;  /* by id */
+    uint8_t *was_live;  /* by id, or NULL: then `input` says (a removed node has no rank) */
+    const sg_reach_t *input; /* the input's reachability snapshot, when there is one */
     uint32_t n_edges;   /* live edges */
     sg_node_id_t (*edges)[2];
 } snapshot_t;
@@ -272,19 +357,20 @@ static void snapshot_free(snapshot_t *s)
     memset(s, 0, sizeof *s);
 }
 
-static int snapshot_take(const sg_graph_t *g, snapshot_t *s)
+static int snapshot_take(const sg_graph_t *g, const sg_reach_t *input, snapshot_t *s)
 {
     memset(s, 0, sizeof *s);
     s->n_nodes = g->n_nodes;
     s->live_nodes = g->live_nodes;
     s->n_edges_total = g->n_edges;
-    s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    s->input = input;
+    if (!input) s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
     s->edges = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->edges);
-    if (!s->was_live || !s->edges) {
+    if ((!input && !s->was_live) || !s->edges) {
         snapshot_free(s);
         return SG_ENOMEM;
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) s->was_live[i] = !g->nodes[i].removed;
+    for (uint32_t i = 0; !input && i < g->n_nodes; i++) s->was_live[i] = !g->nodes[i].removed;
     for (uint32_t i = 0; i < g->n_edges; i++) {
         if (g->edges[i].removed) continue;
         s->edges[s->n_edges][0] = g->edges[i].from;
@@ -398,6 +484,20 @@ done:
     return SG_OK;
 }
 
+/* Is every edge of the input still there, with its endpoints? (Edge ids
+ * are never reused; the input's live edges are s->edges in id order.) */
+static bool edges_intact(const sg_graph_t *g, const snapshot_t *s)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n_edges_total; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        if (k == s->n_edges || e->from != s->edges[k][0] || e->to != s->edges[k][1]) return false;
+        k++;
+    }
+    return k == s->n_edges;
+}
+
 /* Check the ordering guarantee; on failure describe the first lost ordering
  * in ctx's text. Sets *checked to the number of orderings checked. */
 static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool *ok,
@@ -406,8 +506,10 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     sg_graph_t *g = ctx->g;
     *ok = true;
     *checked = 0;
-    sg_reach_t *r = NULL;
-    int rc = sg_reach_build(g, SG_REACH_FORWARD, &r);
+    sg_reach_t *r = ctx->out_reach;
+    ctx->out_reach = NULL;
+    /* forward clocks only for a snapshot that is kept: the next pass's */
+    int rc = r ? SG_OK : sg_reach_build(g, keep ? SG_REACH_FORWARD : 0, &r);
     if (rc == SG_ECYCLE) {
         *ok = false;
         sg_rw_printf(ctx, "verify: FAILED: the pass left a cycle\n");
@@ -424,11 +526,21 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
         goto out;
     }
     bool any_exempt = false;
-    for (uint32_t i = 0; i < s->n_nodes; i++) {
-        if (s->was_live[i] && !sg_graph_node(g, i)) exempt[i] = 1, any_exempt = true;
-    }
+    /* ids are never reused: with as many ids and live nodes as before, no
+     * node was removed */
+    if (g->n_nodes != s->n_nodes || g->live_nodes != s->live_nodes)
+        for (uint32_t i = 0; i < s->n_nodes; i++)
+            if (g->nodes[i].removed &&
+                (s->was_live ? s->was_live[i] : sg_reach_rank(s->input, i) != UINT32_MAX))
+                exempt[i] = 1, any_exempt = true;
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
         if (ctx->moved[i].node < s->n_nodes) exempt[ctx->moved[i].node] = 1, any_exempt = true;
+    }
+    if (!any_exempt && edges_intact(g, s)) {
+        /* The pass only added edges: every edge of the input is still
+         * there, so every path is; the snapshot above was the cycle check. */
+        *checked = s->n_edges;
+        goto out;
     }
     for (uint32_t i = 0; i < s->n_edges; i++) {
         sg_node_id_t a = s->edges[i][0], b = s->edges[i][1];
@@ -507,29 +619,37 @@ int sg_rewrite_run(sg_graph_t *g, const char *const *names, size_t n, sg_report_
     return sg_rewrite_run_opts(g, names, n, &opt, report);
 }
 
+/* *reach: the snapshot of the input (or NULL), replaced by one of the
+ * output when the verifier made it and `keep` asks for it (the next pass's
+ * input; the last pass's is not needed). */
 static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_t *opt,
-                   sg_report_t *report, sg_reach_t **reach)
+                   sg_report_t *report, sg_reach_t **reach, bool keep)
 {
     sg_pass_ctx_t ctx = {0};
     ctx.g = g;
     ctx.opt = opt;
+    /* the text goes straight into the report */
+    ctx.text = report ? &report->text : &ctx.own_text;
+    ctx.len = report ? &report->len : &ctx.own_len;
+    ctx.cap = report ? &report->cap : &ctx.own_cap;
     ctx.reach = *reach; /* a snapshot of exactly this graph, or NULL */
     *reach = NULL;
     ctx.name = p->name;
-    ctx.json = json_pack("{s:s}", "pass", p->name);
-    if (!ctx.json) return SG_ENOMEM;
+    sg_jw_init(&ctx.json, PASS_DEPTH);
+    sg_jw_object(&ctx.json);
+    sg_jw_kstring(&ctx.json, "pass", p->name);
     snapshot_t snap = {0};
     int rc = SG_OK;
-    if (opt->verify && (rc = snapshot_take(g, &snap))) goto out;
+    if (opt->verify && (rc = snapshot_take(g, ctx.reach, &snap))) goto out;
     sg_rw_printf(&ctx, "== %s ==\n", p->name);
     rc = p->run(&ctx);
-    if (rc == SG_OK) rc = ctx.err;
+    if (rc == SG_OK) rc = ctx.err ? ctx.err : ctx.json.err;
     if (rc) {
         sg_rw_printf(&ctx, "error: %s\n", sg_strerror(rc));
         goto report_out;
     }
     sg_rw_printf(&ctx, "summary: %s\n", ctx.summary);
-    sg_rw_json_set(&ctx, "summary", json_string(ctx.summary));
+    sg_jw_kstring(&ctx.json, "summary", ctx.summary);
     if (opt->verify) {
         size_t checked = 0;
         bool ok = true;
@@ -543,33 +663,39 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
             *reach = ctx.reach;
             ctx.reach = NULL;
         } else {
-            rc = verify(&ctx, &snap, &checked, &ok, reach);
+            rc = verify(&ctx, &snap, &checked, &ok, keep ? reach : NULL);
         }
         if (rc == SG_OK && !ok) rc = SG_EINVAL;
         if (rc == SG_OK) {
-            sg_rw_printf(&ctx, "verify: ok, %zu orderings of the input kept\n", checked);
+            sg_rw_printf(&ctx, "verify: ok, %zu %s of the input kept\n", checked,
+                         sg_plural(checked, "ordering", "orderings"));
             if (ctx.n_moved)
                 sg_rw_printf(&ctx,
-                             "  (%u moved nodes: their required orderings and every path through "
-                             "them)\n",
-                             ctx.n_moved);
+                             "  (%u moved %s: %s required orderings and every path through "
+                             "%s)\n",
+                             ctx.n_moved, sg_plural(ctx.n_moved, "node", "nodes"),
+                             sg_plural(ctx.n_moved, "its", "their"),
+                             sg_plural(ctx.n_moved, "it", "them"));
         }
-        sg_rw_json_set(&ctx, "verify",
-                       json_pack("{s:b, s:I, s:I}", "ok", rc == SG_OK, "orderings_checked",
-                                 (json_int_t)checked, "moved_nodes", (json_int_t)ctx.n_moved));
+        sg_jw_key(&ctx.json, "verify");
+        sg_jw_object(&ctx.json);
+        sg_jw_kbool(&ctx.json, "ok", rc == SG_OK);
+        sg_jw_kint(&ctx.json, "orderings_checked", (long long)checked);
+        sg_jw_kint(&ctx.json, "moved_nodes", (long long)ctx.n_moved);
+        sg_jw_end(&ctx.json);
     }
     if (rc == SG_OK) rc = sg_graph_log_pass(g, p->name, ctx.summary);
 report_out:
     sg_rw_printf(&ctx, "\n");
+    while (ctx.json.n_open) sg_jw_end(&ctx.json); /* a failed pass may leave a member open */
     if (report) {
-        if (text_append(&report->text, &report->len, &report->cap, ctx.text ? ctx.text : "",
-                        ctx.len) ||
-            json_array_append(report->passes, ctx.json))
-            rc = rc ? rc : SG_ENOMEM;
+        int arc = ctx.err ? ctx.err : report_add_pass(report, &ctx.json, p->name, ctx.summary);
+        if (arc) rc = rc ? rc : arc;
     }
 out:
     snapshot_free(&snap);
     sg_reach_destroy(ctx.reach);
+    sg_reach_destroy(ctx.out_reach);
     ctx_free(&ctx);
     return rc;
 }
@@ -585,7 +711,7 @@ int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *
     }
     pass_def_t def = {name, "", false, run};
     sg_reach_t *reach = NULL;
-    int rc = run_one(g, &def, opt, report, &reach);
+    int rc = run_one(g, &def, opt, report, &reach, false);
     sg_reach_destroy(reach);
     return rc;
 }
@@ -617,7 +743,8 @@ int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
      * the next one's. */
     sg_reach_t *reach = NULL;
     int rc = sg_reach_build(g, SG_REACH_FORWARD, &reach);
-    for (size_t i = 0; i < count && rc == SG_OK; i++) rc = run_one(g, list[i], opt, report, &reach);
+    for (size_t i = 0; i < count && rc == SG_OK; i++)
+        rc = run_one(g, list[i], opt, report, &reach, i + 1 < count);
     sg_reach_destroy(reach);
     return rc;
 }

@@ -51,11 +51,19 @@ const char *sg_report_text(const sg_report_t *r);
 /* {"schema": SG_REPORT_SCHEMA, "schema_version": SG_REPORT_SCHEMA_VERSION,
  *  "passes": [{"pass": NAME, "summary": LINE, "verify": {...},
  *  ...pass-specific fields}, ...]}; borrowed, valid until the report is
- * destroyed. */
+ * destroyed (passes run later are appended to it). The passes write their
+ * JSON as text; this tree is made from it on the first call (a 100k-node
+ * report is ~15 MB of JSON: callers that only write it out use
+ * sg_report_json_string). NULL when out of memory. */
 json_t *sg_report_json(const sg_report_t *r);
-/* The same serialized (indent 2, keys in insertion order, newline ended);
- * *out is malloc'd. */
+/* The same serialized (indent 2, keys in insertion order, newline ended:
+ * byte for byte what json_dumps gives of that tree); *out is malloc'd. */
 int sg_report_json_string(const sg_report_t *r, char **out);
+/* The passes run so far, each pass's name and one-line summary, without
+ * the JSON ("" for a pass that failed before it had one); i < count. */
+size_t sg_report_pass_count(const sg_report_t *r);
+const char *sg_report_pass_name(const sg_report_t *r, size_t i);
+const char *sg_report_pass_summary(const sg_report_t *r, size_t i);
 
 /* ---- passes -------------------------------------------------------------- */
 

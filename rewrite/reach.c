@@ -29,10 +29,12 @@ struct sg_reach {
     int32_t *rows;
     uint64_t *row_off;
     uint32_t *row_len;
-    /* DFS scratch for queries outside the loaded block */
+    uint32_t *stream;    /* by rank: the node's stream (while building) */
+    /* DFS scratch for queries outside the loaded block (by rank; only when
+     * the clocks do not fit in one block) */
     uint32_t *stamp;
     uint32_t stamp_now;
-    sg_node_id_t *stack;
+    uint32_t *stack;
 };
 
 static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw);
@@ -48,6 +50,7 @@ void sg_reach_destroy(sg_reach_t *r)
     free(r->F);
     free(r->stamp);
     free(r->stack);
+    free(r->stream);
     free(r->rows);
     free(r->row_off);
     free(r->row_len);
@@ -97,11 +100,64 @@ static int build_chains(sg_reach_t *r)
     return SG_OK;
 }
 
+/* The live nodes' adjacency by node id, read from the model in one pass in
+ * id order (the model keeps each node's edges in a small array of its own,
+ * and a node is ~200 bytes: every later walk goes over these compact arrays
+ * instead). Neighbours keep the order of the node's in/out arrays, so the
+ * topological order below is the one the model's adjacency gives. */
+typedef struct {
+    uint32_t *out_start, *out, *in_start, *in;
+    uint32_t *stream; /* by id */
+} id_adj_t;
+
+static void id_adj_free(id_adj_t *a)
+{
+    free(a->out_start);
+    free(a->out);
+    free(a->in_start);
+    free(a->in);
+    free(a->stream);
+}
+
+static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
+{
+    uint32_t n = g->n_nodes;
+    memset(a, 0, sizeof *a);
+    a->out_start = malloc(((size_t)n + 1) * sizeof *a->out_start);
+    a->in_start = malloc(((size_t)n + 1) * sizeof *a->in_start);
+    size_t ne = g->live_edges ? g->live_edges : 1;
+    a->out = malloc(ne * sizeof *a->out);
+    a->in = malloc(ne * sizeof *a->in);
+    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
+    if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream) {
+        id_adj_free(a);
+        return SG_ENOMEM;
+    }
+    uint32_t no = 0, ni = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        a->out_start[i] = no;
+        a->in_start[i] = ni;
+        a->stream[i] = x->stream;
+        if (x->removed) continue;
+        if (no + (size_t)x->n_out > ne || ni + (size_t)x->n_in > ne) { /* inconsistent model */
+            id_adj_free(a);
+            return SG_EINVAL;
+        }
+        for (uint32_t k = 0; k < x->n_out; k++) a->out[no++] = g->edges[x->out[k]].to;
+        for (uint32_t k = 0; k < x->n_in; k++) a->in[ni++] = g->edges[x->in[k]].from;
+    }
+    a->out_start[n] = no;
+    a->in_start[n] = ni;
+    return SG_OK;
+}
+
 /* Kahn's algorithm with a FIFO: O(V+E) and cache-friendly, where the
  * model's sg_graph_topo_order keeps a heap to order ties by capture
  * sequence (O(V log V)); any topological order serves here, and this one is
  * deterministic (roots by id, then adjacency order). */
-static int topo_order(const sg_graph_t *g, sg_node_id_t **out, uint32_t *n_out)
+static int topo_order(const sg_graph_t *g, const id_adj_t *a, sg_node_id_t **out,
+                      uint32_t *n_out)
 {
     uint32_t n = g->n_nodes;
     uint32_t *indeg = malloc((n ? n : 1) * sizeof *indeg);
@@ -113,16 +169,13 @@ static int topo_order(const sg_graph_t *g, sg_node_id_t **out, uint32_t *n_out)
     }
     uint32_t head = 0, tail = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (g->nodes[i].removed) continue;
-        indeg[i] = g->nodes[i].n_in;
-        if (indeg[i] == 0) q[tail++] = i;
+        indeg[i] = a->in_start[i + 1] - a->in_start[i];
+        if (indeg[i] == 0 && !g->nodes[i].removed) q[tail++] = i;
     }
     while (head < tail) {
-        const sg_node_t *x = &g->nodes[q[head++]];
-        for (uint32_t k = 0; k < x->n_out; k++) {
-            sg_node_id_t y = g->edges[x->out[k]].to;
-            if (--indeg[y] == 0) q[tail++] = y;
-        }
+        sg_node_id_t x = q[head++];
+        for (uint32_t k = a->out_start[x]; k < a->out_start[x + 1]; k++)
+            if (--indeg[a->out[k]] == 0) q[tail++] = a->out[k];
     }
     free(indeg);
     if (tail != g->live_nodes) {
@@ -135,26 +188,26 @@ static int topo_order(const sg_graph_t *g, sg_node_id_t **out, uint32_t *n_out)
 }
 
 /* The adjacency of the live nodes by topological rank. */
-static int build_csr(sg_reach_t *r)
+static int build_csr(sg_reach_t *r, const id_adj_t *a)
 {
-    const sg_graph_t *g = r->g;
     uint32_t n = r->n_order;
-    r->in_start = calloc((size_t)n + 1, sizeof *r->in_start);
-    r->out_start = calloc((size_t)n + 1, sizeof *r->out_start);
+    r->in_start = malloc(((size_t)n + 1) * sizeof *r->in_start);
+    r->out_start = malloc(((size_t)n + 1) * sizeof *r->out_start);
     if (!r->in_start || !r->out_start) return SG_ENOMEM;
+    r->in_start[0] = r->out_start[0] = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const sg_node_t *x = &g->nodes[r->order[i]];
-        r->in_start[i + 1] = r->in_start[i] + x->n_in;
-        r->out_start[i + 1] = r->out_start[i] + x->n_out;
+        sg_node_id_t v = r->order[i];
+        r->in_start[i + 1] = r->in_start[i] + (a->in_start[v + 1] - a->in_start[v]);
+        r->out_start[i + 1] = r->out_start[i] + (a->out_start[v + 1] - a->out_start[v]);
     }
     r->in_rank = malloc((r->in_start[n] ? r->in_start[n] : 1) * sizeof *r->in_rank);
     r->out_rank = malloc((r->out_start[n] ? r->out_start[n] : 1) * sizeof *r->out_rank);
     if (!r->in_rank || !r->out_rank) return SG_ENOMEM;
     for (uint32_t i = 0; i < n; i++) {
-        const sg_node_t *x = &g->nodes[r->order[i]];
+        sg_node_id_t v = r->order[i];
         uint32_t *in = r->in_rank + r->in_start[i], *out = r->out_rank + r->out_start[i];
-        for (uint32_t k = 0; k < x->n_in; k++) in[k] = r->rank[g->edges[x->in[k]].from];
-        for (uint32_t k = 0; k < x->n_out; k++) out[k] = r->rank[g->edges[x->out[k]].to];
+        for (uint32_t k = a->in_start[v]; k < a->in_start[v + 1]; k++) *in++ = r->rank[a->in[k]];
+        for (uint32_t k = a->out_start[v]; k < a->out_start[v + 1]; k++) *out++ = r->rank[a->out[k]];
     }
     return SG_OK;
 }
@@ -190,7 +243,7 @@ static int build_poset_chains(sg_reach_t *r)
     for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
     uint32_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t stream = g->nodes[r->order[i]].stream;
+        uint32_t stream = r->stream[i];
         /* room for k + 1 entries (a new chain may start here) */
         if (used + k + 1 > cap) {
             if ((used + k + 1) > REACH_BUDGET) {
@@ -267,8 +320,15 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     r->g = g;
     r->flags = flags;
     r->loaded = UINT32_MAX;
-    int rc = topo_order(g, &r->order, &r->n_order);
+    id_adj_t adj;
+    int rc = id_adj_build(g, &adj);
     if (rc) {
+        free(r);
+        return rc;
+    }
+    rc = topo_order(g, &adj, &r->order, &r->n_order);
+    if (rc) {
+        id_adj_free(&adj);
         free(r);
         return rc;
     }
@@ -277,15 +337,19 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     r->rank = malloc(ids * sizeof *r->rank);
     r->chain = calloc(ids, sizeof *r->chain);
     r->pos = calloc(ids, sizeof *r->pos);
-    r->stamp = calloc(ids, sizeof *r->stamp);
-    r->stack = malloc(ids * sizeof *r->stack);
-    if (!r->rank || !r->chain || !r->pos || !r->stamp || !r->stack) {
+    r->stream = malloc((r->n_order ? r->n_order : 1) * sizeof *r->stream);
+    if (!r->rank || !r->chain || !r->pos || !r->stream) {
+        id_adj_free(&adj);
         sg_reach_destroy(r);
         return SG_ENOMEM;
     }
     for (uint32_t i = 0; i < r->n_ids; i++) r->rank[i] = UINT32_MAX;
-    for (uint32_t i = 0; i < r->n_order; i++) r->rank[r->order[i]] = i;
-    rc = build_csr(r);
+    for (uint32_t i = 0; i < r->n_order; i++) {
+        r->rank[r->order[i]] = i;
+        r->stream[i] = adj.stream[r->order[i]];
+    }
+    rc = build_csr(r, &adj);
+    id_adj_free(&adj);
     if (rc == SG_OK) rc = build_poset_chains(r);
     if (rc == SG_ELIMIT) rc = build_chains(r);
     if (rc) {
@@ -297,6 +361,14 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     if (w * rows > REACH_BUDGET) w = REACH_BUDGET / rows ? REACH_BUDGET / rows : 1;
     if ((flags & SG_REACH_NARROW) && w > 2) w = 2;
     r->width = (uint32_t)w;
+    if (r->n_chains > r->width) {
+        r->stamp = calloc(rows, sizeof *r->stamp);
+        r->stack = malloc(rows * sizeof *r->stack);
+        if (!r->stamp || !r->stack) {
+            sg_reach_destroy(r);
+            return SG_ENOMEM;
+        }
+    }
     r->R = malloc((size_t)(w * rows) * sizeof *r->R);
     if (flags & SG_REACH_FORWARD) r->F = malloc((size_t)(w * rows) * sizeof *r->F);
     if (!r->R || ((flags & SG_REACH_FORWARD) && !r->F)) {
@@ -323,6 +395,8 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     free(r->rows);
     free(r->row_off);
     free(r->row_len);
+    free(r->stream);
+    r->stream = NULL;
     r->rows = NULL;
     r->row_off = NULL;
     r->row_len = NULL;
@@ -423,23 +497,23 @@ static bool clock_answer(const sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
     return q >= (int32_t)r->pos[u];
 }
 
-/* DFS from u that never enters a node ranked after v (it cannot reach v). */
+/* DFS from u that never enters a node ranked after v (it cannot reach v),
+ * over the adjacency by rank. */
 static bool bounded_dfs(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
 {
-    const sg_graph_t *g = r->g;
     if (++r->stamp_now == 0) {
-        memset(r->stamp, 0, r->n_ids * sizeof *r->stamp);
+        memset(r->stamp, 0, r->n_order * sizeof *r->stamp);
         r->stamp_now = 1;
     }
     uint32_t limit = r->rank[v], top = 0;
-    r->stack[top++] = u;
-    r->stamp[u] = r->stamp_now;
+    r->stack[top++] = r->rank[u];
+    r->stamp[r->rank[u]] = r->stamp_now;
     while (top) {
-        const sg_node_t *x = &g->nodes[r->stack[--top]];
-        for (uint32_t k = 0; k < x->n_out; k++) {
-            sg_node_id_t y = g->edges[x->out[k]].to;
-            if (y == v) return true;
-            if (r->stamp[y] == r->stamp_now || r->rank[y] > limit) continue;
+        uint32_t x = r->stack[--top];
+        for (uint32_t k = r->out_start[x]; k < r->out_start[x + 1]; k++) {
+            uint32_t y = r->out_rank[k];
+            if (y == limit) return true;
+            if (r->stamp[y] == r->stamp_now || y > limit) continue;
             r->stamp[y] = r->stamp_now;
             r->stack[top++] = y;
         }
@@ -512,6 +586,16 @@ uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v)
     return v < r->n_ids ? r->rank[v] : UINT32_MAX;
 }
 
+const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n)
+{
+    if (i >= r->n_order) {
+        *n = 0;
+        return NULL;
+    }
+    *n = r->in_start[i + 1] - r->in_start[i];
+    return r->in_rank + r->in_start[i];
+}
+
 uint32_t sg_reach_chain_count(const sg_reach_t *r)
 {
     return r->n_chains;
@@ -534,9 +618,13 @@ bool sg_reach_all_loaded(const sg_reach_t *r, bool forward)
 
 int sg_reach_check_acyclic(const sg_graph_t *g)
 {
+    id_adj_t adj;
+    int rc = id_adj_build(g, &adj);
+    if (rc) return rc;
     sg_node_id_t *order = NULL;
     uint32_t n = 0;
-    int rc = topo_order(g, &order, &n);
+    rc = topo_order(g, &adj, &order, &n);
+    id_adj_free(&adj);
     free(order);
     return rc;
 }

@@ -63,6 +63,11 @@ int sg_reach_query_batch(sg_reach_t *r, const sg_node_id_t (*pairs)[2], size_t n
 const sg_node_id_t *sg_reach_order(const sg_reach_t *r, uint32_t *n);
 uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v);
 
+/* The predecessors of the node of topological rank i, as ranks (the
+ * snapshot's compact adjacency; a predecessor joined by two edges is
+ * listed twice). */
+const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n);
+
 /* Chains: count, chain of a node and its position on it. */
 uint32_t sg_reach_chain_count(const sg_reach_t *r);
 uint32_t sg_reach_chain_of(const sg_reach_t *r, sg_node_id_t v);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "rewrite_internal.h"
+#include "graph/plural.h"
 
 static bool plain(const sg_edge_t *e)
 {
@@ -86,8 +87,9 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
     if (rc) return rc;
     sg_edge_id_t *drop = malloc((g->n_edges ? g->n_edges : 1) * sizeof *drop);
     uint8_t *why = malloc(g->n_edges ? g->n_edges : 1);
-    json_t *arr = json_array();
-    if (!drop || !why || !arr) {
+    sg_jw_t *arr = sg_rw_json_member(ctx, "removed");
+    sg_jw_array(arr);
+    if (!drop || !why) {
         rc = SG_ENOMEM;
         goto out;
     }
@@ -109,21 +111,23 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
         sg_rw_printf(ctx, "- %s %s -> %s: %s\n", sg_edge_kind_name(e->kind),
                      sg_rw_node_name(g, e->from, a, sizeof a), sg_rw_node_name(g, e->to, b, sizeof b),
                      why[i] ? "duplicate of a parallel edge" : "implied by another path");
-        json_array_append_new(arr, json_pack("{s:I, s:s, s:I, s:I, s:s}", "edge", (json_int_t)e->id,
-                                             "kind", sg_edge_kind_name(e->kind), "from",
-                                             (json_int_t)e->from, "to", (json_int_t)e->to, "why",
-                                             why[i] ? "duplicate" : "implied"));
+        sg_jw_object(arr);
+        sg_jw_kint(arr, "edge", e->id);
+        sg_jw_kstring(arr, "kind", sg_edge_kind_name(e->kind));
+        sg_jw_kint(arr, "from", e->from);
+        sg_jw_kint(arr, "to", e->to);
+        sg_jw_kstring(arr, "why", why[i] ? "duplicate" : "implied");
+        sg_jw_end(arr);
         by_kind[e->kind]++;
         dups += why[i];
     }
     for (uint32_t i = 0; i < n; i++) sg_graph_remove_edge(g, drop[i]);
     if (n == 0) sg_rw_printf(ctx, "no change: no edge is implied by another path\n");
-    sg_rw_json_set(ctx, "removed", arr);
-    arr = NULL;
-    sg_rw_summary(ctx, "%u edges removed (%u stream, %u control, %u duplicates); reachability unchanged",
-                  n, by_kind[SG_EDGE_STREAM], by_kind[SG_EDGE_CONTROL], dups);
+    sg_jw_end(arr);
+    sg_rw_summary(ctx, "%u %s removed (%u stream, %u control, %u %s); reachability unchanged", n,
+                  sg_plural(n, "edge", "edges"), by_kind[SG_EDGE_STREAM], by_kind[SG_EDGE_CONTROL],
+                  dups, sg_plural(dups, "duplicate", "duplicates"));
 out:
-    json_decref(arr);
     free(drop);
     free(why);
     return rc;

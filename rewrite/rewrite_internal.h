@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 
+#include "json_writer.h"
 #include "pass.h"
 #include "reach.h"
 
@@ -25,21 +26,31 @@ typedef struct {
 typedef struct sg_pass_ctx {
     sg_graph_t *g;
     const char *name;
-    char *text; /* this pass's report text */
-    size_t len, cap;
-    json_t *json; /* this pass's JSON object */
+    char **text; /* report text: the report's own buffer, or own_text */
+    size_t *len, *cap;
+    char *own_text;
+    size_t own_len, own_cap;
+    sg_jw_t json; /* this pass's JSON object, open (written as text) */
     char summary[512];
     sg_rw_moved_t *moved;
     uint32_t n_moved, cap_moved;
     int err; /* first out-of-memory while reporting */
     sg_reach_t *reach; /* snapshot of the pass's input (forward clocks), or NULL */
     const sg_rewrite_options_t *opt; /* the run's options (never NULL inside a pass) */
+    sg_reach_t *out_reach; /* optional: a pass that built a snapshot (forward clocks) of
+                              the graph exactly as it returns it leaves it here for the
+                              verifier, which would build the same */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Set key in the pass's JSON object (takes the reference to v). */
+/* Add key to the pass's JSON object (takes the reference to v; keys are
+ * written in the order they are added, each once). */
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
+/* Write key, and return the writer for its value: a large member (an
+ * array of records) is written straight into the pass's object. No other
+ * member may be added until the value is complete. */
+sg_jw_t *sg_rw_json_member(sg_pass_ctx_t *ctx, const char *key);
 int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
                      uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ);
 /* The reachability snapshot of the pass's input, with forward clocks:
@@ -64,12 +75,54 @@ int sg_pass_fuse(sg_pass_ctx_t *ctx);
 
 /* ---- names for reports --------------------------------------------------------- */
 
-/* "n12 (kernel k_fill, s0)": id, type, what it is, stream. Returns buf. */
+/* Report text is for people, and labels come from untrusted bundles: every
+ * label, name or note that goes into report text (not JSON fields, which
+ * jansson escapes) goes through SG_RW_LABEL: escaped as graph/text.h says
+ * and cut to fit. The buffer is a compound literal of the enclosing block,
+ * so the result is valid for the whole statement that uses it and the
+ * library keeps no static state (it also runs inside the app). */
+typedef struct {
+    char s[128];
+} sg_rw_label_t;
+const char *sg_rw_label(const char *s, sg_rw_label_t *buf);
+#define SG_RW_LABEL(s) sg_rw_label((s), &(sg_rw_label_t){{0}})
+/* The same for a longer message that quotes the bundle (a compiler's or
+ * parser's words about its code), cut at 1 KiB. */
+typedef struct {
+    char s[1024];
+} sg_rw_note_t;
+const char *sg_rw_note(const char *s, sg_rw_note_t *buf);
+#define SG_RW_NOTE(s) sg_rw_note((s), &(sg_rw_note_t){{0}})
+
+/* "n12 (kernel k_fill, s0)": id, type, what it is, stream, escaped for a
+ * report. Returns buf. */
 const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n);
-/* Stream label or "explicit". */
-const char *sg_rw_stream_name(const sg_graph_t *g, uint32_t stream);
+/* The names of the nodes a report is going to print, made beforehand in id
+ * order, the order the node array is laid out in: a report prints them in
+ * stream order, and on a 100k-node graph making each name there (reading
+ * the node and its kernel name) costs a cache miss or two per name. */
+typedef struct {
+    uint32_t n_ids;
+    uint32_t *off; /* by id: offset of the name in text, UINT32_MAX when not made */
+    char *text;
+    uint32_t len, cap;
+} sg_rw_names_t;
+
+/* Make the names of the nodes with want[id] != 0 (want has g->n_nodes
+ * entries). SG_ENOMEM leaves t empty: every lookup then makes its name. */
+int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t);
+/* The name of id as sg_rw_node_name gives it: from the table, else made
+ * into buf. */
+const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
+                            char *buf, size_t n);
+void sg_rw_names_free(sg_rw_names_t *t);
+
+/* Stream label or "explicit", raw (for JSON); SG_RW_STREAM escaped for text. */
+const char *sg_rw_stream_label(const sg_graph_t *g, uint32_t stream);
+#define SG_RW_STREAM(g, s) SG_RW_LABEL(sg_rw_stream_label((g), (s)))
 /* {"id": 12, "type": "kernel", "stream": "s0", "name": "k_fill"} */
 json_t *sg_rw_node_json(const sg_graph_t *g, sg_node_id_t id);
+void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id);
 
 /* ---- program order per stream ----------------------------------------------------- */
 
@@ -99,7 +152,19 @@ static inline bool sg_rw_writes(sg_access_mode_t m)
     return (m & SG_ACCESS_WRITE) != 0; /* UNKNOWN (7) counts as writing */
 }
 
-/* Absolute [lo, hi) of an access; false when empty or out of range. */
+/* start + size, saturating at the top of the address space: a range that
+ * would wrap past 2^64 ends there, never before its start. Every range end
+ * in rewrite/ is computed with it. */
+static inline uint64_t sg_rw_end(uint64_t start, uint64_t size)
+{
+    return start + size < start ? UINT64_MAX : start + size;
+}
+
+/* Absolute [lo, hi) of an access; false when it is empty or its buffer
+ * unknown. Accesses are taken by address: one that runs past its buffer's
+ * end meets the buffers after it. One whose offset runs past the top of the
+ * address space cannot be placed: it covers everything from its buffer's
+ * start up (too much keeps a hazard in sight, skipping it hid one). */
 bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo, uint64_t *hi);
 
 /* Lifetimes are per allocation, not per address: CUDA may give two
@@ -145,12 +210,20 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b);
  * by (chain, position), so a query takes, per chain, the first allocation
  * the free reaches (from the forward clock; reach must be built with
  * SG_REACH_FORWARD) that overlaps b. O(B log B) to build, about
- * O(k log m + k^2) per free. */
+ * O(k log m + k^2) per free (k chains, m allocations in the cluster). */
+typedef struct {
+    uint32_t chain;      /* the chain of allocs[first .. end) */
+    uint32_t first, end; /* into allocs */
+} sg_rw_reuse_run_t;
+
 typedef struct {
     uint32_t n_buffers;
     uint32_t *cluster;    /* by buffer */
     uint32_t *start;      /* n_clusters + 1 offsets into allocs */
     sg_node_id_t *allocs; /* per cluster, by (chain, position) */
+    uint32_t *rstart;     /* n_clusters + 1 offsets into runs */
+    sg_rw_reuse_run_t *runs; /* per cluster, its allocations on each chain: a query
+                                walks these, not every allocation of the cluster */
     uint32_t *pstart;     /* n_clusters + 1 offsets into plain */
     uint32_t *plain;      /* per cluster, buffers not allocated in the graph */
     uint32_t n_clusters;
@@ -191,7 +264,8 @@ uint64_t sg_rw_node_bytes(const sg_graph_t *g, const sg_node_t *n);
  * cost + bytes / bandwidth (the device's, or the H200 default). */
 double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n);
 /* ASAP schedule over the DAG: start = latest finish of the predecessors,
- * finish = start + cost. Arrays by node id, malloc'd. */
+ * finish = start + cost. r is a snapshot of g as it is (its adjacency is
+ * used). Arrays by node id, malloc'd. */
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish);
 
 

@@ -24,10 +24,19 @@ typedef struct {
 
 /* Print "sgcap NAME: message" to stderr. */
 void sg_cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The value of option argv[*i]: the next argument, with *i moved to it; or
+ * NULL, the error printed, when there is none or it is "--" or empty ("--"
+ * ends the options, it is never a value). */
+const char *sg_cli_value(const char *cmd, int argc, char **argv, int *i);
 /* Does argv hold -h/--help (before a lone "--")? */
 bool sg_cli_wants_help(int argc, char **argv);
 /* Print cmd->usage to f. */
 void sg_cli_print_usage(const sg_command_t *cmd, FILE *f);
+/* s escaped for a terminal (graph/text.h: control characters, invalid
+ * UTF-8 and bidirectional controls become visible escapes), for printing
+ * any string that comes from a bundle. The result lives in one of 8
+ * rotating buffers: valid until 8 more calls, so one printf may take 8. */
+const char *sg_cli_text(const char *s);
 /* Progress line on stderr, only when stderr is a terminal or SGCAP_PROGRESS=1. */
 void sg_cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -50,10 +50,7 @@ static int run(int argc, char **argv)
             json = true;
         } else if (strcmp(argv[i], "--max") == 0) {
             char *end = NULL;
-            if (++i >= argc) {
-                sg_cli_error("check", "--max needs a number");
-                return SG_EXIT_USAGE;
-            }
+            if (!sg_cli_value("check", argc, argv, &i)) return SG_EXIT_USAGE;
             unsigned long v = strtoul(argv[i], &end, 10);
             if (!*argv[i] || *end || v == 0 || v > UINT32_MAX) {
                 sg_cli_error("check", "--max needs a positive number, not '%s'", argv[i]);
@@ -104,10 +101,10 @@ static int run(int argc, char **argv)
         for (size_t i = 0; i < res.n; i++)
             printf("%s\n", sg_hazard_format(g, &res.hazards[i], line, sizeof line));
         if (res.n == 0) {
-            printf("%s: no hazards\n", path);
+            printf("%s: no hazards\n", sg_cli_text(path));
         } else {
             printf("%s: %zu hazard%s (race %zu, use_after_free %zu, reuse %zu, unjoined %zu)%s\n",
-                   path, res.n, res.n == 1 ? "" : "s", res.counts[SG_HAZARD_RACE],
+                   sg_cli_text(path), res.n, res.n == 1 ? "" : "s", res.counts[SG_HAZARD_RACE],
                    res.counts[SG_HAZARD_USE_AFTER_FREE], res.counts[SG_HAZARD_REUSE],
                    res.counts[SG_HAZARD_UNJOINED], res.truncated ? "; stopped at --max" : "");
         }

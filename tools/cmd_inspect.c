@@ -11,6 +11,7 @@
 #include "code/code_report.h"
 #include "cli.h"
 #include "graph/views.h"
+#include "graph/plural.h"
 
 static const char usage[] =
     "usage: sgcap inspect [--json] [--code [--arch N]] BUNDLE\n"
@@ -184,23 +185,24 @@ static void print_archs(FILE *f, const char *what, const uint32_t *a, uint32_t n
 static void print_fusions(const sg_graph_t *g)
 {
     if (!g->n_fusions) return;
-    printf("fused:   %u kernels\n", g->n_fusions);
+    printf("fused:   %u %s\n", g->n_fusions, sg_plural(g->n_fusions, "kernel", "kernels"));
     for (uint32_t i = 0; i < g->n_fusions; i++) {
         const sg_fusion_t *f = &g->fusions[i];
         const sg_node_t *n = sg_graph_node(g, f->node);
-        printf("  n%-5u %s: tier %u, %u stages, %d registers, %d spill bytes, %u writes dropped\n",
-               f->node, n && n->u.kernel.name ? n->u.kernel.name : "?", f->tier, f->n_stages,
-               f->registers, f->spill_bytes, f->n_dropped);
+        printf("  n%-5u %s: tier %u, %u %s, %d registers, %d spill bytes, %u %s dropped\n", f->node,
+               n && n->u.kernel.name ? sg_cli_text(n->u.kernel.name) : "?", f->tier, f->n_stages,
+               sg_plural(f->n_stages, "stage", "stages"), f->registers, f->spill_bytes,
+               f->n_dropped, sg_plural(f->n_dropped, "write", "writes"));
         for (uint32_t k = 0; k < f->n_stages; k++) {
             char name[128];
             sg_kernel_short_name(f->stages[k].kernel.name, name, sizeof name);
-            printf("    stage %-3u was n%-5u %s (parameters at +%u)\n", k, f->stages[k].node, name,
+            printf("    stage %-3u was n%-5u %s (parameters at +%u)\n", k, f->stages[k].node, sg_cli_text(name),
                    f->stages[k].param_base);
         }
         for (uint32_t k = 0; k < f->n_dropped; k++) {
             const sg_dropped_write_t *w = &f->dropped[k];
             printf("    dropped: stage %u's write of b%u [+%" PRIu64 ", %" PRIu64 " bytes): %s\n",
-                   w->stage, w->buffer, w->offset, w->size, w->reason ? w->reason : "");
+                   w->stage, w->buffer, w->offset, w->size, w->reason ? sg_cli_text(w->reason) : "");
         }
     }
 }
@@ -226,13 +228,13 @@ static json_t *fusions_json(const sg_graph_t *g)
 static void print_text(const sg_graph_t *g, const summary_t *s, const char *path)
 {
     char b1[32], b2[32];
-    printf("bundle:  %s\n", path);
+    printf("bundle:  %s\n", sg_cli_text(path));
     printf("program: %s (pid %" PRId64 "), graph #%u, capture mode %s, capture id %" PRIu64 "\n",
-           g->program ? g->program : "?", g->pid, g->sequence,
-           g->capture_mode ? g->capture_mode : "?", g->capture_id);
+           g->program ? sg_cli_text(g->program) : "?", g->pid, g->sequence,
+           g->capture_mode ? sg_cli_text(g->capture_mode) : "?", g->capture_id);
     if (g->device.name)
-        printf("device:  %s (sm_%d%d), driver %d, %s\n", g->device.name, g->device.cc_major,
-               g->device.cc_minor, g->device.driver_version,
+        printf("device:  %s (sm_%d%d), driver %d, %s\n", sg_cli_text(g->device.name),
+               g->device.cc_major, g->device.cc_minor, g->device.driver_version,
                human_bytes(g->device.total_memory, b1, sizeof b1));
     printf("nodes:   %u (", s->nodes);
     print_type_list(stdout, s->by_type);
@@ -250,29 +252,32 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     printf("streams: %u\n", g->n_streams);
     for (uint32_t l = 0; l <= g->n_streams; l++) {
         if (l == g->n_streams && s->lanes[l].total == 0) break;
-        printf("  %-8s %4u nodes: ", lane_label(g, l), s->lanes[l].total);
+        printf("  %-8s %4u %s: ", sg_cli_text(lane_label(g, l)), s->lanes[l].total,
+               sg_plural(s->lanes[l].total, "node", "nodes"));
         print_type_list(stdout, s->lanes[l].by_type);
         putchar('\n');
     }
     printf("events:  %u\n", g->n_events);
     for (uint32_t e = 0; e < g->n_events; e++) {
         const event_row_t *r = &s->events[e];
-        printf("  %-8s %4u edges", g->events[e].label, r->edges);
+        printf("  %-8s %4u %s", sg_cli_text(g->events[e].label), r->edges,
+               sg_plural(r->edges, "edge", "edges"));
         for (uint32_t p = 0; p < r->n_pairs; p++)
-            printf("%s%s -> %s", p ? ", " : ": ", lane_label(g, r->pairs[p][0]),
-                   lane_label(g, r->pairs[p][1]));
+            printf("%s%s -> %s", p ? ", " : ": ", sg_cli_text(lane_label(g, r->pairs[p][0])),
+                   sg_cli_text(lane_label(g, r->pairs[p][1])));
         if (g->events[e].external) printf(" (external)");
         putchar('\n');
     }
-    printf("kernels: %u launches of %u distinct kernels\n", s->by_type[SG_NODE_KERNEL],
-           s->n_kernels);
+    printf("kernels: %u %s of %u distinct %s\n", s->by_type[SG_NODE_KERNEL],
+           sg_plural(s->by_type[SG_NODE_KERNEL], "launch", "launches"), s->n_kernels,
+           sg_plural(s->n_kernels, "kernel", "kernels"));
     for (uint32_t i = 0; i < s->n_kernels; i++) {
         const sg_kernel_t *k = s->kernels[i].first;
         char shortname[96];
         sg_kernel_short_name(s->kernels[i].name, shortname, sizeof shortname);
-        printf("  %-32s x%-4u grid (%u,%u,%u) block (%u,%u,%u) smem %u", shortname,
-               s->kernels[i].launches, k->grid[0], k->grid[1], k->grid[2], k->block[0],
-               k->block[1], k->block[2], k->shared_bytes);
+        printf("  %-32s x%-4u grid (%u,%u,%u) block (%u,%u,%u) smem %u", sg_cli_text(shortname),
+               s->kernels[i].launches, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+               k->block[2], k->shared_bytes);
         if (k->image != SG_NONE) printf(" image %u", k->image);
         putchar('\n');
     }
@@ -281,14 +286,15 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     printf("buffers: %u, %s\n", g->n_buffers, human_bytes(total, b1, sizeof b1));
     for (uint32_t i = 0; i < g->n_buffers; i++) {
         const sg_buffer_t *b = &g->buffers[i];
-        printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing nodes%s\n", b->label,
+        printf("  %-8s %-11s 0x%012" PRIx64 " %10s, %u accessing %s%s\n", sg_cli_text(b->label),
                sg_buffer_kind_name(b->kind), b->address, human_bytes(b->size, b2, sizeof b2),
-               s->buffer_users[i], b->before_file ? ", snapshots" : "");
+               s->buffer_users[i], sg_plural(s->buffer_users[i], "node", "nodes"),
+               b->before_file ? ", snapshots" : "");
     }
     printf("images:  %u\n", g->n_images);
     for (uint32_t i = 0; i < g->n_images; i++) {
         const sg_image_t *im = &g->images[i];
-        printf("  %-3u %-7s %s %10s", i, sg_image_kind_name(im->kind), im->hash,
+        printf("  %-3u %-7s %s %10s", i, sg_image_kind_name(im->kind), sg_cli_text(im->hash),
                human_bytes(im->size, b1, sizeof b1));
         print_archs(stdout, "ptx", im->ptx_archs, im->n_ptx_archs);
         print_archs(stdout, "sass", im->sass_archs, im->n_sass_archs);
@@ -296,13 +302,16 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
     }
     print_fusions(g);
     if (g->crosscheck_done)
-        printf("check:   capture cross-check %s (CUDA reported %u nodes, %u edges)%s%s\n",
-               g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count, g->cuda_edge_count,
-               g->crosscheck_note ? ": " : "", g->crosscheck_note ? g->crosscheck_note : "");
+        printf("check:   capture cross-check %s (CUDA reported %u %s, %u %s)%s%s\n",
+               g->crosscheck_ok ? "ok" : "MISMATCH", g->cuda_node_count,
+               sg_plural(g->cuda_node_count, "node", "nodes"), g->cuda_edge_count,
+               sg_plural(g->cuda_edge_count, "edge", "edges"), g->crosscheck_note ? ": " : "",
+               g->crosscheck_note ? sg_cli_text(g->crosscheck_note) : "");
     if (g->n_pass_log) {
         printf("passes:  %u\n", g->n_pass_log);
         for (uint32_t i = 0; i < g->n_pass_log; i++)
-            printf("  %-16s %s\n", g->pass_log[i].pass, g->pass_log[i].summary);
+            printf("  %-16s %s\n", sg_cli_text(g->pass_log[i].pass),
+                   sg_cli_text(g->pass_log[i].summary));
     }
 }
 
@@ -464,8 +473,9 @@ static int print_code(const sg_bundle_t *b, const char *path, uint32_t arch, boo
         putchar('\n');
         json_decref(o);
     } else {
-        printf("code of %s for sm_%u: %u kernels, %u with usable PTX\n", path, rep.device_arch,
-               rep.n_rows, rep.n_ptx_available);
+        printf("code of %s for sm_%u: %u %s, %u with usable PTX\n", sg_cli_text(path),
+               rep.device_arch, rep.n_rows, sg_plural(rep.n_rows, "kernel", "kernels"),
+               rep.n_ptx_available);
         for (uint32_t i = 0; i < rep.n_rows; i++) {
             const sg_code_report_row_t *r = &rep.rows[i];
             char shortname[96];
@@ -475,10 +485,11 @@ static int print_code(const sg_bundle_t *b, const char *path, uint32_t arch, boo
                 snprintf(img, sizeof img, "-");
             else
                 snprintf(img, sizeof img, "%u", r->image);
-            printf("  %-32s x%-3u image %-3s sass %-14s ptx %-14s PTX: %s\n", shortname, r->n_nodes,
-                   img, sg_arch_list_format(&r->sass, sass, sizeof sass),
+            printf("  %-32s x%-3u image %-3s sass %-14s ptx %-14s PTX: %s\n",
+                   sg_cli_text(shortname), r->n_nodes, img,
+                   sg_arch_list_format(&r->sass, sass, sizeof sass),
                    sg_arch_list_format(&r->ptx, ptx, sizeof ptx), reason_text(r));
-            if (r->detail[0]) printf("      %s\n", r->detail);
+            if (r->detail[0]) printf("      %s\n", sg_cli_text(r->detail));
         }
     }
     sg_code_report_free(&rep);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "replay/driver.h"
 #include "replay/replay.h"
+#include "graph/plural.h"
 
 static const char usage[] =
     "usage: sgcap replay [OPTIONS] BUNDLE\n"
@@ -193,7 +194,7 @@ static int exit_for(int rc)
 static void print_plan(const char *path, const sg_graph_t *g, const sg_replay_plan_t *p,
                        bool verbose)
 {
-    printf("replay: %s: %u nodes (", path, p->nodes);
+    printf("replay: %s: %u %s (", path, p->nodes, sg_plural(p->nodes, "node", "nodes"));
     bool first = true;
     for (int t = 0; t < SG_NODE_TYPE_COUNT; t++) {
         if (!p->nodes_by_type[t]) continue;
@@ -201,12 +202,14 @@ static void print_plan(const char *path, const sg_graph_t *g, const sg_replay_pl
                p->nodes_by_type[t]);
         first = false;
     }
-    printf(") on %u streams, %u buffers, %u code images\n", g->n_streams, g->n_buffers,
-           g->n_images);
+    printf(") on %u %s, %u %s, %u code %s\n", g->n_streams,
+           sg_plural(g->n_streams, "stream", "streams"), g->n_buffers,
+           sg_plural(g->n_buffers, "buffer", "buffers"), g->n_images,
+           sg_plural(g->n_images, "image", "images"));
     uint32_t shown = verbose ? p->n_warnings : (p->n_warnings < 8 ? p->n_warnings : 8);
     for (uint32_t i = 0; i < shown; i++)
-        fprintf(stderr, "warning: %s (%s): %s\n", p->warnings[i].node,
-                sg_node_type_name(p->warnings[i].type), p->warnings[i].reason);
+        fprintf(stderr, "warning: %s (%s): %s\n", sg_cli_text(p->warnings[i].node),
+                sg_node_type_name(p->warnings[i].type), sg_cli_text(p->warnings[i].reason));
     if (shown < p->n_warnings)
         fprintf(stderr, "warning: ... %u more (-v shows all)\n", p->n_warnings - shown);
 }
@@ -226,8 +229,8 @@ static bool plan_or_report(const char *path, const sg_graph_t *g, sg_replay_plan
            "captured it:\n",
            path);
     for (uint32_t i = 0; i < p->n_blockers; i++)
-        printf("  %-12s %-12s %s\n", p->blockers[i].node, sg_node_type_name(p->blockers[i].type),
-               p->blockers[i].reason);
+        printf("  %-12s %-12s %s\n", sg_cli_text(p->blockers[i].node),
+               sg_node_type_name(p->blockers[i].type), sg_cli_text(p->blockers[i].reason));
     *exit_code = SG_EXIT_FINDING;
     return false;
 }
@@ -260,10 +263,10 @@ static bool print_validation(const sg_graph_t *g, const sg_buffer_check_t *c, ui
         const sg_buffer_check_t *x = &c[i];
         const sg_buffer_t *b = &g->buffers[x->buffer];
         char sz[32], u[48];
-        printf("validate: %-6s %10s  ", b->label, bytes_text(b->size, sz, sizeof sz));
+        printf("validate: %-6s %10s  ", sg_cli_text(b->label), bytes_text(b->size, sz, sizeof sz));
         if (x->status == SG_CHECK_SKIPPED) {
             skipped++;
-            printf("not compared: %s\n", x->note);
+            printf("not compared: %s\n", sg_cli_text(x->note));
             continue;
         }
         compared++;
@@ -291,11 +294,11 @@ static bool print_validation(const sg_graph_t *g, const sg_buffer_check_t *c, ui
                        r->first_mismatch / 4, u, r->max_abs);
             }
         }
-        if (x->note[0]) printf(" [%s]", x->note);
+        if (x->note[0]) printf(" [%s]", sg_cli_text(x->note));
         putchar('\n');
     }
-    printf("validate: %u buffers compared: %u match, %u MISMATCH; %u not compared\n", compared,
-           matched, compared - matched, skipped);
+    printf("validate: %u %s compared: %u match, %u MISMATCH; %u not compared\n", compared,
+           sg_plural(compared, "buffer", "buffers"), matched, compared - matched, skipped);
     return matched == compared;
 }
 
@@ -312,17 +315,17 @@ static void explain_mismatch(sg_replay_t *r, const sg_graph_t *g)
         char u[48];
         ulp_text(rep.max_ulp, u, sizeof u);
         printf("validate: why: the graph is not deterministic: a second replay differs from the "
-               "first in %u of %u buffers (%s first; %" PRIu64 " bytes; as float32 at most %s): "
+               "first in %u of %u %s (%s first; %" PRIu64 " bytes; as float32 at most %s): "
                "floating-point atomics, split reductions or a race; no bit-exact comparison can "
                "pass (compare with --tolerance ulp=N)\n",
-               rep.differing, rep.compared, g->buffers[rep.first_buffer].label, rep.bytes_differing,
-               u);
+               rep.differing, rep.compared, sg_plural(rep.compared, "buffer", "buffers"),
+               g->buffers[rep.first_buffer].label, rep.bytes_differing, u);
     } else {
-        printf("validate: why: two replays agree with each other (%u buffers), so the replay is "
+        printf("validate: why: two replays agree with each other (%u %s), so the replay is "
                "repeatable but not what the program computed: the graph depends on something "
                "the bundle does not hold (memory no snapshot covered, module state, work outside "
                "the graph)\n",
-               rep.compared);
+               rep.compared, sg_plural(rep.compared, "buffer", "buffers"));
     }
 }
 
@@ -347,7 +350,8 @@ static void print_nothing_compared(const sg_graph_t *g, const sg_buffer_check_t 
     }
     printf("validate: NOTHING COMPARED (exit %d): ", SG_EXIT_NOTHING_COMPARED);
     if (n == 0) {
-        printf("the graph touches no memory sgcap knows of (%u nodes)\n", sg_graph_node_count(g));
+        printf("the graph touches no memory sgcap knows of (%u %s)\n", sg_graph_node_count(g),
+               sg_plural(sg_graph_node_count(g), "node", "nodes"));
         return;
     }
     const char *sep = "";
@@ -416,8 +420,8 @@ static int do_profile(const args_t *a, sg_replay_t *r, const sg_bundle_t *in, sg
     if (n_ev == 0) {
         sg_cli_error(CMD,
                      "profiling: CUPTI delivered no activity record of the graph's nodes "
-                     "(%u records matched no node)",
-                     unmatched);
+                     "(%u %s matched no node)",
+                     unmatched, sg_plural(unmatched, "record", "records"));
         free(ev);
         return SG_EXIT_FINDING;
     }
@@ -425,16 +429,20 @@ static int do_profile(const args_t *a, sg_replay_t *r, const sg_bundle_t *in, sg
     uint64_t t0 = UINT64_MAX;
     for (uint32_t i = 0; i < n_ev; i++)
         if (ev[i].start_ns < t0) t0 = ev[i].start_ns;
-    printf("profile: %u node executions in the last of %u launches%s\n", n_ev, a->profile_launches,
+    printf("profile: %u node %s in the last of %u %s%s\n", n_ev,
+           sg_plural(n_ev, "execution", "executions"), a->profile_launches,
+           sg_plural(a->profile_launches, "launch", "launches"),
            unmatched ? "" : ", every record matched to a node");
     if (unmatched)
-        printf("profile: warning: %u activity records matched no node of the bundle\n", unmatched);
+        printf("profile: warning: %u activity %s matched no node of the bundle\n", unmatched,
+               sg_plural(unmatched, "record", "records"));
     uint32_t shown = a->verbose || n_ev <= 40 ? n_ev : 40;
     for (uint32_t i = 0; i < shown; i++) {
         const sg_stream_t *s =
             ev[i].stream != SG_STREAM_EXPLICIT ? sg_graph_stream(g, ev[i].stream) : NULL;
-        printf("  %-8s %-12s %-32s start %10.3f us  %10.3f us\n", s ? s->label : "explicit",
-               ev[i].node, ev[i].name, (ev[i].start_ns - t0) / 1000.0,
+        printf("  %-8s %-12s %-32s start %10.3f us  %10.3f us\n",
+               sg_cli_text(s ? s->label : "explicit"), sg_cli_text(ev[i].node),
+               sg_cli_text(ev[i].name), (ev[i].start_ns - t0) / 1000.0,
                (ev[i].end_ns - ev[i].start_ns) / 1000.0);
     }
     if (shown < n_ev) printf("  ... %u more (-v shows all)\n", n_ev - shown);
@@ -502,12 +510,12 @@ static void print_open(const args_t *a, sg_replay_t *r, const sg_graph_t *g, con
     uint32_t same, moved, by_graph, rsame, rtotal;
     sg_replay_placement(r, &same, &moved, &by_graph);
     sg_replay_region_placement(r, &rsame, &rtotal);
-    printf("memory: %s: %u buffers at their recorded addresses, %u relocated, %u allocated by "
+    printf("memory: %s: %u %s at their recorded addresses, %u relocated, %u allocated by "
            "the graph\n",
-           path, same, moved, by_graph);
+           path, same, sg_plural(same, "buffer", "buffers"), moved, by_graph);
     if (rtotal && !a->relocate) {
-        printf("memory: %s: %u of %u regions placed at their recorded address", path, rsame,
-               rtotal);
+        printf("memory: %s: %u of %u %s placed at %s recorded address", path, rsame, rtotal,
+               sg_plural(rtotal, "region", "regions"), sg_plural(rtotal, "its", "their"));
         if (a->no_reserve)
             printf(" (no early reservation: --no-reserve)");
         else
@@ -648,11 +656,11 @@ static int run(int argc, char **argv)
             if (!exit_code) exit_code = exit_for(rc);
             goto out;
         }
-        printf("bench: %s: median %.3f us per launch (%u launches after %u warm-up)\n", a.bundle,
-               ma, a.bench, a.warmup);
+        printf("bench: %s: median %.3f us per launch (%u %s after %u warm-up)\n", a.bundle,
+               ma, a.bench, sg_plural(a.bench, "launch", "launches"), a.warmup);
         if (a.vs) {
-            printf("bench: %s: median %.3f us per launch (%u launches after %u warm-up)\n", a.vs,
-                   mb, a.bench, a.warmup);
+            printf("bench: %s: median %.3f us per launch (%u %s after %u warm-up)\n", a.vs,
+                   mb, a.bench, sg_plural(a.bench, "launch", "launches"), a.warmup);
             printf("bench: ratio %s / %s = %.3f\n", a.vs, a.bundle, ma > 0 ? mb / ma : 0.0);
         }
     }

@@ -13,6 +13,7 @@
 #include "bundle_open.h"
 #include "cli.h"
 #include "rewrite/pass.h"
+#include "graph/plural.h"
 
 static const char usage[] =
     "usage: sgcap rewrite BUNDLE -o OUT [--passes LIST] [--report FILE] [--json FILE]\n"
@@ -278,8 +279,9 @@ static int run(int argc, char **argv)
         exit_code = SG_EXIT_USAGE;
         goto done;
     }
-    sg_cli_progress("sgcap rewrite: %u nodes, %u edges", sg_graph_node_count(g),
-                    sg_graph_edge_count(g));
+    sg_cli_progress("sgcap rewrite: %u %s, %u %s", sg_graph_node_count(g),
+                    sg_plural(sg_graph_node_count(g), "node", "nodes"), sg_graph_edge_count(g),
+                    sg_plural(sg_graph_edge_count(g), "edge", "edges"));
     int rc = sg_rewrite_run_opts(g, names, n_names, &opt, report);
     if (rc) {
         /* the failing pass's section says why; show it */
@@ -335,8 +337,9 @@ static int run(int argc, char **argv)
                 "sgcap rewrite: warning: %u file%s that the graph names %s missing in %s (%s%s); "
                 "%s lacks %s too\n",
                 carried.missing, carried.missing == 1 ? "" : "s",
-                carried.missing == 1 ? "is" : "are", path, carried.first_missing,
-                carried.missing > 1 ? ", ..." : "", out, carried.missing == 1 ? "it" : "them");
+                carried.missing == 1 ? "is" : "are", sg_cli_text(path),
+                sg_cli_text(carried.first_missing), carried.missing > 1 ? ", ..." : "",
+                sg_cli_text(out), carried.missing == 1 ? "it" : "them");
     if (staged_commit(&text_out, sg_report_text(report))) {
         sg_cli_error("rewrite", "wrote %s, but not the report %s: %s", out, report_path,
                      strerror(errno));
@@ -350,11 +353,8 @@ static int run(int argc, char **argv)
     bool stdout_used = (report_path && strcmp(report_path, "-") == 0) ||
                        (json_path && strcmp(json_path, "-") == 0);
     if (!stdout_used) {
-        json_t *arr = json_object_get(sg_report_json(report), "passes");
-        for (size_t i = 0; i < json_array_size(arr); i++) {
-            json_t *p = json_array_get(arr, i);
-            printf("%s: %s\n", json_string_value(json_object_get(p, "pass")),
-                   json_string_value(json_object_get(p, "summary")));
+        for (size_t i = 0; i < sg_report_pass_count(report); i++) {
+            printf("%s: %s\n", sg_report_pass_name(report, i), sg_report_pass_summary(report, i));
         }
         printf("wrote %s\n", out);
     }

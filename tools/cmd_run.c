@@ -16,8 +16,8 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: sgcap run [--out DIR] [--snapshot] [--trace] [--max-bundles N] [--shim PATH]\n"
-    "                 -- PROGRAM [ARGS...]\n"
+    "usage: sgcap run [--out DIR] [--snapshot] [--trace] [--max-bundles N] [--optimize]\n"
+    "                 [--shim PATH] -- PROGRAM [ARGS...]\n"
     "\n"
     "Run PROGRAM with libsgcap.so preloaded: every CUDA graph it instantiates\n"
     "is recorded with its streams and events and written as a bundle\n"
@@ -32,6 +32,11 @@ static const char usage[] =
     "                     SGCAP_SNAPSHOT_LAUNCH, SGCAP_SNAPSHOT_MAX_BYTES)\n"
     "  --trace            log every intercepted call (SGCAP_LOG=trace)\n"
     "  --max-bundles N    write at most N bundles (SGCAP_MAX_BUNDLES; default 64)\n"
+    "  --optimize         also run each graph's optimized version once its first\n"
+    "                     launch was checked against the original, bit for bit\n"
+    "                     (SGCAP_MODE=optimize; see SGCAP_OPTIMIZE_CHECK and\n"
+    "                     SGCAP_SHADOW_MAX_BYTES); the summary says, per graph,\n"
+    "                     whether it was swapped or kept its original, and why\n"
     "  --shim PATH        the shim to preload (default: ../lib/libsgcap.so next to\n"
     "                     this sgcap executable)\n"
     "  -h, --help         show this help\n"
@@ -113,7 +118,7 @@ static int run(int argc, char **argv)
 {
     const char *out = getenv("SGCAP_DIR");
     const char *shim_arg = NULL, *max_bundles = NULL;
-    bool snapshot = false, trace = false;
+    bool snapshot = false, trace = false, optimize = false;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -123,11 +128,8 @@ static int run(int argc, char **argv)
         }
         if (strcmp(a, "--out") == 0 || strcmp(a, "--shim") == 0 ||
             strcmp(a, "--max-bundles") == 0) {
-            if (i + 1 >= argc) {
-                sg_cli_error("run", "%s needs a value", a);
-                return SG_EXIT_USAGE;
-            }
-            const char *v = argv[++i];
+            const char *v = sg_cli_value("run", argc, argv, &i); /* never "--" */
+            if (!v) return SG_EXIT_USAGE;
             if (a[2] == 'o')
                 out = v;
             else if (a[2] == 's')
@@ -138,6 +140,8 @@ static int run(int argc, char **argv)
             snapshot = true;
         } else if (strcmp(a, "--trace") == 0) {
             trace = true;
+        } else if (strcmp(a, "--optimize") == 0) {
+            optimize = true;
         } else if (a[0] == '-') {
             sg_cli_error("run", "unknown option '%s' (see sgcap run --help)", a);
             return SG_EXIT_USAGE;
@@ -182,7 +186,10 @@ static int run(int argc, char **argv)
     if (snapshot) setenv("SGCAP_SNAPSHOT", "1", 1);
     if (trace) setenv("SGCAP_LOG", "trace", 1);
     if (max_bundles) setenv("SGCAP_MAX_BUNDLES", max_bundles, 1);
-    if (!getenv("SGCAP_MODE")) setenv("SGCAP_MODE", "capture", 1);
+    if (optimize)
+        setenv("SGCAP_MODE", "optimize", 1);
+    else if (!getenv("SGCAP_MODE"))
+        setenv("SGCAP_MODE", "capture", 1);
 
     list_t before = list_bundles(out);
     fflush(NULL);
@@ -234,10 +241,11 @@ static int run(int argc, char **argv)
     size_t fresh = 0;
     for (size_t k = 0; k < after.n; k++)
         if (!listed(&before, after.names[k])) fresh++;
-    fprintf(stderr, "sgcap run: %s exited with %d; %zu new bundle%s in %s\n", argv[i], code, fresh,
-            fresh == 1 ? "" : "s", out);
+    fprintf(stderr, "sgcap run: %s exited with %d; %zu new bundle%s in %s\n", sg_cli_text(argv[i]),
+            code, fresh, fresh == 1 ? "" : "s", sg_cli_text(out));
     for (size_t k = 0; k < after.n; k++)
-        if (!listed(&before, after.names[k])) fprintf(stderr, "  %s/%s\n", out, after.names[k]);
+        if (!listed(&before, after.names[k]))
+            fprintf(stderr, "  %s/%s\n", sg_cli_text(out), sg_cli_text(after.names[k]));
     list_free(&before);
     list_free(&after);
     return code;

@@ -13,7 +13,7 @@ set_target_properties(capture_fake_cuda PROPERTIES OUTPUT_NAME cuda SOVERSION 1
   LIBRARY_OUTPUT_DIRECTORY ${SGCAP_CAPTURE_TEST_DIR}/fake C_VISIBILITY_PRESET hidden)
 target_include_directories(capture_fake_cuda PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 target_link_options(capture_fake_cuda PRIVATE -Wl,-Bsymbolic-functions)
-target_link_libraries(capture_fake_cuda PRIVATE ${CMAKE_DL_LIBS})
+target_link_libraries(capture_fake_cuda PRIVATE ${CMAKE_DL_LIBS} m)
 
 # A fake libcupti.so.13 (one subscriber, per-id callbacks) for the shim
 # loaded through CUDA_INJECTION64_PATH alone.

@@ -42,8 +42,8 @@ for s in fork_join threads mixed; do
     fail "$s: topology"
     sed 's/^/    /' "$work/$s.cmp"
   fi
-  grep -q "summary: 1 graphs (1 distinct, 1 from stream capture)" "$work/$s.stderr" &&
-    grep -q "1 bundles written" "$work/$s.stderr" || fail "$s: summary line"
+  grep -q "summary: 1 graph (1 distinct, 1 from stream capture)" "$work/$s.stderr" &&
+    grep -q "1 bundle written" "$work/$s.stderr" || fail "$s: summary line"
   grep -q "1 new bundle in" "$work/$s.stderr" || fail "$s: sgcap run's bundle list"
   grep -q '"crosscheck": {"done": true, "ok": true' "$out"/*.sgraph/graph.json ||
     fail "$s: cross-check not ok"

@@ -4,8 +4,16 @@
  * enqueue makes a node depending on the stream's current set, the graph
  * can be listed and its nodes read back, modules hold functions whose
  * parameter layout comes from their mangled names. Not a driver: one
- * context, no execution (copies to the host fill 0x5a), handles are plain
- * pointers, single-threaded use. Used by tests/capture/capture_cpu.sh. */
+ * context, handles are plain pointers, single-threaded use. Used by
+ * tests/capture/capture_cpu.sh (no execution: copies to the host fill
+ * 0x5a) and, with FAKE_CUDA_EXECUTE=1, by tests/optimize/optimize_cpu.sh:
+ * then device memory is host memory at the same addresses, work outside a
+ * capture runs when it is enqueued, and a launched graph runs its nodes in
+ * the order they were added, kernels through tests/gpu/replay/emulate.h
+ * (found by the name inside the mangled one; others do nothing). An
+ * executable graph is a copy of its graph's nodes, so exec updates change
+ * it alone; cuGraphExecUpdate checks the topology, as the driver does.
+ * fake_cuda_live_execs() counts the executable graphs that exist. */
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
@@ -16,9 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "../gpu/replay/emulate.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAXN 64
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 
 typedef struct fnode fnode_t;
 typedef struct fgraph {
@@ -52,7 +67,17 @@ struct fnode {
     CUevent event;
     CUgraph bodies[4]; /* conditional */
     CUgraph child;     /* child graph node: its own copy of the body */
+    int disabled;      /* in an executable graph: cuGraphNodeSetEnabled(0) */
 };
+
+/* An executable graph: a copy of the graph's nodes when it was made. */
+typedef struct {
+    fnode_t *nodes; /* copies */
+    fnode_t **orig; /* the graph's node each copy came from */
+    int (*deps)[MAXN]; /* dependencies as indices */
+    size_t n;
+} fexec_t;
+static int live_execs;
 
 typedef struct {
     CUstream handle;
@@ -127,6 +152,101 @@ static fnode_t *enqueue(CUstream s, CUgraphNodeType type)
     return nd;
 }
 
+/* ---- execution (FAKE_CUDA_EXECUTE=1) ---- */
+/* Far below where the loader puts libraries (0x7f..., randomized): the
+ * addresses handed out start here when executing. */
+#define ARENA_BASE 0x200000000000ull
+#define ARENA_SIZE (64ull << 30)
+
+static int executing(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("FAKE_CUDA_EXECUTE");
+        on = e && *e && strcmp(e, "0") != 0;
+        /* device memory: host memory at the addresses handed out */
+        if (on && mmap((void *)(uintptr_t)ARENA_BASE, ARENA_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1,
+                       0) != (void *)(uintptr_t)ARENA_BASE) {
+            fprintf(stderr, "fake libcuda: cannot map device memory at %#llx\n", ARENA_BASE);
+            abort();
+        }
+        if (on) next_addr = ARENA_BASE;
+    }
+    return on;
+}
+
+/* "_Z6k_axpbPfPKfffm" -> the emulated k_axpb */
+static const emu_kernel_t *emulated(const ffunc_t *f)
+{
+    if (!f) return NULL;
+    const char *p = f->name;
+    if (strncmp(p, "_Z", 2) != 0) return emu_find(p);
+    p += 2;
+    int len = 0;
+    while (*p >= '0' && *p <= '9')
+        len = len * 10 + (*p++ - '0');
+    char name[128];
+    if (len <= 0 || len >= (int)sizeof name) return NULL;
+    memcpy(name, p, (size_t)len);
+    name[len] = '\0';
+    return emu_find(name);
+}
+
+static void run_memcpy(const CUDA_MEMCPY3D *m)
+{
+    uintptr_t dst = m->dstMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)m->dstHost
+                                                           : (uintptr_t)m->dstDevice;
+    uintptr_t src = m->srcMemoryType == CU_MEMORYTYPE_HOST ? (uintptr_t)m->srcHost
+                                                           : (uintptr_t)m->srcDevice;
+    size_t h = m->Height ? m->Height : 1, d = m->Depth ? m->Depth : 1;
+    size_t dp = m->dstPitch ? m->dstPitch : m->WidthInBytes;
+    size_t sp = m->srcPitch ? m->srcPitch : m->WidthInBytes;
+    size_t dh = m->dstHeight ? m->dstHeight : h, sh = m->srcHeight ? m->srcHeight : h;
+    for (size_t z = 0; z < d; z++)
+        for (size_t y = 0; y < h; y++)
+            memmove((void *)(dst + (z * dh + y) * dp), (const void *)(src + (z * sh + y) * sp),
+                    m->WidthInBytes);
+}
+
+static void run_memset(const CUDA_MEMSET_NODE_PARAMS *m)
+{
+    size_t pitch = m->pitch ? m->pitch : m->width * m->elementSize;
+    for (size_t r = 0; r < (m->height ? m->height : 1); r++) {
+        uint8_t *row = (uint8_t *)(uintptr_t)(m->dst + r * pitch);
+        for (size_t x = 0; x < m->width; x++)
+            memcpy(row + x * m->elementSize, &m->value, m->elementSize);
+    }
+}
+
+static void run_node(const fnode_t *nd)
+{
+    if (nd->disabled) return;
+    switch (nd->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+        const emu_kernel_t *k = emulated(nd->func);
+        if (k) k->run(nd->param_bytes);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+        run_memset(&nd->memset);
+        break;
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+        run_memcpy(&nd->memcpy);
+        break;
+    case CU_GRAPH_NODE_TYPE_HOST:
+        nd->host_fn(nd->host_data);
+        break;
+    default:
+        break;
+    }
+}
+
+EXPORT int fake_cuda_live_execs(void)
+{
+    return live_execs;
+}
+
 /* ---- init, versions, modes ---- */
 EXPORT CUresult cuInit(unsigned int flags)
 {
@@ -170,6 +290,76 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
     *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9
          : a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT   ? 132
                                                            : 0;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
+{
+    *c = (CUcontext)(uintptr_t)0x1000;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
+{
+    static char buf[32];
+    snprintf(buf, sizeof buf, "FAKE_ERROR_%d", (int)r);
+    *s = buf;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode n, CUkernelNodeAttrID a,
+                                              const CUkernelNodeAttrValue *v)
+{
+    (void)n, (void)a, (void)v;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+    (void)f, (void)a, (void)v;
+    return CUDA_SUCCESS;
+}
+
+/* ---- events (times from the host's clock) ---- */
+static double clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+typedef struct {
+    double ms;
+} ftime_t;
+static CUevent created[256]; /* events of cuEventCreate (programs may use any value) */
+static ftime_t *timed(CUevent e)
+{
+    for (int i = 0; e && i < 256; i++)
+        if (created[i] == e) return (ftime_t *)e;
+    return NULL;
+}
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
+{
+    (void)flags;
+    for (int i = 0; i < 256; i++)
+        if (!created[i]) {
+            *e = created[i] = (CUevent)calloc(1, sizeof(ftime_t));
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+EXPORT CUresult cuEventDestroy_v2(CUevent e)
+{
+    for (int i = 0; e && i < 256; i++)
+        if (created[i] == e) created[i] = NULL;
+    free(e);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventSynchronize(CUevent e)
+{
+    (void)e;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+    if (!timed(a) || !timed(b)) return CUDA_ERROR_INVALID_HANDLE;
+    *ms = (float)(timed(b)->ms - timed(a)->ms);
     return CUDA_SUCCESS;
 }
 
@@ -271,6 +461,7 @@ static CUresult cuEventRecord_impl(CUevent e, CUstream s)
     ev->id = st->capturing ? st->id : 0;
     memcpy(ev->deps, st->deps, sizeof st->deps);
     ev->n = st->capturing ? st->n : 0;
+    if (!st->capturing && timed(e)) timed(e)->ms = clock_ms();
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags)
@@ -396,7 +587,12 @@ static CUresult cuLaunchKernel_impl(CUfunction fn, unsigned gx, unsigned gy, uns
 {
     (void)extra;
     fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_KERNEL);
-    if (!nd) return CUDA_SUCCESS; /* eager: nothing to run */
+    fnode_t eager;
+    if (!nd) { /* not capturing: runs now (FAKE_CUDA_EXECUTE) */
+        if (!executing()) return CUDA_SUCCESS;
+        memset(&eager, 0, sizeof eager);
+        nd = &eager;
+    }
     ffunc_t *f = (ffunc_t *)fn;
     nd->func = f;
     nd->grid[0] = gx, nd->grid[1] = gy, nd->grid[2] = gz;
@@ -406,12 +602,17 @@ static CUresult cuLaunchKernel_impl(CUfunction fn, unsigned gx, unsigned gy, uns
         memcpy(nd->param_bytes + f->off[i], params[i], f->size[i]);
         nd->param_ptr[i] = nd->param_bytes + f->off[i];
     }
+    if (nd == &eager) run_node(nd);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
 {
     fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEMSET);
-    if (nd) nd->memset = (CUDA_MEMSET_NODE_PARAMS){d, 0, v, 4, n, 1};
+    CUDA_MEMSET_NODE_PARAMS m = {d, 0, v, 4, n, 1};
+    if (nd)
+        nd->memset = m;
+    else if (executing())
+        run_memset(&m);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
@@ -426,6 +627,8 @@ EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
         nd->memcpy.WidthInBytes = n;
         nd->memcpy.Height = 1;
         nd->memcpy.Depth = 1;
+    } else if (executing()) {
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
     }
     return CUDA_SUCCESS;
 }
@@ -433,7 +636,11 @@ static void copy_node(CUstream s, CUmemorytype dt, void *dh, CUdeviceptr dd, CUm
                       const void *sh, CUdeviceptr sd, size_t n)
 {
     fnode_t *nd = enqueue(s, CU_GRAPH_NODE_TYPE_MEMCPY);
-    if (!nd) return;
+    fnode_t eager;
+    if (!nd) {
+        if (!executing()) return;
+        nd = &eager;
+    }
     memset(&nd->memcpy, 0, sizeof nd->memcpy);
     nd->memcpy.dstMemoryType = dt;
     nd->memcpy.dstHost = dh;
@@ -444,6 +651,7 @@ static void copy_node(CUstream s, CUmemorytype dt, void *dh, CUdeviceptr dd, CUm
     nd->memcpy.WidthInBytes = n;
     nd->memcpy.Height = 1;
     nd->memcpy.Depth = 1;
+    if (nd == &eager) run_memcpy(&nd->memcpy);
 }
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
@@ -459,7 +667,8 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
 EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
 {
     if (a != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return CUDA_ERROR_NOT_SUPPORTED;
-    if (p < 0x7f0000000000ull || p >= next_addr) return CUDA_ERROR_INVALID_VALUE;
+    if (p < (executing() ? ARENA_BASE : 0x7f0000000000ull) || p >= next_addr)
+        return CUDA_ERROR_INVALID_VALUE;
     *(CUmemorytype *)data = CU_MEMORYTYPE_DEVICE;
     return CUDA_SUCCESS;
 }
@@ -476,6 +685,7 @@ EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
 }
 static CUresult cuMemAlloc_v2_impl(CUdeviceptr *p, size_t n)
 {
+    if (executing() && next_addr + n > ARENA_BASE + ARENA_SIZE) return CUDA_ERROR_OUT_OF_MEMORY;
     *p = next_addr;
     next_addr += (n + 0xfffff) & ~(CUdeviceptr)0xfffff;
     return CUDA_SUCCESS;
@@ -503,8 +713,15 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 }
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
-    (void)src;
-    memset(dst, 0x5a, n);
+    if (executing())
+        memcpy(dst, (const void *)(uintptr_t)src, n);
+    else
+        memset(dst, 0x5a, n);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    if (executing()) memcpy((void *)(uintptr_t)dst, src, n);
     return CUDA_SUCCESS;
 }
 
@@ -529,25 +746,6 @@ EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *h, CUgr
     *h = next++;
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
-                                  const CUgraphEdgeData *ed, size_t n, CUgraphNodeParams *p)
-{
-    (void)ed;
-    if (p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL || p->conditional.size > 4)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    fnode_t *nd = graph_add((fgraph_t *)g, p->type, (fnode_t *const *)deps, n);
-    for (unsigned i = 0; i < p->conditional.size; i++)
-        nd->bodies[i] = (CUgraph)calloc(1, sizeof(fgraph_t));
-    p->conditional.phGraph_out = nd->bodies;
-    *out = (CUgraphNode)nd;
-    return CUDA_SUCCESS;
-}
-/* Explicit construction (cuGraphAdd*Node), the way XLA builds command
- * buffers: the node depends on exactly the nodes given. */
-static fnode_t *add_explicit(CUgraph g, CUgraphNodeType type, const CUgraphNode *deps, size_t n)
-{
-    return graph_add((fgraph_t *)g, type, (fnode_t *const *)deps, n);
-}
 static void kernel_payload(fnode_t *nd, const CUDA_KERNEL_NODE_PARAMS *p)
 {
     ffunc_t *f = (ffunc_t *)p->func;
@@ -559,6 +757,78 @@ static void kernel_payload(fnode_t *nd, const CUDA_KERNEL_NODE_PARAMS *p)
         memcpy(nd->param_bytes + f->off[i], p->kernelParams[i], f->size[i]);
         nd->param_ptr[i] = nd->param_bytes + f->off[i];
     }
+}
+EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+                                  const CUgraphEdgeData *ed, size_t n, CUgraphNodeParams *p)
+{
+    (void)ed;
+    switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+        if (p->conditional.size > 4) return CUDA_ERROR_NOT_SUPPORTED;
+        break;
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+    case CU_GRAPH_NODE_TYPE_HOST:
+        break;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    fnode_t *nd = graph_add((fgraph_t *)g, p->type, (fnode_t *const *)deps, n);
+    switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+        for (unsigned i = 0; i < p->conditional.size; i++)
+            nd->bodies[i] = (CUgraph)calloc(1, sizeof(fgraph_t));
+        p->conditional.phGraph_out = nd->bodies;
+        break;
+    case CU_GRAPH_NODE_TYPE_KERNEL: {
+        CUDA_KERNEL_NODE_PARAMS k;
+        memcpy(&k, &p->kernel, sizeof k);
+        kernel_payload(nd, &k);
+        break;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+        nd->memset = (CUDA_MEMSET_NODE_PARAMS){p->memset.dst,         p->memset.pitch,
+                                               p->memset.value,       p->memset.elementSize,
+                                               p->memset.width,       p->memset.height};
+        break;
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+        nd->memcpy = p->memcpy.copyParams;
+        break;
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+        nd->event = p->eventRecord.event;
+        break;
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+        nd->event = p->eventWait.event;
+        break;
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        cuMemAlloc_v2_impl(&p->alloc.dptr, p->alloc.bytesize);
+        nd->dptr = p->alloc.dptr;
+        nd->bytes = p->alloc.bytesize;
+        break;
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        nd->dptr = p->free.dptr;
+        break;
+    case CU_GRAPH_NODE_TYPE_HOST:
+        nd->host_fn = p->host.fn;
+        nd->host_data = p->host.userData;
+        break;
+    default:
+        break;
+    }
+    *out = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+/* Explicit construction (cuGraphAdd*Node), the way XLA builds command
+ * buffers: the node depends on exactly the nodes given. */
+static fnode_t *add_explicit(CUgraph g, CUgraphNodeType type, const CUgraphNode *deps, size_t n)
+{
+    return graph_add((fgraph_t *)g, type, (fnode_t *const *)deps, n);
 }
 EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
                                         size_t n, const CUDA_KERNEL_NODE_PARAMS *p)
@@ -731,40 +1001,119 @@ EXPORT CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode n, CUevent *e)
 static CUresult cuGraphInstantiateWithFlags_impl(CUgraphExec *e, CUgraph g, unsigned long long f)
 {
     (void)f;
-    *e = (CUgraphExec)calloc(1, 64);
-    (void)g;
+    fgraph_t *fg = (fgraph_t *)g;
+    fexec_t *x = calloc(1, sizeof *x);
+    x->n = fg->n;
+    x->nodes = calloc(fg->n + 1, sizeof *x->nodes);
+    x->orig = calloc(fg->n + 1, sizeof *x->orig);
+    x->deps = calloc(fg->n + 1, sizeof *x->deps);
+    for (size_t i = 0; i < fg->n; i++) {
+        x->nodes[i] = *fg->nodes[i];
+        x->orig[i] = fg->nodes[i];
+        for (size_t j = 0; j < fg->nodes[i]->n_deps; j++) {
+            x->deps[i][j] = -1;
+            for (size_t k = 0; k < i; k++)
+                if (fg->nodes[k] == fg->nodes[i]->deps[j]) x->deps[i][j] = (int)k;
+        }
+    }
+    live_execs++;
+    *e = (CUgraphExec)x;
     return CUDA_SUCCESS;
 }
+static fnode_t *exec_node(CUgraphExec e, CUgraphNode n)
+{
+    fexec_t *x = (fexec_t *)e;
+    for (size_t i = 0; x && i < x->n; i++)
+        if (x->orig[i] == (fnode_t *)n) return &x->nodes[i];
+    return NULL;
+}
+/* The payload of a node, as an executable graph keeps it. */
+static void copy_payload(fnode_t *dst, const fnode_t *src)
+{
+    fnode_t keep = *dst;
+    *dst = *src;
+    memcpy(dst->deps, keep.deps, sizeof dst->deps);
+    dst->n_deps = keep.n_deps;
+    dst->owner = keep.owner;
+    dst->disabled = keep.disabled;
+}
+/* Like the driver: the same nodes (types, in order) with the same
+ * dependencies, or CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED. */
 EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *info)
 {
-    (void)e;
-    (void)g;
+    fexec_t *x = (fexec_t *)e;
+    fgraph_t *fg = (fgraph_t *)g;
     if (info) memset(info, 0, sizeof *info);
+    int same = x->n == fg->n;
+    for (size_t i = 0; same && i < fg->n; i++) {
+        same = fg->nodes[i]->type == x->nodes[i].type && fg->nodes[i]->n_deps == x->nodes[i].n_deps;
+        for (size_t j = 0; same && j < fg->nodes[i]->n_deps; j++)
+            same = x->deps[i][j] >= 0 && fg->nodes[x->deps[i][j]] == fg->nodes[i]->deps[j];
+    }
+    if (!same) {
+        if (info) info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    for (size_t i = 0; i < fg->n; i++)
+        copy_payload(&x->nodes[i], fg->nodes[i]);
+    if (info) info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
     return CUDA_SUCCESS;
 }
-/* In-place changes of an exec: the fake runs nothing, so they only have to
- * be accepted (the shim must notice them). */
+/* In-place changes of an exec change its copy of the node. */
 EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode n,
                                                   const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    (void)e;
-    return ((fnode_t *)n)->type == CU_GRAPH_NODE_TYPE_KERNEL && p ? CUDA_SUCCESS
-                                                                   : CUDA_ERROR_INVALID_VALUE;
+    fnode_t *nd = exec_node(e, n);
+    if (!nd || nd->type != CU_GRAPH_NODE_TYPE_KERNEL || !p) return CUDA_ERROR_INVALID_VALUE;
+    kernel_payload(nd, p);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode n,
+                                               const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+    (void)ctx;
+    fnode_t *nd = exec_node(e, n);
+    if (!nd || nd->type != CU_GRAPH_NODE_TYPE_MEMSET || !p) return CUDA_ERROR_INVALID_VALUE;
+    nd->memset = *p;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec e, CUgraphNode n,
+                                               const CUDA_MEMCPY3D *p, CUcontext ctx)
+{
+    (void)ctx;
+    fnode_t *nd = exec_node(e, n);
+    if (!nd || nd->type != CU_GRAPH_NODE_TYPE_MEMCPY || !p) return CUDA_ERROR_INVALID_VALUE;
+    nd->memcpy = *p;
+    return CUDA_SUCCESS;
 }
 EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec e, CUgraphNode n, unsigned int on)
 {
-    (void)e, (void)n, (void)on;
+    fnode_t *nd = exec_node(e, n);
+    if (!nd) return CUDA_ERROR_INVALID_VALUE;
+    nd->disabled = !on;
     return CUDA_SUCCESS;
 }
 static CUresult cuGraphLaunch_impl(CUgraphExec e, CUstream s)
 {
-    (void)e;
-    (void)s;
+    fexec_t *x = (fexec_t *)e;
+    if (stream_of(s)->capturing || !executing()) return CUDA_SUCCESS;
+    for (size_t i = 0; i < x->n; i++)
+        run_node(&x->nodes[i]);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphUpload(CUgraphExec e, CUstream s)
+{
+    (void)e, (void)s;
     return CUDA_SUCCESS;
 }
 static CUresult cuGraphExecDestroy_impl(CUgraphExec e)
 {
-    free(e);
+    fexec_t *x = (fexec_t *)e;
+    free(x->nodes);
+    free(x->orig);
+    free(x->deps);
+    free(x);
+    live_execs--;
     return CUDA_SUCCESS;
 }
 static CUresult cuGraphDestroy_impl(CUgraph g)

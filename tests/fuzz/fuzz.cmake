@@ -73,7 +73,7 @@ sgcap_add_fuzzer(fuzz_ptx SOURCES tests/fuzz/fuzz_ptx.c ${sgcap_fuzz_ptx_sources
 sgcap_add_fuzzer(fuzz_lift
                  SOURCES tests/fuzz/fuzz_lift.c ${sgcap_fuzz_ptx_sources} code/fatbin.c
                          code/elf_image.c rewrite/fuse_stage.c rewrite/fuse_plan.c
-                         rewrite/fuse_gen.c rewrite/common.c rewrite/reach.c
+                         rewrite/fuse_gen.c rewrite/common.c rewrite/json_writer.c rewrite/reach.c
                          ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
 sgcap_add_fuzzer(fuzz_mangled SOURCES tests/fuzz/fuzz_mangled.c graph/mangled.c)

@@ -55,7 +55,7 @@ for n in "${names[@]}"; do
       case $n in torch_* | cupy_* | jax_*) ;; *) hazards=$((hazards + 1)) ;; esac
     fi
     "$sgcap" inspect --code "$b" >"$b.code.log" 2>&1
-    code=$(head -n 1 "$b.code.log" | sed -n 's/.*: \([0-9]*\) kernels, \([0-9]*\) with usable PTX.*/\2 of \1 kernels with PTX/p')
+    code=$(head -n 1 "$b.code.log" | sed -n 's/.*: \([0-9]*\) kernels\?, \([0-9]*\) with usable PTX.*/\2 of \1 kernels with PTX/p')
     k=$(head -n 1 "$b.code.log" | sed -n 's/.*: \([0-9]*\) kernels, \([0-9]*\) with.*/\1 \2/p')
     if [ -n "$k" ]; then
       ptx_total=$((ptx_total + ${k% *})); ptx_ok=$((ptx_ok + ${k#* }))
@@ -64,7 +64,7 @@ for n in "${names[@]}"; do
     timeout 120 "$sgcap" replay "$b" --validate >"$b.replay.log" 2>&1
     rc=$?
     if [ $rc -eq 0 ]; then
-      res="validated ($(grep -m1 -o '[0-9]* buffers compared: [0-9]* match, [0-9]* MISMATCH' "$b.replay.log"))"
+      res="validated ($(grep -m1 -o '[0-9]* buffers\? compared: [0-9]* match, [0-9]* MISMATCH' "$b.replay.log"))"
       ok=$((ok + 1))
     elif [ $rc -eq 3 ]; then
       res="NOTHING COMPARED: $(grep -m1 'NOTHING COMPARED' "$b.replay.log" | sed 's/.*(exit 3): //')"

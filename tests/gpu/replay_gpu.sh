@@ -118,7 +118,7 @@ step_fake() {
   span=$(python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["buffers"]; lo=min(int(x["address"],16) for x in b); print("%#x:%#x" % (lo & ~0x1fffff, 4 << 20))' "$out/fake.sgraph/graph.json") || return 1
   run 0 env "FAKE_CUDA_OCCUPY=$span" "${fake[@]}" "$out/fake.sgraph" --validate || return 1
   expect "8 buffers at their recorded addresses, 0 relocated" || return 1
-  expect "1 of 1 regions placed at their recorded address \(1 of 1 kept free from the start, 0 already taken" || return 1
+  expect "1 of 1 region placed at its recorded address \(1 of 1 kept free from the start, 0 already taken" || return 1
   run 0 env "FAKE_CUDA_OCCUPY=$span" "${fake[@]}" "$out/fake.sgraph" --validate --no-reserve || return 1
   expect "0 buffers at their recorded addresses, 8 relocated" || return 1
   expect "8 buffers compared: 8 match, 0 MISMATCH" || return 1

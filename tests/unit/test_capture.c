@@ -27,6 +27,7 @@
 #include "capture/memmap.h"
 #include "capture/outbox.h"
 #include "capture/arena.h"
+#include "capture/reasons.h"
 #include "tests/support/topo.h"
 #include "graph/bundle.h"
 #include "graph/graph.h"
@@ -1115,6 +1116,33 @@ static void test_segment_extents(void **state)
     sg_graph_destroy(g);
 }
 
+/* The exit summaries' tally of reasons: distinct texts counted apart, the
+ * eighth and later distinct ones together, formatted on one line. */
+static void test_reasons(void **state)
+{
+    (void)state;
+    sg_reasons_t t;
+    memset(&t, 0, sizeof t);
+    char out[2000];
+    sg_reasons_format(&t, out, sizeof out);
+    assert_string_equal(out, "");
+    sg_reasons_count(&t, "a");
+    sg_reasons_count(&t, "b");
+    sg_reasons_count(&t, "a");
+    sg_reasons_format(&t, out, sizeof out);
+    assert_string_equal(out, " (2 a; 1 b)");
+    char why[8];
+    for (int i = 0; i < 8; i++) {
+        snprintf(why, sizeof why, "r%d", i);
+        sg_reasons_count(&t, why);
+    }
+    sg_reasons_format(&t, out, sizeof out);
+    assert_string_equal(out, " (2 a; 1 b; 1 r0; 1 r1; 1 r2; 1 r3; 1 r4; 3 other reasons)");
+    /* cut, still terminated */
+    sg_reasons_format(&t, out, 10);
+    assert_string_equal(out, " (2 a; 1 ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1135,6 +1163,7 @@ int main(void)
         cmocka_unit_test(test_topo_parse),
         cmocka_unit_test(test_topo_golden_bundles),
         cmocka_unit_test(test_topo_explicit),
+        cmocka_unit_test(test_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,6 +194,100 @@ static void test_race_same_stream_and_reused_memory(void **state)
     sg_graph_destroy(g);
 }
 
+/* The message of the only hazard of g (which must have exactly one). */
+static void only_hazard(const sg_graph_t *g, sg_hazard_t *h, char *line, size_t n)
+{
+    sg_check_result_t res;
+    assert_int_equal(sg_check_run(g, NULL, &res), SG_OK);
+    if (res.n != 1)
+        for (size_t i = 0; i < res.n; i++)
+            print_message("got: %s\n", sg_hazard_format(g, &res.hazards[i], line, n));
+    assert_int_equal(res.n, 1);
+    *h = res.hazards[0];
+    sg_hazard_format(g, h, line, n);
+    sg_check_result_free(&res);
+}
+
+/* Accesses by address: one past its buffer's end races on the memory it
+ * reaches and the finding names that buffer (issue 16: it was named after
+ * the other access's buffer, with a range outside it); between two graph
+ * allocations that do not share memory it is a race too, not left to the
+ * reuse check. */
+static void test_race_past_buffer_end(void **state)
+{
+    (void)state;
+    for (int order = 0; order < 2; order++) {
+        for (int kind = 0; kind < 2; kind++) {
+            sg_graph_t *g = new_graph(2);
+            sg_buffer_kind_t bk = kind ? SG_BUFFER_GRAPH_ALLOC : SG_BUFFER_DEVICE;
+            uint32_t a = buffer(g, bk, 0x1000, 0x1000), b = buffer(g, bk, 0x2000, 0x1000);
+            free(g->buffers[a].label);
+            g->buffers[a].label = strdup("A");
+            free(g->buffers[b].label);
+            g->buffers[b].label = strdup("B");
+            sg_node_id_t n0 = node(g, SG_NODE_KERNEL, 0, 0), n1 = node(g, SG_NODE_KERNEL, 1, 1);
+            /* the writer runs 0x800 past A's end; the reader reads B */
+            access_(g, order ? n1 : n0, a, 0, 0x1800, SG_ACCESS_WRITE);
+            access_(g, order ? n0 : n1, b, 0, 0x100, SG_ACCESS_READ);
+            sg_node_id_t j = node(g, SG_NODE_KERNEL, 0, 2);
+            edge(g, n0, j, SG_EDGE_STREAM, SG_NONE);
+            edge(g, n1, j, SG_EDGE_EVENT, 0);
+            sg_hazard_t h;
+            char line[2048];
+            only_hazard(g, &h, line, sizeof line);
+            assert_int_equal(h.kind, SG_HAZARD_RACE);
+            assert_int_equal(h.lo, 0x2000);
+            assert_int_equal(h.hi, 0x2100);
+            if (!strstr(line, "race on B [0x2000, 0x2100)") ||
+                !strstr(line, "writes it (past the end of A)"))
+                fail_msg("%s", line);
+            assert_null(strstr(line, "reads it (past"));
+            sg_graph_destroy(g);
+        }
+    }
+}
+
+/* Range arithmetic never wraps: an offset near 2^64 (a bundle can say
+ * anything) cannot hide a hazard, a buffer at the top of the address space
+ * ends there. */
+static void test_ranges_near_2_64(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2);
+    uint32_t a = buffer(g, SG_BUFFER_DEVICE, 0x1000, 0x1000);
+    sg_node_id_t n0 = node(g, SG_NODE_KERNEL, 0, 0), n1 = node(g, SG_NODE_KERNEL, 1, 1);
+    access_(g, n0, a, UINT64_MAX - 0xfff, 0x2000, SG_ACCESS_WRITE); /* wraps to 0x0..0x1000 */
+    access_(g, n1, a, 0, 0x100, SG_ACCESS_READ);
+    sg_node_id_t j = node(g, SG_NODE_KERNEL, 0, 2);
+    edge(g, n0, j, SG_EDGE_STREAM, SG_NONE);
+    edge(g, n1, j, SG_EDGE_EVENT, 0);
+    sg_hazard_t h;
+    char line[2048];
+    only_hazard(g, &h, line, sizeof line);
+    assert_int_equal(h.kind, SG_HAZARD_RACE);
+    assert_int_equal(h.nodes[0], n0);
+    assert_int_equal(h.nodes[1], n1);
+    assert_int_equal(h.lo, 0x1000);
+    assert_int_equal(h.hi, 0x1100);
+    sg_graph_destroy(g);
+
+    /* a graph allocation at the top: its range ends at 2^64 - 1, not below
+     * its start */
+    g = new_graph(2);
+    uint32_t t = buffer(g, SG_BUFFER_GRAPH_ALLOC, UINT64_MAX - 0xfff, 0x2000);
+    sg_node_id_t al = memnode(g, SG_NODE_MEM_ALLOC, 0, 0, t);
+    sg_node_id_t early = node(g, SG_NODE_KERNEL, 1, 1); /* not after the alloc */
+    access_(g, early, t, UINT64_MAX, 0x10, SG_ACCESS_WRITE);
+    j = node(g, SG_NODE_KERNEL, 0, 2);
+    edge(g, al, j, SG_EDGE_STREAM, SG_NONE);
+    edge(g, early, j, SG_EDGE_EVENT, 0);
+    only_hazard(g, &h, line, sizeof line);
+    assert_int_equal(h.kind, SG_HAZARD_USE_AFTER_FREE);
+    assert_true(h.lo <= h.hi);
+    assert_int_equal(h.hi, UINT64_MAX);
+    sg_graph_destroy(g);
+}
+
 /* ---- memory lifetime ------------------------------------------------------------------ */
 
 static void test_use_after_free(void **state)
@@ -430,7 +524,12 @@ static size_t brute(const sg_graph_t *g, hkey_t *out)
                     const sg_access_t *p = &nx->accesses[i], *q = &ny->accesses[j];
                     if (!((p->mode | q->mode) & SG_ACCESS_WRITE)) continue;
                     const sg_buffer_t *bp = &g->buffers[p->buffer], *bq = &g->buffers[q->buffer];
-                    if (p->buffer != q->buffer && bp->alloc_node != SG_NONE && bq->alloc_node != SG_NONE)
+                    /* two graph allocations sharing memory: judged as reuse; ones
+                     * that do not share it meet only through an access past an
+                     * end, and that is a race */
+                    if (p->buffer != q->buffer && bp->alloc_node != SG_NONE &&
+                        bq->alloc_node != SG_NONE && bp->address < bq->address + bq->size &&
+                        bq->address < bp->address + bp->size)
                         continue;
                     uint64_t plo = bp->address + p->offset, qlo = bq->address + q->offset;
                     if (plo < qlo + q->size && qlo < plo + p->size) hit = true;
@@ -577,6 +676,8 @@ int main(void)
         cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_races),
         cmocka_unit_test(test_race_same_stream_and_reused_memory),
+        cmocka_unit_test(test_race_past_buffer_end),
+        cmocka_unit_test(test_ranges_near_2_64),
         cmocka_unit_test(test_use_after_free),
         cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_unjoined),

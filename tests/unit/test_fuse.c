@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "code/ptx.h"
 #include "graph/graph.h"
@@ -683,6 +684,7 @@ static void test_pass_barriers(void **state)
         kk->block[0] = 512;
     }
     sg_node_t *k5 = (sg_node_t *)kernel_node(g, 5);
+    sg_node_id_t k4_id = kernel_node(g, 4)->id, k5_id = k5->id; /* the nodes move when fused */
     k5->u.kernel.image = ci;
     assert_int_equal(sg_node_set_kernel_name(g, k5->id, "_Z8rf_scalePKfPfm"), SG_OK);
     sg_bundle_blob_t blobs[2] = {{.relpath = "code/chain.ptx", .data = ptx, .size = plen},
@@ -707,7 +709,40 @@ static void test_pass_barriers(void **state)
     /* k5: refused, SASS only; k4 stays alone */
     assert_non_null(strstr(t, "refused stage 1"));
     assert_non_null(strstr(t, "sass_only"));
+    /* the JSON says the same (written as text, the runs and the refusals
+     * apart): exactly what jansson makes of its own tree */
+    char *js = NULL;
+    assert_int_equal(sg_report_json_string(rep, &js), SG_OK);
+    json_t *tree = sg_report_json(rep);
+    assert_non_null(tree);
+    char *again = json_dumps(tree, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    assert_non_null(again);
+    assert_int_equal(strlen(js), strlen(again) + 1);
+    assert_memory_equal(js, again, strlen(again));
+    free(again);
+    free(js);
+    json_t *fp = json_array_get(json_object_get(tree, "passes"), 1);
+    assert_string_equal(json_string_value(json_object_get(fp, "pass")), "fuse");
+    json_t *chains = json_object_get(fp, "chains");
+    assert_int_equal(json_array_size(chains), 3); /* [k0 k1] [k2 k3] [k4 k5] */
+    json_t *last = json_array_get(chains, 2);
+    assert_int_equal(json_integer_value(json_object_get(last, "first")), k4_id);
+    json_t *refused = json_object_get(last, "refused");
+    assert_int_equal(json_array_size(refused), 1);
+    json_t *rf = json_array_get(refused, 0);
+    assert_int_equal(json_integer_value(json_object_get(rf, "stage")), 1);
+    assert_int_equal(json_integer_value(json_object_get(rf, "node")), k5_id);
+    assert_non_null(strstr(json_string_value(json_object_get(rf, "reason")), "sass_only"));
+    assert_int_equal(json_array_size(json_object_get(last, "runs")), 0);
     if (!strstr(t, "NVRTC is not available")) {
+        for (size_t c = 0; c < 2; c++) {
+            json_t *runs = json_object_get(json_array_get(chains, c), "runs");
+            assert_int_equal(json_array_size(runs), 1);
+            json_t *run = json_array_get(runs, 0);
+            assert_string_equal(json_string_value(json_object_get(run, "status")), "fused");
+            assert_int_equal(json_array_size(json_object_get(run, "stages")), 2);
+            assert_int_equal(json_array_size(json_object_get(json_array_get(chains, c), "refused")), 0);
+        }
         assert_int_equal(g->n_fusions, 2);
         assert_int_equal(g->fusions[0].n_stages, 2);
         assert_int_equal(g->fusions[1].n_stages, 2);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -278,6 +279,79 @@ static void test_fork_leaves_working_child(void **state)
     assert_true(count_of(r.log, "fn=cuLaunchKernel ") >= 2);
 }
 
+/* Names in directory d (not . and ..), at most n, into names; how many. */
+static int list_dir(const char *d, char names[][256], int n)
+{
+    struct dirent **list = NULL;
+    int m = scandir(d, &list, NULL, alphasort), k = 0; /* (DIR is a macro here) */
+    assert_true(m >= 0);
+    for (int i = 0; i < m; i++) {
+        if (strcmp(list[i]->d_name, ".") && strcmp(list[i]->d_name, "..") && k < n)
+            snprintf(names[k++], 256, "%s", list[i]->d_name);
+        free(list[i]);
+    }
+    free(list);
+    return k;
+}
+
+/* SGCAP_LOG_FILE opens on the first line logged (issue 16): a process tree
+ * in which nobody touches CUDA leaves no file; "%p" is the pid of the
+ * process that writes, so a fork child writes a file of its own. */
+static void test_log_file_opened_lazily(void **state)
+{
+    static run_t r;
+    char d[] = "/tmp/sgcap_test_logs_XXXXXX", env_file[512], names[8][256];
+    char path[1024], text[4096], pid_tag[320];
+    assert_non_null(mkdtemp(d));
+    snprintf(env_file, sizeof env_file, "SGCAP_LOG_FILE=%s/log.%%p", d);
+    /* a shell running two programs, none of them using CUDA */
+    const char *sh[] = {"/bin/sh", "-c", "/bin/true; /bin/echo quiet", NULL};
+    const char *env[] = {"LD_PRELOAD=" SHIM, "LD_LIBRARY_PATH=" FAKE, env_file, NULL};
+    run_prog(&r, sh, env);
+    assert_int_equal(r.exit_code, 0);
+    expect_line(r.out, "quiet\n");
+    assert_int_equal(list_dir(d, names, 8), 0);
+    /* a program that does: one file, named by its pid, with its lines */
+    run_prog(&r, PROBE_LOOKUP, env);
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(list_dir(d, names, 8), 1);
+    assert_int_equal(strncmp(names[0], "log.", 4), 0);
+
+    snprintf(path, sizeof path, "%s/%.250s", d, names[0]);
+    slurp(path, text, sizeof text);
+    expect_line(text, "active in");
+
+    snprintf(pid_tag, sizeof pid_tag, "sgcap[%.250s]: ", names[0] + 4);
+    expect_line(text, pid_tag);
+    assert_string_equal(r.err, "");
+    unlink(path);
+    /* a parent and its fork child, both tracing: two files, each its own */
+    const char *fork_argv[] = {DIR "/inject_probe", "fork", NULL};
+    const char *env_trace[] = {"LD_PRELOAD=" SHIM, "LD_LIBRARY_PATH=" FAKE, "SGCAP_LOG=trace",
+                               env_file, NULL};
+    run_prog(&r, fork_argv, env_trace);
+    assert_int_equal(r.exit_code, 0);
+    int n = list_dir(d, names, 8);
+    assert_int_equal(n, 2);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%.250s", d, names[i]);
+        slurp(path, text, sizeof text);
+        snprintf(pid_tag, sizeof pid_tag, "sgcap[%.250s]: ", names[i] + 4);
+        expect_line(text, pid_tag);
+        expect_line(text, "fn=cuLaunchKernel ");
+        unlink(path);
+    }
+    /* a file that cannot be opened: said on stderr, lines go there */
+    const char *env_bad[] = {"LD_PRELOAD=" SHIM, "LD_LIBRARY_PATH=" FAKE,
+                             "SGCAP_LOG_FILE=/nonexistent-dir/log.%p", NULL};
+    run_prog(&r, PROBE_LOOKUP, env_bad);
+    assert_int_equal(r.exit_code, 0);
+    expect_line(r.err, "SGCAP_LOG_FILE /nonexistent-dir/log.");
+    expect_line(r.err, "logging to stderr");
+    expect_line(r.err, "active in");
+    rmdir(d);
+}
+
 /* Programs linked with -lcuda / -lnvrtc bind to libsgcap's definitions,
  * including NVRTC's versioned references. */
 static void test_direct_driver_calls(void **state)
@@ -405,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_reentrant_call_goes_straight_through),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_fork_leaves_working_child),
+        cmocka_unit_test(test_log_file_opened_lazily),
         cmocka_unit_test(test_direct_driver_calls),
         cmocka_unit_test(test_no_driver),
         cmocka_unit_test(test_cuda_program_static_cudart),

@@ -71,7 +71,7 @@ static int setup(void **state)
         (__typeof__(&cuGetProcAddress))dlsym(h, "cuGetProcAddress_v2");
     if (!get) return -1;
     CUdriverProcAddressQueryResult status;
-#define SG_FILL(name)                                                                              \
+#define SG_FILL(name, abi)                                                                          \
     if (get(#name, (void **)&fake.name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) !=     \
             CUDA_SUCCESS ||                                                                        \
         !fake.name) {                                                                              \

@@ -5,7 +5,8 @@
  * streams, reuse and earlier release, reduce), the pass manager (registry,
  * reports, pass log, the verifier catching bad passes), and a property test
  * on random DAGs with random stream labels: after every pass every pair of
- * nodes ordered before is still ordered, and every pass is idempotent. */
+ * nodes ordered before is still ordered, and every pass is idempotent; the
+ * report's JSON writer against jansson's own formatting. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include "graph/views.h"
 #include "rewrite/check.h"
 #include "rewrite/fusion_legality.h"
+#include "rewrite/json_writer.h"
 #include "rewrite/pass.h"
 #include "rewrite/reach.h"
 #include "rewrite/rewrite_internal.h"
@@ -415,7 +417,15 @@ static void test_control_deps_record_before_wait(void **state)
     assert_int_equal(count_edges(g, r3, w6, SG_EDGE_CONTROL), 1); /* the latest record */
     assert_int_equal(count_edges(g, r1, w6, -1), 0);
     assert_non_null(strstr(sg_report_text(rep), "[record-before-wait]"));
+    /* why, in the text and the JSON */
+    assert_non_null(strstr(sg_report_text(rep),
+                           "[record-before-wait]: the wait binds to the latest record of e0 "
+                           "enqueued before it (seq 1 < 3)\n"));
+    assert_non_null(strstr(sg_report_text(rep), "(seq 5 < 6)\n"));
     json_t *p0 = json_array_get(json_object_get(sg_report_json(rep), "passes"), 0);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(p0, "edges_added"), 0), "why")),
+                        "the wait binds to the latest record of e0 enqueued before it (seq 1 < 3)");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(p0, "by_rule"),
                                                         "record-before-wait")),
                      2);
@@ -460,6 +470,13 @@ static void test_control_deps_stream_order(void **state)
     assert_int_equal(count_edges(g, k2, k3, SG_EDGE_CONTROL), 1); /* record point */
     assert_int_equal(count_edges(g, k6, k7, -1), 0);               /* plain kernels */
     assert_int_equal(count_edges(g, k5, k6, SG_EDGE_CONTROL), 0);  /* already there */
+    const char *t = sg_report_text(rep);
+    assert_non_null(strstr(t, "-> n1 (host, s0) [stream-order]: host: everything enqueued before "
+                              "it on s0 must precede it\n"));
+    assert_non_null(strstr(t, "n1 (host, s0) -> n2 (kernel k2, s0) [stream-order]: host: "
+                              "everything enqueued after it on s0 must follow it\n"));
+    assert_non_null(strstr(t, "-> n3 (kernel k3, s0) [stream-order]: record point: everything "
+                              "enqueued before it on s0 must precede it\n"));
     sg_report_destroy(rep);
     sg_graph_destroy(g);
 }
@@ -1144,7 +1161,7 @@ static void test_pass_manager(void **state)
     rep = sg_report_create();
     c = sg_graph_clone(g);
     assert_int_equal(sg_rw_run_custom(c, "good-move", good_move, NULL, rep), SG_OK);
-    assert_non_null(strstr(sg_report_text(rep), "1 moved nodes"));
+    assert_non_null(strstr(sg_report_text(rep), "1 moved node: its required orderings"));
     sg_graph_destroy(c);
     sg_report_destroy(rep);
     /* the default pipeline: report text, JSON, pass log */
@@ -1153,6 +1170,12 @@ static void test_pass_manager(void **state)
     assert_int_equal(g->n_pass_log, 4);
     assert_string_equal(g->pass_log[2].pass, "defer-dealloc");
     assert_string_equal(g->pass_log[3].pass, "fuse");
+    assert_int_equal(sg_report_pass_count(rep), 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(sg_report_pass_name(rep, i), g->pass_log[i].pass);
+        assert_string_equal(sg_report_pass_summary(rep, i), g->pass_log[i].summary);
+    }
+    assert_string_equal(sg_report_pass_name(rep, 4), "");
     const char *t = sg_report_text(rep);
     assert_non_null(strstr(t, "== control-deps =="));
     assert_non_null(strstr(t, "== fusion-legality =="));
@@ -1289,6 +1312,180 @@ static void test_property_random_dags(void **state)
     assert_true(idem > 4 * 4 * 60);
 }
 
+/* ---- the report's JSON writer ------------------------------------------------------- */
+
+static uint64_t jw_rng = 88172645463325252ull;
+static uint32_t jw_rand(uint32_t n)
+{
+    jw_rng ^= jw_rng << 13;
+    jw_rng ^= jw_rng >> 7;
+    jw_rng ^= jw_rng << 17;
+    return (uint32_t)(jw_rng % n);
+}
+
+/* A random string: ASCII, escapes, control bytes, valid UTF-8 of 2-4
+ * bytes (jansson accepts only valid UTF-8, so no invalid bytes here). */
+static void random_string(char *s, size_t cap)
+{
+    static const char *const pieces[] = {"a", "Z", " ", "\"", "\\", "/", "\b", "\f", "\n", "\r",
+                                         "\t", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac",
+                                         "\xf0\x9f\x98\x80", "k_fill<float>", "e0"};
+    size_t n = 0, k = jw_rand(8);
+    s[0] = '\0';
+    for (size_t i = 0; i < k; i++) {
+        const char *p = pieces[jw_rand(sizeof pieces / sizeof pieces[0])];
+        if (n + strlen(p) + 1 > cap) break;
+        memcpy(s + n, p, strlen(p) + 1);
+        n += strlen(p);
+    }
+}
+
+static json_t *random_json(int depth)
+{
+    static const double reals[] = {0.0, -0.0, 0.1, 1000.0, 1e20, 1.5e-7, -2.5, 1e300, 123456789.125,
+                                   4.9e-324, 1e16, 1e17, 3.0e-5};
+    char str[64];
+    switch (depth > 3 ? jw_rand(5) : jw_rand(7)) {
+    case 0: return json_integer((json_int_t)jw_rand(1u << 31) - (1 << 30));
+    case 1: return json_real(jw_rand(2) ? reals[jw_rand(sizeof reals / sizeof reals[0])]
+                                        : (double)jw_rand(1u << 30) / (1 + jw_rand(1000)));
+    case 2: random_string(str, sizeof str); return json_string(str);
+    case 3: return jw_rand(2) ? json_true() : json_false();
+    case 4: return json_null();
+    case 5: {
+        json_t *a = json_array();
+        for (uint32_t i = 0, n = jw_rand(4); i < n; i++) json_array_append_new(a, random_json(depth + 1));
+        return a;
+    }
+    default: {
+        json_t *o = json_object();
+        for (uint32_t i = 0, n = jw_rand(4); i < n; i++) {
+            random_string(str, sizeof str);
+            json_object_set_new(o, str, random_json(depth + 1));
+        }
+        return o;
+    }
+    }
+}
+
+static void test_json_writer_matches_jansson(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 2000; iter++) {
+        json_t *v = random_json(0);
+        assert_non_null(v);
+        char *want = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+        assert_non_null(want);
+        sg_jw_t w;
+        sg_jw_init(&w, 0);
+        sg_jw_json(&w, v);
+        assert_int_equal(w.err, 0);
+        if (strcmp(sg_jw_text(&w), want) != 0)
+            fail_msg("writer:\n%s\njansson:\n%s\n", sg_jw_text(&w), want);
+        /* the same value spliced in as a member at depth 1, and as an
+         * item of an array below it (the depth sg_jw_depth gives) */
+        sg_jw_t inner, inner2, outer;
+        sg_jw_init(&outer, 0);
+        sg_jw_object(&outer);
+        sg_jw_key(&outer, "v");
+        assert_int_equal(sg_jw_depth(&outer), 1);
+        sg_jw_init(&inner, sg_jw_depth(&outer));
+        sg_jw_json(&inner, v);
+        sg_jw_raw(&outer, sg_jw_text(&inner), inner.len);
+        sg_jw_key(&outer, "list");
+        sg_jw_array(&outer);
+        sg_jw_int(&outer, 1);
+        assert_int_equal(sg_jw_depth(&outer), 2);
+        sg_jw_init(&inner2, sg_jw_depth(&outer));
+        sg_jw_json(&inner2, v);
+        sg_jw_raw(&outer, sg_jw_text(&inner2), inner2.len);
+        sg_jw_end(&outer);
+        sg_jw_end(&outer);
+        json_t *wrap = json_pack("{s:O, s:[i, O]}", "v", v, "list", 1, v);
+        char *want2 = json_dumps(wrap, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        assert_string_equal(sg_jw_text(&outer), want2);
+        free(want2);
+        json_decref(wrap);
+        sg_jw_free(&inner);
+        sg_jw_free(&inner2);
+        sg_jw_free(&outer);
+        sg_jw_free(&w);
+        free(want);
+        json_decref(v);
+    }
+    /* what jansson refuses: invalid UTF-8 becomes U+FFFD, a non-finite
+     * real null; both still parse */
+    sg_jw_t w;
+    sg_jw_init(&w, 0);
+    sg_jw_array(&w);
+    sg_jw_string(&w, "a\xff" "b\xc0\xaf" "c\xed\xa0\x80");
+    sg_jw_real(&w, NAN);
+    sg_jw_real(&w, INFINITY);
+    sg_jw_end(&w);
+    json_error_t err;
+    json_t *back = json_loads(sg_jw_text(&w), 0, &err);
+    assert_non_null(back);
+    assert_string_equal(json_string_value(json_array_get(back, 0)),
+                        "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    assert_true(json_is_null(json_array_get(back, 1)));
+    assert_true(json_is_null(json_array_get(back, 2)));
+    json_decref(back);
+    sg_jw_free(&w);
+}
+
+/* The report's JSON text is exactly what jansson makes of its own tree
+ * (sg_report_json parses the text): every pass, with reals, nulls, node
+ * objects and escaped labels (fuse, without a bundle, with no chains). */
+static void test_report_json_text_is_jansson_format(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 1);
+    free(g->streams[1].label);
+    g->streams[1].label = strdup("side \"s1\"\n\t\xc3\xa9");
+    uint32_t b = buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x1000, 4096);
+    sg_node_id_t a = memnode(g, SG_NODE_MEM_ALLOC, 0, 0, b);
+    sg_node_id_t w = kern(g, 0, 1, 64);
+    acc(g, w, b, SG_ACCESS_WRITE);
+    sg_node_id_t r = kern(g, 1, 2, 64);
+    acc(g, r, b, SG_ACCESS_READ);
+    sg_node_id_t f = memnode(g, SG_NODE_MEM_FREE, 0, 3, b);
+    sg_node_id_t k = kern(g, 0, 4, 64);
+    sg_node_id_t j = kern(g, 0, 5, 64);
+    edge(g, a, w, SG_EDGE_STREAM, SG_NONE);
+    edge(g, w, r, SG_EDGE_EVENT, 0);
+    edge(g, w, f, SG_EDGE_STREAM, SG_NONE);
+    edge(g, f, k, SG_EDGE_STREAM, SG_NONE);
+    edge(g, k, j, SG_EDGE_STREAM, SG_NONE);
+    edge(g, r, j, SG_EDGE_EVENT, 0);
+    sg_graph_node(g, w)->duration_ns = 1234.5;
+    static const char *const all[] = {"control-deps", "fusion-legality", "defer-dealloc", "reduce",
+                                      "fuse"};
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(sg_rewrite_run(g, all, 5, rep), SG_OK);
+    char *text = NULL;
+    assert_int_equal(sg_report_json_string(rep, &text), SG_OK);
+    json_t *tree = sg_report_json(rep);
+    assert_non_null(tree);
+    assert_int_equal(json_array_size(json_object_get(tree, "passes")), 5);
+    char *again = json_dumps(tree, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    assert_non_null(again);
+    size_t n = strlen(again);
+    assert_int_equal(strlen(text), n + 1);
+    assert_memory_equal(text, again, n);
+    assert_int_equal(text[n], '\n');
+    /* the moved free's record carries reals and node objects */
+    assert_non_null(strstr(text, "\"uses_done_ns\": "));
+    assert_non_null(strstr(text, "side \\\"s1\\\"\\n\\t\xc3\xa9"));
+    /* a second run appends to the same tree (a borrowed pointer stays valid) */
+    assert_int_equal(sg_rewrite_run(g, all, 1, rep), SG_OK);
+    assert_ptr_equal(sg_report_json(rep), tree);
+    assert_int_equal(json_array_size(json_object_get(tree, "passes")), 6);
+    free(again);
+    free(text);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1313,6 +1510,8 @@ int main(void)
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_pass_manager),
         cmocka_unit_test(test_property_random_dags),
+        cmocka_unit_test(test_json_writer_matches_jansson),
+        cmocka_unit_test(test_report_json_text_is_jansson_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

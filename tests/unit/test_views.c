@@ -1,4 +1,5 @@
-/* test_views.c: unit tests of the views (graph/dump.c, dot.c, names.c):
+/* test_views.c: unit tests of the views (graph/dump.c, dot.c, names.c,
+ * text.c): escaping of untrusted strings for terminals,
  * short kernel names of real mangled names, dump determinism (the same
  * graph built in different orders dumps identically; real differences show),
  * escaping of hostile strings, and DOT validity checked by Graphviz itself. */
@@ -14,7 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "graph/dot_fold.h"
 #include "graph/graph.h"
+#include "graph/text.h"
 #include "graph/views.h"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -525,7 +528,8 @@ static void test_dot_valid(void **state)
     sg_dot_options_t opt = {.show_ids = true, .show_params = true, .title = "t \"1\"\n"};
     check_dot_renders(g, &opt, &text);
     assert_non_null(strstr(text, "init #0\\ngrid 1024  block 256\\nparams 8+4 = 16 B"));
-    assert_non_null(strstr(text, "label=\"t \\\"1\\\"\\n\""));
+    /* a newline from the graph is shown as "\n", not obeyed: it could forge a line */
+    assert_non_null(strstr(text, "label=\"t \\\"1\\\"\\\\n\""));
     free(text);
     /* a body graph alone */
     check_dot_renders(sg_graph_node(g, 8)->u.child, NULL, NULL);
@@ -610,14 +614,328 @@ static void test_dot_errors(void **state)
     sg_graph_destroy(g);
 }
 
+/* ---- folded drawings ------------------------------------------------------------------ */
+
+static uint64_t fold_rng;
+static uint32_t fold_rand(uint32_t n)
+{
+    fold_rng ^= fold_rng << 13;
+    fold_rng ^= fold_rng >> 7;
+    fold_rng ^= fold_rng << 17;
+    return (uint32_t)(fold_rng % n);
+}
+
+/* A capture-like graph of n nodes on `streams` streams: stream order, event
+ * edges between streams (record before wait), repeated kernels, a few
+ * explicit nodes with edges from earlier nodes, control edges. */
+static sg_graph_t *random_capture(uint32_t n, uint32_t streams, uint64_t seed)
+{
+    fold_rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    sg_graph_t *g = sg_graph_create();
+    uint32_t ev;
+    for (uint32_t s = 0; s < streams; s++)
+        sg_graph_add_stream(g, NULL, s, NULL);
+    sg_graph_add_event(g, NULL, 1, &ev);
+    sg_node_id_t last[8];
+    for (uint32_t s = 0; s < 8; s++)
+        last[s] = SG_NONE;
+    static const char *const names[] = {"_Z1av", "_Z1bv", "_Z1cv"};
+    while (g->n_nodes < n) {
+        uint32_t s = fold_rand(streams), r = fold_rand(100);
+        if (r < 15 && streams > 1) {
+            uint32_t t = (s + 1 + fold_rand(streams - 1)) % streams;
+            sg_node_id_t rec = add_node(g, SG_NODE_EVENT_RECORD, s, g->n_nodes);
+            sg_graph_node(g, rec)->u.event = ev;
+            if (last[s] != SG_NONE) add_edge(g, last[s], rec, SG_EDGE_STREAM, SG_NONE);
+            last[s] = rec;
+            sg_node_id_t w = add_node(g, SG_NODE_EVENT_WAIT, t, g->n_nodes);
+            sg_graph_node(g, w)->u.event = ev;
+            if (last[t] != SG_NONE) add_edge(g, last[t], w, SG_EDGE_STREAM, SG_NONE);
+            add_edge(g, rec, w, SG_EDGE_EVENT, ev);
+            last[t] = w;
+            continue;
+        }
+        if (r < 20) { /* explicit, depending on something earlier */
+            sg_node_id_t x = add_node(g, SG_NODE_EMPTY, SG_STREAM_EXPLICIT, g->n_nodes);
+            if (x > 0) add_edge(g, fold_rand(x), x, SG_EDGE_CONTROL, SG_NONE);
+            continue;
+        }
+        sg_node_id_t k = add_node(g, r < 90 ? SG_NODE_KERNEL : SG_NODE_MEMSET, s, g->n_nodes);
+        if (r < 90) sg_node_set_kernel_name(g, k, names[r % 2 ? 0 : fold_rand(3)]);
+        if (last[s] != SG_NONE) add_edge(g, last[s], k, SG_EDGE_STREAM, SG_NONE);
+        if (r > 95 && k > 2) add_edge(g, fold_rand(k - 1), k, SG_EDGE_CONTROL, SG_NONE);
+        last[s] = k;
+    }
+    return g;
+}
+
+static bool same_look(const sg_graph_t *g, sg_node_id_t a, sg_node_id_t b)
+{
+    const sg_node_t *x = &g->nodes[a], *y = &g->nodes[b];
+    if (x->type != y->type) return false;
+    return x->type != SG_NODE_KERNEL || strcmp(x->u.kernel.name, y->u.kernel.name) == 0;
+}
+
+/* What a folded drawing promises (dot_fold.h), checked on g. */
+static void check_fold(const sg_graph_t *g, uint32_t max)
+{
+    sg_fold_t f;
+    assert_int_equal(sg_dot_fold(g, max, &f), SG_OK);
+    if (sg_graph_node_count(g) <= max) {
+        assert_int_equal(f.level, SG_FOLD_NONE);
+        sg_dot_fold_free(&f);
+        return;
+    }
+    assert_int_not_equal(f.level, SG_FOLD_NONE);
+    assert_true(f.n_boxes <= max);
+    /* every node in exactly one box, of its own lane */
+    uint32_t seen = 0;
+    for (uint32_t b = 0; b < f.n_boxes; b++) {
+        const sg_fold_box_t *x = &f.boxes[b];
+        assert_true(x->n_nodes >= 1);
+        if (b > 0) assert_true(f.boxes[b - 1].lane <= x->lane);
+        for (uint32_t k = 0; k < x->n_nodes; k++) {
+            sg_node_id_t v = f.members[x->start + k];
+            assert_int_equal(f.box_of[v], b);
+            assert_int_equal(sg_dot_lane_of(g, &g->nodes[v]), x->lane);
+            seen++;
+            if (f.level != SG_FOLD_RUNS || k == 0) continue;
+            /* a run: a path, each node entered from the one before */
+            assert_int_not_equal(sg_graph_find_edge(g, f.members[x->start + k - 1], v), SG_NONE);
+            if (x->period && k >= x->period)
+                assert_true(same_look(g, v, f.members[x->start + k - x->period]));
+        }
+        if (x->period) assert_int_equal(x->period * x->repeats, x->n_nodes);
+    }
+    assert_int_equal(seen, sg_graph_node_count(g));
+    /* every edge between boxes is an arrow (bands: or counted inside) */
+    uint64_t between = 0, arrows = 0, inside = 0;
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed || f.box_of[e->from] == f.box_of[e->to]) continue;
+        uint32_t a = f.box_of[e->from], z = f.box_of[e->to];
+        if (f.level == SG_FOLD_BANDS && f.boxes[a].band == f.boxes[z].band) {
+            inside += 2;
+            continue;
+        }
+        between++;
+        bool found = false;
+        for (uint32_t k = 0; k < f.n_edges && !found; k++)
+            found = f.edges[k].from == a && f.edges[k].to == z && f.edges[k].kind == e->kind;
+        assert_true(found);
+    }
+    uint64_t counted = 0;
+    for (uint32_t b = 0; b < f.n_boxes; b++)
+        counted += f.boxes[b].syncs_inside;
+    assert_int_equal(counted, inside);
+    for (uint32_t k = 0; k < f.n_edges; k++) {
+        assert_true(f.edges[k].count >= 1);
+        arrows += f.edges[k].count;
+        if (f.level == SG_FOLD_BANDS)
+            assert_true(f.boxes[f.edges[k].from].band < f.boxes[f.edges[k].to].band);
+    }
+    assert_int_equal(arrows, between);
+    /* the drawing is acyclic: Kahn over the boxes */
+    uint32_t *indeg = calloc(f.n_boxes, sizeof *indeg), *queue = malloc(f.n_boxes * sizeof *queue);
+    for (uint32_t k = 0; k < f.n_edges; k++)
+        indeg[f.edges[k].to]++;
+    uint32_t head = 0, tail = 0;
+    for (uint32_t b = 0; b < f.n_boxes; b++)
+        if (!indeg[b]) queue[tail++] = b;
+    while (head < tail) {
+        uint32_t b = queue[head++];
+        for (uint32_t k = 0; k < f.n_edges; k++)
+            if (f.edges[k].from == b && --indeg[f.edges[k].to] == 0) queue[tail++] = f.edges[k].to;
+    }
+    if (tail != f.n_boxes)
+        fail_msg("the folded drawing has a cycle (%u of %u boxes sorted)", tail, f.n_boxes);
+    free(indeg);
+    free(queue);
+    sg_dot_fold_free(&f);
+}
+
+static void test_dot_fold_properties(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        uint32_t n = 50 + (uint32_t)(seed * 37 % 900), streams = 1 + seed % 5;
+        sg_graph_t *g = random_capture(n, streams, seed);
+        static const uint32_t budgets[] = {8, 20, 60, 150, 400, 2000};
+        for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++)
+            check_fold(g, budgets[i]);
+        sg_graph_destroy(g);
+    }
+}
+
+/* The case that makes folding hard: a stream forks to another and joins
+ * back; its nodes from the fork to the join must not become one box (the
+ * arrows box -> s1 -> box would be a cycle). Repeats are found. */
+static void test_dot_fold_shapes(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    uint32_t ev;
+    sg_graph_add_stream(g, NULL, 0, NULL);
+    sg_graph_add_stream(g, NULL, 1, NULL);
+    sg_graph_add_event(g, NULL, 1, &ev);
+    sg_node_id_t prev = SG_NONE;
+    sg_node_id_t ids[80];
+    for (uint32_t i = 0; i < 80; i++) { /* s0: a x40, then [b c d] x10, then 10 more a */
+        ids[i] = add_node(g, SG_NODE_KERNEL, 0, i);
+        sg_node_set_kernel_name(g, ids[i],
+                                i < 40   ? "_Z1av"
+                                : i < 70 ? (i % 3 == 1   ? "_Z1bv"
+                                            : i % 3 == 2 ? "_Z1cv"
+                                                         : "_Z1dv")
+                                         : "_Z1av");
+        sg_kernel_t *k = &sg_graph_node(g, ids[i])->u.kernel;
+        k->grid[0] = 64, k->grid[1] = k->grid[2] = 1;
+        k->block[0] = 128, k->block[1] = k->block[2] = 1;
+        if (prev != SG_NONE) add_edge(g, prev, ids[i], SG_EDGE_STREAM, SG_NONE);
+        prev = ids[i];
+    }
+    /* fork at node 72 to s1, join at node 76 */
+    sg_node_id_t w = add_node(g, SG_NODE_KERNEL, 1, 100);
+    sg_node_set_kernel_name(g, w, "_Z1wv");
+    add_edge(g, ids[72], w, SG_EDGE_EVENT, ev);
+    add_edge(g, w, ids[76], SG_EDGE_EVENT, ev);
+    check_fold(g, 20);
+    sg_fold_t f;
+    assert_int_equal(sg_dot_fold(g, 20, &f), SG_OK);
+    assert_int_equal(f.level, SG_FOLD_RUNS);
+    assert_int_not_equal(f.box_of[ids[72]], f.box_of[ids[76]]);
+    const sg_fold_box_t *a = &f.boxes[f.box_of[ids[0]]], *bcd = &f.boxes[f.box_of[ids[45]]];
+    assert_int_equal(a->period, 1);
+    assert_int_equal(a->repeats, 40);
+    assert_int_equal(bcd->period, 3);
+    assert_int_equal(bcd->repeats, 10);
+    /* the arrows s0 -> s1 -> s0 carry the event */
+    bool out_ev = false, in_ev = false;
+    for (uint32_t k = 0; k < f.n_edges; k++) {
+        out_ev |= f.edges[k].to == f.box_of[w] && f.edges[k].kind == SG_EDGE_EVENT &&
+                  f.edges[k].event == ev;
+        in_ev |= f.edges[k].from == f.box_of[w] && f.edges[k].kind == SG_EDGE_EVENT;
+    }
+    assert_true(out_ev && in_ev);
+    sg_dot_fold_free(&f);
+    /* in DOT: the repeats are labelled, the title says how */
+    sg_dot_summary_t sum;
+    sg_dot_options_t opt = {.title = "shapes", .max_nodes = 20, .summary = &sum};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&text, &len);
+    assert_int_equal(sg_dot_write(g, mf, &opt), SG_OK);
+    fclose(mf);
+    assert_non_null(strstr(text, "f0 [label=\"a\\ngrid 64  block 128\\nx40\""));
+    assert_non_null(strstr(text, "10 x [\\nb\\nc\\nd ]"));
+    assert_non_null(strstr(text, "label=\"shapes\\n81 nodes drawn as"));
+    assert_int_equal(sum.nodes, 81);
+    assert_true(sum.boxes <= 20 && sum.folded_boxes >= 2);
+    free(text);
+    sg_graph_destroy(g);
+}
+
+/* Folded drawings are valid DOT that Graphviz lays out without a warning,
+ * as runs and as bands, hostile graphs included. */
+static void test_dot_fold_renders(void **state)
+{
+    (void)state;
+    if (!have_dot()) {
+        print_message("graphviz `dot` is not installed: skipping the DOT rendering checks\n");
+        skip();
+        return;
+    }
+    sg_graph_t *g = random_capture(3000, 4, 7);
+    sg_dot_summary_t sum;
+    sg_dot_options_t runs = {.max_nodes = 600, .summary = &sum, .show_ids = true};
+    check_dot_renders(g, &runs, NULL);
+    assert_true(sum.boxes <= 600 && sum.folded_boxes > 0);
+    sg_dot_options_t bands = {.max_nodes = 40, .summary = &sum};
+    char *text = NULL;
+    check_dot_renders(g, &bands, &text);
+    assert_true(sum.bands > 1 && sum.boxes <= 40);
+    assert_non_null(strstr(text, "rank=same"));
+    free(text);
+    sg_graph_destroy(g);
+}
+
+/* ---- text escaping ---------------------------------------------------------------- */
+
+static void expect_escape(const char *in, const char *want)
+{
+    char buf[256];
+    size_t n = sg_text_escape(buf, sizeof buf, in);
+    if (strcmp(buf, want) != 0) fail_msg("escape gave \"%s\", want \"%s\"", buf, want);
+    assert_int_equal(n, strlen(want));
+    assert_int_equal(sg_text_escape(NULL, 0, in), strlen(want));
+}
+
+static void test_text_escape(void **state)
+{
+    (void)state;
+    expect_escape("s0", "s0");
+    expect_escape(NULL, "");
+    /* the attack of issue 16: erase the line, go back to its start */
+    expect_escape("s0\x1b[2K\rno hazards", "s0\\x1b[2K\\rno hazards");
+    expect_escape("a\nb\tc\\d\x7f\x01", "a\\nb\\tc\\\\d\\x7f\\x01");
+    /* UTF-8: kept when well formed and printable */
+    expect_escape("gr\xc3\xbc\xc3\x9f"
+                  "e \xe2\x86\x92 \xf0\x9f\x98\x80",
+                  "gr\xc3\xbc\xc3\x9f"
+                  "e \xe2\x86\x92 \xf0\x9f\x98\x80");
+    /* not well formed: each byte shown */
+    expect_escape("\xc3", "\\xc3");                            /* cut short */
+    expect_escape("\xc3(", "\\xc3(");                          /* bad continuation */
+    expect_escape("\x80x", "\\x80x");                          /* stray continuation */
+    expect_escape("\xc0\xaf", "\\xc0\\xaf");                   /* overlong '/' */
+    expect_escape("\xe0\x80\xaf", "\\xe0\\x80\\xaf");          /* overlong, 3 bytes */
+    expect_escape("\xed\xa0\x80", "\\xed\\xa0\\x80");          /* a surrogate */
+    expect_escape("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
+    expect_escape("\xff\xfe", "\\xff\\xfe");
+    /* C1 controls (U+009B is CSI on some terminals) and bidi overrides */
+    expect_escape("\xc2\x9b"
+                  "2K",
+                  "\\u009b2K");
+    expect_escape("abc\xe2\x80\xae"
+                  "def\xe2\x81\xa6",
+                  "abc\\u202edef\\u2066");
+    expect_escape("\xd8\x9c\xe2\x80\x8f", "\\u061c\\u200f");
+    /* cut to fit: at a boundary, marked, the full length returned */
+    char buf[8];
+    assert_int_equal(sg_text_escape(buf, sizeof buf, "abcdefghij"), 10);
+    assert_string_equal(buf, "abcd...");
+    assert_int_equal(sg_text_escape(buf, sizeof buf, "abcdefg"), 7);
+    assert_string_equal(buf, "abcdefg");
+    assert_int_equal(sg_text_escape(buf, sizeof buf, "\x1b\x1b\x1b"), 12);
+    assert_string_equal(buf, "\\x1b..."); /* never half an escape */
+    assert_int_equal(sg_text_escape(buf, sizeof buf, "ab\xe2\x86\x92\xe2\x86\x92"), 8);
+    assert_string_equal(buf, "ab..."); /* never half a character */
+    assert_int_equal(sg_text_escape(buf, 3, "abcdef"), 6);
+    assert_string_equal(buf, "ab");
+    /* the stream form writes the same */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(sg_text_put(f, "x\x1b]0;t\x07\xc2\x9b"), 0);
+    fclose(f);
+    assert_string_equal(text, "x\\x1b]0;t\\x07\\u009b");
+    free(text);
+    assert_int_equal(sg_text_utf8_len("a"), 1);
+    assert_int_equal(sg_text_utf8_len("\xc3\xbc"), 2);
+    assert_int_equal(sg_text_utf8_len("\xc3"), 0);
+    assert_int_equal(sg_text_utf8_len("\xf0\x9f\x98\x80"), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_short_names),        cmocka_unit_test(test_short_name_bounds),
-        cmocka_unit_test(test_dump_determinism),   cmocka_unit_test(test_dump_content),
-        cmocka_unit_test(test_dump_escaping),      cmocka_unit_test(test_dump_errors),
-        cmocka_unit_test(test_dump_address_owner), cmocka_unit_test(test_dot_valid),
-        cmocka_unit_test(test_dot_hostile),        cmocka_unit_test(test_dot_errors),
+        cmocka_unit_test(test_text_escape),       cmocka_unit_test(test_short_names),
+        cmocka_unit_test(test_short_name_bounds), cmocka_unit_test(test_dump_determinism),
+        cmocka_unit_test(test_dump_content),      cmocka_unit_test(test_dump_escaping),
+        cmocka_unit_test(test_dump_errors),       cmocka_unit_test(test_dump_address_owner),
+        cmocka_unit_test(test_dot_valid),         cmocka_unit_test(test_dot_hostile),
+        cmocka_unit_test(test_dot_errors),        cmocka_unit_test(test_dot_fold_properties),
+        cmocka_unit_test(test_dot_fold_shapes),   cmocka_unit_test(test_dot_fold_renders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
