@@ -351,6 +351,10 @@ static int analyse(sg_access_bundle_t *ab, const sg_kernel_t *node, sg_access_ke
         return unknown(k, node, SG_ENOENT, SG_ACCESS_R_NO_CODE, "no code image recorded");
     if (!ab->b)
         return unknown(k, node, SG_ENOENT, SG_ACCESS_R_NO_CODE, "no bundle to read code from");
+    if (!img->file)
+        return unknown(k, node, SG_ENOENT, SG_ACCESS_R_NO_CODE,
+                       "image %s (%s): its bytes are not in the bundle", img->hash,
+                       sg_image_kind_name(img->kind));
     sg_code_report_row_t row;
     memset(&row, 0, sizeof row);
     bool done = false;

@@ -323,9 +323,9 @@ static int report(pass_t *p)
     sg_jw_array(arr);
     for (i = 0; i < n; i++) {
         const row_t *r = rows[i];
-        sg_rw_printf(ctx, "- %s x%u: %s, %u of %u launches with every access known%s%s\n", r->name,
-                     r->nodes, sg_facts_source_name(r->source), r->all_known, r->nodes,
-                     r->reason[0] ? "; " : "", r->reason);
+        sg_rw_printf(ctx, "- %s x%u: %s, %u of %u launches with every access known%s%s\n",
+                     SG_RW_LABEL(r->name), r->nodes, sg_facts_source_name(r->source),
+                     r->all_known, r->nodes, r->reason[0] ? "; " : "", SG_RW_LABEL(r->reason));
         sg_jw_object(arr);
         sg_jw_kstring(arr, "kernel", r->k->kernel ? r->k->kernel : "");
         sg_jw_kint(arr, "nodes", r->nodes);
@@ -373,6 +373,7 @@ int sg_pass_access(sg_pass_ctx_t *ctx)
             sg_rw_printf(ctx, "no code read: %s\n", sg_diag_format(&diag, msg, sizeof msg));
         }
     }
+    if (!b) sg_rw_printf(ctx, "no bundle to read code from: every kernel keeps the capture's guesses\n");
     sg_access_bundle_options_t opt;
     memset(&opt, 0, sizeof opt);
     opt.device_arch = ctx->opt->fuse_arch;
@@ -388,5 +389,41 @@ int sg_pass_access(sg_pass_ctx_t *ctx)
     sg_access_bundle_close(p.ab);
     sg_bundle_close(own);
     return rc;
+}
+/* Does any kernel node of g (bodies included) lack facts? */
+static bool lacks_facts(const sg_graph_t *g, int depth)
+{
+    if (depth > SG_BUNDLE_MAX_DEPTH) return false;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = sg_graph_node(g, i);
+        if (!x) continue;
+        if (x->type == SG_NODE_KERNEL && x->u.kernel.facts.source == SG_FACTS_NONE) return true;
+        if (x->type == SG_NODE_CHILD_GRAPH && x->u.child && lacks_facts(x->u.child, depth + 1))
+            return true;
+        for (uint32_t b = 0; x->type == SG_NODE_CONDITIONAL && b < x->u.cond.n_bodies; b++)
+            if (lacks_facts(x->u.cond.bodies[b], depth + 1)) return true;
+    }
+    return false;
+}
+
+int sg_rewrite_ensure_access(sg_graph_t *g, const struct sg_bundle *source, bool *ran,
+                             char *summary, size_t n)
+{
+    if (ran) *ran = false;
+    if (summary && n) summary[0] = '\0';
+    if (!g || g->root != g) return SG_EINVAL;
+    if (!lacks_facts(g, 0)) return SG_OK;
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    opt.verify = false; /* it adds no edge and removes none */
+    opt.source = source;
+    opt.bundle = source ? sg_bundle_path(source) : NULL;
+    const char *names[] = {"access"};
+    int rc = sg_rewrite_run_opts(g, names, 1, &opt, NULL);
+    if (rc) return rc;
+    if (ran) *ran = true;
+    if (summary && n && g->n_pass_log)
+        snprintf(summary, n, "%s", g->pass_log[g->n_pass_log - 1].summary);
+    return SG_OK;
 }
 #endif /* !SGCAP_IN_APP */
