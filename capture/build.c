@@ -692,14 +692,20 @@ out:
 /* ---- device -----------------------------------------------------------------------------------
  */
 
+/* The device of the context current at instantiation (a process driving
+ * several GPUs, ncclCommInitAll's way, instantiates each graph on its own
+ * device), its facts asked once per device. Under the hot lock. */
+#define DEVICES_CACHED 64
 static void fill_device(sg_device_t *d)
 {
-    static sg_device_t cached;
-    static bool have;
-    if (!have) {
-        CUdevice dev = 0;
-        __typeof__(&cuCtxGetDevice) ctx_dev = SG_REAL(cuCtxGetDevice);
-        if (!ctx_dev || ctx_dev(&dev) != CUDA_SUCCESS) return;
+    static sg_device_t cached[DEVICES_CACHED];
+    static bool have[DEVICES_CACHED];
+    CUdevice dev = 0;
+    __typeof__(&cuCtxGetDevice) ctx_dev = SG_REAL(cuCtxGetDevice);
+    if (!ctx_dev || ctx_dev(&dev) != CUDA_SUCCESS || dev < 0) return;
+    sg_device_t one = {.ordinal = -1};
+    sg_device_t *c = dev < DEVICES_CACHED ? &cached[dev] : &one;
+    if (dev >= DEVICES_CACHED || !have[dev]) {
         char name[256] = "";
         __typeof__(&cuDeviceGetName) get_name = SG_REAL(cuDeviceGetName);
         __typeof__(&cuDeviceGetAttribute) attr = SG_REAL(cuDeviceGetAttribute);
@@ -707,35 +713,49 @@ static void fill_device(sg_device_t *d)
         __typeof__(&cuDeviceGetUuid_v2) uuid = SG_REAL(cuDeviceGetUuid_v2);
         __typeof__(&cuDriverGetVersion) version = SG_REAL(cuDriverGetVersion);
         if (get_name) get_name(name, (int)sizeof name, dev);
-        cached.name = strdup(name);
+        c->name = strdup(name);
+        c->ordinal = (int32_t)dev;
         int v = 0;
         if (attr && attr(&v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == 0)
-            cached.cc_major = v;
+            c->cc_major = v;
         if (attr && attr(&v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == 0)
-            cached.cc_minor = v;
+            c->cc_minor = v;
         if (attr && attr(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) == 0)
-            cached.sm_count = (uint32_t)v;
+            c->sm_count = (uint32_t)v;
         int clock = 0, bus = 0;
         if (attr && attr(&clock, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) == 0 &&
             attr(&bus, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) == 0)
-            cached.mem_bandwidth_gbs = 2.0 * clock * 1e3 * (bus / 8.0) / 1e9; /* DDR */
+            c->mem_bandwidth_gbs = 2.0 * clock * 1e3 * (bus / 8.0) / 1e9; /* DDR */
         size_t bytes = 0;
-        if (total && total(&bytes, dev) == CUDA_SUCCESS) cached.total_memory = bytes;
-        if (version) version(&cached.driver_version);
+        if (total && total(&bytes, dev) == CUDA_SUCCESS) c->total_memory = bytes;
+        if (version) version(&c->driver_version);
         CUuuid u;
         if (uuid && uuid(&u, dev) == CUDA_SUCCESS) {
             const unsigned char *x = (const unsigned char *)u.bytes;
             /* The model holds 39 characters: the plain 36-character UUID
              * (nvidia-smi shows it with a "GPU-" prefix). */
-            snprintf(cached.uuid, sizeof cached.uuid,
+            snprintf(c->uuid, sizeof c->uuid,
                      "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", x[0],
                      x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12],
                      x[13], x[14], x[15]);
         }
-        have = true;
+        if (dev < DEVICES_CACHED) have[dev] = true;
     }
-    *d = cached;
-    d->name = cached.name ? strdup(cached.name) : NULL;
+    *d = *c;
+    d->name = c->name ? strdup(c->name) : NULL;
+    if (c == &one) free(one.name);
+}
+
+bool sg_shim_many_devices(void)
+{
+    static atomic_int count = -1; /* -1: not asked yet */
+    int n = atomic_load(&count);
+    if (n < 0) {
+        __typeof__(&cuDeviceGetCount) get = SG_REAL(cuDeviceGetCount);
+        if (!get || get(&n) != CUDA_SUCCESS) n = 0;
+        atomic_store(&count, n);
+    }
+    return n > 1;
 }
 
 /* ---- entry -------------------------------------------------------------------------------------
@@ -779,6 +799,7 @@ sg_graph_t *sg_shim_build_mapped(CUgraph graph, const sg_override_t *ov, uint64_
         if (split < 0) rc = split;
     }
     fill_device(&g->device);
+    (void)sg_shim_many_devices(); /* asked here, in relaxed mode, before the name needs it */
     pthread_mutex_unlock(&sg_shim.hot);
     sg_inject_relaxed_end(&relaxed);
     bufmap_t *m, *tmp;

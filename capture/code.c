@@ -1094,10 +1094,12 @@ static uint32_t image_in_graph(sg_graph_t *g, code_entry_t *e)
         im = sg_graph_image(root, idx); /* the table may have moved */
     }
     /* The PTX Triton compiled this cubin from: an image of its own in this
-     * graph's table, linked from the note (sgcap inspect --code reads it). */
+     * graph's table, linked by index (ptx_image: sgcap inspect --code and
+     * fusion take it as the cubin's PTX) and, for people, in the note. */
+    uint32_t pidx = SG_NONE;
     if (e->ptx_entry != SG_NONE && e->ptx_entry < C.n && e->ptx_entry != e->id) {
         code_entry_t *ptx = C.e[e->ptx_entry];
-        uint32_t pidx = image_in_graph(g, ptx);
+        pidx = image_in_graph(g, ptx);
         im = sg_graph_image(root, idx); /* the table may have moved */
         size_t used = strlen(note);
         if (pidx != SG_NONE && used < sizeof note)
@@ -1105,10 +1107,14 @@ static uint32_t image_in_graph(sg_graph_t *g, code_entry_t *e)
                      pidx, ptx->origin);
     }
     /* Images are found by hash; a reader rejects a source_image that is not
-     * an nvrtc image other than this one, so never write such a link. */
+     * an nvrtc image other than this one (a ptx_image not a ptx one), so
+     * never write such a link. */
     if (sidx == idx || (sidx != SG_NONE && root->images[sidx].kind != SG_IMAGE_NVRTC))
         sidx = SG_NONE;
+    if (pidx == idx || (pidx != SG_NONE && root->images[pidx].kind != SG_IMAGE_PTX))
+        pidx = SG_NONE;
     im->source_image = sidx;
+    im->ptx_image = pidx;
     im->note = strdup(note);
     fill_archs(e, im);
     return idx;

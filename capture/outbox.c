@@ -1,6 +1,7 @@
 /* outbox.c: bundle write policy and names (outbox.h). */
 #include "outbox.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,7 @@ static bool seen_insert(sg_outbox_t *o, uint64_t digest)
     return true;
 }
 
-sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t *existing,
+sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, sg_outbox_entry_t *existing,
                                       bool *report_limit)
 {
     if (report_limit) *report_limit = false;
@@ -57,7 +58,7 @@ sg_outbox_decision_t sg_outbox_decide(sg_outbox_t *o, uint64_t digest, uint32_t 
     /* Linear: at most max_bundles entries, and a write follows anyway. */
     for (uint32_t i = 0; i < o->n_entries; i++)
         if (o->entries[i].digest == digest) {
-            if (existing) *existing = o->entries[i].sequence;
+            if (existing) *existing = o->entries[i];
             o->duplicates++;
             return SG_OUTBOX_DUPLICATE;
         }
@@ -77,7 +78,8 @@ bool sg_outbox_would_write(const sg_outbox_t *o, uint64_t digest)
     return o->written < o->max_bundles;
 }
 
-int sg_outbox_done(sg_outbox_t *o, uint64_t digest, uint32_t sequence, bool ok)
+int sg_outbox_done(sg_outbox_t *o, uint64_t digest, uint32_t sequence,
+                   const sg_outbox_origin_t *origin, bool ok)
 {
     if (!ok) {
         o->failed++;
@@ -93,6 +95,7 @@ int sg_outbox_done(sg_outbox_t *o, uint64_t digest, uint32_t sequence, bool ok)
     }
     o->entries[o->n_entries].digest = digest;
     o->entries[o->n_entries].sequence = sequence;
+    o->entries[o->n_entries].origin = origin ? *origin : (sg_outbox_origin_t){-1, -1};
     o->n_entries++;
     return SG_OK;
 }
@@ -127,10 +130,31 @@ void sg_outbox_program_name(const char *path, char *out, size_t n)
     if (o == 0) snprintf(out, n, "%s", "program");
 }
 
-int sg_outbox_bundle_path(char *buf, size_t n, const char *dir, const char *program, int64_t pid,
-                          uint32_t sequence)
+int sg_outbox_bundle_path(char *buf, size_t n, const char *dir, const char *program,
+                          const sg_outbox_origin_t *origin, int64_t pid, uint32_t sequence)
 {
-    int m = snprintf(buf, n, "%s/%s.%lld.%u.sgraph", dir && *dir ? dir : ".", program,
-                     (long long)pid, sequence);
+    char rank[20] = "", dev[20] = "";
+    if (origin && origin->rank >= 0) snprintf(rank, sizeof rank, ".rank%d", (int)origin->rank);
+    if (origin && origin->device >= 0) snprintf(dev, sizeof dev, ".dev%d", (int)origin->device);
+    int m = snprintf(buf, n, "%s/%s%s%s.%lld.%u.sgraph", dir && *dir ? dir : ".", program, rank,
+                     dev, (long long)pid, sequence);
     return m < 0 || (size_t)m >= n ? SG_ELIMIT : SG_OK;
+}
+
+int32_t sg_outbox_rank(char *(*get)(const char *))
+{
+    /* torchrun and torch.distributed, Open MPI, MPICH and Intel MPI, PMIx,
+     * Slurm's srun; a node-local rank last */
+    static const char *const vars[] = {"RANK",      "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                       "PMIX_RANK", "SLURM_PROCID",         "LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = get(vars[i]);
+        if (!v || !*v) continue;
+        int64_t r = 0;
+        const char *p = v;
+        for (; *p >= '0' && *p <= '9' && r <= INT32_MAX; p++)
+            r = r * 10 + (*p - '0');
+        if (*p == '\0' && r <= INT32_MAX) return (int32_t)r;
+    }
+    return -1;
 }

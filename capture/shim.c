@@ -603,6 +603,15 @@ static void fill_provenance(sg_graph_t *g)
     free(g->program);
     g->program = strdup(sg_shim.cfg.program);
     g->pid = sg_shim.cfg.pid;
+    /* Read each time: a launcher's child may set it after CUDA started
+     * (torch.multiprocessing sets RANK in the spawned interpreter). */
+    g->rank = sg_outbox_rank(getenv);
+}
+
+/* What a bundle's name says of where the graph comes from. */
+static sg_outbox_origin_t origin_of(const sg_graph_t *g)
+{
+    return (sg_outbox_origin_t){g->rank, sg_shim_many_devices() ? g->device.ordinal : -1};
 }
 
 /* Count a graph that could not be recorded under its reason. Under out. */
@@ -665,11 +674,11 @@ static void count_recorded(const sg_raw_digest_t *c)
     sg_shim.events += c->events;
 }
 
-static void bind_duplicate(CUgraphExec exec, uint32_t existing)
+static void bind_duplicate(CUgraphExec exec, const sg_outbox_entry_t *existing)
 {
     char path[4096 + 160];
     if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
-                              sg_shim.cfg.pid, existing) == SG_OK)
+                              &existing->origin, sg_shim.cfg.pid, existing->sequence) == SG_OK)
         sg_snap_bind(exec, path, NULL);
 }
 
@@ -700,11 +709,11 @@ static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
     sg_shim.graphs_seen++;
     sg_shim.graphs_by_digest++;
     count_recorded(e ? &e->counts : raw);
-    uint32_t existing = 0;
+    sg_outbox_entry_t existing = {0};
     bool report = false;
     switch (sg_outbox_decide(&sg_shim.outbox, digest, &existing, &report)) {
     case SG_OUTBOX_DUPLICATE:
-        bind_duplicate(exec, existing);
+        bind_duplicate(exec, &existing);
         break;
     case SG_OUTBOX_OVER_LIMIT:
         over_limit(exec, report);
@@ -752,13 +761,14 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
     }
     uint64_t digest = sg_graph_digest(g);
     if (have_raw) raw_remember(raw.digest, digest, true, &counts);
-    uint32_t existing = 0;
+    sg_outbox_entry_t existing = {0};
     bool report = false;
     char path[4096 + 160];
     switch (sg_outbox_decide(&sg_shim.outbox, digest, &existing, &report)) {
     case SG_OUTBOX_WRITE: {
         bool ok = false;
-        if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
+        sg_outbox_origin_t origin = origin_of(g);
+        if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program, &origin,
                                   sg_shim.cfg.pid, g->sequence) != SG_OK) {
             sg_shim_log("capture: bundle path too long under %s", sg_shim.cfg.dir);
         } else if (!ensure_dir(sg_shim.cfg.dir)) {
@@ -781,14 +791,14 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
                 sg_shim_log("capture: out of memory queueing %s: not written", path);
                 sg_snap_forget(exec);
             }
-            sg_outbox_done(&sg_shim.outbox, digest, seq, ok);
+            sg_outbox_done(&sg_shim.outbox, digest, seq, &origin, ok);
             break;
         }
-        sg_outbox_done(&sg_shim.outbox, digest, g->sequence, ok);
+        sg_outbox_done(&sg_shim.outbox, digest, g->sequence, &origin, ok);
         break;
     }
     case SG_OUTBOX_DUPLICATE:
-        bind_duplicate(exec, existing);
+        bind_duplicate(exec, &existing);
         break;
     case SG_OUTBOX_OVER_LIMIT:
         over_limit(exec, report);

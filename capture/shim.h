@@ -144,6 +144,9 @@ sg_graph_t *sg_shim_build(CUgraph graph, const sg_override_t *ov, char *why,
 sg_graph_t *sg_shim_build_mapped(CUgraph graph, const sg_override_t *ov, uint64_t **root_nodes,
                                  uint32_t *n_root_nodes, uint32_t *unreadable, char *why,
                                  size_t n) SG_SHIM_HIDDEN;
+/* Does this process see more than one device (then bundle names carry the
+ * device ordinal)? Asked of the driver once. */
+bool sg_shim_many_devices(void) SG_SHIM_HIDDEN;
 
 /* ---- rawdigest.c: a graph's digest without a model ---- */
 typedef struct {

@@ -119,6 +119,7 @@ typedef struct {
     sg_arch_list_t sass, ptx;
     bool from_bytes;
     bool recompiled; /* bytes are PTX recompiled from captured NVRTC source */
+    bool linked;     /* bytes are the PTX image a cubin was assembled from */
     uint32_t source; /* ... from this image index (for the detail) */
 } image_ctx_t;
 
@@ -348,6 +349,11 @@ static int row_decide(sg_code_report_row_t *r, const image_ctx_t *c, uint32_t de
                 snprintf(r->detail, sizeof r->detail,
                          "PTX .target sm_%u%s for sm_%u, recompiled from the NVRTC source image %u",
                          target, sfx_str(sfx), dev, c->source);
+            else if (c->linked)
+                snprintf(r->detail, sizeof r->detail,
+                         "PTX .target sm_%u%s for sm_%u, from the PTX image %u the cubin was "
+                         "assembled from",
+                         target, sfx_str(sfx), dev, c->source);
             else
                 snprintf(r->detail, sizeof r->detail, "PTX .target sm_%u%s for sm_%u", target,
                          sfx_str(sfx), dev);
@@ -357,40 +363,79 @@ static int row_decide(sg_code_report_row_t *r, const image_ctx_t *c, uint32_t de
     return SG_OK;
 }
 
-/* Rows of one image that ended without usable PTX, where the image records
- * the NVRTC source it was compiled from (a CuPy cubin): that source is the
- * way to PTX, so recompile it and decide those rows from the result. The
- * image's own SASS archs and format stay in the row; the PTX columns and
- * the reason come from the recompiled source. Without recompiling, the
- * image's answer stands and the detail says where PTX would come from. */
+/* Where the PTX of an image without any comes from: the PTX image it was
+ * assembled from (ptx_image: a Triton cubin), else the NVRTC source it was
+ * compiled from (source_image: a CuPy cubin). SG_NONE when neither; *src
+ * and *is_ptx say which. Bundles refuse links to other kinds; models may
+ * hold them, and they are ignored. */
+static uint32_t linked_source(const sg_graph_t *g, uint32_t index, const sg_image_t **src,
+                              bool *is_ptx)
+{
+    const sg_image_t *img = index == SG_NONE ? NULL : sg_graph_image(g, index);
+    *src = NULL;
+    *is_ptx = false;
+    if (!img || img->kind == SG_IMAGE_NVRTC) return SG_NONE;
+    const sg_image_t *p = img->ptx_image != index ? sg_graph_image(g, img->ptx_image) : NULL;
+    if (p && p->kind == SG_IMAGE_PTX) {
+        *src = p;
+        *is_ptx = true;
+        return img->ptx_image;
+    }
+    const sg_image_t *n = img->source_image != index ? sg_graph_image(g, img->source_image) : NULL;
+    if (n && n->kind == SG_IMAGE_NVRTC) {
+        *src = n;
+        return img->source_image;
+    }
+    return SG_NONE;
+}
+
+/* Load what linked_source named as if it were the kernel's image: the PTX
+ * image's bytes, or the NVRTC source recompiled. */
+static int linked_load(const sg_graph_t *g, uint32_t s, const sg_image_t *src, bool is_ptx,
+                       const char *bundle_path, const sg_code_report_options_t *opt, image_ctx_t *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!is_ptx) return nvrtc_load(g, src, s, bundle_path, opt, c);
+    int rc = image_load(g, s, bundle_path, opt, c);
+    c->linked = true;
+    c->source = s;
+    return rc;
+}
+
+/* Rows of one image that ended without usable PTX, where the image links
+ * the PTX it was assembled from (Triton) or the NVRTC source it was compiled
+ * from (CuPy): that is the way to PTX, so load it (recompile the source) and
+ * decide those rows from it. The image's own SASS archs and format stay in
+ * the row; the PTX columns and the reason come from the linked code. Without
+ * recompiling, an NVRTC source leaves the image's answer, and the detail
+ * says where PTX would come from. */
 static int source_fallback(const sg_graph_t *g, sg_code_report_row_t **rows, uint32_t n,
                            const char *bundle_path, const sg_code_report_options_t *opt)
 {
-    uint32_t index = rows[0]->image;
-    const sg_image_t *img = index == SG_NONE ? NULL : sg_graph_image(g, index);
-    if (!img || img->kind == SG_IMAGE_NVRTC || img->source_image == SG_NONE ||
-        img->source_image == index)
-        return SG_OK;
-    const sg_image_t *src = sg_graph_image(g, img->source_image);
-    if (!src || src->kind != SG_IMAGE_NVRTC) return SG_OK; /* bundles refuse this; models may not */
+    const sg_image_t *src;
+    bool is_ptx;
+    uint32_t s = linked_source(g, rows[0]->image, &src, &is_ptx);
+    if (s == SG_NONE) return SG_OK;
     uint32_t need = 0;
     for (uint32_t k = 0; k < n; k++)
         need += !rows[k]->ptx_available;
     if (!need) return SG_OK;
-    if (!opt->recompile_nvrtc || !bundle_path || !src->file) {
+    const char *what = is_ptx ? "PTX image" : "NVRTC source image";
+    if ((!is_ptx && !opt->recompile_nvrtc) || !bundle_path || !src->file) {
         for (uint32_t k = 0; k < n; k++) {
             sg_code_report_row_t *r = rows[k];
             if (r->ptx_available) continue;
             size_t used = strnlen(r->detail, sizeof r->detail);
-            snprintf(r->detail + used, sizeof r->detail - used,
-                     "; NVRTC source captured as image %u: recompiling it gives PTX",
-                     img->source_image);
+            snprintf(r->detail + used, sizeof r->detail - used, "; %s captured as image %u: %s",
+                     is_ptx ? "the PTX it was assembled from" : "NVRTC source", s,
+                     !is_ptx      ? "recompiling it gives PTX"
+                     : !src->file ? "its bytes are not in the bundle"
+                                  : "reading the bundle gives PTX");
         }
         return SG_OK;
     }
     image_ctx_t sc;
-    memset(&sc, 0, sizeof sc);
-    int rc = nvrtc_load(g, src, img->source_image, bundle_path, opt, &sc);
+    int rc = linked_load(g, s, src, is_ptx, bundle_path, opt, &sc);
     for (uint32_t k = 0; k < n && !rc; k++) {
         sg_code_report_row_t *r = rows[k];
         if (r->ptx_available) continue;
@@ -404,11 +449,10 @@ static int source_fallback(const sg_graph_t *g, sg_code_report_row_t **rows, uin
         r->image_format = format;
         r->archs_from_bytes = from_bytes;
         if (!r->ptx_available) {
-            /* Both answers matter: what the image lacks and why the source did not help. */
+            /* Both answers matter: what the image lacks and why the link did not help. */
             char after[sizeof r->detail];
             memcpy(after, r->detail, sizeof after);
-            snprintf(r->detail, sizeof r->detail, "%.90s; NVRTC source image %u: %.90s", before,
-                     img->source_image, after);
+            snprintf(r->detail, sizeof r->detail, "%.90s; %s %u: %.90s", before, what, s, after);
         }
     }
     image_unload(&sc);
@@ -578,19 +622,18 @@ int sg_code_kernel_ptx(const sg_graph_t *g, const char *bundle_path, const char 
     if (!rc) rc = row_decide(&r, &c, opt.device_arch, &opt);
     if (!rc && r.ptx_available) rc = take_ptx(&c, &r, &opt, ptx, ptx_len);
     image_unload(&c);
-    const sg_image_t *img = image == SG_NONE ? NULL : sg_graph_image(g, image);
-    if (!rc && !r.ptx_available && img && img->kind != SG_IMAGE_NVRTC &&
-        img->source_image != SG_NONE && img->source_image != image) {
-        /* a cubin compiled from captured NVRTC source: recompile that */
+    const sg_image_t *src;
+    bool is_ptx;
+    uint32_t s = linked_source(g, image, &src, &is_ptx);
+    if (!rc && !r.ptx_available && s != SG_NONE) {
+        /* a cubin assembled from a captured PTX image (Triton) or compiled
+         * from captured NVRTC source (CuPy): its PTX is that image's */
         sg_code_report_row_t *rows[1] = {&r};
-        const sg_image_t *src = sg_graph_image(g, img->source_image);
-        if (src && src->kind == SG_IMAGE_NVRTC) {
-            rc = source_fallback(g, rows, 1, bundle_path, &opt);
-            if (!rc && r.ptx_available) {
-                rc = nvrtc_load(g, src, img->source_image, bundle_path, &opt, &c);
-                if (!rc && c.fail == SG_PTX_OK) rc = take_ptx(&c, &r, &opt, ptx, ptx_len);
-                image_unload(&c);
-            }
+        rc = source_fallback(g, rows, 1, bundle_path, &opt);
+        if (!rc && r.ptx_available) {
+            rc = linked_load(g, s, src, is_ptx, bundle_path, &opt, &c);
+            if (!rc && c.fail == SG_PTX_OK) rc = take_ptx(&c, &r, &opt, ptx, ptx_len);
+            image_unload(&c);
         }
     }
     if (row) *row = r;

@@ -20,7 +20,7 @@ extern "C" {
 #define SG_FORMAT_NAME "sgcap-bundle"
 /* The newest format version this reader knows; it reads every older one
  * (docs/FORMAT.md section 11: what each version added). */
-#define SG_FORMAT_VERSION 4
+#define SG_FORMAT_VERSION 6
 /* A bundle is written with the oldest version that can say everything in
  * it (the newest .since of the fields and enum names it holds, at least
  * this), so older readers keep reading what they can. */

@@ -42,7 +42,7 @@
 
 /* ---- kernel payload ---------------------------------------------------------------- */
 
-/* ---- access facts of a kernel launch (FORMAT.md section 6.3, version 4) ------------- */
+/* ---- access facts of a kernel launch (FORMAT.md section 6.3, version 6) ------------- */
 
 #define T sg_site_t
 static const sg_field_t site_fields[] = {
@@ -90,7 +90,7 @@ static const sg_field_t kernel_fields[] = {
     F("has_extra",    has_extra,    BOOL,   OMIT),
     F("func_handle",  func_handle,  ADDR,   0),
     SELF("params", sg_record_params, OMIT),
-    F("access",       facts,        OBJECT, OMIT, SUB(sg_record_facts), SINCE(4)),
+    F("access",       facts,        OBJECT, OMIT, SUB(sg_record_facts), SINCE(6)),
 };
 static RECORD(kernel, SG_REC_KERNEL);
 #undef T
@@ -170,7 +170,7 @@ static const sg_field_t access_fields[] = {
     F("offset", offset, U64,   0),
     F("size",   size,   U64,   REQ),
     F("mode",   mode,   ENUM,  REQ, NAMES(sg_access_modes, SG_ACCESS_UNKNOWN)),
-    F("range",  range,  ENUM,  OMIT, NAMES(sg_range_kinds, SG_RANGE_GUESS), SINCE(4)),
+    F("range",  range,  ENUM,  OMIT, NAMES(sg_range_kinds, SG_RANGE_GUESS), SINCE(6)),
 };
 static RECORD(access, SG_REC_ACCESS);
 #undef T
@@ -278,6 +278,7 @@ static const sg_field_t image_fields[] = {
     F("options",      options,      STR,   OMIT),
     F("note",         note,         STR,   OMIT),
     F("source_image", source_image, INDEX, OMIT, TABLE(IMAGES)),
+    F("ptx_image",    ptx_image,    INDEX, OMIT, TABLE(IMAGES), SINCE(5)),
 };
 static RECORD(image, SG_REC_IMAGE);
 #undef T
@@ -338,6 +339,7 @@ static const sg_field_t capture_fields[] = {
     F("pid",        pid,          I64, 0),
     F("capture_id", capture_id,   U64, 0),
     F("sequence",   sequence,     U32, 0),
+    F("rank",       rank,         I32, OMIT, DEF(-1), SINCE(4)),
     F("mode",       capture_mode, STR, OMIT),
 };
 static RECORD(capture, SG_REC_CAPTURE);
@@ -361,6 +363,7 @@ static const sg_field_t device_fields[] = {
     F("total_memory",      total_memory,      U64,   0),
     F("uuid",              uuid,              CHARS, 0),
     F("sm_count",          sm_count,          U32,   0),
+    F("ordinal",           ordinal,           I32,   OMIT, DEF(-1), SINCE(4)),
     F("mem_bandwidth_gbs", mem_bandwidth_gbs, REAL,  0),
 };
 static RECORD(device, SG_REC_DEVICE);

@@ -740,6 +740,13 @@ static int check_record(pctx_t *c, const sg_record_t *r, void *base, const loc_t
         }
         return SG_OK;
     }
+    if (r->id == SG_REC_CAPTURE || r->id == SG_REC_DEVICE) {
+        const char *key = r->id == SG_REC_CAPTURE ? "rank" : "ordinal";
+        int32_t v = r->id == SG_REC_CAPTURE ? ((const sg_graph_t *)base)->rank
+                                            : ((const sg_device_t *)base)->ordinal;
+        loc_t vl = LOC_FIELD(l, key);
+        if (v < -1) return fail(c, &vl, pos, SG_EFORMAT, "must be -1 (none) or more, found %d", v);
+    }
     if (r->id == SG_REC_MEMSET) {
         const sg_memset_t *m = base;
         if (m->element_size != 0 && m->element_size != 1 && m->element_size != 2 &&
@@ -1320,24 +1327,33 @@ static int decode_table(pctx_t *c, const sg_field_t *f, size_t count, const loc_
     return k < 0 ? json_failed(c, tl) : SG_OK;
 }
 
-/* source_image may name a later entry, so its kind is checked once the whole
- * table is read. Only NVRTC source can be recompiled to PTX; any other kind
- * there would send readers looking for source that is not. */
+/* source_image and ptx_image may name a later entry, so their kinds are
+ * checked once the whole table is read. Only NVRTC source can be recompiled
+ * to PTX, and only a PTX image is PTX; any other kind there would send
+ * readers looking for code that is not. */
+static int check_image_link(pctx_t *c, uint32_t i, const char *key, uint32_t s,
+                            sg_image_kind_t want)
+{
+    const sg_graph_t *g = c->root;
+    if (s == SG_NONE) return SG_OK;
+    loc_t fl = LOC_FIELD(NULL, "images");
+    loc_t el = LOC_ELEM(&fl, i);
+    el.id = i;
+    loc_t sl = LOC_FIELD(&el, key);
+    if (s == i) return fail(c, &sl, NO_POS, SG_EFORMAT, "names the image itself");
+    if (g->images[s].kind != want)
+        return fail(c, &sl, NO_POS, SG_EFORMAT, "names image %" PRIu32 ", a %s image, not %s", s,
+                    sg_image_kind_name(g->images[s].kind), sg_image_kind_name(want));
+    return SG_OK;
+}
+
 static int check_images(pctx_t *c)
 {
     const sg_graph_t *g = c->root;
-    loc_t fl = LOC_FIELD(NULL, "images");
     for (uint32_t i = 0; i < g->n_images; i++) {
-        uint32_t s = g->images[i].source_image;
-        if (s == SG_NONE) continue;
-        loc_t el = LOC_ELEM(&fl, i);
-        el.id = i;
-        loc_t sl = LOC_FIELD(&el, "source_image");
-        if (s == i) return fail(c, &sl, NO_POS, SG_EFORMAT, "names the image itself");
-        if (g->images[s].kind != SG_IMAGE_NVRTC)
-            return fail(c, &sl, NO_POS, SG_EFORMAT,
-                        "names image %" PRIu32 ", a %s image, not nvrtc", s,
-                        sg_image_kind_name(g->images[s].kind));
+        int rc = check_image_link(c, i, "source_image", g->images[i].source_image, SG_IMAGE_NVRTC);
+        if (!rc) rc = check_image_link(c, i, "ptx_image", g->images[i].ptx_image, SG_IMAGE_PTX);
+        if (rc) return rc;
     }
     return SG_OK;
 }

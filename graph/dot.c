@@ -13,6 +13,7 @@
  * valid DOT that Graphviz can lay out.
  */
 #include "views.h"
+#include "comm.h"
 #include "dot_fold.h"
 #include "text.h"
 
@@ -195,6 +196,12 @@ static void node_look(const sg_graph_t *g, const sg_node_t *n, const sg_dot_opti
         } else if (n->synthesized && n->label && !strncmp(n->label, "fused", 5)) {
             lbl_printf(l, "\n%s", n->label);
             *fill = "#fde2f0";
+        }
+        /* communication kernels stand out: replay cannot run them offline */
+        sg_comm_library_t lib = sg_kernel_comm_library(k->name);
+        if (lib != SG_COMM_NONE) {
+            lbl_printf(l, "\n%s kernel", sg_comm_library_name(lib));
+            *fill = "#ffe7a8";
         }
         lbl_printf(l, "\ngrid ");
         lbl_dims(l, k->grid);
@@ -444,8 +451,9 @@ static void emit_edges(const sg_graph_t *g, FILE *f, const char *prefix, int ind
 
 /* ---- lanes ----------------------------------------------------------------- */
 
-/* "subgraph cluster_s0 {" with the lane's title and colours. */
-static void lane_open(const sg_graph_t *g, FILE *f, uint32_t l)
+/* "subgraph cluster_s0 {" with the lane's title and colours; a stream of
+ * communication kernels only (comm, may be NULL) says so in its title. */
+static void lane_open(const sg_graph_t *g, FILE *f, uint32_t l, const sg_comm_library_t *comm)
 {
     const char *border = SG_DOT_GREY_BORDER, *bg = SG_DOT_GREY_FILL;
     if (l < g->n_streams) {
@@ -458,11 +466,15 @@ static void lane_open(const sg_graph_t *g, FILE *f, uint32_t l)
         fputs("  subgraph cluster_explicit {\n    label=", f);
     else
         fputs("  subgraph cluster_unknown {\n    label=", f);
-    put_text(f,
+    label_t t = {{0}, 0};
+    lbl_text(&t,
              l < g->n_streams    ? stream_label(g, l)
              : l == g->n_streams ? "explicit"
                                  : "unknown stream",
              SG_DOT_NAME_MAX);
+    if (comm && l < g->n_streams && comm[l] != SG_COMM_NONE)
+        lbl_printf(&t, " (comm: %s)", sg_comm_library_name(comm[l]));
+    put_quoted(f, t.s);
     fprintf(f,
             "; style=\"rounded,filled\"; color=\"%s\"; fillcolor=\"%s\"; fontcolor=\"%s\";"
             " penwidth=2;\n",
@@ -479,7 +491,8 @@ static void emit_graph_nodes(const sg_graph_t *g, FILE *f, const sg_dot_options_
     emit_edges(g, f, prefix, ind);
 }
 
-static int emit_lanes(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt)
+static int emit_lanes(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt,
+                      const sg_comm_library_t *comm)
 {
     uint32_t n_lanes = g->n_streams + 2;
     /* counting sort of node ids by lane: O(nodes + streams) */
@@ -507,11 +520,15 @@ static int emit_lanes(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt)
 
     for (uint32_t l = 0; l < n_lanes; l++) {
         if (start[l] == start[l + 1]) continue;
-        lane_open(g, f, l);
+        lane_open(g, f, l, comm);
         for (uint32_t k = start[l]; k < start[l + 1]; k++)
             emit_node(g, &g->nodes[ids[k]], f, opt, "", 0, 4, true);
         fputs("  }\n", f);
     }
+    /* A graph of no nodes (torch.compile records some) is drawn as a note
+     * saying so, not as a blank page. */
+    if (start[n_lanes] == 0)
+        fputs("  graph_empty [shape=note style=dashed label=\"empty graph: no nodes\"];\n", f);
     free(start);
     free(ids);
     return SG_OK;
@@ -631,11 +648,11 @@ static void emit_box(const sg_graph_t *g, const sg_fold_t *fo, uint32_t b, FILE 
 }
 
 static void emit_folded(const sg_graph_t *g, const sg_fold_t *fo, FILE *f,
-                        const sg_dot_options_t *opt)
+                        const sg_dot_options_t *opt, const sg_comm_library_t *comm)
 {
     for (uint32_t b = 0; b < fo->n_boxes;) {
         uint32_t lane = fo->boxes[b].lane;
-        lane_open(g, f, lane);
+        lane_open(g, f, lane, comm);
         for (; b < fo->n_boxes && fo->boxes[b].lane == lane; b++)
             emit_box(g, fo, b, f, opt);
         fputs("  }\n", f);
@@ -750,16 +767,23 @@ int sg_dot_write(const sg_graph_t *g, FILE *f, const sg_dot_options_t *opt)
     fputs("  node [fontname=\"Helvetica\" fontsize=10 margin=\"0.12,0.05\" color=\"#333333\"];\n",
           f);
     fputs("  edge [fontname=\"Helvetica\" fontsize=9 arrowsize=0.7];\n", f);
+    /* which lanes carry communication kernels only (none named when out of memory) */
+    sg_comm_library_t *comm = NULL;
+    if (g->root == g && g->n_streams) {
+        comm = malloc(g->n_streams * sizeof *comm);
+        if (comm) sg_graph_comm_streams(g, comm);
+    }
     if (fo.level != SG_FOLD_NONE) {
-        emit_folded(g, &fo, f, opt);
+        emit_folded(g, &fo, f, opt, comm);
     } else if (g->root == g) {
-        rc = emit_lanes(g, f, opt);
+        rc = emit_lanes(g, f, opt, comm);
         if (rc == SG_OK) emit_edges(g, f, "", 2);
     } else {
         /* a body graph drawn alone: no lanes, its nodes as they are */
         emit_graph_nodes(g, f, opt, "", 0, 2);
     }
     fputs("}\n", f);
+    free(comm);
     sg_dot_fold_free(&fo);
     if (rc == SG_OK && ferror(f)) rc = SG_EIO;
     return rc;

@@ -283,6 +283,7 @@ static void dump_tables(const sg_graph_t *g, FILE *f)
             put_word(f, im->note);
         }
         if (im->source_image != SG_NONE) fprintf(f, " source=img%" PRIu32, im->source_image);
+        if (im->ptx_image != SG_NONE) fprintf(f, " ptx=img%" PRIu32, im->ptx_image);
         fputc('\n', f);
     }
 }
@@ -618,13 +619,17 @@ static void dump_header(const sg_graph_t *g, FILE *f)
     put_word(f, g->program);
     fputs("\ncapture     mode=", f);
     put_word(f, g->capture_mode);
-    fprintf(f, " sequence=%" PRIu32 "\n", g->sequence);
+    fprintf(f, " sequence=%" PRIu32, g->sequence);
+    if (g->rank >= 0) fprintf(f, " rank=%" PRId32, g->rank); /* only when known: old dumps stay */
+    fputc('\n', f);
     const sg_device_t *d = &g->device;
     fputs("device      ", f);
     put_word(f, d->name);
-    fprintf(f, " cc=%d.%d sms=%" PRIu32 " memory=%" PRIu64 " driver=%d bandwidth=%.3fGB/s\n",
+    fprintf(f, " cc=%d.%d sms=%" PRIu32 " memory=%" PRIu64 " driver=%d bandwidth=%.3fGB/s",
             d->cc_major, d->cc_minor, d->sm_count, d->total_memory, d->driver_version,
             d->mem_bandwidth_gbs);
+    if (d->ordinal >= 0) fprintf(f, " ordinal=%" PRId32, d->ordinal);
+    fputc('\n', f);
     if (g->crosscheck_done || g->crosscheck_note) {
         fprintf(f, "crosscheck  %s cuda_nodes=%" PRIu32 " cuda_edges=%" PRIu32,
                 !g->crosscheck_done ? "not-done"

@@ -45,18 +45,18 @@ static const char *const access_mode_names[] = {"read", "write", "readwrite", "u
                                                 "atomic"};
 static const int access_mode_values[] = {SG_ACCESS_READ, SG_ACCESS_WRITE, SG_ACCESS_READWRITE,
                                          SG_ACCESS_UNKNOWN, SG_ACCESS_ATOMIC_RMW};
-static const uint8_t access_mode_since[] = {1, 1, 1, 1, 4};
+static const uint8_t access_mode_since[] = {1, 1, 1, 1, 6};
 static const char *const facts_source_names[SG_FACTS_SOURCE_COUNT] = {"none", "ptx", "sass",
                                                                       "unknown"};
-static const uint8_t facts_source_since[SG_FACTS_SOURCE_COUNT] = {4, 4, 4, 4};
+static const uint8_t facts_source_since[SG_FACTS_SOURCE_COUNT] = {6, 6, 6, 6};
 static const char *const site_kind_names[] = {"load", "store", "atomic", "call"};
 static const int site_kind_values[] = {SG_SITE_LOAD, SG_SITE_STORE, SG_SITE_ATOMIC, SG_SITE_CALL};
-static const uint8_t site_kind_since[] = {4, 4, 4, 4};
+static const uint8_t site_kind_since[] = {6, 6, 6, 6};
 static const char *const site_status_names[SG_SITE_STATUS_COUNT] = {"known", "never", "unknown"};
-static const uint8_t site_status_since[SG_SITE_STATUS_COUNT] = {4, 4, 4};
+static const uint8_t site_status_since[SG_SITE_STATUS_COUNT] = {6, 6, 6};
 static const char *const range_kind_names[SG_RANGE_KIND_COUNT] = {"guess", "bound", "exact",
                                                                   "dense"};
-static const uint8_t range_kind_since[SG_RANGE_KIND_COUNT] = {4, 4, 4, 4};
+static const uint8_t range_kind_since[SG_RANGE_KIND_COUNT] = {6, 6, 6, 6};
 
 const sg_enum_names_t sg_node_types = {"node type", SG_NODE_TYPE_COUNT, node_type_names, NULL,
                                        NULL};
@@ -220,6 +220,8 @@ sg_graph_t *sg_graph_create(void)
     sg_graph_t *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->root = g;
+    g->rank = -1;
+    g->device.ordinal = -1;
     return g;
 }
 
@@ -381,6 +383,7 @@ int sg_graph_add_image(sg_graph_t *g, sg_image_kind_t kind, const char *hash, ui
     im->hash[16] = '\0';
     im->size = size;
     im->source_image = SG_NONE;
+    im->ptx_image = SG_NONE;
     g->n_images++;
     if (out_id) *out_id = id;
     return SG_OK;
@@ -1137,6 +1140,7 @@ sg_graph_t *sg_graph_clone(const sg_graph_t *g)
     c->pid = g->pid;
     c->capture_id = g->capture_id;
     c->sequence = g->sequence;
+    c->rank = g->rank;
     c->device = g->device;
     c->device.name = dup_or_null(g->device.name);
     c->crosscheck_done = g->crosscheck_done;

@@ -135,6 +135,8 @@ typedef struct {
     char *note;           /* free text (why no PTX, ...) or NULL */
     uint32_t source_image; /* the NVRTC source image this image was compiled from,
                               or SG_NONE (its PTX can be recovered by recompiling) */
+    uint32_t ptx_image;    /* the PTX image this cubin was assembled from (Triton
+                              keeps both in its cache), or SG_NONE: its PTX */
 } sg_image_t;
 
 /* ---- nodes --------------------------------------------------------------- */
@@ -160,7 +162,7 @@ typedef enum {
 const char *sg_node_type_name(sg_node_type_t t);
 int sg_node_type_from_name(const char *name);
 
-/* ---- what a kernel touches, from its code (format version 4) ---------------- */
+/* ---- what a kernel touches, from its code (format version 6) ---------------- */
 
 /* Where a kernel node's access facts come from (sgcap's access pass,
  * docs/ACCESS.md): not analysed, its PTX, its SASS (through nvdisasm), or
@@ -294,7 +296,7 @@ typedef enum {
     SG_ACCESS_WRITE = 2,
     SG_ACCESS_READWRITE = 3,
     SG_ACCESS_UNKNOWN = 7,
-    /* read-modify-write by atomic instructions (version 4): writes, but two
+    /* read-modify-write by atomic instructions (version 6): writes, but two
      * nodes' atomics on the same bytes do not race each other */
     SG_ACCESS_ATOMIC_RMW = 11,
 } sg_access_mode_t;
@@ -304,7 +306,7 @@ typedef struct {
     uint64_t offset; /* from the buffer's start */
     uint64_t size;   /* bytes; the whole rest of the buffer when unknown */
     sg_access_mode_t mode;
-    sg_range_kind_t range; /* version 4: GUESS unless the code was analysed */
+    sg_range_kind_t range; /* version 6: GUESS unless the code was analysed */
 } sg_access_t;
 
 typedef struct sg_node {
@@ -403,6 +405,7 @@ typedef struct {
     uint64_t total_memory;
     char uuid[40];         /* "GPU-xxxxxxxx-..." or "" */
     uint32_t sm_count;
+    int32_t ordinal;          /* the device's ordinal in the capturing process, -1 unknown */
     double mem_bandwidth_gbs; /* for roofline estimates; 0 when unknown */
 } sg_device_t;
 
@@ -470,6 +473,7 @@ typedef struct sg_graph {
     int64_t pid;
     uint64_t capture_id;  /* CUDA capture id, 0 if built explicitly */
     uint32_t sequence;    /* per-process graph sequence number */
+    int32_t rank;         /* the process's rank under a launcher (RANK, ...), -1 none */
     char *capture_mode;   /* "global", "thread_local", "relaxed", "explicit" */
     sg_device_t device;
     /* cross-check against cuGraphGetNodes/Edges (capture sets it) */

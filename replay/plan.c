@@ -9,6 +9,8 @@
 
 #include "replay.h"
 
+#include "graph/comm.h"
+
 /* snprintf that may truncate on purpose: node paths are cut at 63 bytes. */
 static void pathf(char *dst, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void pathf(char *dst, size_t n, const char *fmt, ...)
@@ -50,10 +52,7 @@ static int add_issue(sg_plan_issue_t **arr, uint32_t *n, uint32_t *cap, const ch
 
 bool sg_replay_kernel_needs_process(const char *mangled)
 {
-    /* NCCL and NVSHMEM kernels talk to peer processes and proxy threads set
-     * up by the library's communicator: their arguments point at state no
-     * bundle holds. */
-    return mangled && (strstr(mangled, "nccl") || strstr(mangled, "nvshmem"));
+    return sg_kernel_comm_library(mangled) != SG_COMM_NONE;
 }
 
 /* Does any event_record node of g (any depth) record event ev? */
@@ -89,9 +88,9 @@ static int plan_kernel(sg_replay_plan_t *p, const sg_graph_t *root, const sg_nod
     int rc = SG_OK;
     if (!name) return BLOCK("the kernel's name was not recorded");
     if (sg_replay_kernel_needs_process(name))
-        return BLOCK("%s is an NCCL/NVSHMEM kernel: it needs the communicator and the peer "
-                     "processes of the original run",
-                     name);
+        return BLOCK("%s is an %s kernel: a communicator cannot be rebuilt offline (it needs "
+                     "the peer ranks and proxy threads of the original run)",
+                     name, sg_comm_library_name(sg_kernel_comm_library(name)));
     if (k->image == SG_NONE) return BLOCK("the code of %s was not captured", name);
     const sg_image_t *im = sg_graph_image(root, k->image);
     if (!im) return BLOCK("%s names code image %u, which does not exist", name, k->image);

@@ -72,7 +72,8 @@ int sg_replay_plan_with(const sg_graph_t *g, bool skip_host_nodes, sg_replay_pla
 int sg_replay_host_influenced(const sg_graph_t *g, bool **out, uint32_t *n_influenced);
 void sg_replay_plan_free(sg_replay_plan_t *plan);
 
-/* Is this kernel name one that needs the original processes (NCCL)? */
+/* Is this kernel one that needs the original processes: a kernel of a
+ * communication library (NCCL, NVSHMEM), by graph/comm.h's one rule? */
 bool sg_replay_kernel_needs_process(const char *mangled);
 
 /* ---- memory regions (CPU) -------------------------------------------------- */

@@ -22,6 +22,7 @@
 #include "code/fatbin.h"
 #include "fuse.h"
 #include "fusion_legality.h"
+#include "graph/comm.h"
 #include "graph/plural.h"
 #include "rewrite_internal.h"
 
@@ -85,6 +86,12 @@ static const sg_ptx_module_t *stage_module(fuse_t *f, const sg_kernel_t *k, cons
     }
     f->n_codes++;
     *why = c->reason;
+    sg_comm_library_t lib = sg_kernel_comm_library(k->name);
+    if (lib != SG_COMM_NONE) { /* its PTX would not tell: it waits on other ranks */
+        snprintf(c->reason, sizeof c->reason, "an %s kernel: it talks to peer ranks, never fused",
+                 sg_comm_library_name(lib));
+        return NULL;
+    }
     sg_code_report_options_t o = {0};
     o.device_arch = f->arch;
     o.recompile_nvrtc = true;

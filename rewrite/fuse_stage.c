@@ -106,6 +106,7 @@ static bool fits(const ctx_t *c, const val_t *v, bool is_signed, uint32_t bits)
 {
     if (v->kind != V_AFF || v->tagged || v->ks) return v->kind == V_AFF && bits == 64;
     if (bits >= 64) return true;
+    if (bits == 0) return false; /* no value fits zero bits (and 1 << -1 is undefined) */
     __int128 lo, hi;
     val_range(c, v, &lo, &hi);
     __int128 mn = is_signed ? -((__int128)1 << (bits - 1)) : 0;
@@ -480,6 +481,7 @@ static bool cond_interval(ctx_t *c, uint32_t p, bool neg, ival_t *taken, ival_t 
     if (b.kind != V_AFF || b.at || b.ac || b.ks) return false;
     uint32_t bits = type_bits(in->type);
     bool sgn = sg_ptx_type_is_signed(in->type);
+    if (bits == 0) return false; /* an untyped compare proves nothing */
     /* t must be representable in the compared width */
     if (bits < 64 && threads - 1 > (sgn ? (1ull << (bits - 1)) - 1 : (bits == 32 ? 0xffffffffull : 0xffffull)))
         return false;

@@ -4,6 +4,15 @@
  * into pinned memory, and (graph 1) a host callback that turns what the
  * graph copied out into what it copies back in. Checks every host and
  * device result after every replay.
+ *
+ * What the host callback writes for a later copy node of the same graph is
+ * pinned: a pageable source goes through the driver's staging buffer (CUDA's
+ * "API synchronization behavior" has a pageable host-to-device copy staged
+ * when it is issued), and nothing promises that a graph's copy node reads it
+ * only after the nodes it depends on have run (with it pageable, graph 1
+ * failed its checks on the H200). The pageable sources and destinations here
+ * are ones no node of the graph writes on the host side: parameters set
+ * before the launch, a result read after it.
  *   graph 0: no host callback: replayable in a fresh process, host bytes
  *            included (sgcap replay --validate).
  *   graph 1: a host callback: only `sgcap replay --host-nodes skip` runs it
@@ -21,7 +30,7 @@ static const char ABOUT[] =
     "  s0: wait e1; z = y ^ 3\n"
     "graph 1:\n"
     "  s0: y2 = x + 5; record e0; hbuf <- y2[0..16) (D2H, pinned);\n"
-    "      host callback: hdst = hbuf*2 (pageable); d2 <- hdst (H2D);\n"
+    "      host callback: hdst = hbuf*2 (pinned); d2 <- hdst (H2D, pinned);\n"
     "      out2 = d2[i%16] + x\n"
     "  s1: wait e0; out3 = x*9; record e1\n"
     "  s0: wait e1; out4 = out2 ^ out3\n"
@@ -45,7 +54,7 @@ typedef struct {
     /* graph 1 */
     uint32_t *y2, *d2, *out2, *out3, *out4;
     uint32_t *hbuf; /* pinned */
-    uint32_t *hdst; /* pageable */
+    uint32_t *hdst; /* pinned: a later copy node reads what the callback wrote */
 } bufs_t;
 
 __global__ void k_apply(uint32_t *y, const uint32_t *x, const uint32_t *coef, size_t n)
@@ -159,7 +168,6 @@ int main(int argc, char **argv)
     unsigned long long want_total = 0;
     unsigned long long result_on_stack = 0; /* graph 0 copies its reduction here */
     b.params = (uint32_t *)host_alloc(NCOEF * sizeof(uint32_t));
-    b.hdst = (uint32_t *)host_alloc(NSMALL * sizeof(uint32_t));
     b.result = &result_on_stack;
     fill_u32(hx, o.n, 61);
     fill_u32(b.params, NCOEF, 62);
@@ -188,6 +196,7 @@ int main(int argc, char **argv)
     b.out4 = (uint32_t *)dev_alloc(bytes);
     CUDA_CHECK(cudaMallocHost((void **)&b.slice, NSLICE * sizeof(uint32_t)));
     CUDA_CHECK(cudaMallocHost((void **)&b.hbuf, NSMALL * sizeof(uint32_t)));
+    CUDA_CHECK(cudaMallocHost((void **)&b.hdst, NSMALL * sizeof(uint32_t)));
     dev_upload(x, hx, bytes);
 
     issue(c, &b);
@@ -223,7 +232,8 @@ int main(int argc, char **argv)
                     bad++;
                 }
             } else {
-                bad += check_u32(o.prog, "hdst (pageable)", b.hdst, want_hdst, NSMALL);
+                bad += check_u32(o.prog, "hdst (pinned, from the host callback)", b.hdst,
+                                 want_hdst, NSMALL);
                 dev_download(got, b.out2, bytes);
                 bad += check_u32(o.prog, "out2", got, want_out2, o.n);
                 dev_download(got, b.out3, bytes);
@@ -240,6 +250,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaFree(dev[i]));
     CUDA_CHECK(cudaFreeHost(b.slice));
     CUDA_CHECK(cudaFreeHost(b.hbuf));
+    CUDA_CHECK(cudaFreeHost(b.hdst));
     cap_destroy(c);
     free(hx);
     free(got);
@@ -249,7 +260,6 @@ int main(int argc, char **argv)
     free(want_out3);
     free(want_out4);
     free(b.params);
-    free(b.hdst);
     if (bad) {
         printf("%s: FAIL\n", o.prog);
         return 1;

@@ -12,6 +12,7 @@
 #include "bundle_open.h"
 #include "code/code_report.h"
 #include "cli.h"
+#include "graph/comm.h"
 #include "graph/views.h"
 #include "graph/plural.h"
 #include "rewrite/pass.h"
@@ -23,7 +24,9 @@ static const char usage[] =
     "Summarize a captured graph bundle (a NAME.sgraph directory): node and edge\n"
     "counts by type and kind, per-stream node types, events and the streams each\n"
     "connects, kernels (short name, launches, geometry), buffers and their bytes,\n"
-    "code images, the capture cross-check and the pass log.\n"
+    "code images, the capture cross-check and the pass log. The rank and device\n"
+    "of a multi-GPU program's graph are shown as its origin; NCCL kernels are\n"
+    "marked [NCCL], and a stream whose kernels are all NCCL's [comm].\n"
     "\n"
     "options:\n"
     "  --json     print the same summary as one JSON object on stdout\n"
@@ -73,6 +76,7 @@ typedef struct {
     uint32_t n_kernels;
     event_row_t *events;
     uint32_t *buffer_users; /* nodes accessing each buffer */
+    sg_comm_library_t *comm; /* per stream: its kernels are all NCCL's (graph/comm.h) */
 } summary_t;
 
 static uint32_t lane_of(const sg_graph_t *g, uint32_t stream)
@@ -153,6 +157,7 @@ static void summary_free(summary_t *s, uint32_t n_events)
         for (uint32_t i = 0; i < n_events; i++) free(s->events[i].pairs);
     free(s->events);
     free(s->buffer_users);
+    free(s->comm);
 }
 
 static const char *lane_label(const sg_graph_t *g, uint32_t lane)
@@ -238,6 +243,17 @@ static json_t *fusions_json(const sg_graph_t *g)
     return arr;
 }
 
+/* Which rank and which GPU of a multi-GPU program recorded it (docs/NCCL.md). */
+static void print_origin(const sg_graph_t *g)
+{
+    if (g->rank < 0 && g->device.ordinal < 0) return;
+    printf("origin: ");
+    if (g->rank >= 0) printf(" rank %d", (int)g->rank);
+    if (g->device.ordinal >= 0)
+        printf("%s device %d", g->rank >= 0 ? "," : "", (int)g->device.ordinal);
+    putchar('\n');
+}
+
 static void print_text(const sg_graph_t *g, const summary_t *s, const char *path)
 {
     char b1[32], b2[32];
@@ -249,6 +265,7 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
         printf("device:  %s (sm_%d%d), driver %d, %s\n", sg_cli_text(g->device.name),
                g->device.cc_major, g->device.cc_minor, g->device.driver_version,
                human_bytes(g->device.total_memory, b1, sizeof b1));
+    print_origin(g);
     printf("nodes:   %u (", s->nodes);
     print_type_list(stdout, s->by_type);
     printf(")\n");
@@ -268,6 +285,8 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
         printf("  %-8s %4u %s: ", sg_cli_text(lane_label(g, l)), s->lanes[l].total,
                sg_plural(s->lanes[l].total, "node", "nodes"));
         print_type_list(stdout, s->lanes[l].by_type);
+        if (l < g->n_streams && s->comm[l] != SG_COMM_NONE)
+            printf("  [comm: %s kernels only]", sg_comm_library_name(s->comm[l]));
         putchar('\n');
     }
     printf("events:  %u\n", g->n_events);
@@ -292,6 +311,8 @@ static void print_text(const sg_graph_t *g, const summary_t *s, const char *path
                s->kernels[i].launches, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
                k->block[2], k->shared_bytes);
         if (k->image != SG_NONE) printf(" image %u", k->image);
+        sg_comm_library_t lib = sg_kernel_comm_library(s->kernels[i].name);
+        if (lib != SG_COMM_NONE) printf(" [%s]", sg_comm_library_name(lib));
         putchar('\n');
     }
     uint64_t total = 0;
@@ -353,6 +374,8 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
     json_object_set_new(o, "sequence", json_integer(g->sequence));
     json_object_set_new(o, "capture_mode",
                         g->capture_mode ? json_string(g->capture_mode) : json_null());
+    if (g->rank >= 0) json_object_set_new(o, "rank", json_integer(g->rank));
+    if (g->device.ordinal >= 0) json_object_set_new(o, "device_ordinal", json_integer(g->device.ordinal));
     if (g->device.name) {
         json_object_set_new(o, "device",
                             json_pack("{s:s, s:i, s:i, s:i}", "name", g->device.name, "cc_major",
@@ -372,10 +395,11 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
     json_t *streams = json_array();
     for (uint32_t l = 0; l <= g->n_streams; l++) {
         if (l == g->n_streams && s->lanes[l].total == 0) break;
-        json_array_append_new(streams,
-                              json_pack("{s:s, s:i, s:o}", "label", lane_label(g, l), "nodes",
-                                        s->lanes[l].total, "by_type",
-                                        type_object(s->lanes[l].by_type)));
+        json_t *st = json_pack("{s:s, s:i, s:o}", "label", lane_label(g, l), "nodes",
+                               s->lanes[l].total, "by_type", type_object(s->lanes[l].by_type));
+        if (st && l < g->n_streams && s->comm[l] != SG_COMM_NONE)
+            json_object_set_new(st, "comm", json_string(sg_comm_library_name(s->comm[l])));
+        json_array_append_new(streams, st);
     }
     json_object_set_new(o, "streams", streams);
     json_t *events = json_array();
@@ -395,12 +419,15 @@ static int print_json(const sg_graph_t *g, const summary_t *s, const char *path)
         const sg_kernel_t *k = s->kernels[i].first;
         char shortname[256];
         sg_kernel_short_name(s->kernels[i].name, shortname, sizeof shortname);
-        json_array_append_new(
-            kernels, json_pack("{s:s, s:s, s:i, s:[i,i,i], s:[i,i,i], s:i}", "name",
+        json_t *kr = json_pack("{s:s, s:s, s:i, s:[i,i,i], s:[i,i,i], s:i}", "name",
                                s->kernels[i].name, "short_name", shortname, "launches",
                                s->kernels[i].launches, "grid", k->grid[0], k->grid[1],
                                k->grid[2], "block", k->block[0], k->block[1], k->block[2],
-                               "shared_bytes", k->shared_bytes));
+                               "shared_bytes", k->shared_bytes);
+        sg_comm_library_t lib = sg_kernel_comm_library(s->kernels[i].name);
+        if (kr && lib != SG_COMM_NONE)
+            json_object_set_new(kr, "library", json_string(sg_comm_library_name(lib)));
+        json_array_append_new(kernels, kr);
     }
     json_object_set_new(o, "kernels", kernels);
     json_t *buffers = json_array();
@@ -767,8 +794,10 @@ static int run(int argc, char **argv)
     s.lanes = calloc(g->n_streams + 1, sizeof *s.lanes);
     s.events = calloc(g->n_events + 1, sizeof *s.events);
     s.buffer_users = calloc(g->n_buffers + 1, sizeof *s.buffer_users);
+    s.comm = calloc(g->n_streams + 1, sizeof *s.comm);
+    if (s.comm) sg_graph_comm_streams(g, s.comm);
     int exit_code = SG_EXIT_OK;
-    if (!s.lanes || !s.events || !s.buffer_users || summarize(g, g, &s)) {
+    if (!s.lanes || !s.events || !s.buffer_users || !s.comm || summarize(g, g, &s)) {
         sg_cli_error("inspect", "out of memory");
         exit_code = SG_EXIT_USAGE;
     } else if (json) {

@@ -57,3 +57,11 @@ add_test(NAME capture.cpu_end_to_end
                  $<TARGET_FILE:capture_probe> ${SGCAP_CAPTURE_TEST_DIR}/fake
                  $<TARGET_FILE:topo_compare> ${SGCAP_CAPTURE_TEST_DIR}/work ${triton_dir})
 set_tests_properties(capture.cpu_end_to_end PROPERTIES LABELS "cpu;capture" TIMEOUT 300)
+
+# tests/gpu/inject_check.sh on the CPU: what it requires of a trace comes from
+# the expected topology, and a topology of another shape is refused.
+add_test(NAME inject.check_cpu
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/inject_check_cpu.sh $<TARGET_FILE:sgcap_shim>
+                 $<TARGET_FILE:capture_probe> ${SGCAP_CAPTURE_TEST_DIR}/fake
+                 ${SGCAP_CAPTURE_TEST_DIR}/inject_check)
+set_tests_properties(inject.check_cpu PROPERTIES LABELS "cpu;inject" TIMEOUT 300)

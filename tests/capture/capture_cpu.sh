@@ -11,6 +11,7 @@ rm -rf "$work"
 mkdir -p "$work"
 export LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset SGCAP_MAX_BUNDLES SGCAP_SNAPSHOT SGCAP_LOG SGCAP_MODE SGCAP_DIR
+unset RANK LOCAL_RANK OMPI_COMM_WORLD_RANK PMI_RANK PMIX_RANK SLURM_PROCID FAKE_CUDA_DEVICES
 failed=0
 fail() {
   echo "FAIL: $*"
@@ -52,13 +53,60 @@ for s in fork_join threads mixed; do
   grep -q "cluster" "$work/$s.dot" || fail "$s: dot has no stream lanes"
 done
 
+# Per-rank and per-device bundles (docs/NCCL.md): a process a parallel
+# launcher started (RANK) that drives two GPUs, ncclCommInitAll's way, names
+# each bundle with its rank and its device and records both in the bundle;
+# a process that sees one device keeps the device out of the name but not
+# out of the record; without a launcher's variable there is no rank.
+out=$work/two_devices
+if FAKE_CUDA_DEVICES=2 RANK=3 run two_devices "$out" two_devices; then
+  d0=$(ls -d "$out"/capture_probe.rank3.dev0.[0-9]*.0.sgraph 2>/dev/null | head -n 1)
+  d1=$(ls -d "$out"/capture_probe.rank3.dev1.[0-9]*.1.sgraph 2>/dev/null | head -n 1)
+  if [ -n "$d0" ] && [ -n "$d1" ]; then ok "two_devices: bundles named by rank and device"; else
+    fail "two_devices: bundle names"
+    ls "$out" | sed 's/^/    /'
+  fi
+  "$probe" two_devices --expect >"$work/two_devices.topo"
+  "$topo" --min-streams 2 "$work/two_devices.topo" "$out"/*.sgraph >"$work/two_devices.cmp" ||
+    { fail "two_devices: topology"; sed 's/^/    /' "$work/two_devices.cmp"; }
+  for b in $d0 $d1; do
+    python3 - "$b/graph.json" <<'EOF2' || fail "two_devices: $(basename "$b") record"
+import json, re, sys
+g = json.load(open(sys.argv[1]))
+dev = int(re.search(r"\.dev(\d+)\.", sys.argv[1]).group(1))
+assert g["version"] == 4, g["version"]
+assert g["capture"]["rank"] == 3, g["capture"]
+assert g["device"]["ordinal"] == dev, (g["device"], dev)
+EOF2
+    "$sgcap" inspect "$b" | grep -q "^origin:  rank 3, device $(basename "$b" | sed 's/.*\.dev\([0-9]*\)\..*/\1/')$" ||
+      fail "two_devices: inspect shows no origin for $(basename "$b")"
+  done
+fi
+out=$work/local_rank
+if LOCAL_RANK=1 run local_rank "$out" fork_join; then
+  b=$(ls -d "$out"/capture_probe.rank1.[0-9]*.0.sgraph 2>/dev/null | head -n 1)
+  if [ -n "$b" ] && grep -q '"rank": 1' "$b/graph.json" && grep -q '"ordinal": 0' "$b/graph.json"; then
+    ok "local_rank: named by rank, device 0 recorded but not in the name"
+  else
+    fail "local_rank: $(ls "$out")"
+  fi
+fi
+b=$(ls -d "$work"/fork_join/*.sgraph 2>/dev/null | head -n 1)
+case $(basename "${b:-none}") in
+capture_probe.[0-9]*.0.sgraph) grep -q '"rank"' "$b/graph.json" && fail "fork_join: a rank without a launcher" ;;
+*) fail "fork_join: bundle name $(basename "${b:-none}") is not <program>.<pid>.<seq>.sgraph" ;;
+esac
+
 # Graph shapes real frameworks build, most of them without a single edge
-# (a one-kernel capture, independent explicit nodes, one empty node, XLA's
+# (a one-kernel capture, independent explicit nodes, one empty node, a
+# capture of nothing (torch.compile records those), XLA's
 # node-by-node command buffers with a single-kernel child graph, a capture
-# into an existing graph, a conditional whose body is one kernel). The fake
-# driver refuses to list arrays for a count of 0, as driver 580 does: every
-# one must be recorded, with the topology the probe issued.
-for s in single independent one_empty to_graph xla conditional1 arena host_copy; do
+# into an existing graph, a conditional whose body is one kernel, and the
+# conditional sample's WHILE and IF, the IF body captured from a stream no
+# node of the graph itself is on). The fake driver refuses to list arrays
+# for a count of 0, as driver 580 does: every one must be recorded, with the
+# topology the probe issued.
+for s in single independent one_empty nothing to_graph xla conditional1 conditional2 arena host_copy; do
   out=$work/$s
   run "$s" "$out" "$s" || continue
   grep -q "summary: graphs: 1 seen, 1 recorded (0 by digest alone), 0 not recorded$" "$work/$s.stderr" || {
@@ -76,6 +124,21 @@ for s in single independent one_empty to_graph xla conditional1 arena host_copy;
   grep -q '"crosscheck": {"done": true, "ok": true' "$out"/*.sgraph/graph.json ||
     fail "$s: cross-check not ok"
 done
+# A graph of no nodes: every view works on it, and dot draws a note
+# saying so instead of a blank page (capture_gpu.sh accepts that note in
+# place of stream lanes).
+g=$(ls -d "$work/nothing"/*.sgraph 2>/dev/null | head -n 1)
+if [ -n "$g" ]; then
+  views_ok=1
+  for v in "inspect" "inspect --json" "inspect --code" "dot" "check"; do
+    # shellcheck disable=SC2086
+    "$sgcap" $v "$g" >"$work/nothing.view" 2>&1 || { fail "nothing: sgcap $v: exit $?"; views_ok=0; }
+    [ "$v" = dot ] && cp "$work/nothing.view" "$work/nothing.dot"
+  done
+  grep -q "^nodes: *0 (none)" < <("$sgcap" inspect "$g") || { fail "nothing: inspect does not say 0 nodes"; views_ok=0; }
+  grep -q 'label="empty graph: no nodes"' "$work/nothing.dot" || { fail "nothing: dot has no empty-graph note"; views_ok=0; }
+  [ $views_ok = 1 ] && ok "nothing: inspect, inspect --json/--code, dot and check work on a graph of no nodes"
+fi
 # Bodies with no edges are read too: the child graph and the conditional
 # body each hold their one kernel.
 for s in xla conditional1; do
@@ -150,13 +213,24 @@ imgs = g["images"]
 cubins = [i for i in imgs if i["kind"] == "cubin"]
 ptx = {i["id"]: i for i in imgs if i["kind"] == "ptx"}
 assert len(cubins) == 2 and len(ptx) == 2, imgs
+assert g["version"] == 5, g["version"]  # images[].ptx_image
 for c in cubins:
     assert "ptx-source:" in c["note"], c
-    pid = int(c["note"].split("ptx-source:")[1].split("(image ")[1].split(",")[0])
+    pid = c["ptx_image"]
+    assert "(image %d," % pid in c["note"], c
     text = open(os.path.join(b, ptx[pid]["file"])).read()
     assert "decoy" not in text and ".entry triton_" in text, text[:200]
     assert 90 in ptx[pid]["ptx_archs"], ptx[pid]
 EOF2
+    # ... and the code report (what fusion asks too) takes that PTX
+    if [ -n "$g" ] && "$sgcap" inspect --code "$g" >"$work/triton.code" 2>&1 &&
+      grep -q "2 kernels, 2 with usable PTX" "$work/triton.code" &&
+      [ "$(grep -c 'from the PTX image [0-9]* the cubin was assembled from' "$work/triton.code")" = 2 ]; then
+      ok "triton: inspect --code finds the PTX of both cubins"
+    else
+      fail "triton: inspect --code"
+      sed 's/^/    /' "$work/triton.code"
+    fi
   fi
 fi
 
@@ -215,7 +289,7 @@ if SGCAP_SNAPSHOT=1 run host_snap "$out" host_copy; then
 import json, os, subprocess, sys
 b = sys.argv[1]
 g = json.load(open(os.path.join(b, "graph.json")))
-assert g["version"] == 2, g["version"]
+assert g["version"] >= 2, g["version"]  # host_pageable is version 2
 host = sorted((x for x in g["buffers"] if x["kind"] == "host_pageable"), key=lambda x: x["size"])
 assert [x["size"] for x in host] == [8, 16, 64, 256], host
 want = {8: 0x33, 16: 0x44, 64: 0x11, 256: 0x22}

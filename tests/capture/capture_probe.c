@@ -11,6 +11,9 @@
  * query with arrays for a count of 0, which once left every such graph
  * unrecorded.
  *
+ * two_devices captures one graph per device of a process driving two GPUs
+ * (run it with FAKE_CUDA_DEVICES=2): the bundles must say which device.
+ *
  * usage: capture_probe SCENARIO [N] [--expect]; capture_probe --list */
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -353,6 +356,48 @@ static CUgraph conditional1(void)
     return g;
 }
 
+/* A capture of nothing (torch.compile records such graphs): no node at
+ * all, the origin stream in the table. */
+static CUgraph nothing(void)
+{
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
+/* The conditional sample's shape: an init kernel, a WHILE whose body is one
+ * kernel added by hand, then an IF whose body is one kernel captured into it
+ * from the origin stream (cuStreamBeginCaptureToGraph on the body graph). */
+static CUgraph conditional2(void)
+{
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    CUgraphConditionalHandle h_loop, h_if;
+    CHECK(cuGraphConditionalHandleCreate(&h_loop, g, NULL, 1, 1));
+    CHECK(cuGraphConditionalHandleCreate(&h_if, g, NULL, 0, 1));
+    CUgraphNode init = add_axpb(g, NULL, 0, &a, &x, 1.0f, 0.0f), loop, cond;
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h_loop;
+    p.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    p.conditional.size = 1;
+    CHECK(cuGraphAddNode_v2(&loop, g, &init, NULL, 1, &p));
+    add_axpb(p.conditional.phGraph_out[0], NULL, 0, &a, &x, 3.0f, 1.0f);
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h_if;
+    p.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    p.conditional.size = 1;
+    CHECK(cuGraphAddNode_v2(&cond, g, &loop, NULL, 1, &p));
+    CUgraph body = p.conditional.phGraph_out[0], got = NULL;
+    CHECK(cuStreamBeginCaptureToGraph(S[0], body, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    axpb(S[0], &out, &a, 1.0f, 2.0f);
+    CHECK(cuStreamEndCapture(S[0], &got));
+    return g;
+}
+
 /* An exec changed in place after instantiation (XLA's way of reusing a
  * command buffer with new buffers): k_axpb's scalar and output change, then
  * the same change again, then a node is disabled (not modelled). */
@@ -470,6 +515,9 @@ static const scenario_t edgeless[] = {
     {"to_graph", to_graph, to_graph_expect},
     {"xla", xla, xla_expect},
     {"conditional1", conditional1, "explicit conditional\n"},
+    {"nothing", nothing, ""},
+    {"conditional2", conditional2,
+     "explicit kernel conditional conditional\ncontrol x:0 -> x:1\ncontrol x:1 -> x:2\n"},
     {"arena", arena, "stream s0 kernel kernel\n"},
     {"host_copy", host_copy, "stream s0 memcpy kernel memcpy memcpy memcpy\n"},
 };
@@ -491,7 +539,8 @@ int main(int argc, char **argv)
     }
     const char *what = argv[1];
     if (strcmp(what, "--list") == 0) {
-        puts("fork_join threads mixed conditional recapture explicit exec_set_params triton");
+        puts("fork_join threads mixed conditional recapture explicit exec_set_params triton "
+             "two_devices");
         for (size_t i = 0; i < N_EDGELESS; i++)
             printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
         return 0;
@@ -507,7 +556,9 @@ int main(int argc, char **argv)
     }
     if (expect) {
         puts("# sgcap expected topology v1");
-        int graphs = strcmp(what, "recapture") == 0 ? iters : 1;
+        int graphs = strcmp(what, "recapture") == 0     ? iters
+                     : strcmp(what, "two_devices") == 0 ? 2
+                                                        : 1;
         for (int i = 0; i < graphs; i++) {
             printf("graph %d\n", i);
             fputs(sc                              ? sc->expect
@@ -539,6 +590,18 @@ int main(int argc, char **argv)
         CHECK(cuGraphDestroy(g));
     } else if (strcmp(what, "exec_set_params") == 0) {
         exec_set_params();
+    } else if (strcmp(what, "two_devices") == 0) {
+        /* one process, two GPUs (ncclCommInitAll's way): each graph is
+         * captured and instantiated with its own device current */
+        for (int d = 0; d < 2; d++) {
+            CUcontext ctx;
+            CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
+            CHECK(cuCtxSetCurrent(ctx));
+            CUgraph g = fork_join(1.5f + (float)d);
+            CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+            CHECK(cuGraphExecDestroy(exec));
+            CHECK(cuGraphDestroy(g));
+        }
     } else if (strcmp(what, "triton") == 0) {
         if (argc < 3) {
             fprintf(stderr, "capture_probe: triton CACHE_DIR\n");

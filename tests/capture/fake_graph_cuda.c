@@ -273,9 +273,37 @@ EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     *mode = old;
     return CUDA_SUCCESS;
 }
+/* Devices: FAKE_CUDA_DEVICES of them (default 1), each with a primary
+ * context whose handle is 0x1000 + its ordinal; the current one is the
+ * device cuCtxGetDevice reports (a program driving several GPUs switches). */
+static int current_device;
+static int fake_devices(void)
+{
+    const char *v = getenv("FAKE_CUDA_DEVICES");
+    int n = v && *v ? atoi(v) : 1;
+    return n > 0 ? n : 1;
+}
+EXPORT CUresult cuDeviceGetCount(int *n)
+{
+    *n = fake_devices();
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
+{
+    if (d < 0 || d >= fake_devices()) return CUDA_ERROR_INVALID_DEVICE;
+    *ctx = (CUcontext)(uintptr_t)(0x1000 + d);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    int d = (int)((uintptr_t)ctx - 0x1000);
+    if (d < 0 || d >= fake_devices()) return CUDA_ERROR_INVALID_CONTEXT;
+    current_device = d;
+    return CUDA_SUCCESS;
+}
 EXPORT CUresult cuCtxGetDevice(CUdevice *d)
 {
-    *d = 0;
+    *d = current_device;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)

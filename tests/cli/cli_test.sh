@@ -281,5 +281,41 @@ step_dot_signal() {
     return 0
 }
 
+step_nccl() {
+    # the NCCL fixture (rank 1 of two, device 1; docs/NCCL.md): its NCCL
+    # kernel and its comm stream are labelled, no other; check is clean;
+    # replay says in-process only, with the reason, before needing a GPU
+    local b=$fixtures/nccl_two_ranks.sgraph
+    "$sgcap" inspect "$b" >inspect.txt 2>&1 || fail "inspect exited $?"
+    grep -q '^origin:  rank 1, device 1$' inspect.txt || fail "inspect: no origin: $(cat inspect.txt)"
+    grep -q '^  s1 .*\[comm: NCCL kernels only\]$' inspect.txt || fail "inspect: s1 not a comm stream"
+    [ "$(grep -c 'comm:' inspect.txt)" = 1 ] || fail "inspect: another stream labelled comm"
+    grep -q '^  ncclDevKernel_AllReduce_Sum_f32_RING_LL .*\[NCCL\]$' inspect.txt ||
+        fail "inspect: the NCCL kernel is not labelled"
+    [ "$(grep -c '\[NCCL\]' inspect.txt)" = 1 ] || fail "inspect: another kernel labelled NCCL"
+    "$sgcap" inspect --json "$b" >inspect.json || fail "inspect --json exited $?"
+    python3 - inspect.json <<'EOF2' || fail "inspect --json: $(cat inspect.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["rank"] == 1 and j["device_ordinal"] == 1, j
+assert [s.get("comm") for s in j["streams"]] == [None, "NCCL"], j["streams"]
+lib = {k["short_name"]: k.get("library") for k in j["kernels"]}
+assert lib == {"produce": None, "ncclDevKernel_AllReduce_Sum_f32_RING_LL": "NCCL",
+               "scale": None, "consume": None}, lib
+EOF2
+    "$sgcap" dot "$b" >graph.dot 2>dot.err || fail "dot exited $?"
+    grep -q 'label="s1 (comm: NCCL)"' graph.dot || fail "dot: the comm lane is not labelled"
+    grep -q 'label="s0"' graph.dot || fail "dot: the compute lane is not plain s0"
+    [ "$(grep -c 'NCCL kernel' graph.dot)" = 1 ] || fail "dot: NCCL kernel label count"
+    "$sgcap" check "$b" >check.txt 2>&1 || fail "check exited $?: $(cat check.txt)"
+    "$sgcap" replay "$b" --validate >replay.txt 2>&1
+    local rc=$?
+    [ $rc -eq 1 ] || fail "replay exited $rc, not 1 (in-process only): $(cat replay.txt)"
+    grep -q 'in-process only' replay.txt || fail "replay: $(cat replay.txt)"
+    grep -q '^  n1 .*is an NCCL kernel: a communicator cannot be rebuilt offline' replay.txt ||
+        fail "replay does not give the NCCL reason: $(cat replay.txt)"
+    return 0
+}
+
 "step_$step"
 echo "ok: $step"

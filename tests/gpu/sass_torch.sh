@@ -6,7 +6,7 @@
 #
 #   tests/gpu/sass_torch.sh BUILD_DIR OUT_DIR
 #
-# 1. test_sass --nvdisasm: the committed fixtures through this nvdisasm
+# 1. sass_dump --check: the committed fixtures through this nvdisasm
 #    (another nvdisasm version must print what the parser reads);
 # 2. the sm_90 cubins of libtorch_cuda.so (extracted with the project's
 #    fatbin reader), and for at::native's vectorized_elementwise_kernel,
@@ -15,9 +15,11 @@
 #    known base and index, on the 3 smallest cubins holding each;
 # 3. bench_sass on the smallest of them (ms per kernel, nvdisasm included);
 # 4. copies of the smallest cubin per kernel family into OUT_DIR/torch/ (for
-#    tests/data/sass/torch/) with their facts (test_sass --dump);
+#    tests/data/sass/torch/) with their facts (sass_dump);
 # 5. the shares over every kernel of every 40th cubin by size (informative).
 # SGCAP_LIBTORCH_CUDA=path overrides where libtorch_cuda.so is looked for.
+# Everything runs through BUILD_DIR/bin/sass_dump (tools/sass_dump.c), which
+# needs only what libsgcap.so needs: not the unit tests' cmocka.
 # Prints PASS/FAIL per step; FAIL when a kernel is not analysed or fewer
 # than 80% of a family's kernels are certain. Exit 1 on any FAIL.
 set -u
@@ -29,14 +31,16 @@ build=$(cd "$1" && pwd)
 out=$2
 mkdir -p "$out/torch"
 out=$(cd "$out" && pwd)
-ts=$build/bin/test_sass
+ts=$build/bin/sass_dump
+root=$(cd "$(dirname "$0")/../.." && pwd)
 fail=0
+[ -x "$ts" ] || { echo "FAIL: $ts not built"; exit 1; }
 py=${PYTHON:-python3}
 
 if ! command -v nvdisasm > /dev/null && [ -z "${SGCAP_NVDISASM:-}" ]; then
   echo "note: no nvdisasm on PATH; the pip package is searched next"
 fi
-if "$ts" --nvdisasm > "$out/fixtures.log" 2>&1; then
+if "$ts" --check "$root/tests/data/sass" > "$out/fixtures.log" 2>&1; then
   echo "PASS fixtures ($(grep '^using' "$out/fixtures.log"))"
 else
   rc=$?
@@ -84,7 +88,7 @@ for fam in 29vectorized_elementwise_kernel 27unrolled_elementwise_kernel 13reduc
   first=$(echo "$picks" | head -1)
   name=$(basename "$first" .cubin)
   cp "$first" "$out/torch/${fam}_${name}_sm90.cubin"
-  "$ts" --dump "$first" > "$out/torch/${fam}_${name}_sm90.txt" 2>&1
+  "$ts" "$first" > "$out/torch/${fam}_${name}_sm90.txt" 2>&1
   if [ "$fam" = 29vectorized_elementwise_kernel ]; then
     "$build/bench/bench_sass" "$first" | tee "$out/bench_sass.txt"
   fi

@@ -95,8 +95,9 @@ int main(int argc, char **argv)
             if (d == 0) {
                 matched[k] = true;
                 if (!any)
-                    printf("%s: matches expected graph %lld (%u streams, %u event edges)\n", path,
-                           (long long)want.graphs[k].index, got.n_streams, got.n_edges);
+                    printf("%s: matches expected graph %lld (%u streams, %u event and control "
+                           "edges)\n",
+                           path, (long long)want.graphs[k].index, got.n_streams, got.n_edges);
                 any = true;
             } else if (fewest < 0 || d < fewest) {
                 fewest = d;

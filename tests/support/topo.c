@@ -188,7 +188,8 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                 rc = fail(err, errlen, lineno, "bad 'graph N' line");
                 goto out;
             }
-            if ((rc = sg_array_grow((void **)&out->graphs, &cap_graphs, out->n + 1, sizeof *out->graphs)))
+            if ((rc = sg_array_grow((void **)&out->graphs, &cap_graphs, out->n + 1,
+                                    sizeof *out->graphs)))
                 goto out;
             cur = &out->graphs[out->n++];
             memset(cur, 0, sizeof *cur);
@@ -211,7 +212,7 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                 goto out;
             }
             if ((rc = sg_array_grow((void **)&cur->streams, &cap_streams, cur->n_streams + 1,
-                           sizeof *cur->streams)))
+                                    sizeof *cur->streams)))
                 goto out;
             sg_topo_stream_t *st = &cur->streams[cur->n_streams++];
             memset(st, 0, sizeof *st);
@@ -276,7 +277,8 @@ int sg_topo_parse(const char *text, size_t len, sg_topo_t *out, char *err, size_
                 rc = fail(err, errlen, lineno, "expected 'event eK sA:i -> sB:j'");
                 goto out;
             }
-            if ((rc = sg_array_grow((void **)&cur->edges, &cap_edges, cur->n_edges + 1, sizeof *cur->edges)))
+            if ((rc = sg_array_grow((void **)&cur->edges, &cap_edges, cur->n_edges + 1,
+                                    sizeof *cur->edges)))
                 goto out;
             cur->edges[cur->n_edges++] = ed;
         } else {
@@ -372,9 +374,12 @@ int sg_topo_from_graph(const sg_graph_t *g, sg_topo_graph_t *out)
     if (!where) return SG_ENOMEM;
     for (uint32_t i = 0; i < g->n_nodes; i++)
         where[i].stream = where[i].index = SG_NONE;
-    out->n_streams = root->n_streams;
-    if (out->n_streams) {
-        out->streams = calloc(out->n_streams, sizeof *out->streams);
+    /* The view is of this graph's own nodes: a stream of the table that none
+     * of them is on (one a conditional body was captured from, the origin of
+     * a capture of nothing) is not one of its lanes; the others keep their
+     * order, labelled s0, s1, ... */
+    if (root->n_streams) {
+        out->streams = calloc(root->n_streams, sizeof *out->streams);
         if (!out->streams) {
             rc = SG_ENOMEM;
             goto fail;
@@ -382,12 +387,16 @@ int sg_topo_from_graph(const sg_graph_t *g, sg_topo_graph_t *out)
     }
     for (uint32_t s = 0; s < root->n_streams; s++) {
         if ((rc = sg_graph_stream_order(g, s, &ids, &n))) goto fail;
-        if ((rc = fill_lane(g, ids, n, s, &out->streams[s], where))) goto fail;
+        uint32_t lane = out->n_streams;
+        if (n) {
+            if ((rc = fill_lane(g, ids, n, lane, &out->streams[lane], where))) goto fail;
+            out->n_streams++;
+        }
         for (uint32_t i = 1; i < n; i++)
             if (!has_stream_edge(g, ids[i - 1], ids[i]) &&
                 (rc = add_problem(out, &cap_problems,
-                                  "no stream edge s%u:%u -> s%u:%u between consecutive nodes", s,
-                                  i - 1, s, i)))
+                                  "no stream edge s%u:%u -> s%u:%u between consecutive nodes", lane,
+                                  i - 1, lane, i)))
                 goto fail;
         free(ids);
         ids = NULL;

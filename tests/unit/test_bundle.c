@@ -150,6 +150,7 @@ static sg_graph_t *build_everything(void)
     g->pid = 123456789012LL;
     g->capture_id = 42;
     g->sequence = 3;
+    g->rank = 5;
     g->capture_mode = strdup("global");
     g->device.name = strdup("NVIDIA H200");
     g->device.cc_major = 9;
@@ -158,6 +159,7 @@ static sg_graph_t *build_everything(void)
     g->device.total_memory = UINT64_C(150000000000);
     snprintf(g->device.uuid, sizeof g->device.uuid, "GPU-12345678-abcd-ef01-2345-6789abcdef0");
     g->device.sm_count = 132;
+    g->device.ordinal = 1;
     g->device.mem_bandwidth_gbs = 4800.123456789;
     g->crosscheck_done = true;
     g->crosscheck_ok = false;
@@ -650,9 +652,9 @@ static void test_deterministic_output(void **state)
     assert_string_equal(a, b);
     /* the layout the format promises: one node per line, header first */
     char head[80];
-    /* nothing newer than version 1 in it: the oldest version that says it */
-    snprintf(head, sizeof head, "{\n \"format\": \"sgcap-bundle\",\n \"version\": %d,\n",
-             SG_FORMAT_VERSION_MIN);
+    /* the oldest version that says it: its newest fields are version 4's
+     * (capture.rank, device.ordinal) */
+    snprintf(head, sizeof head, "{\n \"format\": \"sgcap-bundle\",\n \"version\": %d,\n", 4);
     assert_memory_equal(a, head, strlen(head));
     assert_non_null(strstr(a, "\n  {\"id\": 1, \"type\": \"kernel\""));
     assert_non_null(strstr(a, "\"handle\": \"0xffffffffffffffff\""));
@@ -1271,8 +1273,14 @@ static void test_reject_not_a_bundle(void **state)
                   NULL);
     expect_reject("{\"format\":\"other\",\"version\":1,\"nodes\":[],\"edges\":[]}", SG_EFORMAT,
                   "format", "other", NULL);
-    expect_reject("{\"format\":\"sgcap-bundle\",\"version\":5,\"nodes\":[],\"edges\":[]}",
-                  SG_EUNSUPPORTED, "version 5 is not supported", "supports 1 to 4", NULL);
+    /* one past this reader's version, whatever it is now */
+    char newer[96], refused[48], supports[32];
+    snprintf(newer, sizeof newer,
+             "{\"format\":\"sgcap-bundle\",\"version\":%d,\"nodes\":[],\"edges\":[]}",
+             SG_FORMAT_VERSION + 1);
+    snprintf(refused, sizeof refused, "version %d is not supported", SG_FORMAT_VERSION + 1);
+    snprintf(supports, sizeof supports, "supports 1 to %d", SG_FORMAT_VERSION);
+    expect_reject(newer, SG_EUNSUPPORTED, refused, supports, NULL);
     expect_reject("{\"format\":\"sgcap-bundle\",\"version\":0,\"nodes\":[],\"edges\":[]}",
                   SG_EUNSUPPORTED, "version 0 is not supported", NULL);
     /* a host_pageable buffer needs version 2 */
@@ -1490,6 +1498,67 @@ static void test_image_source(void **state)
                   "\"nvrtc\",\"hash\":\"0123456789abcdef\",\"source_image\":0}],\"nodes\":[],"
                   "\"edges\":[]}",
                   SG_EFORMAT, "images[0] (id 0).source_image: names the image itself", NULL);
+}
+
+/* images[].ptx_image (version 5): the PTX image a cubin was assembled from
+ * (Triton's): written only when set, and then as version 5; read back,
+ * dumped, cloned; refused when it names itself or an image that is not PTX. */
+static void test_image_ptx(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    uint32_t cubin, ptx;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_CUBIN, "0123456789abcdef", 64, &cubin), SG_OK);
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_PTX, "fedcba9876543210", 32, &ptx), SG_OK);
+    assert_int_equal(g->images[cubin].ptx_image, SG_NONE); /* sg_graph_add_image's default */
+    char *j = NULL, *d = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_null(strstr(j, "ptx_image"));
+    assert_non_null(strstr(j, "\"version\": 1,")); /* nothing newer in it */
+    free(j);
+    g->images[cubin].ptx_image = ptx;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 5,"));
+    const char *at = strstr(j, "\"ptx_image\": 1}");
+    assert_non_null(at);
+    assert_null(strstr(at + strlen("\"ptx_image\""), "ptx_image"));
+    sg_graph_t *r = NULL;
+    sg_diag_t diag = {0};
+    int rc = sg_bundle_parse_json(j, strlen(j), NULL, &r, &diag);
+    if (rc) fail_msg("%s", diag.message);
+    assert_int_equal(r->images[cubin].ptx_image, ptx);
+    assert_int_equal(r->images[ptx].ptx_image, SG_NONE);
+    assert_true(sg_bundle_same(g, r, NULL, 0));
+    r->images[cubin].ptx_image = SG_NONE;
+    assert_false(sg_bundle_same(g, r, NULL, 0));
+    r->images[cubin].ptx_image = ptx;
+    assert_int_equal(sg_dump_string(r, &d), SG_OK);
+    assert_non_null(strstr(d, " ptx=img1\n"));
+    sg_graph_t *c = sg_graph_clone(r);
+    assert_non_null(c);
+    assert_int_equal(c->images[cubin].ptx_image, ptx);
+    sg_graph_destroy(c);
+    free(j);
+    free(d);
+    sg_graph_destroy(r);
+    sg_graph_destroy(g);
+
+#define PTX_IMAGE(v) \
+    "{\"format\":\"sgcap-bundle\",\"version\":5,\"images\":[" \
+    "{\"id\":0,\"kind\":\"cubin\",\"hash\":\"0123456789abcdef\",\"ptx_image\":" v "}," \
+    "{\"id\":1,\"kind\":\"nvrtc\",\"hash\":\"fedcba9876543210\"}," \
+    "{\"id\":2,\"kind\":\"ptx\",\"hash\":\"00000000000000ff\"}],\"nodes\":[],\"edges\":[]}"
+    const char *ok = PTX_IMAGE("2");
+    assert_int_equal(sg_bundle_parse_json(ok, strlen(ok), NULL, &r, &diag), SG_OK);
+    assert_int_equal(r->images[0].ptx_image, 2); /* a later entry */
+    sg_graph_destroy(r);
+    expect_reject(PTX_IMAGE("1"), SG_EFORMAT,
+                  ": images[0] (id 0).ptx_image: names image 1, a nvrtc image, not ptx", NULL);
+    expect_reject(PTX_IMAGE("0"), SG_EFORMAT, ": images[0] (id 0).ptx_image: names the image itself",
+                  NULL);
+    expect_reject(PTX_IMAGE("3"), SG_EFORMAT, "images[0] (id 0).ptx_image", "only 3", NULL);
+#undef PTX_IMAGE
 }
 
 static void test_reject_duplicates_and_bad_edges(void **state)
@@ -1794,7 +1863,7 @@ static void expect_reject_edit(const char *text, const char *from, const char *t
 }
 
 /* A kernel node's access facts (FORMAT.md 6.3) and an access range (6.2):
- * written as version 4 only then, read back whole, and each rule refused
+ * written as version 6 only then, read back whole, and each rule refused
  * with the field named. */
 static void test_access_facts_record(void **state)
 {
@@ -1823,7 +1892,7 @@ static void test_access_facts_record(void **state)
     k->facts.sites[1] = (sg_site_t){SG_SITE_LOAD, SG_SITE_UNKNOWN, SG_RANGE_BOUND, 7, 8, 0, 0, 4096,
                                     strdup("offset depends on loaded data")};
     assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
-    assert_non_null(strstr(j, "\"version\": 4,"));
+    assert_non_null(strstr(j, "\"version\": 6,"));
     assert_non_null(strstr(j, "{\"buffer\": 0, \"offset\": 16, \"size\": 64, \"mode\": \"atomic\", "
                               "\"range\": \"dense\"}"));
     assert_non_null(strstr(j, "\"access\": {\"source\": \"sass\", \"complete\": true, "
@@ -1872,9 +1941,9 @@ static void test_access_facts_record(void **state)
                        "cuda");
     expect_reject_edit(j, "\"status\": \"known\", ", "", "kernel.access.sites[0].status",
                        "required");
-    /* version 4 names in a version 1 bundle */
-    char *v1 = replaced(j, "\"version\": 4,", "\"version\": 1,");
-    expect_reject(v1, SG_EFORMAT, "needs format version 4", NULL);
+    /* version 6 names in a version 1 bundle */
+    char *v1 = replaced(j, "\"version\": 6,", "\"version\": 1,");
+    expect_reject(v1, SG_EFORMAT, "needs format version 6", NULL);
     free(v1);
     free(j);
     sg_graph_destroy(g);
@@ -1983,6 +2052,58 @@ static void test_fusions_record(void **state)
     free(t);
     sg_graph_destroy(n);
     free(j);
+
+    sg_graph_destroy(g);
+}
+
+/* The origin of a graph of a multi-GPU program (FORMAT.md 4.1 and 4.2,
+ * version 4): written only when known, and only then as version 4; read
+ * back, read from an older version, refused below -1. */
+static void test_origin_fields(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    assert_int_equal(g->rank, -1);
+    assert_int_equal(g->device.ordinal, -1);
+    sg_node_id_t n;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_EMPTY, SG_STREAM_EXPLICIT, 0, &n), SG_OK);
+    char *j = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 1,"));
+    assert_null(strstr(j, "\"rank\""));
+    assert_null(strstr(j, "\"ordinal\""));
+    free(j);
+    g->rank = 0; /* rank 0 and device 0 are known values, written */
+    g->device.ordinal = 0;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 4,"));
+    assert_non_null(strstr(j, "\"sequence\": 0, \"rank\": 0}"));
+    assert_non_null(strstr(j, "\"ordinal\": 0"));
+    free(j);
+    g->rank = 7;
+    g->device.ordinal = 3;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    sg_graph_t *r = NULL;
+    sg_diag_t diag = {0};
+    char where[300];
+    assert_int_equal(sg_bundle_parse_json(j, strlen(j), "graph.json", &r, &diag), SG_OK);
+    if (!sg_bundle_same(g, r, where, sizeof where)) fail_msg("read back differs: %s", where);
+    assert_int_equal(r->rank, 7);
+    assert_int_equal(r->device.ordinal, 3);
+    sg_graph_destroy(r);
+    /* a field newer than the bundle's version is read all the same */
+    char *old = replaced(j, "\"version\": 4,", "\"version\": 3,");
+    assert_int_equal(sg_bundle_parse_json(old, strlen(old), "graph.json", &r, &diag), SG_OK);
+    assert_int_equal(r->rank, 7);
+    sg_graph_destroy(r);
+    free(old);
+    char *bad = replaced(j, "\"rank\": 7", "\"rank\": -2");
+    expect_reject(bad, SG_EFORMAT, "capture.rank", "must be -1 (none) or more", NULL);
+    free(bad);
+    bad = replaced(j, "\"ordinal\": 3", "\"ordinal\": -9");
+    expect_reject(bad, SG_EFORMAT, "device.ordinal", "found -9", NULL);
+    free(bad);
+    free(j);
     sg_graph_destroy(g);
 }
 
@@ -2019,6 +2140,8 @@ static void test_compare_notices(void **state)
         "fusions[0].stages[1].kernel.grid",
         "fusions[0].dropped[0].reason",
         "fusions[0].spill_bytes",
+        "capture.rank",
+        "device.ordinal",
     };
     const size_t n_cases = sizeof paths / sizeof *paths;
     for (size_t i = 0; i < n_cases; i++) {
@@ -2087,6 +2210,12 @@ static void test_compare_notices(void **state)
             break;
         case 20:
             c->fusions[0].spill_bytes = -1;
+            break;
+        case 21:
+            c->rank = -1;
+            break;
+        case 22:
+            c->device.ordinal++;
             break;
         default:
             fail_msg("no change for case %zu", i);
@@ -2815,6 +2944,7 @@ int main(void)
         cmocka_unit_test(test_reject_missing_fields),
         cmocka_unit_test(test_reject_dangling),
         cmocka_unit_test(test_image_source),
+        cmocka_unit_test(test_image_ptx),
         cmocka_unit_test(test_reject_duplicates_and_bad_edges),
         cmocka_unit_test(test_reject_cycles),
         cmocka_unit_test(test_reject_param_layout),
@@ -2827,6 +2957,7 @@ int main(void)
         cmocka_unit_test(test_diag_format),
         cmocka_unit_test(test_fusions_record),
         cmocka_unit_test(test_access_facts_record),
+        cmocka_unit_test(test_origin_fields),
         cmocka_unit_test(test_compare_notices),
         cmocka_unit_test(test_fields_consistent_and_documented),
         cmocka_unit_test(test_committed_bundles),

@@ -732,19 +732,22 @@ static void test_outbox(void **state)
     (void)state;
     sg_outbox_t o;
     sg_outbox_init(&o, 2);
-    uint32_t seq = 0;
+    sg_outbox_entry_t seq = {0};
+    const sg_outbox_origin_t r1d0 = {1, 0};
     bool report = false;
     assert_true(sg_outbox_would_write(&o, 0xa));
     assert_int_equal(o.offered, 0); /* asking changes nothing */
     assert_int_equal(sg_outbox_decide(&o, 0xa, &seq, &report), SG_OUTBOX_WRITE);
-    sg_outbox_done(&o, 0xa, 0, true);
+    sg_outbox_done(&o, 0xa, 0, NULL, true);
     assert_false(sg_outbox_would_write(&o, 0xa));
     assert_int_equal(sg_outbox_decide(&o, 0xa, &seq, &report), SG_OUTBOX_DUPLICATE);
-    assert_int_equal(seq, 0);
+    assert_int_equal(seq.sequence, 0);
+    assert_int_equal(seq.origin.rank, -1); /* written without an origin */
+    assert_int_equal(seq.origin.device, -1);
     assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_WRITE);
-    sg_outbox_done(&o, 0xb, 2, false); /* failed: not remembered, counted */
+    sg_outbox_done(&o, 0xb, 2, &r1d0, false); /* failed: not remembered, counted */
     assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_WRITE);
-    sg_outbox_done(&o, 0xb, 3, true);
+    sg_outbox_done(&o, 0xb, 3, &r1d0, true);
     assert_false(sg_outbox_would_write(&o, 0xc)); /* full */
     assert_int_equal(sg_outbox_decide(&o, 0xc, &seq, &report), SG_OUTBOX_OVER_LIMIT);
     assert_true(report);
@@ -752,7 +755,9 @@ static void test_outbox(void **state)
     assert_false(report); /* reported once */
     assert_int_equal(sg_outbox_decide(&o, 0xd, &seq, &report), SG_OUTBOX_OVER_LIMIT);
     assert_int_equal(sg_outbox_decide(&o, 0xb, &seq, &report), SG_OUTBOX_DUPLICATE);
-    assert_int_equal(seq, 3);
+    assert_int_equal(seq.sequence, 3);
+    assert_int_equal(seq.origin.rank, 1); /* what names the earlier bundle */
+    assert_int_equal(seq.origin.device, 0);
     assert_int_equal(o.written, 2);
     assert_int_equal(o.offered, 8);
     assert_int_equal(o.distinct, 4);
@@ -800,11 +805,56 @@ static void test_outbox(void **state)
     longname[sizeof longname - 1] = '\0';
     sg_outbox_program_name(longname, name, sizeof name);
     assert_int_equal(strlen(name), 64);
-    assert_int_equal(sg_outbox_bundle_path(path, sizeof path, "/tmp/o", "fork_join", 4242, 3),
+    assert_int_equal(sg_outbox_bundle_path(path, sizeof path, "/tmp/o", "fork_join", NULL, 4242, 3),
                      SG_OK);
     assert_string_equal(path, "/tmp/o/fork_join.4242.3.sgraph");
     assert_true(sg_bundle_relpath_ok("fork_join.4242.3.sgraph"));
-    assert_int_equal(sg_outbox_bundle_path(path, 10, "/tmp/o", "fork_join", 4242, 3), SG_ELIMIT);
+    assert_int_equal(sg_outbox_bundle_path(path, 10, "/tmp/o", "fork_join", NULL, 4242, 3),
+                     SG_ELIMIT);
+    /* a rank, a device ordinal, both; -1 leaves a part out */
+    const sg_outbox_origin_t rank3 = {3, -1}, dev1 = {-1, 1}, both = {12, 0};
+    assert_int_equal(sg_outbox_bundle_path(path, sizeof path, "o", "python3", &rank3, 7, 0), SG_OK);
+    assert_string_equal(path, "o/python3.rank3.7.0.sgraph");
+    assert_int_equal(sg_outbox_bundle_path(path, sizeof path, "o", "nccl", &dev1, 7, 1), SG_OK);
+    assert_string_equal(path, "o/nccl.dev1.7.1.sgraph");
+    assert_int_equal(sg_outbox_bundle_path(path, sizeof path, "o", "nccl", &both, 7, 2), SG_OK);
+    assert_string_equal(path, "o/nccl.rank12.dev0.7.2.sgraph");
+    assert_true(sg_bundle_relpath_ok("nccl.rank12.dev0.7.2.sgraph"));
+}
+
+/* The launcher's rank, from the first variable that holds a number. */
+static const char *const *fake_env;
+static char *fake_getenv(const char *name)
+{
+    for (const char *const *e = fake_env; e && *e; e += 2)
+        if (strcmp(e[0], name) == 0) return (char *)e[1];
+    return NULL;
+}
+
+static void test_outbox_rank(void **state)
+{
+    (void)state;
+    static const char *const none[] = {"PATH", "/bin", NULL};
+    static const char *const torchrun[] = {"LOCAL_RANK", "1", "RANK", "9", NULL};
+    static const char *const mpi[] = {"OMPI_COMM_WORLD_RANK", "4", "SLURM_PROCID", "0", NULL};
+    static const char *const pmix[] = {"PMIX_RANK", "6", NULL};
+    static const char *const slurm[] = {"SLURM_PROCID", "2", NULL};
+    static const char *const local[] = {"LOCAL_RANK", "0", NULL};
+    static const char *const bad[] = {"RANK", "x1", "PMI_RANK", "", "LOCAL_RANK", "3", NULL};
+    static const char *const huge[] = {"RANK", "2147483648", "SLURM_PROCID", "2147483647", NULL};
+    static const char *const neg[] = {"RANK", "-1", NULL};
+    static const struct {
+        const char *const *env;
+        int32_t rank;
+    } cases[] = {{none, -1}, {torchrun, 9}, {mpi, 4},   {pmix, 6}, {slurm, 2},
+                 {local, 0}, {bad, 3},      {huge, INT32_MAX}, {neg, -1}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        fake_env = cases[i].env;
+        if (sg_outbox_rank(fake_getenv) != cases[i].rank)
+            fail_msg("case %zu: rank %d, expected %d", i, sg_outbox_rank(fake_getenv),
+                     cases[i].rank);
+    }
+    fake_env = NULL;
 }
 
 /* ---- expected topology ------------------------------------------------------------------- */
@@ -932,6 +982,50 @@ static void test_topo_golden_bundles(void **state)
     assert_non_null(strstr(got.problems[0], "stream edge x:1 -> s"));
     assert_non_null(strstr(got.problems[1], "dealloc edge"));
     sg_topo_graph_free(&got);
+    sg_graph_destroy(g);
+}
+
+/* A stream no node of the graph is on (the stream a conditional body was
+ * captured from, the origin of a capture of nothing) is no lane of its view:
+ * the conditional sample's graph compares equal to its --expect text, and the
+ * other streams keep their order under consecutive labels. */
+static void test_topo_bodies_only_stream(void **state)
+{
+    (void)state;
+    sg_graph_t *g = sg_graph_create();
+    assert_non_null(g);
+    uint32_t s_body, s_top;
+    assert_int_equal(sg_graph_add_stream(g, "s0", 0x3000, &s_body), SG_OK);
+    assert_int_equal(sg_graph_add_stream(g, "s1", 0x3100, &s_top), SG_OK);
+    sg_node_id_t init, loop, cond;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, SG_STREAM_EXPLICIT, 0, &init), SG_OK);
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_CONDITIONAL, SG_STREAM_EXPLICIT, 1, &loop),
+                     SG_OK);
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_CONDITIONAL, SG_STREAM_EXPLICIT, 2, &cond),
+                     SG_OK);
+    assert_int_equal(sg_graph_add_edge(g, init, loop, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+    assert_int_equal(sg_graph_add_edge(g, loop, cond, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+    sg_graph_t *body = sg_graph_create_body(g);
+    assert_non_null(body);
+    sg_node_id_t k;
+    assert_int_equal(sg_graph_add_node(body, SG_NODE_KERNEL, s_body, 3, &k), SG_OK);
+    expect_topology(g, "# sgcap expected topology v1\n"
+                       "graph 0\n"
+                       "explicit kernel conditional conditional\n"
+                       "control x:0 -> x:1\n"
+                       "control x:1 -> x:2\n");
+    /* a node on the second stream of the table is on lane s0 */
+    sg_node_id_t top;
+    assert_int_equal(sg_graph_add_node(g, SG_NODE_MEMSET, s_top, 4, &top), SG_OK);
+    assert_int_equal(sg_graph_add_edge(g, cond, top, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+    expect_topology(g, "# sgcap expected topology v1\n"
+                       "graph 0\n"
+                       "stream s0 memset\n"
+                       "explicit kernel conditional conditional\n"
+                       "control x:0 -> x:1\n"
+                       "control x:1 -> x:2\n"
+                       "control x:2 -> s0:0\n");
+    sg_graph_destroy(body);
     sg_graph_destroy(g);
 }
 
@@ -1160,8 +1254,10 @@ int main(void)
         cmocka_unit_test(test_book_recapture_bounded),
         cmocka_unit_test(test_digest),
         cmocka_unit_test(test_outbox),
+        cmocka_unit_test(test_outbox_rank),
         cmocka_unit_test(test_topo_parse),
         cmocka_unit_test(test_topo_golden_bundles),
+        cmocka_unit_test(test_topo_bodies_only_stream),
         cmocka_unit_test(test_topo_explicit),
         cmocka_unit_test(test_reasons),
     };

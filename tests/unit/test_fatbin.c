@@ -1297,6 +1297,94 @@ static void test_code_report_nvrtc_source(void **state)
     free(cubin.p);
 }
 
+/* A cubin assembled from PTX that capture found beside it (Triton's cache):
+ * the image is SASS only, but it names the PTX image (ptx_image), which is
+ * then the PTX of its kernels, for the report and for fusion
+ * (sg_code_kernel_ptx), without any recompiling. */
+static void test_code_report_ptx_image(void **state)
+{
+    (void)state;
+    blob_t cubin = load("rdc90.cubin"), ptx = load("arch90.ptx");
+    static const char only_add[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
+                                   ".visible .entry sg_fb_add() { ret; }\n";
+    blob_t small = {(uint8_t *)only_add, strlen(only_add)};
+    char dir[] = "/tmp/sgcap_test_triton_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    sg_diag_t diag;
+    for (int variant = 0; variant < 2; variant++) {
+        snprintf(path, sizeof path, "%s/triton%d.sgraph", dir, variant);
+        sg_graph_t *g = sg_graph_create();
+        assert_non_null(g);
+        g->device.cc_major = 9;
+        sg_bundle_blob_t blobs[2];
+        char rel[2][64];
+        uint32_t i_cubin = add_image(g, SG_IMAGE_CUBIN, &cubin, "cubin", &blobs[0], rel[0], 64);
+        uint32_t i_ptx = add_image(g, SG_IMAGE_PTX, variant ? &small : &ptx, "ptx", &blobs[1],
+                                   rel[1], 64);
+        sg_graph_image(g, i_cubin)->ptx_image = i_ptx;
+        add_kernel(g, K_ADD, i_cubin);
+        add_kernel(g, K_SCALE, i_cubin);
+        assert_int_equal(sg_bundle_write(g, path, blobs, 2, 0, &diag), SG_OK);
+        sg_graph_destroy(g);
+        assert_int_equal(sg_bundle_read(path, &g, &diag), SG_OK);
+        assert_int_equal(g->images[i_cubin].ptx_image, i_ptx);
+
+        sg_code_report_t r;
+        assert_int_equal(sg_code_report(g, path, NULL, &r), SG_OK); /* no recompiling needed */
+        char want[96];
+        snprintf(want, sizeof want, "from the PTX image %u the cubin was assembled from", i_ptx);
+        const sg_code_report_row_t *x = find_row(&r, K_ADD, i_cubin);
+        if (!x->ptx_available) fail_msg("no PTX: %s", x->detail);
+        assert_int_equal(x->ptx_target, 90);
+        assert_int_equal(x->image_format, SG_CODE_FORMAT_CUBIN); /* the image is still the cubin */
+        assert_int_equal(x->sass.n, 1);
+        assert_non_null(strstr(x->detail, want));
+        x = find_row(&r, K_SCALE, i_cubin);
+        if (variant == 0) {
+            assert_true(x->ptx_available);
+            assert_int_equal(r.n_ptx_available, 2);
+        } else { /* a PTX image without that kernel: both answers said */
+            assert_false(x->ptx_available);
+            assert_int_equal(x->reason, SG_PTX_NOT_IN_PTX);
+            assert_non_null(strstr(x->detail, "SASS only"));
+            assert_non_null(strstr(x->detail, "; PTX image "));
+            assert_int_equal(r.n_ptx_available, 1);
+        }
+        sg_code_report_free(&r);
+
+        /* what fusion lifts: the PTX image's text */
+        char *text = NULL;
+        size_t len = 0;
+        sg_code_report_row_t row;
+        assert_int_equal(sg_code_kernel_ptx(g, path, K_ADD, i_cubin, NULL, &text, &len, &row),
+                         SG_OK);
+        assert_non_null(text);
+        assert_true(row.ptx_available);
+        assert_non_null(strstr(text, ".entry sg_fb_add"));
+        assert_int_equal(len, variant ? small.n : strnlen((const char *)ptx.p, ptx.n));
+        free(text);
+        assert_int_equal(sg_code_kernel_ptx(g, path, K_SCALE, i_cubin, NULL, &text, &len, &row),
+                         SG_OK);
+        assert_true(variant ? text == NULL : text != NULL);
+        free(text);
+
+        /* without the bundle's bytes: the link is named, no PTX claimed */
+        assert_int_equal(sg_code_report(g, NULL, NULL, &r), SG_OK);
+        x = find_row(&r, K_ADD, i_cubin);
+        assert_false(x->ptx_available);
+        snprintf(want, sizeof want, "the PTX it was assembled from captured as image %u", i_ptx);
+        assert_non_null(strstr(x->detail, want));
+        sg_code_report_free(&r);
+        sg_graph_destroy(g);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(cubin.p);
+    free(ptx.p);
+}
+
 int main(void)
 {
     if (!exists("cm_none.fatbin")) {
@@ -1323,6 +1411,7 @@ int main(void)
         cmocka_unit_test(test_elf_corrupt),
         cmocka_unit_test(test_code_report),
         cmocka_unit_test(test_code_report_nvrtc_source),
+        cmocka_unit_test(test_code_report_ptx_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

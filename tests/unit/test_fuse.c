@@ -645,6 +645,49 @@ static void pass_end_to_end(bool dead)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The fuse pass (after fusion-legality) on g written as a bundle with its
+ * code, as `sgcap rewrite` runs it: fuse_run writes DIR/in.sgraph, runs the
+ * passes and returns the report's text; fuse_run_done frees and removes
+ * (SGCAP_TEST_KEEP keeps the directory). */
+typedef struct {
+    char dir[32];
+    sg_rewrite_files_t files;
+    sg_report_t *rep;
+} fuse_run_t;
+
+static const char *fuse_run(fuse_run_t *r, sg_graph_t *g, const sg_bundle_blob_t *blobs, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->dir, sizeof r->dir, "/tmp/sgcap_test_fuse_XXXXXX");
+    assert_non_null(mkdtemp(r->dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/in.sgraph", r->dir);
+    sg_diag_t d;
+    assert_int_equal(sg_bundle_write(g, path, blobs, n, 0, &d), SG_OK);
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    opt.bundle = path;
+    opt.files = &r->files;
+    const char *passes[] = {"fusion-legality", "fuse"};
+    r->rep = sg_report_create();
+    assert_int_equal(sg_rewrite_run_opts(g, passes, 2, &opt, r->rep), SG_OK);
+    const char *t = sg_report_text(r->rep);
+    if (getenv("SGCAP_TEST_REPORT")) fputs(t, stderr);
+    return t;
+}
+
+static void fuse_run_done(fuse_run_t *r)
+{
+    sg_rewrite_files_free(&r->files);
+    sg_report_destroy(r->rep);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", r->dir);
+    if (getenv("SGCAP_TEST_KEEP"))
+        print_message("kept %s\n", r->dir);
+    else
+        assert_int_equal(system(cmd), 0);
+}
+
 /* The pass on a chain with barriers the finder and the pass must honour: an
  * event record after stage 1 (split at the event), a geometry change at
  * stage 4 (split), and a stage whose code image is a cubin (SASS only:
@@ -652,10 +695,6 @@ static void pass_end_to_end(bool dead)
 static void test_pass_barriers(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/sgcap_test_fuse_XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char path[256];
-    snprintf(path, sizeof path, "%s/in.sgraph", dir);
     size_t plen, clen;
     char *ptx = read_fixture("fusion_chain.sm90.ptx", &plen);
     char *cubin = read_fixture("refusals.sm90.cubin", &clen);
@@ -689,20 +728,11 @@ static void test_pass_barriers(void **state)
     assert_int_equal(sg_node_set_kernel_name(g, k5->id, "_Z8rf_scalePKfPfm"), SG_OK);
     sg_bundle_blob_t blobs[2] = {{.relpath = "code/chain.ptx", .data = ptx, .size = plen},
                                  {.relpath = "code/refusals.cubin", .data = cubin, .size = clen}};
-    sg_diag_t d;
-    assert_int_equal(sg_bundle_write(g, path, blobs, 2, 0, &d), SG_OK);
+    fuse_run_t fr;
+    const char *t = fuse_run(&fr, g, blobs, 2);
+    sg_report_t *rep = fr.rep;
     free(ptx);
     free(cubin);
-    sg_rewrite_options_t opt;
-    sg_rewrite_options_init(&opt);
-    sg_rewrite_files_t files = {0};
-    opt.bundle = path;
-    opt.files = &files;
-    const char *passes[] = {"fusion-legality", "fuse"};
-    sg_report_t *rep = sg_report_create();
-    assert_int_equal(sg_rewrite_run_opts(g, passes, 2, &opt, rep), SG_OK);
-    const char *t = sg_report_text(rep);
-    if (getenv("SGCAP_TEST_REPORT")) fputs(t, stderr);
     /* the finder: [k0 k1] | event | [k2 k3] | geometry | [k4 k5] */
     assert_non_null(strstr(t, "tail: event_out"));
     assert_non_null(strstr(t, "tail: geometry"));
@@ -753,13 +783,35 @@ static void test_pass_barriers(void **state)
         assert_int_equal(sg_graph_edge(g, e)->event, 0);
         (void)ev;
     }
-    sg_rewrite_files_free(&files);
-    sg_report_destroy(rep);
+    fuse_run_done(&fr);
     sg_graph_destroy(g);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (getenv("SGCAP_TEST_KEEP")) print_message("kept %s\n", dir);
-    else assert_int_equal(system(cmd), 0);
+}
+
+/* An NCCL kernel in a same-stream chain is refused with its reason before
+ * its code is looked at (graph/comm.h's rule): its PTX could not show that
+ * it waits on other ranks. */
+static void test_pass_nccl(void **state)
+{
+    (void)state;
+    size_t plen;
+    char *ptx = read_fixture("fusion_chain.sm90.ptx", &plen);
+    sg_graph_t *g = chain_graph(chain_names, 3, false, 256);
+    sg_image_t *im = sg_graph_image(g, 0);
+    im->file = strdup("code/chain.ptx");
+    im->size = plen;
+    sg_bundle_hash(ptx, plen, im->hash);
+    assert_int_equal(sg_node_set_kernel_name(g, kernel_node(g, 1)->id,
+                                             "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+                                             "24ncclDevKernelArgsStorageILm4096EE"),
+                     SG_OK);
+    sg_bundle_blob_t blob = {.relpath = "code/chain.ptx", .data = ptx, .size = plen};
+    fuse_run_t fr;
+    const char *t = fuse_run(&fr, g, &blob, 1);
+    free(ptx);
+    assert_non_null(strstr(t, "an NCCL kernel: it talks to peer ranks, never fused"));
+    assert_int_equal(g->n_fusions, 0);
+    fuse_run_done(&fr);
+    sg_graph_destroy(g);
 }
 
 static void test_pass_live(void **state)
@@ -852,6 +904,7 @@ int main(void)
         cmocka_unit_test(test_chain_sm90_live),
         cmocka_unit_test(test_chain_sm75_dead),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_pass_nccl),
         cmocka_unit_test(test_grid_stride),
         cmocka_unit_test(test_tier2),
         cmocka_unit_test(test_pass_barriers),

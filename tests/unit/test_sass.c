@@ -10,10 +10,8 @@
  * nvdisasm is found): the committed cubins of every arch through the real
  * disassembler, against expected_sm*.txt, and the cache.
  *
- * `test_sass --dump CUBIN` / `--dump-text ARCH LISTING` print the facts in the
- * expected-file format (tests/data/sass/make_fixtures.sh uses them);
- * `--summary [--match S] CUBIN...` prints shares and time, `--extract LIB ARCH
- * DIR` writes a library's cubins (tests/gpu/sass_torch.sh uses both).
+ * The facts in the expected-file format come from code/sass_facts.h, which
+ * tools/sass_dump also prints (make_fixtures.sh, tests/gpu/sass_torch.sh).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,121 +21,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "code/elf_image.h"
 #include "code/fatbin.h"
 #include "code/sass.h"
+#include "code/sass_facts.h"
 #include "graph/graph.h"
 
 #define DATA SGCAP_SOURCE_DIR "/tests/data/sass/"
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *len = (size_t)n;
-    }
-    return b;
-}
-
-/* ---- the expected-file format ------------------------------------------------ */
-
-static void dump_kernel(FILE *o, const sg_sass_kernel_t *k)
-{
-    fprintf(o, "kernel %s: %s", k->name ? k->name : "?", sg_sass_status_name(k->status));
-    if (k->status != SG_SASS_ANALYSED) {
-        fprintf(o, " (%s)\n", k->reason);
-        return;
-    }
-    fprintf(o, ", sm_%u, parameters at c[0x0][0x%x] (%u bytes), %s%s%s\n", k->arch, k->param_base,
-            k->param_size, k->certain ? "certain" : "uncertain", k->certain ? "" : ": ",
-            k->uncertain_reason);
-    for (uint32_t i = 0; i < k->n_accesses; i++) {
-        char b[512];
-        sg_sass_access_format(&k->accesses[i], b, sizeof b);
-        fprintf(o, "  %s\n", b);
-    }
-    for (uint32_t i = 0; i < k->n_params; i++) {
-        const sg_sass_param_use_t *p = &k->params[i];
-        fprintf(o, "  address word P[0x%x]:%s%s%s%s\n", p->offset,
-                p->uses & SG_SASS_LOAD ? " load" : "", p->uses & SG_SASS_STORE ? " store" : "",
-                p->uses & SG_SASS_ATOMIC ? " atomic" : "",
-                p->base_uses != p->uses ? " (candidate only for some)" : "");
-    }
-}
+/* ---- the expected-file format and files (code/sass_facts.h) ------------------ */
 
 static char *dump_all(const sg_sass_kernel_t *k, uint32_t n)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *o = open_memstream(&buf, &len);
-    for (uint32_t i = 0; i < n; i++)
-        dump_kernel(o, &k[i]);
-    fclose(o);
-    return buf;
+    char *s = sg_sass_facts_string(k, n);
+    assert_non_null(s);
+    return s;
 }
 
 /* Analyse every function of an ELF-mode listing. */
 static sg_sass_kernel_t *analyse_listing(const char *text, size_t len, uint32_t arch, uint32_t *n)
 {
-    sg_sass_listing_t l;
-    char err[128];
-    if (sg_sass_parse(text, len, &l, err, sizeof err) != 0)
-        return NULL;
-    sg_sass_kernel_t *k = calloc(l.n_funcs ? l.n_funcs : 1, sizeof *k);
-    sg_sass_target_t t = {.arch = arch};
-    for (uint32_t f = 0; f < l.n_funcs; f++)
-        sg_sass_analyze(&l, l.funcs[f].first, l.funcs[f].count, 0, l.funcs[f].name, &t, &k[f]);
-    *n = l.n_funcs;
-    sg_sass_listing_free(&l);
-    return k;
+    sg_sass_kernel_t *k = NULL;
+    return sg_sass_analyze_listing(text, len, arch, &k, n, NULL, 0) ? NULL : k;
 }
 
 /* Every kernel of a cubin (those whose name contains match, if given). */
 static sg_sass_kernel_t *analyse_cubin_file(const char *path, uint32_t *n,
                                             const sg_sass_options_t *opt, const char *match)
 {
-    size_t len;
-    char *b = read_file(path, &len);
-    if (!b)
-        return NULL;
-    sg_name_list_t names = {0};
-    sg_elf_list_kernels(b, len, &names);
-    const char **pick = calloc(names.n ? names.n : 1, sizeof *pick);
-    uint32_t np = 0;
-    for (uint32_t i = 0; i < names.n; i++)
-        if (!match || strstr(names.names[i], match))
-            pick[np++] = names.names[i];
-    sg_sass_kernel_t *k = calloc(np ? np : 1, sizeof *k);
-    sg_sass_analyze_cubin((const uint8_t *)b, len, pick, np, opt, k);
-    free(pick);
-    *n = np;
-    sg_name_list_free(&names);
-    free(b);
-    return k;
+    sg_sass_kernel_t *k = NULL;
+    return sg_sass_analyze_cubin_file(path, opt, match, &k, n, NULL, 0) ? NULL : k;
 }
 
 static void free_kernels(sg_sass_kernel_t *k, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
-        sg_sass_kernel_free(&k[i]);
-    free(k);
+    sg_sass_kernels_free(k, n);
 }
 
 static const sg_sass_kernel_t *find(const sg_sass_kernel_t *k, uint32_t n, const char *name)
@@ -151,7 +72,7 @@ static const sg_sass_kernel_t *find(const sg_sass_kernel_t *k, uint32_t n, const
 static void check_against(const char *got, const char *expected_file)
 {
     size_t len;
-    char *want = read_file(expected_file, &len);
+    char *want = sg_sass_read_file(expected_file, &len);
     assert_non_null(want);
     if (strcmp(got, want)) {
         fprintf(stderr, "facts differ from %s; got:\n%s\n", expected_file, got);
@@ -170,7 +91,7 @@ typedef struct {
 static int setup_sm90(void **state)
 {
     size_t len;
-    char *text = read_file(DATA "kernels_sm90.sass", &len);
+    char *text = sg_sass_read_file(DATA "kernels_sm90.sass", &len);
     if (!text)
         return -1;
     fixture_t *f = calloc(1, sizeof *f);
@@ -402,7 +323,7 @@ static void test_expected_text(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t len;
-        char *text = read_file(cases[c].listing, &len);
+        char *text = sg_sass_read_file(cases[c].listing, &len);
         assert_non_null(text);
         uint32_t n;
         sg_sass_kernel_t *k = analyse_listing(text, len, cases[c].arch, &n);
@@ -535,7 +456,7 @@ static void test_bad_cubins_and_tools(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *cubin = (uint8_t *)read_file(DATA "kernels_sm90.cubin", &len);
+    uint8_t *cubin = (uint8_t *)sg_sass_read_file(DATA "kernels_sm90.cubin", &len);
     assert_non_null(cubin);
     const char *names[] = {"add_scalar", "no_such_kernel"};
     sg_sass_kernel_t k[2];
@@ -616,7 +537,7 @@ static void test_pick_cubin(void **state)
 {
     (void)state;
     size_t len;
-    char *b = read_file(SGCAP_BINARY_DIR "/tests/fatbin-data/multi.fatbin", &len);
+    char *b = sg_sass_read_file(SGCAP_BINARY_DIR "/tests/fatbin-data/multi.fatbin", &len);
     assert_non_null(b);
     sg_fatbin_t fb;
     char err[128];
@@ -680,7 +601,7 @@ static void test_cache(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *cubin = (uint8_t *)read_file(DATA "kernels_sm90.cubin", &len);
+    uint8_t *cubin = (uint8_t *)sg_sass_read_file(DATA "kernels_sm90.cubin", &len);
     sg_sass_cache_t *c = sg_sass_cache_new(NULL);
     const char *names[] = {"add_scalar", "gather", "histo", "add_scalar"};
     assert_int_equal(sg_sass_cache_prefetch(c, cubin, len, names, 4), 0);
@@ -707,125 +628,8 @@ static void test_cache(void **state)
     free(cubin);
 }
 
-/* The sm_<arch> cubins of a library's .nv_fatbin, written as DIR/cNNNN.cubin
- * (the GPU script takes libtorch_cuda's this way). */
-static int extract_cubins(const char *lib, uint32_t arch, const char *dir)
-{
-    size_t len;
-    char *b = read_file(lib, &len);
-    sg_elf_section_t s;
-    sg_fatbin_t fb;
-    char err[256];
-    if (!b || sg_elf_find_section(b, len, ".nv_fatbin", &s) != 0 ||
-        sg_fatbin_parse(b + s.offset, s.size, 0, &fb, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: no readable .nv_fatbin\n", lib);
-        free(b);
-        return 1;
-    }
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < fb.n_entries; i++) {
-        uint8_t *img;
-        size_t n;
-        if (fb.entries[i].kind != SG_FATBIN_ENTRY_ELF || fb.entries[i].arch != arch ||
-            sg_fatbin_extract(&fb, i, 0, &img, &n) != 0)
-            continue;
-        char p[4096];
-        snprintf(p, sizeof p, "%s/c%04u.cubin", dir, k++);
-        FILE *o = fopen(p, "wb");
-        if (o) {
-            fwrite(img, 1, n, o);
-            fclose(o);
-        }
-        free(img);
-    }
-    printf("%u sm_%u cubins from %s\n", k, arch, lib);
-    sg_fatbin_free(&fb);
-    free(b);
-    return k ? 0 : 1;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc == 3 && !strcmp(argv[1], "--dump")) {
-        uint32_t n;
-        sg_sass_kernel_t *k = analyse_cubin_file(argv[2], &n, NULL, NULL);
-        if (!k)
-            return 1;
-        char *s = dump_all(k, n);
-        fputs(s, stdout);
-        free(s);
-        free_kernels(k, n);
-        return 0;
-    }
-    if (argc == 5 && !strcmp(argv[1], "--extract"))
-        return extract_cubins(argv[2], (uint32_t)atoi(argv[3]), argv[4]);
-    if (argc >= 3 && !strcmp(argv[1], "--summary")) {
-        /* shares over cubins (the GPU script runs it on libtorch_cuda's) */
-        const char *match = NULL;
-        if (argc >= 5 && !strcmp(argv[2], "--match")) {
-            match = argv[3];
-            argv += 2;
-            argc -= 2;
-        }
-        uint64_t nk = 0, ok = 0, certain = 0, acc = 0, based = 0, indexed = 0, stores = 0,
-                 stores_based = 0;
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (int a = 2; a < argc; a++) {
-            uint32_t n;
-            sg_sass_kernel_t *k = analyse_cubin_file(argv[a], &n, NULL, match);
-            if (!k)
-                continue;
-            for (uint32_t i = 0; i < n; i++) {
-                nk++;
-                if (k[i].status != SG_SASS_ANALYSED) {
-                    if (nk - ok <= 5)
-                        printf("  %s: %s\n", k[i].name ? k[i].name : "?", k[i].reason);
-                    continue;
-                }
-                ok++;
-                certain += k[i].certain;
-                for (uint32_t j = 0; j < k[i].n_accesses; j++) {
-                    const sg_sass_access_t *x = &k[i].accesses[j];
-                    acc++;
-                    based += x->base >= 0;
-                    indexed += x->base >= 0 && x->index_known;
-                    if (x->kind != SG_SASS_LOAD) {
-                        stores++;
-                        stores_based += x->base >= 0;
-                    }
-                }
-            }
-            free_kernels(k, n);
-        }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-        printf("kernels %llu, analysed %llu, certain (every store attributed) %llu (%.1f%%)\n"
-               "accesses %llu: base known %llu (%.1f%%), base and index known %llu (%.1f%%); "
-               "stores/atomics %llu, attributed %llu\n"
-               "%.1f ms in all, %.2f ms per kernel (disassembler included)\n",
-               (unsigned long long)nk, (unsigned long long)ok, (unsigned long long)certain,
-               ok ? 100.0 * certain / ok : 0.0, (unsigned long long)acc,
-               (unsigned long long)based, acc ? 100.0 * based / acc : 0.0,
-               (unsigned long long)indexed, acc ? 100.0 * indexed / acc : 0.0,
-               (unsigned long long)stores, (unsigned long long)stores_based, ms,
-               nk ? ms / nk : 0.0);
-        return 0;
-    }
-    if (argc == 4 && !strcmp(argv[1], "--dump-text")) {
-        size_t len;
-        char *text = read_file(argv[3], &len);
-        uint32_t n;
-        sg_sass_kernel_t *k = text ? analyse_listing(text, len, (uint32_t)atoi(argv[2]), &n) : NULL;
-        if (!k)
-            return 1;
-        char *s = dump_all(k, n);
-        fputs(s, stdout);
-        free(s);
-        free_kernels(k, n);
-        free(text);
-        return 0;
-    }
     if (argc == 2 && !strcmp(argv[1], "--nvdisasm")) {
         char path[4096];
         if (sg_sass_find_disassembler(path, sizeof path) != 0) {

@@ -535,9 +535,16 @@ static void test_dot_valid(void **state)
     check_dot_renders(sg_graph_node(g, 8)->u.child, NULL, NULL);
     sg_graph_destroy(g);
 
-    /* empty graph */
+    /* empty graph, with or without a stream: a note says it has no nodes */
     sg_graph_t *e = sg_graph_create();
-    check_dot_renders(e, NULL, NULL);
+    check_dot_renders(e, NULL, &text);
+    assert_non_null(strstr(text, "label=\"empty graph: no nodes\""));
+    free(text);
+    assert_int_equal(sg_graph_add_stream(e, NULL, 0x10, NULL), SG_OK);
+    check_dot_renders(e, NULL, &text);
+    assert_non_null(strstr(text, "label=\"empty graph: no nodes\""));
+    assert_null(strstr(text, "cluster"));
+    free(text);
     sg_graph_destroy(e);
 }
 

@@ -2,7 +2,7 @@
 # make_fixtures.sh: regenerate the SASS fixtures beside this script.
 #   tests/data/sass/make_fixtures.sh BUILD_DIR
 # Needs nvcc (CUDA 13) and nvdisasm ($SGCAP_NVDISASM or on PATH or the pip
-# package nvidia-cuda-nvdisasm), and BUILD_DIR/bin/test_sass for the facts.
+# package nvidia-cuda-nvdisasm), and BUILD_DIR/bin/sass_dump for the facts.
 # Review the diff of expected_*.txt by eye before committing: those files are
 # what the tests hold the analysis to.
 set -eu
@@ -20,8 +20,8 @@ done
 "$dis" -c "$here/kernels_sm90.cubin" > "$here/kernels_sm90.sass"
 "$dis" -c "$here/kernels_sm80.cubin" > "$here/kernels_sm80.sass"
 for a in 75 80 86 89 90 100 120; do
-    SGCAP_NVDISASM="$dis" "$build/bin/test_sass" --dump "$here/kernels_sm$a.cubin" > "$here/expected_sm$a.txt"
+    SGCAP_NVDISASM="$dis" "$build/bin/sass_dump" "$here/kernels_sm$a.cubin" > "$here/expected_sm$a.txt"
 done
-"$build/bin/test_sass" --dump-text 90 "$here/kernels_sm90.sass" > "$here/expected_text_sm90.txt"
-"$build/bin/test_sass" --dump-text 80 "$here/kernels_sm80.sass" > "$here/expected_text_sm80.txt"
+"$build/bin/sass_dump" --text 90 "$here/kernels_sm90.sass" > "$here/expected_text_sm90.txt"
+"$build/bin/sass_dump" --text 80 "$here/kernels_sm80.sass" > "$here/expected_text_sm80.txt"
 echo "fixtures written to $here"

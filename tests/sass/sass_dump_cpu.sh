@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# tools/sass_dump on the CPU: the fixture check through this machine's
+# nvdisasm (what tests/gpu/sass_torch.sh runs on the GPU machine), the facts
+# of the committed listings equal to their expected files, a summary, and
+# clear failures on bad input. Exit 77 when no nvdisasm is found.
+# usage: sass_dump_cpu.sh SASS_DUMP DATA_DIR WORKDIR
+set -u
+tool=$1 data=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work"
+failed=0
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+ok() { echo "ok: $*"; }
+
+for a in 90 80; do
+  if "$tool" --text $a "$data/kernels_sm$a.sass" >"$work/text$a.txt" 2>&1 &&
+    cmp -s "$work/text$a.txt" "$data/expected_text_sm$a.txt"; then
+    ok "--text $a: the facts of kernels_sm$a.sass as in expected_text_sm$a.txt"
+  else
+    fail "--text $a"
+    diff "$work/text$a.txt" "$data/expected_text_sm$a.txt" | head -n 20
+  fi
+done
+"$tool" 2>/dev/null; [ $? -eq 2 ] && ok "no argument: usage, exit 2" || fail "no argument"
+"$tool" --text x "$data/kernels_sm90.sass" 2>"$work/badarch.err"
+[ $? -eq 2 ] && grep -q "not an arch number" "$work/badarch.err" && ok "bad arch: exit 2" ||
+  fail "bad arch"
+"$tool" "$work/absent.cubin" 2>"$work/absent.err"
+[ $? -eq 1 ] && grep -q "absent.cubin: cannot read" "$work/absent.err" &&
+  ok "missing cubin: exit 1, said so" || fail "missing cubin: $(cat "$work/absent.err")"
+"$tool" "$data/kernels_sm90.sass" 2>"$work/notelf.err"
+[ $? -eq 1 ] && grep -q "not an ELF cubin" "$work/notelf.err" && ok "not a cubin: exit 1, said so" ||
+  fail "not a cubin: $(cat "$work/notelf.err")"
+"$tool" --extract "$data/kernels_sm90.sass" 90 "$work" >"$work/extract.out" 2>&1
+[ $? -eq 1 ] && grep -q "no readable .nv_fatbin" "$work/extract.out" &&
+  ok "--extract on a file without a fatbin: exit 1" || fail "--extract: $(cat "$work/extract.out")"
+
+"$tool" --check "$data" >"$work/check.out" 2>&1
+rc=$?
+if [ $rc -eq 77 ]; then
+  echo "no nvdisasm: the cubin checks are skipped"
+  [ $failed -eq 0 ] && exit 77
+  exit 1
+fi
+if [ $rc -eq 0 ] && [ "$(grep -c '^ok   sm_' "$work/check.out")" = 14 ]; then
+  ok "--check: 7 archs, whole and split, facts as expected"
+else
+  fail "--check (exit $rc)"
+  head -n 40 "$work/check.out"
+fi
+# a wrong expected file is caught
+mkdir -p "$work/wrong"
+cp "$data"/kernels_sm*.cubin "$data"/expected_sm*.txt "$work/wrong/"
+sed -i '1s/certain/CERTAIN/' "$work/wrong/expected_sm90.txt"
+"$tool" --check "$work/wrong" >"$work/wrong.out" 2>&1
+[ $? -eq 1 ] && grep -q "FAIL sm_90 (one nvdisasm run): the facts differ" "$work/wrong.out" &&
+  ok "--check: a changed expected file fails" || fail "--check did not catch a changed expected file"
+"$tool" "$data/kernels_sm90.cubin" >"$work/dump90.txt" 2>&1 && cmp -s "$work/dump90.txt" "$data/expected_sm90.txt" &&
+  ok "dump of kernels_sm90.cubin as in expected_sm90.txt" || fail "dump of kernels_sm90.cubin"
+"$tool" --summary --match add_scalar "$data/kernels_sm90.cubin" >"$work/summary.txt" 2>&1 &&
+  grep -q "^kernels 1, analysed 1, certain (every store attributed) 1 (100.0%)" "$work/summary.txt" &&
+  ok "--summary --match" || fail "--summary: $(cat "$work/summary.txt")"
+echo "sass_dump_cpu: $failed failed"
+[ $failed -eq 0 ]
