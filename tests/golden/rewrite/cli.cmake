@@ -31,6 +31,25 @@ expect_rc(0 ${SGCAP} check ${FIXTURES}/fork_join.sgraph)
 expect_rc(2 ${SGCAP} check ${FIXTURES}/no_such.sgraph)
 expect_rc(2 ${SGCAP} check --bogus ${FIXTURES}/fork_join.sgraph)
 
+# inspect --access: the facts computed now, then read from a rewritten bundle
+expect_rc(0 ${SGCAP} inspect --access ${FIXTURES}/bug_missing_wait.sgraph n1)
+if(NOT last_out MATCHES "computed now" OR
+   NOT last_out MATCHES "n1 kernel k_produce: ptx, every access known, addresses complete; pointer words: @0 @8" OR
+   NOT last_out MATCHES "store  line [0-9]+ +@0 +known +dense a " OR last_out MATCHES "\nn2 ")
+  message(FATAL_ERROR "inspect --access n1: want n1's PTX facts only:\n${last_out}")
+endif()
+expect_rc(0 ${SGCAP} inspect --access --json ${FIXTURES}/bug_missing_wait.sgraph)
+if(NOT last_out MATCHES "\"schema\": \"sgcap-access\"" OR
+   NOT last_out MATCHES "\"kernel_nodes\": 4" OR NOT last_out MATCHES "\"all_known\": 4")
+  message(FATAL_ERROR "inspect --access --json: want schema sgcap-access, 4 of 4 known:\n${last_out}")
+endif()
+expect_rc(0 ${SGCAP} rewrite ${FIXTURES}/bug_missing_wait.sgraph -o ${OUT}/analysed.sgraph)
+expect_rc(0 ${SGCAP} inspect --access ${OUT}/analysed.sgraph)
+if(NOT last_out MATCHES "\\(from the bundle\\)")
+  message(FATAL_ERROR "inspect --access of a rewritten bundle: want its stored facts:\n${last_out}")
+endif()
+expect_rc(2 ${SGCAP} inspect --access ${FIXTURES}/bug_missing_wait.sgraph n99)
+
 # a malformed bundle: one error line, exit 2, nothing written
 file(MAKE_DIRECTORY ${OUT}/bad.sgraph)
 file(WRITE ${OUT}/bad.sgraph/graph.json "{\"format\": \"sgcap-bundle\", \"version\": 1, \"nodes\": [{\"id\": 0}], \"edges\": []}")
