@@ -104,12 +104,12 @@ static void side_why(const sg_graph_t *g, sg_node_id_t n, uint32_t b, sg_range_k
         if (f->source == SG_FACTS_NONE)
             snprintf(out, len, "n%u is not analysed: its access to %.40s is a guess from its pointer "
                                "arguments", n, bl);
-        else if (f->source == SG_FACTS_UNKNOWN)
-            snprintf(out, len, "n%u's code is unknown (%.100s): its access to %.40s is a guess", n,
-                     f->reason ? SG_RW_LABEL(f->reason) : "no reason", bl);
+        else if (f->source == SG_FACTS_UNKNOWN) /* the reason last: what a cut loses */
+            snprintf(out, len, "n%u's access to %.40s is a guess, its code unknown: %.100s", n, bl,
+                     f->reason ? SG_RW_LABEL(f->reason) : "no reason");
         else
-            snprintf(out, len, "n%u may reach %.40s through an address its analysis could not follow "
-                               "(%.100s)", n, bl, f->reason ? SG_RW_LABEL(f->reason) : "no reason");
+            snprintf(out, len, "n%u may reach %.40s through an address its analysis could not "
+                               "follow: %.100s", n, bl, f->reason ? SG_RW_LABEL(f->reason) : "no reason");
         return;
     }
     for (uint32_t i = 0; i < f->n_sites; i++) {

@@ -50,6 +50,18 @@ if(NOT last_out MATCHES "\\(from the bundle\\)")
 endif()
 expect_rc(2 ${SGCAP} inspect --access ${FIXTURES}/bug_missing_wait.sgraph n99)
 
+# no disassembler: check still runs (SASS-only kernels unknown, their race
+# only possible: exit 0) and inspect --access says why
+set(cupy ${FIXTURES}/../data/access/cupy_elementwise.sgraph)
+expect_rc(0 ${CMAKE_COMMAND} -E env SGCAP_NVDISASM=/nonexistent ${SGCAP} check ${cupy})
+if(NOT last_out MATCHES "0 proven, 1 possible" OR NOT last_out MATCHES "its code unknown: no disassembler")
+  message(FATAL_ERROR "check without nvdisasm: want one possible race, no disassembler:\n${last_out}")
+endif()
+expect_rc(0 ${CMAKE_COMMAND} -E env SGCAP_NVDISASM=/nonexistent ${SGCAP} inspect --access ${cupy})
+if(NOT last_out MATCHES "sg_scale: unknown; pointer words: none\n +why: no disassembler")
+  message(FATAL_ERROR "inspect --access without nvdisasm: want 'unknown ... no disassembler':\n${last_out}")
+endif()
+
 # a malformed bundle: one error line, exit 2, nothing written
 file(MAKE_DIRECTORY ${OUT}/bad.sgraph)
 file(WRITE ${OUT}/bad.sgraph/graph.json "{\"format\": \"sgcap-bundle\", \"version\": 1, \"nodes\": [{\"id\": 0}], \"edges\": []}")
