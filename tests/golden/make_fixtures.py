@@ -696,6 +696,28 @@ def bug_unjoined_fork():
     return c
 
 
+def bug_waw_halves():
+    """s0 writes the first three quarters of y and s1, forked before it,
+    the last three: the middle half is written by both with no path between
+    them (write after write on overlapping halves)."""
+    c = Capture("bug_waw_halves", 2, 2, 4205)
+    for b in ("x", "y", "out"):
+        c.device_buffer(b)
+    q = N // 4
+    c.launch(0, "_Z6k_initPjm", [P("x"), n64()], [("x", "write")])
+    c.record(0, 0)
+    c.wait(1, 0)
+    c.launch(0, "_Z7k_scalePjPKjm", [P("y"), P("x"), n64(3 * q)],
+             [("x", "read", 0, 12 * q), ("y", "write", 0, 12 * q)])
+    c.launch(1, "_Z7k_scalePjPKjm", [P("y", 4 * q), P("x"), n64(3 * q)],
+             [("x", "read", 0, 12 * q), ("y", "write", 4 * q, 12 * q)])
+    c.record(1, 1)
+    c.wait(0, 1)
+    c.launch(0, "_Z5k_sumPjPKjS1_m", [P("out"), P("y"), P("x"), n64()],
+             [("y", "read"), ("x", "read"), ("out", "write")])
+    return c
+
+
 # ---- programs outside samples/ -----------------------------------------------
 
 NCCL_ALLREDUCE = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
@@ -791,6 +813,7 @@ EXPECTED_HAZARDS = {
         ("free_before_use", 6, 4, "tB"), ("free_before_use", 7, 4, "tB"),
         ("race", 2, 6, "tA"), ("race", 2, 7, "tA"), ("race", 3, 6, "tA")],
     "bug_unjoined_fork": [("race", 1, 3, "y"), ("race", 2, 3, "y")],
+    "bug_waw_halves": [("race", 1, 2, "y")],
 }
 
 
@@ -810,6 +833,7 @@ FIXTURES = {
     "bug_free_before_use": bug_free_before_use,
     "bug_reuse_across_streams": bug_reuse_across_streams,
     "bug_unjoined_fork": bug_unjoined_fork,
+    "bug_waw_halves": bug_waw_halves,
     "nccl_two_ranks": nccl_two_ranks,
 }
 

@@ -109,6 +109,8 @@ static void test_fixtures(void **state)
         {"bug_reuse_across_streams", {{SG_HAZARD_REUSE, 3, 5, 4, 5}}, 1},
         /* the lost join leaves s0's last kernel reading what s1 writes */
         {"bug_unjoined_fork", {{SG_HAZARD_RACE, 1, 3, 1, 3}, {SG_HAZARD_RACE, 2, 3, 2, 3}}, 2},
+        /* write after write on the middle half of y */
+        {"bug_waw_halves", {{SG_HAZARD_RACE, 1, 2, 1, 2}}, 1},
     };
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/tests/golden", SGCAP_SOURCE_DIR);
@@ -149,13 +151,18 @@ static void test_fixtures(void **state)
             assert_true(res.hazards[i].proven);
             assert_true(res.hazards[i].lo < res.hazards[i].hi);
         }
+        if (!strcmp(name, "bug_waw_halves")) { /* exactly the middle half of y */
+            const sg_buffer_t *y = sg_graph_buffer(g, res.hazards[0].buffers[0]);
+            assert_int_equal(res.hazards[0].lo, y->address + y->size / 4);
+            assert_int_equal(res.hazards[0].hi, y->address + y->size * 3 / 4);
+        }
         sg_check_result_free(&res);
         sg_bundle_close(b);
         seen++;
     }
     closedir(d);
     assert_true(seen >= 4);
-    assert_int_equal(bugs_seen, 4);
+    assert_int_equal(bugs_seen, 5);
 }
 
 /* Real captures that sgcap check once flagged (issue 11), in
