@@ -108,8 +108,10 @@ static void side_why(const sg_graph_t *g, sg_node_id_t n, uint32_t b, sg_range_k
             snprintf(out, len, "n%u's access to %.40s is a guess, its code unknown: %.100s", n, bl,
                      f->reason ? SG_RW_LABEL(f->reason) : "no reason");
         else
-            snprintf(out, len, "n%u may reach %.40s through an address its analysis could not "
-                               "follow: %.100s", n, bl, f->reason ? SG_RW_LABEL(f->reason) : "no reason");
+            snprintf(out, len,
+                     "n%u may reach %.40s through an address its analysis could not "
+                     "follow: %.100s",
+                     n, bl, f->reason ? SG_RW_LABEL(f->reason) : "no reason");
         return;
     }
     for (uint32_t i = 0; i < f->n_sites; i++) {
