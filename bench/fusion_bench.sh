@@ -14,7 +14,10 @@
 #   3. `sgcap replay F --validate`: the fused graph against the snapshots the
 #      original run wrote, bit for bit;
 #   4. `sgcap replay B --vs F --bench N`: unfused and fused timed in one
-#      process, alternating.
+#      process, alternating (graph launch to graph end, events on the GPU);
+#   5. `sgcap replay F --trace T`: the fused kernel's own GPU time (CUPTI),
+#      so a graph that costs more than its kernel (work at every launch,
+#      such as memory nodes) shows as kernel_us well below fused_us.
 # Then the peers: fusion_chain --mode copy (the float4 roofline for the same
 # bytes) and bench/fusion_inductor.py (PyTorch Inductor, same ops), and the
 # CuPy chain (tests/gpu/frameworks/cupy_elementwise.py, NVRTC source path)
@@ -40,7 +43,7 @@ for f in "$sgcap" "$build/bench/fusion_chain_sm90" "$build/bench/fusion_chain_de
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
-# rows of the final table: name|unfused_us|fused_us|ratio|GB/s|regs|spills|valid|note
+# rows of the final table: name|unfused_us|fused_us|ratio|GB/s|kernel_us|regs|spills|valid|note
 rows=()
 field() { # KEY FILE: value of KEY=... in the file's first matching line
   grep -o "$1=[^ ]*" "$2" 2>/dev/null | head -1 | cut -d= -f2
@@ -70,7 +73,7 @@ fuse_one() {
   echo "== $name"
   if [ -z "$b" ]; then
     echo "  no bundle captured"
-    rows+=("$name|-|-|-|-|-|-|no bundle|capture failed")
+    rows+=("$name|-|-|-|-|-|-|-|no bundle|capture failed")
     failed=1
     return
   fi
@@ -78,7 +81,7 @@ fuse_one() {
   if ! $T 300 "$sgcap" rewrite "$b" -o "$f" --passes fuse --force --report "$out/$name.report.txt" \
       >"$out/$name.rewrite.log" 2>&1; then
     echo "  rewrite FAILED:"; sed 's/^/    /' "$out/$name.rewrite.log" | tail -20
-    rows+=("$name|-|-|-|-|-|-|-|rewrite failed")
+    rows+=("$name|-|-|-|-|-|-|-|-|rewrite failed")
     failed=1
     return
   fi
@@ -103,10 +106,19 @@ fuse_one() {
   ratio=$(awk -v a="$ua" -v b="$fa" 'BEGIN {if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-"}')
   gbs=$(awk -v by="$bytes" -v b="$fa" 'BEGIN {if (b > 0 && by > 0) printf "%.0f", by / (b * 1e3); else print "-"}')
   echo "  unfused ${ua:-?} us, fused ${fa:-?} us: $ratio"
+  # the fused kernel alone, as CUPTI times it on the GPU (median of 5 launches)
+  local ku=""
+  if grep -q 'fused n' "$out/$name.report.txt" &&
+      $T 300 "$sgcap" replay "$f" --trace "$out/$name.trace.json" --profile-launches 5 \
+        >"$out/$name.profile.log" 2>&1; then
+    ku=$(grep -E '^ +[^ ]+ +[^ ]+ +sgcap_fused_' "$out/$name.profile.log" |
+      awk '{s += $(NF-1)} END {if (NR) printf "%.1f", s}')
+    [ -n "$ku" ] && echo "  fused kernel alone (CUPTI): $ku us"
+  fi
   local note
   note=$(grep -m1 -E '^  (refused|split|not fused)' "$out/$name.report.txt" | sed 's/^ *//' | cut -c1-60)
   grep -q 'fused n' "$out/$name.report.txt" || note="NOT FUSED: ${note:-see report}"
-  rows+=("$name|${ua:--}|${fa:--}|$ratio|$gbs|${regs:--}|${spills:--}|$valid|$note")
+  rows+=("$name|${ua:--}|${fa:--}|$ratio|$gbs|${ku:--}|${regs:--}|${spills:--}|$valid|$note")
 }
 
 n=$((1 << 24))
@@ -141,18 +153,19 @@ b=$(CUPY_CACHE_DIR=$cupy_cache CUPY_CACHE_IN_MEMORY=1 capture "$out/cap_cupy" py
 rm -rf "$cupy_cache"
 if grep -q "skip" "$out/cap_cupy.run.log" 2>/dev/null; then
   echo "  $(grep -m1 skip "$out/cap_cupy.run.log")"
-  rows+=("cupy_chain|-|-|-|-|-|-|-|cupy not available")
+  rows+=("cupy_chain|-|-|-|-|-|-|-|-|cupy not available")
 else
   fuse_one cupy_chain "$b" $((9 * (1 << 20) * 4))
 fi
 
 echo
 echo "== fusion benchmark: unfused vs fused graph replays (median of $launches launches each, alternating)"
-printf '%-20s %10s %10s %8s %7s %5s %6s %10s  %s\n' workload unfused_us fused_us speedup GB/s regs spills validate note
+printf '%-20s %10s %10s %8s %7s %9s %5s %6s %10s  %s\n' workload unfused_us fused_us speedup GB/s kernel_us regs spills validate note
 for r in "${rows[@]}"; do
-  IFS='|' read -r a u f ra g re sp v no <<<"$r"
-  printf '%-20s %10s %10s %8s %7s %5s %6s %10s  %s\n' "$a" "$u" "$f" "$ra" "$g" "$re" "$sp" "$v" "$no"
+  IFS='|' read -r a u f ra g ku re sp v no <<<"$r"
+  printf '%-20s %10s %10s %8s %7s %9s %5s %6s %10s  %s\n' "$a" "$u" "$f" "$ra" "$g" "$ku" "$re" "$sp" "$v" "$no"
 done
+echo "  (fused_us: graph launch to graph end; kernel_us: the fused kernel alone, CUPTI)"
 printf '%-20s %10s %10s\n' "copy (roofline)" "" "${copy_us:--}"
 printf '%-20s %10s %10s\n' "inductor dead" "" "${ind_dead:--}"
 printf '%-20s %10s %10s\n' "inductor live" "" "${ind_live:--}"

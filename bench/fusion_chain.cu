@@ -79,10 +79,12 @@ __global__ void copy4(const float4 *__restrict__ in, float4 *__restrict__ out, s
 static void usage(FILE *f)
 {
     std::fprintf(f, "usage: fusion_chain [--mode live|dead|copy] [--n ELEMENTS] [--launches L] "
-                    "[--e2e]\n"
+                    "[--e2e] [--result]\n"
                     "  live: intermediates in the program's own buffers (default)\n"
                     "  dead: intermediates allocated and freed inside the capture\n"
                     "  copy: a float4 copy of the same bytes (the bandwidth roofline)\n"
+                    "  --result: print no times, only the result and a hash of its bytes (runs\n"
+                    "            with and without sgcap must print the same line: bit-exact)\n"
                     "exit status: 0 correct, 1 wrong result or CUDA error, 2 bad usage\n");
 }
 
@@ -91,10 +93,11 @@ int main(int argc, char **argv)
     const char *mode = "live";
     size_t n = (size_t)1 << 24;
     int launches = 50;
-    bool e2e = false;
+    bool e2e = false, result_only = false;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--help")) { usage(stdout); return 0; }
         if (!std::strcmp(argv[i], "--e2e")) { e2e = true; continue; }
+        if (!std::strcmp(argv[i], "--result")) { result_only = true; continue; }
         if (i + 1 >= argc) { usage(stderr); return 2; }
         if (!std::strcmp(argv[i], "--mode")) mode = argv[++i];
         else if (!std::strcmp(argv[i], "--n")) n = std::strtoull(argv[++i], nullptr, 0);
@@ -181,11 +184,25 @@ int main(int argc, char **argv)
     /* The fewest bytes any version must move: one read of the input plus
      * every store still live (live: all eight; dead and copy: the output). */
     double bytes = (live ? 9.0 : 2.0) * n * sizeof(float);
-    std::printf("fusion_chain mode=%s n=%zu launches=%d median_us=%.2f min_bytes=%.0f "
-                "gbs_at_min_bytes=%.1f wrong=%zu",
-                mode, n, launches, us, bytes, bytes / (us * 1e3), bad);
-    if (e2e) std::printf(" e2e_ms=%.3f", e2e_ms);
-    std::printf("\n");
+    if (result_only) {
+        /* FNV-1a over every buffer the program can read after the graph:
+         * the output, and in live mode the seven intermediates too */
+        unsigned long long h = 0xcbf29ce484222325ull;
+        std::vector<unsigned char> bytes_of(n * sizeof(float));
+        for (int k = 1; k <= 8; k++) {
+            if (!live && k != 8) continue;
+            CHECK(cudaMemcpy(bytes_of.data(), buf[k], bytes_of.size(), cudaMemcpyDeviceToHost));
+            for (unsigned char c : bytes_of) h = (h ^ c) * 0x100000001b3ull;
+        }
+        std::printf("fusion_chain mode=%s n=%zu launches=%d wrong=%zu fnv1a=%016llx\n", mode, n,
+                    launches, bad, h);
+    } else {
+        std::printf("fusion_chain mode=%s n=%zu launches=%d median_us=%.2f min_bytes=%.0f "
+                    "gbs_at_min_bytes=%.1f wrong=%zu",
+                    mode, n, launches, us, bytes, bytes / (us * 1e3), bad);
+        if (e2e) std::printf(" e2e_ms=%.3f", e2e_ms);
+        std::printf("\n");
+    }
     CHECK(cudaGraphExecDestroy(exec));
     CHECK(cudaGraphDestroy(graph));
     for (int i = 0; i < 9; i++)

@@ -30,4 +30,11 @@ struct sg_graph *sg_capture_model(CUgraph graph, uint64_t **nodes, uint32_t *n_n
  * and when the driver would not list the graph. */
 int sg_capture_raw_digest(CUgraph graph, uint64_t *digest) SG_INJECT_HIDDEN;
 
+/* The bytes of image `image` of a model sg_capture_model built (what a
+ * bundle's code/ file would hold: a fatbin, cubin, PTX or NVRTC source),
+ * valid for the life of the process: the fuser reads kernels' PTX from
+ * them. SG_ENOENT when capture holds none (a load it did not copy). */
+int sg_capture_image_bytes(const struct sg_graph *g, uint32_t image, const void **bytes,
+                           size_t *size) SG_INJECT_HIDDEN;
+
 #endif /* SGCAP_CAPTURE_CAPTURE_H */

@@ -1156,6 +1156,35 @@ uint32_t sg_code_image_for_kernel(sg_graph_t *g, CUfunction func, CUkernel kern,
     return idx;
 }
 
+/* The entry holding image im's bytes, or NULL. Under C.lock. */
+static const code_entry_t *entry_of_image(const sg_image_t *im)
+{
+    code_entry_t *e = NULL;
+    HASH_FIND(hh_hash, C.by_hash, im->hash, 16, e);
+    if (!e) { /* an NVRTC source (keyed apart from loads) */
+        for (uint32_t k = 0; k < C.n && !e; k++)
+            if (C.e[k]->hashed && strcmp(C.e[k]->hash, im->hash) == 0 && C.e[k]->bytes)
+                e = C.e[k];
+    }
+    return e && e->bytes ? e : NULL;
+}
+
+int sg_code_image_bytes(const sg_graph_t *g, uint32_t image, const void **bytes, size_t *size)
+{
+    *bytes = NULL;
+    *size = 0;
+    const sg_image_t *im = sg_graph_image(g, image);
+    if (!im) return SG_ENOENT;
+    pthread_mutex_lock(&C.lock);
+    const code_entry_t *e = entry_of_image(im);
+    if (e) {
+        *bytes = e->bytes;
+        *size = e->size;
+    }
+    pthread_mutex_unlock(&C.lock);
+    return e ? SG_OK : SG_ENOENT;
+}
+
 int sg_code_blobs(const sg_graph_t *g, void **out, size_t *n)
 {
     *out = NULL;
@@ -1168,14 +1197,8 @@ int sg_code_blobs(const sg_graph_t *g, void **out, size_t *n)
     for (uint32_t i = 0; i < g->n_images; i++) {
         const sg_image_t *im = &g->images[i];
         if (!im->file) continue;
-        code_entry_t *e = NULL;
-        HASH_FIND(hh_hash, C.by_hash, im->hash, 16, e);
-        if (!e) { /* an NVRTC source (keyed apart from loads) */
-            for (uint32_t k = 0; k < C.n && !e; k++)
-                if (C.e[k]->hashed && strcmp(C.e[k]->hash, im->hash) == 0 && C.e[k]->bytes)
-                    e = C.e[k];
-        }
-        if (!e || !e->bytes) continue;
+        const code_entry_t *e = entry_of_image(im);
+        if (!e) continue;
         b[m].relpath = im->file;
         b[m].data = e->bytes;
         b[m].size = e->size;

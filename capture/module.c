@@ -18,3 +18,9 @@ int sg_capture_raw_digest(CUgraph graph, uint64_t *digest)
     *digest = rc == SG_OK ? raw.digest : 0;
     return rc;
 }
+
+int sg_capture_image_bytes(const struct sg_graph *g, uint32_t image, const void **bytes,
+                           size_t *size)
+{
+    return sg_code_image_bytes(g, image, bytes, size);
+}

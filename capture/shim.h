@@ -185,6 +185,11 @@ uint32_t sg_code_image_for_kernel(sg_graph_t *g, CUfunction func, CUkernel kern,
 /* Blobs (code/HASH.ext) for the images of g; the data stays valid for the
  * life of the process. *out is malloc'd. */
 int sg_code_blobs(const sg_graph_t *g, void **out, size_t *n) SG_SHIM_HIDDEN;
+/* The bytes of image `image` of g (as a bundle's code/ file would hold
+ * them), valid for the life of the process; SG_ENOENT when capture holds
+ * none (a load it did not copy). */
+int sg_code_image_bytes(const sg_graph_t *g, uint32_t image, const void **bytes,
+                        size_t *size) SG_SHIM_HIDDEN;
 void sg_code_summary(char *buf, size_t n) SG_SHIM_HIDDEN;
 void sg_code_atfork_prepare(void) SG_SHIM_HIDDEN;
 void sg_code_atfork_parent(void) SG_SHIM_HIDDEN;

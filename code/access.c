@@ -841,6 +841,13 @@ static void scan_opnd_flags(ctx_t *c, const sg_ptx_operand_t *o, uint32_t line, 
         case SG_PTX_SREG_DYNAMIC_SMEM_SIZE:
         case SG_PTX_SREG_TOTAL_SMEM_SIZE:
         case SG_PTX_SREG_AGGR_SMEM_SIZE: flag(c, SG_ACCESS_F_DYN_SMEM_SIZE, line); break;
+        case SG_PTX_SREG_LANEID:
+        case SG_PTX_SREG_WARPID:
+        case SG_PTX_SREG_NWARPID:
+        case SG_PTX_SREG_SMID:
+        case SG_PTX_SREG_NSMID:
+        case SG_PTX_SREG_GRIDID:
+        case SG_PTX_SREG_LANEMASK: flag(c, SG_ACCESS_F_WARP, line); break;
         default: break;
         }
     }
@@ -867,6 +874,64 @@ static void scan_opnd_flags(ctx_t *c, const sg_ptx_operand_t *o, uint32_t line, 
             flag(c, SG_ACCESS_F_PARAM_ADDRESS, line);
     }
     for (uint32_t i = 0; i < o->n_elems; i++) scan_opnd_flags(c, &o->elems[i], line, shared_used, false);
+}
+
+static bool is_cta_barrier(const sg_ptx_instr_t *ins)
+{
+    return (ins->op == SG_PTX_OP_BAR || ins->op == SG_PTX_OP_BARRIER) &&
+           !(ins->n_mods && !strcmp(ins->mods[0], ".warp"));
+}
+
+#define MAX_BARRIER_BLOCKS 64 /* beyond this, every barrier is taken as skippable */
+
+/* Sets SG_ACCESS_F_EARLY_RETURN when some block holding a barrier can be
+ * avoided on a path from the entry to a return (or to a block with no
+ * successor). O(barrier blocks x blocks). */
+static void early_return(ctx_t *c)
+{
+    const sg_ptx_func_t *f = c->f;
+    uint32_t n = f->n_blocks;
+    if (!n) return;
+    uint8_t *seen = calloc(n, 1);
+    uint32_t *stack = malloc(n * sizeof(uint32_t));
+    uint32_t checked = 0;
+    for (uint32_t bb = 0; bb < n && seen && stack; bb++) {
+        uint32_t bar_line = 0;
+        for (uint32_t s = f->blocks[bb].first; s < f->blocks[bb].end && !bar_line; s++)
+            if (f->stmts[s].kind == SG_PTX_STMT_INSTR && is_cta_barrier(&f->stmts[s].u.ins))
+                bar_line = f->stmts[s].line;
+        if (!bar_line) continue;
+        if (bb == 0) continue; /* the entry block runs in every thread */
+        if (++checked > MAX_BARRIER_BLOCKS) {
+            flag(c, SG_ACCESS_F_EARLY_RETURN, bar_line);
+            break;
+        }
+        memset(seen, 0, n);
+        uint32_t sp = 0;
+        stack[sp++] = 0;
+        seen[0] = 1;
+        bool avoided = false;
+        while (sp && !avoided) {
+            uint32_t b = stack[--sp];
+            if (f->blocks[b].returns || f->blocks[b].n_succ == 0) {
+                avoided = true;
+                break;
+            }
+            for (uint32_t i = 0; i < f->blocks[b].n_succ; i++) {
+                uint32_t x = f->blocks[b].succ[i];
+                if (x == bb || seen[x]) continue;
+                seen[x] = 1;
+                stack[sp++] = x;
+            }
+        }
+        if (avoided) {
+            flag(c, SG_ACCESS_F_EARLY_RETURN, bar_line);
+            break;
+        }
+    }
+    if (!seen || !stack) flag(c, SG_ACCESS_F_EARLY_RETURN, f->line); /* out of memory: assume so */
+    free(seen);
+    free(stack);
 }
 
 /* Facts that need no data flow: one pass over the statements. */
@@ -931,6 +996,8 @@ static void scan_flags(ctx_t *c)
             if (has_mod_prefix(ins, ".proxy")) flag(c, SG_ACCESS_F_ASYNC_PROXY, line);
             break;
         case SG_PTX_OP_TENSORMAP:
+        case SG_PTX_OP_WGMMA:
+        case SG_PTX_OP_TCGEN05:
         case SG_PTX_OP_MULTIMEM: flag(c, SG_ACCESS_F_ASYNC_PROXY, line); break;
         case SG_PTX_OP_MBARRIER: flag(c, SG_ACCESS_F_MBARRIER, line); break;
         case SG_PTX_OP_BAR:
@@ -939,6 +1006,20 @@ static void scan_flags(ctx_t *c)
             break;
         case SG_PTX_OP_GRIDDEPCONTROL: flag(c, SG_ACCESS_F_GRIDDEP, line); break;
         case SG_PTX_OP_SETMAXNREG: flag(c, SG_ACCESS_F_SETMAXNREG, line); break;
+        case SG_PTX_OP_SHFL:
+        case SG_PTX_OP_VOTE:
+        case SG_PTX_OP_MATCH:
+        case SG_PTX_OP_REDUX:
+        case SG_PTX_OP_ACTIVEMASK:
+        case SG_PTX_OP_ELECT:
+        case SG_PTX_OP_WMMA:
+        case SG_PTX_OP_MMA:
+        case SG_PTX_OP_LDMATRIX:
+        case SG_PTX_OP_STMATRIX: flag(c, SG_ACCESS_F_WARP, line); break;
+        case SG_PTX_OP_ALLOCA:
+        case SG_PTX_OP_STACKSAVE:
+        case SG_PTX_OP_STACKRESTORE: flag(c, SG_ACCESS_F_DYN_STACK, line); break;
+        case SG_PTX_OP_BRX: flag(c, SG_ACCESS_F_INDIRECT_BRANCH, line); break;
         case SG_PTX_OP_LD:
             if (sg_ptx_instr_has_mod(ins, ".nc")) flag(c, SG_ACCESS_F_LDG_NC, line);
             if (ins->space == SG_PTX_SPACE_LOCAL) flag(c, SG_ACCESS_F_LOCAL, line);
@@ -977,45 +1058,12 @@ static void scan_flags(ctx_t *c)
             flag(c, SG_ACCESS_F_ATOMIC, line);
     }
     free(shared_used);
-    /* a thread that can return before a barrier others reach */
-    if (c->out->flags & (1ull << SG_ACCESS_F_BARRIER)) {
-        uint8_t *seen = calloc(f->n_blocks, 1);
-        uint32_t *stack = malloc(f->n_blocks * sizeof(uint32_t));
-        if (seen && stack && f->n_blocks) {
-            uint32_t sp = 0;
-            stack[sp++] = 0;
-            seen[0] = 1;
-            while (sp) {
-                uint32_t b = stack[--sp];
-                bool bar = false;
-                for (uint32_t s = f->blocks[b].first; s < f->blocks[b].end && !bar; s++) {
-                    const sg_ptx_stmt_t *st = &f->stmts[s];
-                    if (st->kind != SG_PTX_STMT_INSTR) continue;
-                    const sg_ptx_instr_t *ins = &st->u.ins;
-                    if ((ins->op == SG_PTX_OP_BAR || ins->op == SG_PTX_OP_BARRIER) &&
-                        !(ins->n_mods && !strcmp(ins->mods[0], ".warp")))
-                        bar = true;
-                    else if ((ins->op == SG_PTX_OP_RET || ins->op == SG_PTX_OP_EXIT))
-                        break; /* returns before any barrier on this path */
-                }
-                if (bar) continue;
-                if (f->blocks[b].returns) {
-                    uint32_t term = f->blocks[b].term;
-                    flag(c, SG_ACCESS_F_EARLY_RETURN, term != SG_PTX_NONE ? f->stmts[term].line : f->line);
-                    break;
-                }
-                for (uint32_t i = 0; i < f->blocks[b].n_succ; i++) {
-                    uint32_t s = f->blocks[b].succ[i];
-                    if (!seen[s]) {
-                        seen[s] = 1;
-                        stack[sp++] = s;
-                    }
-                }
-            }
-        }
-        free(seen);
-        free(stack);
-    }
+    /* A thread that can return before a barrier others reach: a path from
+     * the entry to a return that avoids the barrier's block (the block does
+     * not post-dominate the entry). Every barrier is checked, not just the
+     * first on each path: a thread that passed one barrier and skips the
+     * next is out of step too. */
+    if (c->out->flags & (1ull << SG_ACCESS_F_BARRIER)) early_return(c);
 }
 
 /* ---- sites ------------------------------------------------------------------------------------ */
@@ -1657,8 +1705,20 @@ static void exec_instr(ctx_t *c, state_t *st, uint32_t si)
                 sg_access_expr_t q;
                 if (rg.lo >= 0 && rg.hi < ((i128)1 << k))
                     r = v_const(c, 0);
-                else if (rg.lo >= 0 && ax_div_exact(&av->e, (int64_t)1 << k, &q))
+                else if (rg.lo >= 0 && ax_div_exact(&av->e, (int64_t)1 << k, &q)) {
                     r = mk_poly(c, &q, av, NULL, false, 0, 0);
+                    /* NVVM's sign extension of a 32-bit index, (x << 32) >> 32, also
+                       inside a loop where x << 32 is the induction: the quotient is
+                       the machine's only while the 64-bit value did not wrap, i.e.
+                       while x * 2^(k-32) fits 32 bits */
+                    if (bits == 64 && k >= 32) {
+                        uint32_t x = k > 32 ? v_mul(c, r, v_const(c, (int64_t)1 << (k - 32)), line) : r;
+                        uint32_t xf = v_fits(c, x, SG_ACCESS_FITS_S32, line);
+                        if (k == 32) r = xf;
+                        else if (V(c, xf)->kind != V_POLY) r = xf; /* the check did not fit */
+                        else r = mk_poly(c, &q, V(c, xf), NULL, false, 0, 0);
+                    }
+                }
                 else
                     r = v_uniform(c, SG_ACCESS_U_SHR, a, OPV(2), bits, sg_ptx_type_is_signed(t));
                 if (r == SG_NONE && rg.lo >= 0)

@@ -229,7 +229,7 @@ typedef enum {
     SG_ACCESS_F_TEXTURE,       /* tex, tld4, txq */
     SG_ACCESS_F_SURFACE,       /* suld, sust, sured, suq */
     SG_ACCESS_F_ASYNC_PROXY,   /* cp.async.bulk*, cp.reduce.async.bulk, st.async, red.async,
-                                  fence.proxy.async, tensormap.*, multimem */
+                                  fence.proxy.async, tensormap.*, multimem, wgmma, tcgen05 */
     SG_ACCESS_F_CP_ASYNC,      /* cp.async (non-bulk) */
     SG_ACCESS_F_MBARRIER,      /* mbarrier.* */
     SG_ACCESS_F_MODULE_GLOBAL, /* refers to a module-scope .global or .const variable */
@@ -243,7 +243,8 @@ typedef enum {
     SG_ACCESS_F_SHARED,        /* static .shared variables */
     SG_ACCESS_F_DYN_SHARED,    /* .extern .shared (dynamic shared memory) */
     SG_ACCESS_F_BARRIER,       /* bar.*, barrier.* */
-    SG_ACCESS_F_EARLY_RETURN,  /* a thread can return without reaching a barrier others reach */
+    SG_ACCESS_F_EARLY_RETURN,  /* a thread can return without reaching a barrier others reach:
+                                  some barrier's block does not post-dominate the entry */
     SG_ACCESS_F_PARAM_ADDRESS, /* takes a parameter's address */
     SG_ACCESS_F_LDG_NC,        /* ld.global.nc */
     SG_ACCESS_F_GRIDDEP,       /* griddepcontrol.* */
@@ -252,6 +253,11 @@ typedef enum {
     SG_ACCESS_F_CLUSTER,       /* cluster special registers, .shared::cluster, cluster directives */
     SG_ACCESS_F_CLOCK,         /* reads clocks or timers */
     SG_ACCESS_F_SETMAXNREG,
+    SG_ACCESS_F_WARP,          /* warp-level or lane-dependent: shfl, vote, match, redux,
+                                  activemask, elect, wmma/mma/ldmatrix/stmatrix, %laneid,
+                                  %warpid, %nwarpid, %smid, %nsmid, %gridid, %lanemask_* */
+    SG_ACCESS_F_DYN_STACK,     /* alloca, stacksave, stackrestore */
+    SG_ACCESS_F_INDIRECT_BRANCH, /* brx.idx */
     SG_ACCESS_F_COUNT
 } sg_access_flag_t;
 
@@ -306,6 +312,15 @@ int sg_access_analyze_ptx(const sg_ptx_module_t *m, const char *kernel, sg_acces
 int sg_access_analyze_text(const char *ptx, size_t len, const char *kernel,
                            sg_access_kernel_t *out);
 void sg_access_kernel_free(sg_access_kernel_t *k);
+
+/* Mark in mask (size bytes, the parameter buffer) every byte whose value
+ * the analysis of k depends on: the pointer word of each site with a
+ * parameter base, and every parameter word in its expressions (offsets,
+ * facts and their checks, uniform values, loop conditions). Evaluating k
+ * for parameters that differ only outside the mask gives the same ranges:
+ * what a fused stage's new parameters may change (the in-app optimizer's
+ * exec updates). Words past size are ignored. */
+void sg_access_param_mask(const sg_access_kernel_t *k, uint8_t *mask, size_t size);
 
 /* Cache key of an analysis: xxh64 over image hash, kernel name and layout,
  * as 16 lowercase hex digits. */
@@ -376,6 +391,16 @@ typedef struct {
     uint64_t cta_lo, cta_hi;       /* CTA (0,0,0) */
     int64_t coef[6];
     int64_t c0;
+    /* affine in the ids, plus other variables: offset = sum coef[i] * ids[i] + c0 + R,
+       R a sum of terms each of degree 1 in a loop count or an opaque value (an
+       unrolled grid-stride loop after its remainder loop), rest_gcd the gcd of R's
+       coefficients (0: no R, then linear is set too). loop/loop_coef: R is the one
+       term loop_coef * K of loop `loop`; SG_NONE and 0 otherwise. coef and c0 are
+       set whenever affine_ids is. */
+    bool affine_ids;
+    int64_t rest_gcd;
+    uint32_t loop;
+    int64_t loop_coef;
     char detail[96];
 } sg_access_range_t;
 

@@ -129,6 +129,7 @@ static uint64_t trunc_bits(i128 v, uint32_t bits)
 
 static i128 as_math(uint64_t u, uint32_t bits, bool s)
 {
+    if (bits == 0) return 0; /* an untyped value: no bits (and u >> -1 is undefined) */
     if (bits < 64) {
         u &= (1ull << bits) - 1;
         if (s && (u >> (bits - 1)) & 1) return (i128)u - ((i128)1 << bits);
@@ -913,6 +914,18 @@ static int exact_set(const vars_t *v, const sg_access_expr_t *off, const ccond_t
 
 /* ---- one site -------------------------------------------------------------------- */
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    if (a < 0) a = -a;
+    if (b < 0) b = -b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 static void set_unknown(sg_access_range_t *r, uint8_t reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -1287,22 +1300,37 @@ static void eval_known(env_t *env, uint32_t si, const sg_access_site_t *s, const
         r->thread_lo = r->base + (uint64_t)(int64_t)thr.lo;
         r->thread_hi = r->base + (uint64_t)(int64_t)thr.hi + w;
     }
-    /* the linear form in the thread and CTA ids */
-    r->linear = true;
+    /* the affine form in the thread and CTA ids, and what else there is */
+    r->affine_ids = true;
     r->c0 = off.c;
+    uint32_t rest_terms = 0;
     for (uint32_t i = 0; i < off.n; i++) {
         const sg_access_term_t *t = &off.t[i];
         uint32_t arg = SG_ACCESS_ATOM_ARG(t->atoms[0]);
-        if (t->atoms[1] || SG_ACCESS_ATOM_KIND(t->atoms[0]) != SG_ACCESS_ATOM_SREG) {
-            r->linear = false;
+        uint32_t kind = SG_ACCESS_ATOM_KIND(t->atoms[0]);
+        if (!t->atoms[1] && (kind == SG_ACCESS_ATOM_LOOP || kind == SG_ACCESS_ATOM_OPAQUE)) {
+            r->rest_gcd = gcd64(r->rest_gcd, t->coef);
+            if (kind == SG_ACCESS_ATOM_LOOP && !rest_terms++) {
+                r->loop = arg;
+                r->loop_coef = t->coef;
+            } else {
+                r->loop_coef = 0; /* more than one: no single loop */
+            }
+            continue;
+        }
+        if (t->atoms[1] || kind != SG_ACCESS_ATOM_SREG) {
+            r->affine_ids = false;
             continue;
         }
         r->coef[arg <= SG_ACCESS_TID_Z ? arg : 3 + (arg - SG_ACCESS_CTAID_X)] = t->coef;
     }
-    if (!r->linear) {
+    if (!r->affine_ids) {
         memset(r->coef, 0, sizeof r->coef);
         r->c0 = 0;
+        r->rest_gcd = 0;
+        r->loop_coef = 0;
     }
+    r->linear = r->affine_ids && !r->rest_gcd;
     /* the buffer */
     if (s->base_kind == SG_ACCESS_BASE_PARAM) {
         uint32_t bi = SG_NONE;
@@ -1379,6 +1407,7 @@ int sg_access_eval(const sg_access_kernel_t *k, const sg_kernel_t *node, const s
         } else {
             eval_site(&env, i, buffers, n_buffers, r);
         }
+        if (!r->loop_coef) r->loop = SG_NONE; /* no loop term (the ranges start zeroed) */
         if (r->status == SG_ACCESS_ST_UNKNOWN) {
             if (!out->n_unknown)
                 snprintf(out->reason, sizeof out->reason, "line %u: %s: %.90s", k->sites[i].line,

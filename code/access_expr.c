@@ -345,6 +345,34 @@ void sg_access_param_atom_decode(sg_access_atom_t a, uint32_t *off, uint32_t *wi
     if (is_signed) *is_signed = (arg >> 18) & 1u;
 }
 
+static void mark(uint8_t *mask, size_t size, uint32_t off, uint32_t width)
+{
+    for (uint32_t i = 0; i < width && (size_t)off + i < size; i++) mask[off + i] = 1;
+}
+
+static void mark_expr(const sg_access_expr_t *e, uint8_t *mask, size_t size)
+{
+    for (uint32_t i = 0; i < e->n && i < SG_ACCESS_MAX_TERMS; i++)
+        for (uint32_t d = 0; d < SG_ACCESS_MAX_DEGREE; d++) {
+            sg_access_atom_t a = e->t[i].atoms[d];
+            if (SG_ACCESS_ATOM_KIND(a) != SG_ACCESS_ATOM_PARAM) continue;
+            uint32_t off, width;
+            sg_access_param_atom_decode(a, &off, &width, NULL);
+            mark(mask, size, off, width);
+        }
+}
+
+void sg_access_param_mask(const sg_access_kernel_t *k, uint8_t *mask, size_t size)
+{
+    for (uint32_t i = 0; i < k->n_sites; i++) {
+        const sg_access_site_t *x = &k->sites[i];
+        if (x->base_kind == SG_ACCESS_BASE_PARAM) mark(mask, size, x->base_param, 8);
+        mark_expr(&x->offset, mask, size);
+    }
+    for (uint32_t i = 0; i < k->n_conds; i++) mark_expr(&k->conds[i].e, mask, size);
+    for (uint32_t i = 0; i < k->n_exprs; i++) mark_expr(&k->exprs[i], mask, size);
+}
+
 static int atom_text(sg_access_atom_t a, char *buf, size_t n)
 {
     static const char *const sreg[12] = {"tid.x",   "tid.y",   "tid.z",   "ntid.x",

@@ -42,7 +42,7 @@ const char *sg_access_flag_name(sg_access_flag_t f)
         "extern-call",   "indirect-call", "runtime-call",  "device-launch", "dynamic-smem-size",
         "shared",        "dynamic-shared", "barrier",      "early-return",  "param-address",
         "ld.global.nc",  "griddepcontrol", "local-memory", "atomic",        "cluster",
-        "clock",         "setmaxnreg",
+        "clock",         "setmaxnreg",    "warp-level",    "dynamic-stack", "indirect-branch",
     };
     return (unsigned)f < SG_ACCESS_F_COUNT ? names[f] : "?";
 }

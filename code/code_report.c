@@ -480,10 +480,7 @@ const char *sg_arch_list_format(const sg_arch_list_t *l, char *buf, size_t n)
 
 uint32_t sg_code_report_default_arch(const sg_graph_t *g)
 {
-    if (g && g->device.cc_major > 0 && g->device.cc_major < 100 && g->device.cc_minor >= 0 &&
-        g->device.cc_minor < 10)
-        return (uint32_t)(g->device.cc_major * 10 + g->device.cc_minor);
-    return SG_CODE_REPORT_DEFAULT_ARCH;
+    return g ? sg_code_arch_of(g->device.cc_major, g->device.cc_minor) : SG_CODE_REPORT_DEFAULT_ARCH;
 }
 
 void sg_code_report_free(sg_code_report_t *r)

@@ -851,3 +851,10 @@ void sg_code_hash(const void *p, size_t n, char out[17])
 {
     sg_bundle_hash(p, n, out); /* the format's hash, defined with the format */
 }
+
+uint32_t sg_code_arch_of(int cc_major, int cc_minor)
+{
+    if (cc_major > 0 && cc_major < 100 && cc_minor >= 0 && cc_minor < 10)
+        return (uint32_t)(cc_major * 10 + cc_minor);
+    return 90;
+}

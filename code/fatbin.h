@@ -191,6 +191,10 @@ typedef enum {
 /* Stable short names ("ok", "sass_only", "only_higher_target", ...). */
 const char *sg_ptx_reason_name(sg_ptx_reason_t r);
 
+/* The sm number of a device of compute capability major.minor (90 for
+ * 9.0); 90 when they are not a capability (unrecorded). */
+uint32_t sg_code_arch_of(int cc_major, int cc_minor);
+
 typedef struct {
     sg_ptx_reason_t reason;
     uint32_t entry;     /* chosen fatbin entry, SG_NONE when none */

@@ -162,9 +162,19 @@ typedef struct {
     char err[1024];
 } table_state_t;
 
+/* The lookup the tables use: dlsym, unless the caller gave another
+ * (sg_nvlib_use_dlsym). Set once, before the first table is filled. */
+static void *(*volatile lookup)(void *, const char *);
+
+void sg_nvlib_use_dlsym(void *(*fn)(void *, const char *))
+{
+    lookup = fn;
+}
+
 static bool resolve(void *h, const char *lib, const char *symbol, void **slot, table_state_t *t)
 {
-    *slot = dlsym(h, symbol);
+    void *(*fn)(void *, const char *) = lookup;
+    *slot = fn ? fn(h, symbol) : dlsym(h, symbol);
     if (*slot) return true;
     snprintf(t->err, sizeof t->err, "%s has no %s: it is older than the CUDA %d.%d headers sgcap "
              "was built with", lib, symbol, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);

@@ -22,9 +22,13 @@
  * a process that uses them has the library loaded already (step 1), and
  * an offline sgcap does not know which Python the user means.
  *
- * Offline code only: inside libsgcap.so a dlopen/dlsym made by sgcap would
- * resolve to the shim's own hooks, so the in-app code gets its entry points
- * from inject/ instead (inject.h: SG_REAL). Thread-safe; nothing prints.
+ * Inside libsgcap.so the public dlsym is the shim's own, which hands out
+ * the shim's hooks for NVRTC's functions (and its driver entry points come
+ * from inject/: SG_REAL): there the optimizer gives the real dlsym to
+ * sg_nvlib_use_dlsym before any table is filled, so the fuser's NVRTC and
+ * nvJitLink calls go to the libraries and never through the shim's hooks
+ * (never recorded as the program's NVRTC programs). dlopen is not hooked.
+ * Thread-safe; nothing prints.
  */
 #ifndef SGCAP_CODE_NVLIB_H
 #define SGCAP_CODE_NVLIB_H
@@ -34,6 +38,8 @@
 #include <cupti.h>
 #include <nvJitLink.h>
 #include <nvrtc.h>
+
+#include "nvlib_lookup.h" /* sg_nvlib_use_dlsym */
 
 #ifdef __cplusplus
 extern "C" {

@@ -19,6 +19,7 @@
 #include "views.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1124,4 +1125,22 @@ int sg_kernel_const_pointer_params(const char *mangled, uint32_t n_params, bool 
 out:
     free(block);
     return rc;
+}
+
+const char *sg_kernel_plain_name(const char *mangled, char *buf, size_t n)
+{
+    if (!n) return buf;
+    if (!mangled) mangled = "";
+    if (mangled[0] == '_' && mangled[1] == 'Z') {
+        const char *p = mangled + 2;
+        size_t len = 0;
+        while (*p >= '0' && *p <= '9' && len < 100000)
+            len = len * 10 + (size_t)(*p++ - '0');
+        if (len && strnlen(p, len) == len) {
+            snprintf(buf, n, "%.*s", (int)len, p);
+            return buf;
+        }
+    }
+    snprintf(buf, n, "%s", mangled);
+    return buf;
 }

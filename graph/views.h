@@ -53,6 +53,10 @@ const char *sg_dot_summary_text(const sg_dot_summary_t *s, char *buf, size_t n);
  * Writes at most n bytes including the NUL; returns buf. Uses libstdc++'s
  * demangler (names.c): offline code only, never linked into the shim. */
 const char *sg_kernel_short_name(const char *mangled, char *buf, size_t n);
+/* Without a demangler (in the app too, mangled.c): the first identifier of
+ * an Itanium name (`_Z6k_axpbPfPKfffm` -> "k_axpb"), else the name as it
+ * is. Writes at most n bytes including the NUL; returns buf. */
+const char *sg_kernel_plain_name(const char *mangled, char *buf, size_t n);
 
 /* Which parameters of a C++ kernel are pointers to const, read from its
  * mangled name (`_Z6k_axpbPfPKfffm` -> {0, 1, 0, 0, 0}). A kernel reads

@@ -37,6 +37,12 @@ void *sg_inject_resolve_real_dlsym(void)
     return (void *)fn;
 }
 
+void *sg_inject_real_dlsym(void *handle, const char *name)
+{
+    void *(*real)(void *, const char *) = (void *(*)(void *, const char *))sg_inject_resolve_real_dlsym();
+    return real ? real(handle, name) : NULL;
+}
+
 /* Lookups on an explicit handle. */
 void *sg_dlsym_explicit(void *handle, const char *name) SG_HIDDEN;
 void *sg_dlsym_explicit(void *handle, const char *name)

@@ -70,6 +70,12 @@ const char *sg_inject_fn_name(sg_fn_id_t id) SG_INJECT_HIDDEN;
  * does not exist (old driver, fake driver, library not loaded). */
 void *sg_inject_real(sg_fn_id_t id) SG_INJECT_HIDDEN;
 
+/* The real dlsym (glibc's, never the exported one, which swaps CUDA and
+ * NVRTC functions for the shim's hooks): for in-app code that opens a
+ * library itself (the fuser's NVRTC, code/nvlib.h). NULL when glibc's
+ * cannot be found. */
+void *sg_inject_real_dlsym(void *handle, const char *name) SG_INJECT_HIDDEN;
+
 /* Typed: SG_REAL(cuGraphGetNodes)(graph, nodes, &n). Spell the exported name
  * (cuGraphGetEdges_v2, not cuGraphGetEdges). Check for NULL first. */
 #define SG_REAL(name) ((__typeof__(&name))sg_inject_real(SG_FN_##name))

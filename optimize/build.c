@@ -6,8 +6,8 @@
  * the program has it (the relocation map holds every buffer at its own
  * address; the materializer adds the graph's own allocations, which G1
  * gets at new addresses). No
- * code is loaded for nodes the passes kept; a kernel a pass made (a fused
- * chain) needs its code loaded, which the fusion pass will provide. */
+ * code is loaded for nodes the passes kept; a fused chain's kernel is the
+ * cubin the fuse pass made, loaded once per process (code.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 typedef struct {
     const sg_opt_driver_t *d;
     const sg_graph_t *root;
+    const sg_rewrite_files_t *files; /* the fused kernels' code */
     const uint64_t *orig;
     uint32_t n_orig;
     sg_opt_built_t *out;
@@ -32,6 +33,26 @@ static int kernel_hook(void *user, const sg_graph_t *owner, const sg_node_t *nod
     hooks_ctx_t *h = user;
     *loaded = false;
     uint64_t orig = owner == h->root && node->id < h->n_orig ? h->orig[node->id] : 0;
+    const sg_fusion_t *rec = owner == h->root ? sg_graph_fusion(h->root, node->id) : NULL;
+    if (rec && node->synthesized) {
+        /* a fused chain: the cubin the pass made */
+        const sg_image_t *im = sg_graph_image(h->root, rec->cubin_image);
+        const sg_rewrite_file_t *f = NULL;
+        for (size_t i = 0; im && im->file && h->files && i < h->files->n && !f; i++)
+            if (!strcmp(h->files->files[i].relpath, im->file)) f = &h->files->files[i];
+        if (!f) {
+            snprintf(err, errlen, "fused node n%u: its cubin is not among the pass's files", node->id);
+            return SG_EUNSUPPORTED;
+        }
+        CUfunction fn_ = NULL;
+        int rc = sg_opt_fused_function(h->d, f->data, f->size, node->u.kernel.name, &fn_, err, errlen);
+        if (rc) return rc;
+        fn->func = fn_;
+        fn->kern = NULL;
+        fn->ctx = NULL;
+        *loaded = true; /* the materializer checks its layout against the node's */
+        return SG_OK;
+    }
     if (!orig) {
         snprintf(err, errlen,
                  "kernel node n%u (%.80s) has no node of the program's graph to take its function "
@@ -138,8 +159,8 @@ static int plant(const sg_opt_driver_t *d, CUcontext ctx, const sg_graph_t *g, s
 }
 
 int sg_opt_build(const sg_opt_driver_t *d, CUcontext ctx, int device, const sg_graph_t *rewritten,
-                 const uint64_t *orig, uint32_t n_orig, bool with_plant, sg_opt_built_t *out,
-                 char *why, size_t n)
+                 const sg_rewrite_files_t *files, const uint64_t *orig, uint32_t n_orig,
+                 bool with_plant, sg_opt_built_t *out, char *why, size_t n)
 {
     memset(out, 0, sizeof *out);
     sg_reloc_map_init(&out->map);
@@ -160,7 +181,7 @@ int sg_opt_build(const sg_opt_driver_t *d, CUcontext ctx, int device, const sg_g
             return SG_ENOMEM;
         }
     }
-    hooks_ctx_t h = {d, rewritten, orig, n_orig, out, why, n};
+    hooks_ctx_t h = {d, rewritten, files, orig, n_orig, out, why, n};
     sg_mat_t m;
     memset(&m, 0, sizeof m);
     m.drv = &d->r;

@@ -35,6 +35,8 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
+#include "code/fatbin.h"
+#include "code/nvlib_lookup.h"
 #include "optimize.h"
 #include "state.h"
 
@@ -147,6 +149,7 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     bool cacheable = false; /* a refusal decided by the graph alone */
     sg_opt_rewrite_stats_t st;
     memset(&st, 0, sizeof st);
+    sg_rewrite_files_t files = {0}; /* the fused kernels' code, until G1 is built */
     char cwhy[200] = "";
     model = sg_capture_model(graph, &orig, &n_orig, &unreadable, cwhy, sizeof cwhy);
     if (!model) {
@@ -173,7 +176,9 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
         snprintf(why, sizeof why, "out of memory");
         goto out;
     }
-    if (sg_opt_pipeline(rw, &st, why, sizeof why) != SG_OK) goto out;
+    if (sg_opt_pipeline(rw, sg_code_arch_of(model->device.cc_major, model->device.cc_minor),
+                        sg_opt_kernel_ptx, &files, &st, why, sizeof why) != SG_OK)
+        goto out;
     cacheable = true;
     if (sg_opt_fusion_blind(model, rw, why, sizeof why)) goto out;
     cacheable = false;
@@ -197,8 +202,8 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
         goto out;
     }
     char bwhy[200] = "";
-    if (sg_opt_build(&sg_opt.drv, ctx, (int)dev, rw, orig, n_orig, sg_opt.cfg.plant, &built, bwhy,
-                     sizeof bwhy) != SG_OK) {
+    if (sg_opt_build(&sg_opt.drv, ctx, (int)dev, rw, &files, orig, n_orig, sg_opt.cfg.plant,
+                     &built, bwhy, sizeof bwhy) != SG_OK) {
         snprintf(why, sizeof why, "building the optimized graph failed: %s", bwhy);
         goto out;
     }
@@ -239,11 +244,13 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
 out:
     if (e1) sg_opt.drv.r.cuGraphExecDestroy(e1);
     sg_opt_built_free(&sg_opt.drv, &built);
+    sg_rewrite_files_free(&files);
     sg_inject_relaxed_end(&rx);
     pthread_mutex_lock(&sg_opt.lock);
     record_t *r = sg_opt_record(rec);
     if (r) {
         r->fused = st.fused_chains;
+        snprintf(r->chains, sizeof r->chains, "%s", st.chains);
         r->build_ms = sg_opt_now_ms() - t0;
     }
     if (verdict == REC_PENDING) {
@@ -542,6 +549,9 @@ static const sg_observer_t observer = {
 static int start(void)
 {
     if (sg_inject_config()->mode != SG_MODE_OPTIMIZE) return SG_OK;
+    /* the fuser's NVRTC (code/nvlib.h) is looked up with the real dlsym:
+     * never the shim's hooks of NVRTC */
+    sg_nvlib_use_dlsym(sg_inject_real_dlsym);
     char warn[300];
     sg_opt_config_read(&sg_opt.cfg, warn, sizeof warn);
     if (warn[0]) sg_opt_log("optimize: %s", warn);
@@ -592,9 +602,10 @@ __attribute__((destructor)) static void summary(void)
                      r->checks > 1 ? "s" : "", r->check_ms, r->checks > 1 ? " in all" : "",
                      r->e1_ms, r->e0_ms, r->e0_ms > 0 ? r->e1_ms / r->e0_ms : 0.0);
         sg_opt_log("summary: optimize: graph %u (exec %#" PRIx64 ", %u nodes): %s%s%s; %u fused "
-                   "chains%s; %u updates translated; built in %.3f ms",
+                   "%s%s%s%s; %u updates translated; built in %.3f ms",
                    r->seq, r->e0, r->nodes, sg_opt_state_names[r->state], r->why[0] ? ": " : "",
-                   r->why, r->fused, check, r->translated, r->build_ms);
+                   r->why, r->fused, r->fused == 1 ? "chain" : "chains", r->chains[0] ? ": " : "",
+                   r->chains, check, r->translated, r->build_ms);
     }
     if (sg_opt.seq > sg_opt.n_records)
         sg_opt_log("summary: optimize: %u more graphs counted above, not listed",

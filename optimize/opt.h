@@ -18,6 +18,7 @@
 #include "graph/graph.h"
 #include "replay/driver.h"
 #include "replay/replay.h"
+#include "rewrite/pass.h"
 
 /* ---- configuration (the environment, docs/INJECT.md) ---------------------- */
 
@@ -104,14 +105,38 @@ int sg_opt_diff(const sg_graph_t *was, const sg_graph_t *now, bool *same, sg_nod
 typedef struct {
     uint32_t passes;       /* passes run */
     uint32_t fused_chains; /* kernels a pass synthesized out of chains */
+    char chains[200];      /* them, for the summary: "n1+n2 (k_axpb -> k_square), ..." */
 } sg_opt_rewrite_stats_t;
 
-/* Rewrite g in place with the in-app pass list (pipeline.c). Returns 0, or
- * an SG_E* code with the failing pass's words in why (g is then partly
- * rewritten: callers pass a clone). */
-int sg_opt_pipeline(sg_graph_t *g, sg_opt_rewrite_stats_t *st, char *why, size_t n);
+/* Rewrite g in place with the in-app pass list (pipeline.c). `fuse`
+ * compiles for sm_<arch> and reads kernels' PTX through kernel_ptx (NULL:
+ * it fuses nothing); the fused kernels' code goes into files (their cubin
+ * and PTX, named by g's images). Returns 0, or an SG_E* code with the
+ * failing pass's words in why (g is then partly rewritten: callers pass a
+ * clone). */
+int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kernel_ptx,
+                    sg_rewrite_files_t *files, sg_opt_rewrite_stats_t *st, char *why, size_t n);
 /* The passes, comma separated (for the log). */
 const char *sg_opt_pipeline_names(void);
+
+/* Fused kernels compiled per graph in the app (each costs NVRTC about a
+ * tenth of a second): the chains past it keep their kernels. */
+#define SG_OPT_MAX_FUSED 16
+
+/* ---- code for fusion (code.c) ------------------------------------------------------ */
+
+/* The fuse pass's kernel_ptx hook in the app: PTX from the images capture
+ * holds in the process (a PTX image, a fatbin's best PTX entry, a captured
+ * NVRTC program recompiled, cached per source and arch). */
+int sg_opt_kernel_ptx(void *user, const sg_graph_t *g, const char *kernel, uint32_t image,
+                      uint32_t arch, char **ptx, size_t *len, char *why, size_t n);
+
+/* Which bytes of a kernel's parameters the access analysis of its code
+ * reads (sg_access_param_mask): what a fused stage's legality was proven
+ * with. mask has k->params_size bytes; 0, or an SG_E* code with why (no
+ * PTX, code not analyzable). Cached per image, kernel and layout. */
+int sg_opt_stage_param_mask(const sg_graph_t *g, const sg_kernel_t *k, uint8_t *mask, char *why,
+                            size_t n);
 
 /* ---- the driver (driver.c) ----------------------------------------------------- */
 
@@ -150,6 +175,12 @@ int sg_opt_driver_fill(sg_opt_driver_t *d, char *why, size_t n);
 /* "what: CUDA_ERROR_NAME" into why; returns SG_ECUDA. */
 int sg_opt_cu_fail(const sg_opt_driver_t *d, CUresult rc, const char *what, char *why, size_t n);
 
+/* A fused kernel's function in the current context: its cubin loaded with
+ * cuLibraryLoadData once per process (by content hash), then the kernel
+ * `name` of it (code.c). SG_ECUDA/SG_ELIMIT/SG_EUNSUPPORTED with why. */
+int sg_opt_fused_function(const sg_opt_driver_t *d, const void *cubin, size_t size,
+                          const char *name, CUfunction *out, char *why, size_t n);
+
 /* ---- the optimized graph (build.c) ---------------------------------------------- */
 
 typedef struct {
@@ -163,12 +194,14 @@ typedef struct {
 
 /* Build `rewritten` as a CUgraph in the application's context `ctx`:
  * kernels run the very functions of the original nodes (`orig[id]`, the
- * CUgraphNode of model node id in the program's graph), events are the
- * program's, memory is where it is. With plant, one memset node after
- * every sink writes 0x5C over the first bytes of the plant target. */
+ * CUgraphNode of model node id in the program's graph), a fused node the
+ * cubin the pass made (in `files`, named by its fusion record's image,
+ * loaded with sg_opt_fused_function), events are the program's, memory is
+ * where it is. With plant, one memset node after every sink writes 0x5C
+ * over the first bytes of the plant target. */
 int sg_opt_build(const sg_opt_driver_t *d, CUcontext ctx, int device, const sg_graph_t *rewritten,
-                 const uint64_t *orig, uint32_t n_orig, bool plant, sg_opt_built_t *out, char *why,
-                 size_t n);
+                 const sg_rewrite_files_t *files, const uint64_t *orig, uint32_t n_orig, bool plant,
+                 sg_opt_built_t *out, char *why, size_t n);
 void sg_opt_built_free(const sg_opt_driver_t *d, sg_opt_built_t *b);
 
 /* ---- the shadow check (check.c) ---------------------------------------------------- */

@@ -1,19 +1,20 @@
 /* pipeline.c: the passes the in-app optimizer runs on a graph before it
  * builds the optimized one, in order. The ordering passes come first (they
- * make every ordering explicit before anything moves); chain fusion is one
- * more line, "fuse", once it can run inside the app: it compiles with
- * NVRTC through code/nvlib.c today, which the shim cannot use (its dlopen
- * and dlsym would resolve to the shim's own wrappers), so libsgcap.so's
- * build of rewrite/ (sgcap_rewrite_app) leaves it out of the registry until
- * NVRTC comes from the shim's real entry points. The list is the
- * optimizer's own rather than rewrite's default list, so a new offline pass
- * never enters the application by itself: whatever is listed here runs
- * inside it and must follow the in-app rules (docs/ARCHITECTURE.md). The
- * pass manager verifies after every pass that no ordering of the input was
- * lost (pass.h); a pass that fails or loses one leaves the original in
- * place. */
+ * make every ordering explicit before anything moves), then chain fusion:
+ * `fuse` reads each stage's PTX from the images capture holds in the
+ * process (code.c), compiles with NVRTC through code/nvlib.c, which the
+ * optimizer points at the real dlsym (module.c), so the fuser's NVRTC calls
+ * never pass through the shim's own hooks, at most SG_OPT_MAX_FUSED kernels
+ * per graph. The list is the optimizer's own rather than rewrite's default
+ * list, so a new offline pass never enters the application by itself:
+ * whatever is listed here runs inside it and must follow the in-app rules
+ * (docs/ARCHITECTURE.md). The pass manager verifies after every pass that
+ * no ordering of the input was lost (pass.h); a pass that fails or loses
+ * one leaves the original in place. */
 #include <stdio.h>
 #include <string.h>
+
+#include "graph/views.h"
 
 #include "opt.h"
 #include "rewrite/pass.h"
@@ -21,6 +22,7 @@
 static const char *const passes[] = {
     "control-deps",
     "defer-dealloc",
+    "fuse",
 };
 #define N_PASSES (sizeof passes / sizeof passes[0])
 
@@ -35,12 +37,54 @@ const char *sg_opt_pipeline_names(void)
     return names;
 }
 
-int sg_opt_pipeline(sg_graph_t *g, sg_opt_rewrite_stats_t *st, char *why, size_t n)
+/* The fused kernels of g, each as its stages' nodes and kernels:
+ * "n1+n2 (k_axpb -> k_square)"; more than three stages as
+ * "first -> ... -> last, 8 stages". Cut with "..." at n. */
+static void describe_fused(const sg_graph_t *g, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < g->n_fusions && at + 1 < n; i++) {
+        const sg_fusion_t *f = &g->fusions[i];
+        if (!f->n_stages || !sg_graph_node(g, f->node)) continue;
+        char part[200] = "", names[160] = "", a[48], b[48], c[48];
+        size_t p = 0;
+        for (uint32_t s = 0; s < f->n_stages && p + 1 < sizeof part; s++)
+            p += (size_t)snprintf(part + p, sizeof part - p, "%sn%u", s ? "+" : "",
+                                  f->stages[s].node);
+        sg_kernel_plain_name(f->stages[0].kernel.name, a, sizeof a);
+        sg_kernel_plain_name(f->stages[f->n_stages - 1].kernel.name, b, sizeof b);
+        if (f->n_stages == 1)
+            snprintf(names, sizeof names, "%s", a);
+        else if (f->n_stages == 2)
+            snprintf(names, sizeof names, "%s -> %s", a, b);
+        else if (f->n_stages == 3)
+            snprintf(names, sizeof names, "%s -> %s -> %s", a,
+                     sg_kernel_plain_name(f->stages[1].kernel.name, c, sizeof c), b);
+        else
+            snprintf(names, sizeof names, "%s -> ... -> %s, %u stages", a, b, f->n_stages);
+        int w = snprintf(buf + at, n - at, "%s%s (%s)", at ? ", " : "", part, names);
+        if (w < 0 || (size_t)w >= n - at) {
+            if (n > 4) snprintf(buf + (n - 4), 4, "...");
+            return;
+        }
+        at += (size_t)w;
+    }
+}
+
+int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kernel_ptx,
+                    sg_rewrite_files_t *files, sg_opt_rewrite_stats_t *st, char *why, size_t n)
 {
     memset(st, 0, sizeof *st);
     uint32_t fused_before = sg_opt_fused_nodes(g);
     sg_report_t *report = sg_report_create(); /* text only, for a failure's reason */
-    int rc = sg_rewrite_run(g, passes, N_PASSES, report);
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    opt.files = files;
+    opt.kernel_ptx = kernel_ptx;
+    opt.fuse_arch = arch;
+    opt.fuse_max_kernels = SG_OPT_MAX_FUSED;
+    int rc = sg_rewrite_run_opts(g, passes, N_PASSES, &opt, report);
     if (rc) {
         /* the end of the report names the pass and what it found */
         const char *text = sg_report_text(report);
@@ -59,5 +103,6 @@ int sg_opt_pipeline(sg_graph_t *g, sg_opt_rewrite_stats_t *st, char *why, size_t
     st->passes = (uint32_t)N_PASSES;
     uint32_t fused = sg_opt_fused_nodes(g);
     st->fused_chains = fused > fused_before ? fused - fused_before : 0;
+    if (st->fused_chains) describe_fused(g, st->chains, sizeof st->chains);
     return SG_OK;
 }

@@ -35,6 +35,7 @@ typedef struct {
     rec_state_t state;
     char why[220];
     uint32_t fused;
+    char chains[200]; /* the fused chains (sg_opt_rewrite_stats_t.chains) */
     double build_ms; /* model, passes, G1 and E1 at instantiate */
     double check_ms;
     float e1_ms, e0_ms;

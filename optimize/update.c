@@ -3,8 +3,13 @@
  * has been applied to E0; E1 follows when the node is in E1 as it is in
  * the program's graph and the new parameters keep to the buffers E1 was
  * checked with (decide.c: sg_opt_kernel_args_ok, sg_opt_address_ok);
- * pointers into the graph's own allocations are rewritten to G1's. Anything
- * else sends the exec back to E0 for good. Both models (what E0 runs, what
+ * pointers into the graph's own allocations are rewritten to G1's. A kernel
+ * node that is a stage of a fused kernel follows when its function and
+ * geometry stay and its new parameters differ only in bytes the stage's
+ * access analysis does not read (sg_opt_stage_param_mask: no address,
+ * bound or index the fusion was proven with changes, so the proof holds):
+ * its slice of the fused kernel's parameters is rewritten. Anything else
+ * sends the exec back to E0 for good. Both models (what E0 runs, what
  * E1 runs) take the new parameters, so later updates are judged against
  * them. Called under sg_opt.lock, in relaxed capture mode. */
 #include <inttypes.h>
@@ -15,6 +20,23 @@
 #include "capture/capture.h"
 #include "state.h"
 
+/* Under lock: the fused kernel of E1 that node id of the program's graph
+ * is stage *stage of, or NULL. */
+static const sg_fusion_t *fused_stage(const exec_entry_t *e, sg_node_id_t id, uint32_t *stage)
+{
+    const sg_graph_t *r = e->rewritten;
+    for (uint32_t i = 0; i < r->n_fusions; i++) {
+        const sg_fusion_t *f = &r->fusions[i];
+        if (!sg_graph_node(r, f->node)) continue;
+        for (uint32_t s = 0; s < f->n_stages; s++)
+            if (f->stages[s].node == id) {
+                *stage = s;
+                return f;
+            }
+    }
+    return NULL;
+}
+
 /* Under lock. Can node `id` of e follow an update: is it in E1 as it is
  * in the program's graph? */
 static bool survives(exec_entry_t *e, sg_node_id_t id, sg_node_t **model_node, CUgraphNode *g1,
@@ -23,9 +45,14 @@ static bool survives(exec_entry_t *e, sg_node_id_t id, sg_node_t **model_node, C
     sg_node_t *a = sg_graph_node(e->model, id);
     const sg_node_t *b = sg_graph_node(e->rewritten, id);
     if (!a || !b || !sg_opt_same_payload(a, b) || id >= e->built.n_nodes || !e->built.nodes[id]) {
-        /* A stage of a fused kernel will be carried over here too, once
-         * the fused node records its stages' parameter slices. */
-        snprintf(why, n, "node n%u is not in the optimized graph as it is in the program's", id);
+        uint32_t s = 0;
+        const sg_fusion_t *f = fused_stage(e, id, &s);
+        if (f)
+            snprintf(why, n, "node n%u is stage %u of fused kernel n%u in the optimized graph", id,
+                     s, f->node);
+        else
+            snprintf(why, n, "node n%u is not in the optimized graph as it is in the program's",
+                     id);
         return false;
     }
     *model_node = a;
@@ -85,12 +112,116 @@ static bool same_function(const CUDA_KERNEL_NODE_PARAMS *p, const sg_kernel_t *k
     return name && k->name && strcmp(name, k->name) == 0;
 }
 
+/* The parameter of k holding byte b (its index), or k->n_params. */
+static uint32_t param_at(const sg_kernel_t *k, uint32_t b)
+{
+    for (uint32_t i = 0; i < k->n_params; i++)
+        if (b >= k->param_offsets[i] && b < k->param_offsets[i] + k->param_sizes[i]) return i;
+    return k->n_params;
+}
+
+/* New parameters `bytes` (checked by sg_opt_kernel_args_ok) for stage s of
+ * fused kernel f, model node x: rewrite that stage's slice of the fused
+ * node's parameters in E1. */
+static int carry_stage(exec_entry_t *e, const sg_node_t *x, const CUDA_KERNEL_NODE_PARAMS *p,
+                       const uint8_t *bytes, const sg_fusion_t *f, uint32_t s, char *why, size_t n)
+{
+    const sg_kernel_t *k = &x->u.kernel;
+    sg_node_t *fx = sg_graph_node(e->rewritten, f->node);
+    if (!fx || f->node >= e->built.n_nodes || !e->built.nodes[f->node] ||
+        (uint64_t)f->stages[s].param_base + k->params_size > fx->u.kernel.params_size) {
+        snprintf(why, n, "node n%u: fused kernel n%u is not in the optimized graph", x->id,
+                 f->node);
+        return SG_EUNSUPPORTED;
+    }
+    if (p->gridDimX != k->grid[0] || p->gridDimY != k->grid[1] || p->gridDimZ != k->grid[2] ||
+        p->blockDimX != k->block[0] || p->blockDimY != k->block[1] ||
+        p->blockDimZ != k->block[2] || p->sharedMemBytes != k->shared_bytes) {
+        snprintf(why, n,
+                 "node n%u is stage %u of fused kernel n%u, and the update changes its geometry",
+                 x->id, s, f->node);
+        return SG_EUNSUPPORTED;
+    }
+    uint8_t *mask = calloc(1, k->params_size + 1), *blob = NULL;
+    void **argv = NULL;
+    int rc = SG_ENOMEM;
+    if (!mask) goto out;
+    char w[200] = "";
+    rc = sg_opt_stage_param_mask(e->model, k, mask, w, sizeof w);
+    if (rc == SG_ENOMEM) goto out;
+    if (rc) {
+        snprintf(why, n, "node n%u is stage %u of fused kernel n%u: %s", x->id, s, f->node, w);
+        rc = SG_EUNSUPPORTED;
+        goto out;
+    }
+    for (uint32_t b = 0; b < k->params_size; b++)
+        if (mask[b] && bytes[b] != k->param_bytes[b]) {
+            uint32_t i = param_at(k, b);
+            snprintf(why, n,
+                     "node n%u is stage %u of fused kernel n%u: parameter %u (byte %u) changes, "
+                     "and the fusion was proven for its value (an address, bound or index the "
+                     "stage's accesses depend on)",
+                     x->id, s, f->node, i, b);
+            rc = SG_EUNSUPPORTED;
+            goto out;
+        }
+    const sg_kernel_t *fk = &fx->u.kernel;
+    blob = malloc(fk->params_size + 1);
+    argv = calloc(fk->n_params + 1, sizeof *argv);
+    rc = SG_ENOMEM;
+    if (!blob || !argv) goto out;
+    memcpy(blob, fk->param_bytes, fk->params_size);
+    memcpy(blob + f->stages[s].param_base, bytes, k->params_size);
+    /* the bytes the fused kernel runs with: pointers into graph allocations at G1's */
+    uint8_t *moved = malloc(fk->params_size + 1);
+    if (!moved) goto out;
+    memcpy(moved, blob, fk->params_size);
+    if (sg_reloc_kernel_params(&e->built.map, fk, moved, "update", NULL) < 0) {
+        free(moved);
+        goto out;
+    }
+    for (uint32_t i = 0; i < fk->n_params; i++) argv[i] = moved + fk->param_offsets[i];
+    CUDA_KERNEL_NODE_PARAMS q;
+    memset(&q, 0, sizeof q);
+    CUresult cr = sg_opt.drv.cuGraphKernelNodeGetParams_v2(e->built.nodes[f->node], &q);
+    if (cr == CUDA_SUCCESS) {
+        q.kernelParams = argv;
+        q.extra = NULL;
+        cr = sg_opt.drv.cuGraphExecKernelNodeSetParams_v2(e->e1, e->built.nodes[f->node], &q);
+    }
+    free(moved);
+    if (cr != CUDA_SUCCESS) {
+        sg_opt_cu_fail(&sg_opt.drv, cr, "the optimized graph refused the fused kernel's new parameters",
+                       why, n);
+        rc = SG_ECUDA;
+        goto out;
+    }
+    memcpy(fx->u.kernel.param_bytes, blob, fk->params_size); /* E1 runs these now */
+    rc = SG_OK;
+out:
+    if (rc == SG_ENOMEM && !why[0]) snprintf(why, n, "out of memory");
+    free(mask);
+    free(blob);
+    free(argv);
+    return rc;
+}
+
 static int carry_kernel(exec_entry_t *e, sg_node_id_t id, const CUDA_KERNEL_NODE_PARAMS *p,
                         char *why, size_t n)
 {
-    sg_node_t *x;
-    CUgraphNode g1;
-    if (!p || !survives(e, id, &x, &g1, why, n)) return SG_EUNSUPPORTED;
+    sg_node_t *x = NULL;
+    CUgraphNode g1 = NULL;
+    uint32_t stage = 0;
+    const sg_fusion_t *f = p ? fused_stage(e, id, &stage) : NULL;
+    if (f) {
+        x = sg_graph_node(e->model, id);
+        if (!x || x->type != SG_NODE_KERNEL) {
+            snprintf(why, n, "node n%u: not a kernel node of the program's graph", id);
+            return SG_EUNSUPPORTED;
+        }
+    } else if (!p || !survives(e, id, &x, &g1, why, n)) {
+        return SG_EUNSUPPORTED;
+    }
     const sg_kernel_t *k = &x->u.kernel;
     if (!same_function(p, k)) {
         snprintf(why, n, "the update gives node n%u another kernel than %.80s", id, k->name);
@@ -113,6 +244,11 @@ static int carry_kernel(exec_entry_t *e, sg_node_id_t id, const CUDA_KERNEL_NODE
     char w[200] = "";
     if (!sg_opt_kernel_args_ok(e->model, k, bytes, k->params_size, w, sizeof w)) {
         snprintf(why, n, "node n%u: %s", id, w);
+        goto out;
+    }
+    if (f) {
+        rc = carry_stage(e, x, p, bytes, f, stage, why, n);
+        if (rc == SG_OK) kernel_commit(e, id, p, bytes);
         goto out;
     }
     /* Pointers into the graph's own allocations: G1 has them elsewhere. */
@@ -330,9 +466,14 @@ void sg_opt_exec_set(sg_call_t *call)
     if (rc == SG_OK) {
         sg_opt.translated++;
         if (r) r->translated++;
-        if (e->logged_updates++ < LOGGED_UPDATES)
-            sg_opt_log("optimize: graph %u: %s on node n%u translated to the optimized graph",
-                       r ? r->seq : 0, fn_name(call), id);
+        if (e->logged_updates++ < LOGGED_UPDATES) {
+            uint32_t s = 0;
+            const sg_fusion_t *f = fused_stage(e, id, &s);
+            char where[64] = "";
+            if (f) snprintf(where, sizeof where, " (stage %u of fused kernel n%u)", s, f->node);
+            sg_opt_log("optimize: graph %u: %s on node n%u%s translated to the optimized graph",
+                       r ? r->seq : 0, fn_name(call), id, where);
+        }
         return;
     }
     sg_opt.updates_refused++;

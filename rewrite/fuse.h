@@ -2,18 +2,19 @@
  * (docs/FUSION.md). Three steps, each usable on its own (the `fuse` pass
  * strings them together; the in-app optimizer will too):
  *
- *   1. sg_fz_stage_analyze: one kernel node's PTX entry, read with the PTX
- *      reader (code/ptx.h), with its captured parameter bytes and launch
- *      geometry as concrete values. It proves what tier-1 lifting needs or
- *      says why not: every global access's address is an affine function
- *      of the original thread's global linear index t = ctaid.x*ntid.x +
- *      tid.x (mod 2^64, 32-bit steps checked for wrap-around with value
- *      ranges), based on one parameter word; the t-interval each site can
- *      execute for, from the bounds checks that dominate it; and nothing
- *      on the refusal list (exit, calls, texture/surface, async proxy,
- *      shared memory, barriers, warp-level and lane-dependent operations,
- *      atomics, taken parameter addresses, 2-D/3-D geometry, dynamic
- *      shared memory size registers).
+ *   1. sg_fz_stage_analyze: one kernel node's PTX entry with its captured
+ *      parameter bytes and launch geometry as concrete values. Legality is
+ *      the access analysis's (code/access.h), evaluated for the launch:
+ *      nothing on the refusal list (its kernel flags: exit, calls,
+ *      texture/surface, async proxy, warp-level and lane-dependent
+ *      operations, atomics, taken parameter addresses, skippable barriers,
+ *      ...), every global access affine in the thread ids based on one
+ *      parameter word (a function of the original thread's global linear
+ *      index t = ctaid.x*ntid.x + tid.x, or of its CTA: tier 2; plus whole
+ *      grid strides in a grid-stride loop), the t-interval each site can
+ *      execute for and whether it runs for all of it. The stage keeps the
+ *      lifter's own view of the PTX: each site's statement, what it can
+ *      virtualize and rewrite.
  *   2. sg_fz_plan: the stages of a run together: memory "slots" (one per
  *      distinct address function), the cross-stage rule (two slots that
  *      overlap where at least one is written must be the same slot, i.e.
@@ -43,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "code/access.h"
 #include "code/ptx.h"
 #include "graph/graph.h"
 
@@ -105,6 +107,10 @@ typedef struct {
 /* Analyze `node` (a kernel node) whose PTX module is `mod`. Returns 0 with
  * st->ok false and st->reason set for a refusal, SG_ENOMEM, SG_EINVAL. */
 int sg_fz_stage_analyze(const sg_ptx_module_t *mod, const sg_node_t *node, sg_fz_stage_t *st);
+/* The same with the kernel's access analysis already made (code/access.h,
+ * of the same module and entry; NULL: made here). */
+int sg_fz_stage_analyze_with(const sg_ptx_module_t *mod, const sg_access_kernel_t *ak,
+                             const sg_node_t *node, sg_fz_stage_t *st);
 void sg_fz_stage_free(sg_fz_stage_t *st);
 
 /* ---- planning a run of stages -------------------------------------------------- */
@@ -160,6 +166,19 @@ typedef struct {
  * run_nodes are the nodes the fused kernel replaces. */
 int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *stages, uint32_t n, sg_fz_plan_t *plan);
 void sg_fz_plan_free(sg_fz_plan_t *plan);
+
+/* Does the fused kernel of plan leave slot k's memory alone entirely? A
+ * dead slot (write-back dropped) that is not preloaded and whose every load
+ * is forwarded from a register (no fallback load): the generated code then
+ * has no access to it at all, so a graph allocation holding only such
+ * slots is touched by nothing once the run is fused. */
+bool sg_fz_slot_untouched(const sg_fz_plan_t *plan, uint32_t k);
+/* The buffers of g the fused kernel does not touch although its stages did:
+ * every slot based in them is untouched and no other slot can reach into
+ * them. Appended to out (capacity cap, at most one per slot); returns how
+ * many. */
+uint32_t sg_fz_plan_untouched_buffers(const sg_graph_t *g, const sg_fz_plan_t *plan, uint32_t *out,
+                                      uint32_t cap);
 
 /* ---- code generation ------------------------------------------------------------ */
 

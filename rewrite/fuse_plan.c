@@ -18,6 +18,19 @@ void sg_fz_plan_free(sg_fz_plan_t *p)
     memset(p, 0, sizeof *p);
 }
 
+bool sg_fz_slot_untouched(const sg_fz_plan_t *p, uint32_t k)
+{
+    if (!p || k >= p->n_slots) return false;
+    const sg_fz_slot_t *y = &p->slots[k];
+    if (!y->lifted || !y->dead || y->preload) return false;
+    for (uint32_t s = 0; s < p->n_stages; s++)
+        for (uint32_t i = 0; i < p->stages[s].n_sites; i++)
+            if (p->site_slot[p->site_base[s] + i] == k && !p->stages[s].sites[i].store &&
+                !p->site_known[p->site_base[s] + i])
+                return false; /* a fallback load reads the slot's memory */
+    return true;
+}
+
 /* Where a site's slot starts: its address at t = 0, or for a grid-stride
  * site the address of its first iteration (offset from the base pointer
  * reduced into one period), so every unrolled copy is one slot. */
@@ -50,6 +63,29 @@ static void slot_span(const sg_fz_slot_t *s, uint64_t tlo, uint64_t thi, uint64_
     uint64_t b = s->addr0 + (uint64_t)(s->stride * (int64_t)(thi - 1));
     *lo = a < b ? a : b;
     *hi = (a < b ? b : a) + s->width;
+}
+
+uint32_t sg_fz_plan_untouched_buffers(const sg_graph_t *g, const sg_fz_plan_t *p, uint32_t *out,
+                                      uint32_t cap)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < p->n_slots && n < cap; k++) {
+        uint32_t b = p->slots[k].buffer;
+        const sg_buffer_t *buf = sg_graph_buffer(g, b);
+        if (!buf || !sg_fz_slot_untouched(p, k)) continue;
+        bool dup = false, reached = false;
+        for (uint32_t i = 0; i < n && !dup; i++) dup = out[i] == b;
+        /* any other slot whose bytes (over every element: a superset of its
+         * sites' intervals) meet the buffer keeps it */
+        for (uint32_t j = 0; j < p->n_slots && !dup && !reached; j++) {
+            if (sg_fz_slot_untouched(p, j)) continue;
+            uint64_t lo, hi;
+            slot_span(&p->slots[j], 0, p->elements, &lo, &hi);
+            reached = lo < buf->address + buf->size && buf->address < hi;
+        }
+        if (!dup && !reached) out[n++] = b;
+    }
+    return n;
 }
 
 typedef struct {

@@ -34,16 +34,13 @@ static const pass_def_t passes[] = {
      "frees of memory last used on another stream: dealloc edges by reachability, placed where "
      "the use is expected to be done",
      true, sg_pass_defer_dealloc},
-#if !SGCAP_IN_APP
-    /* Not in libsgcap.so yet: it reaches NVRTC through code/nvlib.c, whose
-     * dlopen/dlsym would resolve to the shim's own wrappers there. In-app
-     * fusion needs NVRTC from the shim's real entry points first
-     * (optimize/pipeline.c). */
+    /* In libsgcap.so too: the optimizer gives it the images capture holds
+     * (sg_rewrite_options_t.kernel_ptx) and NVRTC comes from code/nvlib.c
+     * with the real dlsym (optimize/pipeline.c). */
     {"fuse",
      "same-stream kernel chains into one NVRTC-built kernel: pointwise stages lifted into "
      "registers, frees between them sunk below it",
      true, sg_pass_fuse},
-#endif
     {"reduce", "remove edges implied by other paths (keeps event and dealloc edges)", false,
      sg_pass_reduce},
 };

@@ -46,7 +46,7 @@ const char *sg_report_text(const sg_report_t *r);
 /* The JSON report's schema (docs/SCHEMAS.md): its name and version lead
  * every report; a change to what the report holds raises the version. */
 #define SG_REPORT_SCHEMA "sgcap-rewrite-report"
-#define SG_REPORT_SCHEMA_VERSION 4
+#define SG_REPORT_SCHEMA_VERSION 5
 
 /* {"schema": SG_REPORT_SCHEMA, "schema_version": SG_REPORT_SCHEMA_VERSION,
  *  "passes": [{"pass": NAME, "summary": LINE, "verify": {...},
@@ -82,6 +82,16 @@ typedef struct {
 
 void sg_rewrite_files_free(sg_rewrite_files_t *f);
 
+/* Where `fuse` gets a kernel's PTX when the images are not in a bundle on
+ * disk (the in-app optimizer: the images capture holds in the process).
+ * For kernel `kernel` of image `image` of g, PTX usable on sm_<arch>:
+ * returns 0 with *ptx malloc'd and NUL-terminated (*len its length); 0
+ * with *ptx NULL and the reason in why when there is none (the stage is
+ * refused with it); or an SG_E* code (out of memory). */
+typedef int (*sg_rewrite_kernel_ptx_fn)(void *user, const sg_graph_t *g, const char *kernel,
+                                        uint32_t image, uint32_t arch, char **ptx, size_t *len,
+                                        char *why, size_t n);
+
 typedef struct {
     bool verify;        /* check the ordering guarantee after each pass (default true) */
     const char *bundle; /* the input bundle's directory: where passes read code images
@@ -91,6 +101,10 @@ typedef struct {
                                        instead of reopening `bundle` for each */
     sg_rewrite_files_t *files; /* where passes put new files; NULL: fuse changes nothing */
     uint32_t fuse_arch; /* sm number fused kernels are compiled for (0: the bundle's device) */
+    sg_rewrite_kernel_ptx_fn kernel_ptx; /* instead of the bundle's images (in the app) */
+    void *kernel_ptx_user;
+    uint32_t fuse_max_kernels; /* fused kernels one run may compile (0: no limit); the
+                                  chains past it are reported and left alone */
 } sg_rewrite_options_t;
 
 void sg_rewrite_options_init(sg_rewrite_options_t *opt);

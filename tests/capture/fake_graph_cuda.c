@@ -46,6 +46,10 @@ typedef struct ffunc {
     void *module;
     int n_params;
     size_t off[16], size[16];
+    /* a fused kernel of the optimizer (FAKE_CUDA_FUSED): parameter i is
+     * stage i's parameter blob, run as that stage's emulated kernel */
+    int n_stages;
+    const emu_kernel_t *stages[16];
 } ffunc_t;
 
 struct fnode {
@@ -226,6 +230,8 @@ static void run_node(const fnode_t *nd)
     case CU_GRAPH_NODE_TYPE_KERNEL: {
         const emu_kernel_t *k = emulated(nd->func);
         if (k) k->run(nd->param_bytes);
+        for (int i = 0; !k && nd->func && i < nd->func->n_stages; i++)
+            nd->func->stages[i]->run(nd->param_bytes + nd->func->off[i]);
         break;
     }
     case CU_GRAPH_NODE_TYPE_MEMSET:
@@ -587,6 +593,74 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *fn, CUmodule m, const char *name
     f->module = m;
     layout(f);
     *fn = (CUfunction)f;
+    return CUDA_SUCCESS;
+}
+/* NVRTC (the optimizer's fusion compiles in the app) opens libcuda.so.1
+ * itself and, if it has cuInit, asks for export tables: this driver has none. */
+EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id)
+{
+    (void)id;
+    if (table) *table = NULL;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* Libraries hold the optimizer's fused kernels (a cubin NVRTC made: the
+ * fake cannot run it). FAKE_CUDA_FUSED=NAME,NAME,... names the stages, in
+ * order, of every kernel got from a library that is not emulated itself:
+ * its parameters are the stages' parameter blobs, each 16-aligned and
+ * rounded up to 16 bytes (rewrite/fuse_gen.c's sgq_p<s>_t), and a launch
+ * runs the stages' emulations one after the other: what the fused kernel
+ * computes when every stage's stores are kept. */
+static void fused_layout(ffunc_t *f)
+{
+    const char *list = getenv("FAKE_CUDA_FUSED");
+    if (!list || !*list || f->n_params || emulated(f)) return;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    size_t off = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && f->n_stages < 16;
+         t = strtok_r(NULL, ",", &save)) {
+        ffunc_t st;
+        memset(&st, 0, sizeof st);
+        snprintf(st.name, sizeof st.name, "%s", t);
+        layout(&st);
+        const emu_kernel_t *k = emulated(&st);
+        if (!k) {
+            fprintf(stderr, "fake libcuda: FAKE_CUDA_FUSED stage %s is not emulated\n", t);
+            abort();
+        }
+        size_t size = st.n_params ? st.off[st.n_params - 1] + st.size[st.n_params - 1] : 0;
+        size = size ? (size + 15) / 16 * 16 : 16;
+        off = (off + 15) / 16 * 16;
+        f->stages[f->n_stages] = k;
+        f->off[f->n_stages] = off, f->size[f->n_stages] = size;
+        f->n_stages++;
+        off += size;
+    }
+    f->n_params = f->n_stages;
+}
+EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv,
+                                  unsigned nj, CUlibraryOption *lo, void **lv, unsigned nl)
+{
+    static uintptr_t next = 0xA000;
+    (void)code, (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
+    *lib = (CUlibrary)(next += 0x10);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+    ffunc_t *f = calloc(1, sizeof *f);
+    if (!f) return CUDA_ERROR_OUT_OF_MEMORY;
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->module = lib;
+    layout(f);
+    fused_layout(f);
+    *k = (CUkernel)f;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuKernelGetFunction(CUfunction *fn, CUkernel k)
+{
+    *fn = (CUfunction)k; /* one context */
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuFuncGetName(const char **name, CUfunction fn)

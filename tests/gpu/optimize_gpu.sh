@@ -14,7 +14,13 @@
 # plant, 0 graphs may be swapped and every graph that got an optimized exec
 # must have fallen back ("E1's result differs"). The exec_update sample
 # (forced) must also show its updates translated and its topology change
-# falling back. Programs run side by side (OPTIMIZE_GPU_JOBS, default 8).
+# falling back. Fusion in the app: the fusion benchmark's chain
+# (bench/fusion_chain --result: no times, a hash of every buffer the program
+# can read, so the same stdout means bit-exact) in both builds and both forms
+# must show its graph swapped with "1 fused chain" under optimize, and the
+# CuPy ElementwiseKernel chain at least one fused chain (NVRTC source
+# recompiled in the app). Programs run side by side (OPTIMIZE_GPU_JOBS,
+# default 8).
 #
 # usage: tests/gpu/optimize_gpu.sh BUILD_DIR OUT_DIR [--only NAME]
 # Exit 0 when everything passed, 1 on any failure, 77 when nothing ran.
@@ -116,6 +122,13 @@ spawn torch_compile_streams 300 $py "$here/frameworks/torch_compile_streams.py"
 spawn torch_two_stream 240 $py "$here/torch_two_stream.py"
 spawn cupy_fork_join 240 $py "$here/cupy_fork_join.py"
 spawn cupy_elementwise 240 $py "$here/frameworks/cupy_elementwise.py"
+for variant in sm90 default; do
+  for mode in live dead; do
+    [ -x "$build/bench/fusion_chain_$variant" ] &&
+      spawn "fusion_${variant}_$mode" 180 "$build/bench/fusion_chain_$variant" --mode "$mode" \
+        --launches 20 --result
+  done
+done
 for bin in "$build"/samples/*; do
   [ -f "$bin" ] && [ -x "$bin" ] || continue
   b=$(basename "$bin")
@@ -147,6 +160,27 @@ if [ -z "$only" ] || [ "$only" = exec_update ]; then
     fi
   fi
 fi
+
+# Fusion in the app: the optimize run's summary names the fused chain and
+# the graph was swapped in (its stdout, compared above, is the bit-exact part).
+fused_check() { # NAME PATTERN WHAT
+  local log=$out/runs/$1/optimize.stderr r=$out/runs/$1_fused.result
+  [ -z "$only" ] || [ "$only" = "$1" ] || return 0
+  [ -f "$log" ] || return 0
+  if grep -Eq "$2" "$log"; then
+    echo "ok $3: $(grep -Eo '[0-9]+ fused chains?[^;]*' "$log" | head -n 1)" >"$r"
+  else
+    echo "FAIL $3 not seen: $(grep -E 'summary: optimize: graph' "$log" | head -n 2 | tr '\n' ' ')" >"$r"
+  fi
+}
+for variant in sm90 default; do
+  for mode in live dead; do
+    fused_check "fusion_${variant}_$mode" 'summary: optimize: graph [0-9]+ .*: swapped: .*; 1 fused chain: ' \
+      "swapped with its chain fused in the app"
+  done
+done
+fused_check cupy_elementwise 'summary: optimize: graph [0-9]+ .*; [1-9][0-9]* fused chains?: ' \
+  "a CuPy chain fused in the app (NVRTC source)"
 
 pass=0 failed=0 skipped=0
 for r in "$out"/runs/*.result; do

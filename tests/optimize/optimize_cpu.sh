@@ -119,6 +119,57 @@ if run dealloc -- dealloc 3; then
     "swapped (its graph allocation at a new address, kernels relocated)"
 fi
 
+# Fusion in the app: with real PTX for the probe's kernels the fuse pass
+# fuses stream 1's k_axpb -> k_square (NVRTC compiles here; the fake driver
+# runs the fused kernel as its stages, FAKE_CUDA_FUSED), the shadow check
+# passes and E1 runs; a planted wrong result in the fused E1 falls back.
+ptx=$(dirname "$0")/../data/fuse/probe_kernels.sm90.ptx
+fused=_Z6k_axpbPfPKfffm,_Z8k_squarePfm
+if run fuse OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- fork_join 3; then
+  has fuse 'optimize: graph 1 \(exec 0x[0-9a-f]+\): swapped after the shadow check at launch 1' \
+    "the fused graph swapped in after its check"
+  has fuse 'summary: optimize: graph 1 .*: swapped: .*; 1 fused chain: n1\+n2 \(k_axpb -> k_square\)' \
+    "the summary lists the fused chain"
+fi
+if run fuse_plant OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused SGCAP_OPTIMIZE_TEST_PLANT=1 -- fork_join 3; then
+  has fuse_plant "kept original: E1's result differs from the original's: b[0-9]+ byte [0-9]+ is 0x5c" \
+    "a planted wrong result in the fused graph is caught"
+  has fuse_plant 'summary: optimize: graph 1 .*: kept original: .*; 1 fused chain: n1\+n2' \
+    "fallen back, its fused chain listed"
+  lacks fuse_plant 'swapped after' "never swapped"
+fi
+# Exec updates of a fused stage: a new scalar is written into the stage's
+# slice of the fused kernel's parameters (the probe checks E1's results
+# after it); a new element count (a bound the fusion was proven with) falls
+# back.
+if run fused_update OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- fused_update; then
+  has fused_update 'optimize: graph 1: cuGraphExecKernelNodeSetParams_v2 on node n1 \(stage 0 of fused kernel n1\) translated' \
+    "a new scalar of a fused stage translated"
+  has fused_update 'kept original: cuGraphExecKernelNodeSetParams_v2 could not follow: node n1 is stage 0 of fused kernel n1: parameter 4 \(byte 24\) changes, and the fusion was proven for its value' \
+    "a new bound of a fused stage falls back"
+  has fused_update 'summary: optimize: 1 graphs: 0 swapped, 1 kept original.*; 1 exec updates translated, 1 could not follow' \
+    "summary counts both"
+fi
+if run fused_disable OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- fused_disable; then
+  has fused_disable 'kept original: cuGraphNodeSetEnabled could not follow: node n2 is stage 1 of fused kernel n1 in the optimized graph' \
+    "disabling a fused stage falls back"
+fi
+# cuGraphExecUpdate of a graph with a fused chain: the re-capture changes a
+# kernel outside the chain (translated, fused stages unchanged); a new
+# topology falls back.
+if run fuse_exec_update OPTIMIZE_PROBE_PTX="$ptx" FAKE_CUDA_FUSED=$fused -- exec_update; then
+  has fuse_exec_update 'optimize: graph 1: cuGraphExecUpdate \(1 nodes changed\) translated' \
+    "an update beside a fused chain translated"
+  has fuse_exec_update "kept original: the program's cuGraphExecUpdate failed" \
+    "a topology-changing update falls back"
+fi
+# Without FAKE_CUDA_FUSED the fake's fused kernel has no parameters: the
+# build refuses it (the layout check of the materializer).
+if run fuse_layout OPTIMIZE_PROBE_PTX="$ptx" -- fork_join 2; then
+  has fuse_layout 'kept original: building the optimized graph failed: n1: the parameter layout of sgcap_fused_[0-9a-f]+ in the bundle \(2 parameters\) differs from the loaded kernel.s \(0 parameters\)' \
+    "a fused kernel whose layout differs is refused"
+fi
+
 # Never swapped, with the reason.
 if run outlive SGCAP_OPTIMIZE_FORCE=1 -- outlive 2; then
   has outlive "kept original: graph allocation outlives the graph: mem_alloc node n0's \(b[0-9]+, [0-9]+ bytes\)" \

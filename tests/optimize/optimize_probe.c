@@ -8,6 +8,11 @@
  * see exactly what its own graph computes. Exit 0 and "NAME: OK" on
  * stdout, or 1 and what differed.
  *
+ * With OPTIMIZE_PROBE_PTX=FILE the module is that PTX (real code for the
+ * kernels: tests/data/fuse/probe_kernels.cu) instead of a stub, so the
+ * optimizer can fuse the chain k_axpb -> k_square of stream 1; the fake
+ * driver runs the fused kernel as its stages (FAKE_CUDA_FUSED).
+ *
  * usage: optimize_probe SCENARIO [LAUNCHES]; optimize_probe --list */
 #define _GNU_SOURCE 1
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -42,11 +47,29 @@ static size_t n = N;
 static float hx[N], hx2[N];
 static const char *scenario = "?";
 
+/* The PTX of OPTIMIZE_PROBE_PTX, NUL-terminated, or the stub. */
+static const char *module_image(void)
+{
+    const char *path = getenv("OPTIMIZE_PROBE_PTX");
+    if (!path || !*path) return ptx;
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 16];
+    size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (!f || got == 0 || !feof(f)) {
+        fprintf(stderr, "optimize_probe: cannot read %s (or it is over %zu bytes)\n", path,
+                sizeof text - 1);
+        exit(1);
+    }
+    fclose(f);
+    text[got] = '\0';
+    return text;
+}
+
 static void setup(void)
 {
     CHECK(cuInit(0));
     CUmodule m;
-    CHECK(cuModuleLoadData(&m, ptx));
+    CHECK(cuModuleLoadData(&m, module_image()));
     CHECK(cuModuleGetFunction(&k_axpb, m, "_Z6k_axpbPfPKfffm"));
     CHECK(cuModuleGetFunction(&k_square, m, "_Z8k_squarePfm"));
     CHECK(cuModuleGetFunction(&k_combine, m, "_Z9k_combinePfPKfS1_m"));
@@ -88,6 +111,9 @@ typedef struct {
     float scale;
     const float *in;
     bool squared; /* the k_square node runs */
+    float b_add;  /* the k_axpb of stream 1 adds it (2 as captured) */
+    bool b_short; /* that k_axpb stops one element short: b[N-1] keeps the last
+                     launch's value, squared again */
 } ref_t;
 
 static void expect(const ref_t *r, const char *when)
@@ -96,8 +122,9 @@ static void expect(const ref_t *r, const char *when)
     CHECK(cuMemcpyDtoH_v2(got, out, sizeof got));
     for (int i = 0; i < N; i++) {
         float va = fmaf(r->in[i], r->scale, 0.25f);
-        float vb = fmaf(va, -0.5f, 2.0f);
+        float vb = fmaf(va, -0.5f, r->b_add);
         if (r->squared) vb = vb * vb;
+        if (r->b_short && i == N - 1) vb = vb * vb;
         float vc = fmaf(va, 3.0f, -1.0f);
         float want = fmaf(vb, 0.75f, vc);
         if (memcmp(&got[i], &want, sizeof want) != 0) {
@@ -172,7 +199,7 @@ static void run_fork_join(int launches)
 {
     CUgraph g = fork_join(1.5f, false);
     CUgraphExec e = instantiate(g, 0);
-    ref_t r = {1.5f, hx, true};
+    ref_t r = {1.5f, hx, true, 2.0f, false};
     for (int i = 0; i < launches; i++)
         launch(e, &r, "a launch");
     CHECK(cuGraphExecDestroy(e));
@@ -205,7 +232,7 @@ static void run_events(int launches)
     combine(S[0]);
     CHECK(cuStreamEndCapture(S[0], &g));
     CUgraphExec e = instantiate(g, 0);
-    ref_t r = {2.0f, hx, true};
+    ref_t r = {2.0f, hx, true, 2.0f, false};
     for (int i = 0; i < launches; i++)
         launch(e, &r, "a launch");
     CHECK(cuGraphExecDestroy(e));
@@ -236,7 +263,7 @@ static void run_alloc(int launches, bool keep)
     combine(S[0]);
     CHECK(cuStreamEndCapture(S[0], &g));
     CUgraphExec e = instantiate(g, 0);
-    ref_t r = {1.5f, hx, true};
+    ref_t r = {1.5f, hx, true, 2.0f, false};
     for (int i = 0; i < launches; i++)
         launch(e, &r, "a launch");
     CHECK(cuGraphExecDestroy(e));
@@ -251,7 +278,7 @@ static void run_set_params(void)
 {
     CUgraph g = fork_join(1.5f, false);
     CUgraphExec e = instantiate(g, 0);
-    ref_t r = {1.5f, hx, true};
+    ref_t r = {1.5f, hx, true, 2.0f, false};
     launch(e, &r, "the first launch");
     launch(e, &r, "the second launch");
     CUgraphNode first = node_of(g, k_axpb, 0);
@@ -286,7 +313,7 @@ static void run_exec_update(void)
 {
     CUgraph g = fork_join(1.5f, false);
     CUgraphExec e = instantiate(g, 0);
-    ref_t r = {1.5f, hx, true};
+    ref_t r = {1.5f, hx, true, 2.0f, false};
     launch(e, &r, "the first launch");
     CUgraph g2 = fork_join(-2.0f, false);
     CUgraphExecUpdateResultInfo info;
@@ -307,11 +334,58 @@ static void run_exec_update(void)
     CHECK(cuGraphDestroy(g3));
 }
 
+/* Exec updates of a stage of a fused chain (stream 1: k_axpb -> k_square,
+ * fused under OPTIMIZE_PROBE_PTX): a new scalar of the first stage is
+ * translated into its slice of the fused kernel's parameters; a new
+ * element count (a value the fusion's legality was proven with) sends the
+ * exec back to the original. */
+static void run_fused_update(void)
+{
+    CUgraph g = fork_join(1.5f, false);
+    CUgraphExec e = instantiate(g, 0);
+    ref_t r = {1.5f, hx, true, 2.0f, false};
+    launch(e, &r, "the first launch");
+    launch(e, &r, "the second launch");
+    CUgraphNode stage = node_of(g, k_axpb, 1); /* stream 1's: b = a*-0.5 + add */
+    float m = -0.5f, add = 1.0f;
+    size_t shorter = N - 1;
+    void *args[] = {&b, &a, &m, &add, &n};
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    CHECK(cuGraphKernelNodeGetParams_v2(stage, &p));
+    p.kernelParams = args;
+    CHECK(cuGraphExecKernelNodeSetParams_v2(e, stage, &p));
+    r.b_add = 1.0f;
+    launch(e, &r, "after a new scalar in a fused stage");
+    launch(e, &r, "a second launch after it");
+    args[4] = &shorter;
+    CHECK(cuGraphExecKernelNodeSetParams_v2(e, stage, &p));
+    r.b_short = true;
+    launch(e, &r, "after a new element count in a fused stage");
+    CHECK(cuGraphExecDestroy(e));
+    CHECK(cuGraphDestroy(g));
+}
+
+/* Disabling one stage of a fused chain: not carried over (the fused
+ * kernel runs every stage), the exec goes back to the original. */
+static void run_fused_disable(void)
+{
+    CUgraph g = fork_join(1.5f, false);
+    CUgraphExec e = instantiate(g, 0);
+    ref_t r = {1.5f, hx, true, 2.0f, false};
+    launch(e, &r, "the first launch");
+    launch(e, &r, "the second launch");
+    CHECK(cuGraphNodeSetEnabled(e, node_of(g, k_square, 0), 0));
+    r.squared = false;
+    launch(e, &r, "after disabling k_square, a fused stage");
+    CHECK(cuGraphExecDestroy(e));
+    CHECK(cuGraphDestroy(g));
+}
+
 static void run_destroy(void)
 {
     CUgraph g = fork_join(1.5f, false);
     CUgraphExec e = instantiate(g, 0);
-    ref_t r = {1.5f, hx, true};
+    ref_t r = {1.5f, hx, true, 2.0f, false};
     launch(e, &r, "a launch");
     int before = fake_cuda_live_execs();
     CHECK(cuGraphExecDestroy(e));
@@ -336,7 +410,7 @@ static void run_nccl(int launches)
     combine(S[0]);
     CHECK(cuStreamEndCapture(S[0], &g));
     CUgraphExec e = instantiate(g, 0);
-    ref_t r = {1.5f, hx, true};
+    ref_t r = {1.5f, hx, true, 2.0f, false};
     for (int i = 0; i < launches; i++)
         launch(e, &r, "a launch");
     CHECK(cuGraphExecDestroy(e));
@@ -347,7 +421,7 @@ static void run_device_launch(void)
 {
     CUgraph g = fork_join(1.5f, false);
     CUgraphExec e = instantiate(g, CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH);
-    ref_t r = {1.5f, hx, true};
+    ref_t r = {1.5f, hx, true, 2.0f, false};
     launch(e, &r, "a launch");
     CHECK(cuGraphExecDestroy(e));
     CHECK(cuGraphDestroy(g));
@@ -376,7 +450,7 @@ static void run_host(int launches)
     combine(S[0]);
     CHECK(cuStreamEndCapture(S[0], &g));
     CUgraphExec e = instantiate(g, 0);
-    ref_t r = {1.5f, hx, true};
+    ref_t r = {1.5f, hx, true, 2.0f, false};
     for (int i = 0; i < launches; i++)
         launch(e, &r, "a launch");
     if (host_calls != launches) {
@@ -391,7 +465,7 @@ static void run_host(int launches)
 int main(int argc, char **argv)
 {
     static const char list[] = "fork_join recapture events dealloc outlive set_params exec_update "
-                               "destroy nccl device_launch host";
+                               "fused_update fused_disable destroy nccl device_launch host";
     if (argc < 2) {
         fprintf(stderr, "usage: optimize_probe SCENARIO [LAUNCHES]; optimize_probe --list\n");
         return 2;
@@ -418,6 +492,10 @@ int main(int argc, char **argv)
         run_set_params();
     else if (!strcmp(scenario, "exec_update"))
         run_exec_update();
+    else if (!strcmp(scenario, "fused_update"))
+        run_fused_update();
+    else if (!strcmp(scenario, "fused_disable"))
+        run_fused_disable();
     else if (!strcmp(scenario, "destroy"))
         run_destroy();
     else if (!strcmp(scenario, "nccl"))

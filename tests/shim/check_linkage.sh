@@ -11,8 +11,12 @@
 #     points of inject/hooks.def, dlsym, InitializeInjection), and each one
 #     matches a pattern of inject/libsgcap.map;
 #  4. offline code is not linked in: no bundle parser, JSON reader, C++
-#     demangler, NVIDIA library loader or NVRTC recompiler (full symbol
-#     table; the shim is not stripped).
+#     demangler or code report (full symbol table; the shim is not
+#     stripped). The NVIDIA library loader (code/nvlib.c) is in it for the
+#     optimizer's fusion, which dlopens NVRTC and nvJitLink at run time
+#     (never linked: 1 and 2 hold) and must look their functions up with
+#     glibc's dlsym, not the shim's exported one: the optimizer sets that
+#     with sg_nvlib_use_dlsym, so the loader comes with it or not at all.
 set -u
 lib=$1 list=$2
 map=$(dirname "$0")/../../inject/libsgcap.map
@@ -58,10 +62,16 @@ while read -r sym; do
   [ $matched = 1 ] || fail "export $sym is not in inject/libsgcap.map"
 done <"$got"
 
-offline='sg_bundle_parse|sg_bundle_read\b|json_load|json_unpack|__cxa_demangle|sg_kernel_short_name|sg_nvlib_|sg_nvrtc_compile_ptx|sg_code_report'
-found=$(nm "$lib" | awk '{print $NF}' | grep -E "$offline" | sort -u || true)
-[ -z "$found" ] && ok "no offline code (bundle parser, demangler, NVIDIA loader)" ||
+offline='sg_bundle_parse|sg_bundle_read\b|json_load|json_unpack|__cxa_demangle|sg_kernel_short_name|sg_code_report'
+syms=$(nm "$lib" | awk '{print $NF}')
+found=$(echo "$syms" | grep -E "$offline" | sort -u || true)
+[ -z "$found" ] && ok "no offline code (bundle parser, demangler, code report)" ||
   fail "offline code linked in: $(echo $found)"
+if echo "$syms" | grep -q '^sg_nvlib_handle$'; then
+  echo "$syms" | grep -q '^sg_nvlib_use_dlsym$' && echo "$syms" | grep -q '^sg_inject_real_dlsym$' &&
+    ok "NVIDIA loader: with its real-dlsym switch" ||
+    fail "the NVIDIA loader is linked in without sg_nvlib_use_dlsym/sg_inject_real_dlsym"
+fi
 
 [ $fails = 0 ] && echo "check_linkage: all passed" || echo "check_linkage: $fails failed"
 [ $fails = 0 ]

@@ -157,6 +157,9 @@ static void test_axpb(void **state)
     expect_range(&ev, 1, B1, B1 + 4000, 1, true, true);
     const sg_access_range_t *r = &ev.ranges[1];
     assert_true(r->linear);
+    assert_true(r->affine_ids);
+    assert_int_equal(r->rest_gcd, 0);
+    assert_int_equal(r->loop, SG_NONE);
     assert_int_equal(r->coef[0], 4);    /* tid.x */
     assert_int_equal(r->coef[3], 1024); /* ctaid.x: 256 threads of 4 bytes */
     assert_int_equal(r->c0, 0);
@@ -322,7 +325,15 @@ static void test_grid_stride(void **state)
     /* thread 0 touches elements 0, 1024, ..., 99328 */
     assert_int_equal(ev.ranges[0].thread_lo, B0);
     assert_int_equal(ev.ranges[0].thread_hi, B0 + 99328 * 4 + 4);
+    /* affine in the ids plus one grid stride (8 blocks of 128 threads) per iteration */
     assert_false(ev.ranges[0].linear);
+    assert_true(ev.ranges[0].affine_ids);
+    assert_int_equal(ev.ranges[0].rest_gcd, 4 * 1024);
+    assert_int_equal(ev.ranges[0].coef[0], 4);
+    assert_int_equal(ev.ranges[0].coef[3], 512);
+    assert_int_equal(ev.ranges[0].loop, 0);
+    assert_int_equal(ev.ranges[0].loop_coef, 4 * 1024);
+    assert_int_equal(ev.ranges[0].c0, 0);
     sg_access_eval_free(&ev);
     sg_access_kernel_free(&k);
 
@@ -448,6 +459,14 @@ static void test_struct_pointers(void **state)
         uint64_t base = r->kind == SG_ACCESS_LOAD ? B0 : B1;
         assert_true(r->lo >= base && r->hi <= base + 400000);
         assert_false(r->clipped);
+        /* every element a thread touches is its own t plus whole grid strides
+           (1024 threads of 4 bytes): the remainder loop's count and the
+           unrolled loop's quotients all come in multiples of 4096 bytes */
+        assert_true(r->affine_ids);
+        assert_int_equal(r->coef[0], 4);
+        assert_int_equal(r->coef[3], 1024);
+        assert_true(r->rest_gcd > 0 && r->rest_gcd % 4096 == 0);
+        assert_int_equal(r->c0 % 4096, 0);
     }
     sg_access_eval_free(&ev);
     sg_access_kernel_free(&k);
@@ -662,7 +681,7 @@ static void test_flags(void **state)
         {"prints", SG_ACCESS_F_RUNTIME_CALL},      {"prints", SG_ACCESS_F_LOCAL},
         {"ldg_axpy", SG_ACCESS_F_LDG_NC},          {"tile_shift", SG_ACCESS_F_SHARED},
         {"tile_shift", SG_ACCESS_F_BARRIER},       {"early_ret_barrier", SG_ACCESS_F_EARLY_RETURN},
-        {"warp_sum", SG_ACCESS_F_ATOMIC},
+        {"warp_sum", SG_ACCESS_F_ATOMIC},          {"warp_sum", SG_ACCESS_F_WARP},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         sg_access_kernel_t k;
@@ -684,7 +703,8 @@ static void test_flags(void **state)
     sg_access_flag_t zoo[] = {SG_ACCESS_F_ASYNC_PROXY, SG_ACCESS_F_CP_ASYNC, SG_ACCESS_F_MBARRIER,
                               SG_ACCESS_F_ENVREG, SG_ACCESS_F_CLUSTER, SG_ACCESS_F_CLOCK,
                               SG_ACCESS_F_PARAM_ADDRESS, SG_ACCESS_F_GRIDDEP,
-                              SG_ACCESS_F_MODULE_GLOBAL, SG_ACCESS_F_LDG_NC, SG_ACCESS_F_ATOMIC};
+                              SG_ACCESS_F_MODULE_GLOBAL, SG_ACCESS_F_LDG_NC, SG_ACCESS_F_ATOMIC,
+                              SG_ACCESS_F_WARP /* mma, shfl, vote */};
     for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++)
         if (!has(&k, zoo[i])) fail_msg("zoo_matrix lacks %s", sg_access_flag_name(zoo[i]));
     /* the tensor-map copy is unknown; the bulk copy from shared memory is a store */
@@ -698,9 +718,101 @@ static void test_flags(void **state)
     analyze("syntax_zoo.ptx", "zoo_control", &k);
     sg_access_flag_t ctl[] = {SG_ACCESS_F_EXIT, SG_ACCESS_F_TRAP, SG_ACCESS_F_CALL,
                               SG_ACCESS_F_INDIRECT_CALL, SG_ACCESS_F_RUNTIME_CALL,
-                              SG_ACCESS_F_DYN_SMEM_SIZE, SG_ACCESS_F_DYN_SHARED, SG_ACCESS_F_LOCAL};
+                              SG_ACCESS_F_DYN_SMEM_SIZE, SG_ACCESS_F_DYN_SHARED, SG_ACCESS_F_LOCAL,
+                              SG_ACCESS_F_INDIRECT_BRANCH};
     for (size_t i = 0; i < sizeof ctl / sizeof ctl[0]; i++)
         if (!has(&k, ctl[i])) fail_msg("zoo_control lacks %s", sg_access_flag_name(ctl[i]));
+    sg_access_kernel_free(&k);
+}
+
+/* A PTX entry "k" from a body (the module header and declarations around it). */
+static void analyze_body(const char *params, const char *body, sg_access_kernel_t *k)
+{
+    char text[4096];
+    int n = snprintf(text, sizeof text,
+                     ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(%s)\n{\n"
+                     ".reg .pred %%p<4>;\n.reg .b32 %%r<16>;\n.reg .b64 %%rd<32>;\n.reg .f32 %%f<4>;\n"
+                     "%s\n}\n",
+                     params, body);
+    assert_true(n > 0 && (size_t)n < sizeof text);
+    assert_int_equal(sg_access_analyze_text(text, (size_t)n, "k", k), SG_OK);
+    if (k->status) fail_msg("%s", k->detail);
+}
+
+/* Barriers: a thread that passes the first and skips the second is out of
+ * step too (the flag fusion uses to keep barriers in every thread). */
+static void test_barrier_skipped(void **state)
+{
+    (void)state;
+    sg_access_kernel_t k;
+    analyze_body(".param .u32 n",
+                 "ld.param.u32 %r1, [n];\nmov.u32 %r2, %tid.x;\nbar.sync 0;\n"
+                 "setp.ge.u32 %p1, %r2, %r1;\n@%p1 bra DONE;\nbar.sync 0;\nDONE:\nret;",
+                 &k);
+    assert_true(has(&k, SG_ACCESS_F_BARRIER));
+    assert_true(has(&k, SG_ACCESS_F_EARLY_RETURN));
+    assert_int_equal(k.flag_line[SG_ACCESS_F_EARLY_RETURN], 15); /* the second bar.sync */
+    sg_access_kernel_free(&k);
+    /* both barriers in every thread: none skipped */
+    analyze_body(".param .u32 n",
+                 "ld.param.u32 %r1, [n];\nmov.u32 %r2, %tid.x;\nbar.sync 0;\n"
+                 "setp.ge.u32 %p1, %r2, %r1;\n@%p1 bra SKIP;\nadd.u32 %r3, %r2, 1;\nSKIP:\n"
+                 "bar.sync 0;\nret;",
+                 &k);
+    assert_true(has(&k, SG_ACCESS_F_BARRIER));
+    assert_false(has(&k, SG_ACCESS_F_EARLY_RETURN));
+    sg_access_kernel_free(&k);
+    /* dynamic stack */
+    analyze_body(".param .u32 n", "ld.param.u32 %r1, [n];\nalloca.u64 %rd1, %r1;\nret;", &k);
+    assert_true(has(&k, SG_ACCESS_F_DYN_STACK));
+    sg_access_kernel_free(&k);
+    analyze_body("", "mov.u32 %r1, %laneid;\nret;", &k);
+    assert_true(has(&k, SG_ACCESS_F_WARP));
+    sg_access_kernel_free(&k);
+}
+
+/* NVVM sign-extends a 32-bit index product as (x << 32) >> 32, the shifted
+ * value being the loop's induction (CuPy's 32-bit indexing): the offset is
+ * x only while x fits 32 bits, so that is checked, for every iteration. */
+static const char SEXT_LOOP[] =
+    "ld.param.u64 %rd1, [a];\nld.param.u64 %rd2, [n];\nld.param.u64 %rd3, [s];\n"
+    "mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %ntid.x;\nmul.wide.u32 %rd4, %r1, %r2;\n"
+    "mov.u32 %r3, %tid.x;\ncvt.u64.u32 %rd5, %r3;\nadd.s64 %rd6, %rd4, %rd5;\n"
+    "setp.ge.s64 %p1, %rd6, %rd2;\n@%p1 bra DONE;\ncvta.to.global.u64 %rd7, %rd1;\n"
+    "mov.u32 %r4, %nctaid.x;\ncvt.u64.u32 %rd8, %r4;\ncvt.u64.u32 %rd9, %r2;\n"
+    "mul.lo.s64 %rd10, %rd9, %rd8;\nmul.lo.s64 %rd11, %rd3, %rd6;\nshl.b64 %rd12, %rd11, 32;\n"
+    "mul.lo.s64 %rd13, %rd3, %rd10;\nshl.b64 %rd14, %rd13, 32;\nLOOP:\n"
+    "shr.s64 %rd15, %rd12, 32;\nadd.s64 %rd16, %rd7, %rd15;\nld.global.f32 %f1, [%rd16];\n"
+    "add.s64 %rd12, %rd12, %rd14;\nadd.s64 %rd6, %rd6, %rd10;\nsetp.lt.s64 %p2, %rd6, %rd2;\n"
+    "@%p2 bra LOOP;\nDONE:\nret;";
+
+static void test_sext_index(void **state)
+{
+    (void)state;
+    sg_access_kernel_t k;
+    analyze_body(".param .u64 a, .param .u64 n, .param .u64 s", SEXT_LOOP, &k);
+    assert_int_equal(k.n_sites, 1);
+    expect_site(&k, 0, SG_ACCESS_LOAD, 4, 0,
+                "tid.x*p[16:u64] + ntid.x*ctaid.x*p[16:u64] + ntid.x*nctaid.x*p[16:u64]*K0");
+    assert_int_equal(k.sites[0].n_checks, 1);
+    char c[200];
+    sg_access_cond_format(&k.conds[k.sites[0].first_check], c, sizeof c);
+    assert_string_equal(c, "tid.x*p[16:u64] + ntid.x*ctaid.x*p[16:u64] + ntid.x*nctaid.x*p[16:u64]*K0 fits s32");
+    /* 1M floats: every byte offset fits; a grid-stride loop of 4 blocks of 128 */
+    sg_access_eval_t ev;
+    const word_t w[] = {{0, 8, B0}, {8, 8, 1u << 20}, {16, 8, 4}};
+    launch(&k, 4, 1, 128, 1, w, 3, &ev);
+    assert_true(ev.all_known);
+    expect_range(&ev, 0, B0, B0 + (4u << 20), 0, true, true);
+    assert_int_equal(ev.ranges[0].loop, 0);
+    assert_int_equal(ev.ranges[0].loop_coef, 4 * 512);
+    sg_access_eval_free(&ev);
+    /* 1G floats: offsets past 2^31 wrap in the machine, so the range is unknown */
+    const word_t big[] = {{0, 8, B0}, {8, 8, 1u << 30}, {16, 8, 4}};
+    launch(&k, 4, 1, 128, 1, big, 3, &ev);
+    assert_false(ev.all_known);
+    assert_int_equal(ev.ranges[0].reason, SG_ACCESS_R_WRAP);
+    sg_access_eval_free(&ev);
     sg_access_kernel_free(&k);
 }
 
@@ -750,6 +862,28 @@ static void test_sass_builder(void **state)
     sg_access_kernel_free(&s32);
     sg_access_kernel_free(&s);
     sg_access_kernel_free(&p);
+}
+
+/* The parameter bytes the analysis reads: k_axpb(y, x, m, add, n) depends
+ * on its two pointers and its bound, never on the scalars m and add (what
+ * an exec update of a fused stage may change). */
+static void test_param_mask(void **state)
+{
+    (void)state;
+    sg_access_kernel_t k;
+    analyze("sample_fork_join.sm90.ptx", "_Z6k_axpbPfPKfffm", &k);
+    assert_int_equal(k.params_size, 32);
+    uint8_t mask[32 + 4];
+    memset(mask, 7, sizeof mask);
+    memset(mask, 0, 32);
+    sg_access_param_mask(&k, mask, 32);
+    for (int i = 0; i < 32; i++)
+        if (mask[i] != (i < 16 || i >= 24)) fail_msg("byte %d: mask %u", i, mask[i]);
+    assert_int_equal(mask[32], 7); /* nothing past size */
+    memset(mask, 0, 32);
+    sg_access_param_mask(&k, mask, 12); /* a short buffer: only what fits */
+    for (int i = 0; i < 32; i++) assert_int_equal(mask[i], i < 12);
+    sg_access_kernel_free(&k);
 }
 
 static void test_cache_and_layout(void **state)
@@ -887,7 +1021,10 @@ int main(void)
         cmocka_unit_test(test_loops_with_trip_counts),
         cmocka_unit_test(test_counted_loop),
         cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_barrier_skipped),
+        cmocka_unit_test(test_sext_index),
         cmocka_unit_test(test_sass_builder),
+        cmocka_unit_test(test_param_mask),
         cmocka_unit_test(test_cache_and_layout),
         cmocka_unit_test(test_bad_input),
     };

@@ -254,8 +254,10 @@ static void test_pipeline(void **state)
     /* Nothing for the ordering passes to do in a plain fork/join. */
     sg_graph_t *g = fork_join();
     sg_graph_t *h = sg_graph_clone(g);
-    assert_int_equal(sg_opt_pipeline(h, &st, why, sizeof why), SG_OK);
-    assert_true(st.passes >= 2);
+    sg_rewrite_files_t files = {0};
+    assert_int_equal(sg_opt_pipeline(h, 90, NULL, &files, &st, why, sizeof why), SG_OK);
+    assert_true(st.passes >= 3);
+    assert_int_equal(files.n, 0); /* no code to read: nothing fused */
     assert_int_equal(st.fused_chains, 0);
     assert_false(changed(g, h, what, sizeof what));
     sg_graph_destroy(h);
@@ -276,21 +278,115 @@ static void test_pipeline(void **state)
     edge(g, k0, r, SG_EDGE_STREAM, SG_NONE);
     edge(g, w, k1, SG_EDGE_STREAM, SG_NONE);
     h = sg_graph_clone(g);
-    assert_int_equal(sg_opt_pipeline(h, &st, why, sizeof why), SG_OK);
+    assert_int_equal(sg_opt_pipeline(h, 90, NULL, &files, &st, why, sizeof why), SG_OK);
     assert_true(changed(g, h, what, sizeof what));
     assert_string_equal(what,
                         "the rewritten graph orders n1 before n2 and the original one does not");
-    assert_string_equal(sg_opt_pipeline_names(), "control-deps,defer-dealloc");
+    assert_string_equal(sg_opt_pipeline_names(), "control-deps,defer-dealloc,fuse");
     sg_graph_destroy(h);
 
     /* A cycle: the pass manager refuses, and says so. */
     edge(g, k1, k0, SG_EDGE_CONTROL, SG_NONE);
     edge(g, r, w, SG_EDGE_CONTROL, SG_NONE);
     h = sg_graph_clone(g);
-    assert_int_not_equal(sg_opt_pipeline(h, &st, why, sizeof why), SG_OK);
-    assert_non_null(strstr(why, "the passes (control-deps,defer-dealloc) failed"));
+    assert_int_not_equal(sg_opt_pipeline(h, 90, NULL, &files, &st, why, sizeof why), SG_OK);
+    assert_non_null(strstr(why, "the passes (control-deps,defer-dealloc,fuse) failed"));
+    sg_rewrite_files_free(&files);
     sg_graph_destroy(h);
     sg_graph_destroy(g);
+}
+
+/* In-app fusion through the pipeline: the fuse pass reads the stages' PTX
+ * through the optimizer's hook (here the fusion benchmark's PTX, as
+ * capture would hold it for an nvcc binary) and leaves the fused kernel's
+ * cubin and PTX in files, named by the graph's images: what build.c loads.
+ * NVRTC compiles here without a GPU. */
+static char *g_chain_ptx;
+static size_t g_chain_len;
+
+static int fixture_ptx(void *user, const sg_graph_t *g, const char *kernel, uint32_t image,
+                       uint32_t arch, char **ptx, size_t *len, char *why, size_t n)
+{
+    (void)user, (void)g, (void)image, (void)arch;
+    if (strcmp(kernel, "_Z10st_affine1PKfPfm") && strcmp(kernel, "_Z10st_square1PKfPfm")) {
+        snprintf(why, n, "not in the fixture");
+        return SG_OK;
+    }
+    *ptx = malloc(g_chain_len + 1);
+    if (!*ptx) return SG_ENOMEM;
+    memcpy(*ptx, g_chain_ptx, g_chain_len + 1);
+    *len = g_chain_len;
+    return SG_OK;
+}
+
+static void test_pipeline_fuses(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/fuse/fusion_chain.sm90.ptx", SGCAP_SOURCE_DIR);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    g_chain_len = (size_t)ftell(f);
+    rewind(f);
+    g_chain_ptx = malloc(g_chain_len + 1);
+    assert_non_null(g_chain_ptx);
+    assert_int_equal(fread(g_chain_ptx, 1, g_chain_len, f), g_chain_len);
+    g_chain_ptx[g_chain_len] = 0;
+    fclose(f);
+    /* y = affine1(x), z = square1(y), 1M floats, one stream */
+    sg_graph_t *g = new_graph(1, 0);
+    const uint64_t n = 1u << 20, base[3] = {0x7f0000000000ull, 0x7f0000400000ull, 0x7f0000800000ull};
+    uint32_t img;
+    assert_int_equal(sg_graph_add_image(g, SG_IMAGE_PTX, "0123456789abcdef", 1, &img), SG_OK);
+    for (int i = 0; i < 3; i++) buffer(g, SG_BUFFER_DEVICE, base[i], n * 4);
+    const char *names[2] = {"_Z10st_affine1PKfPfm", "_Z10st_square1PKfPfm"};
+    sg_node_id_t k[2];
+    for (int i = 0; i < 2; i++) {
+        k[i] = node(g, SG_NODE_KERNEL, 0, (uint64_t)i);
+        assert_int_equal(sg_node_set_kernel_name(g, k[i], names[i]), SG_OK);
+        uint8_t bytes[24];
+        uint64_t in = base[i], out = base[i + 1];
+        memcpy(bytes, &in, 8), memcpy(bytes + 8, &out, 8), memcpy(bytes + 16, &n, 8);
+        uint32_t offs[3] = {0, 8, 16}, sizes[3] = {8, 8, 8};
+        assert_int_equal(sg_node_set_kernel_params(g, k[i], 3, offs, sizes, bytes, 24), SG_OK);
+        sg_kernel_t *kk = &sg_graph_node(g, k[i])->u.kernel;
+        kk->image = img;
+        kk->grid[0] = (uint32_t)(n / 256), kk->block[0] = 256;
+        kk->grid[1] = kk->grid[2] = kk->block[1] = kk->block[2] = 1;
+        assert_int_equal(sg_node_add_access(g, k[i], (uint32_t)i, 0, n * 4, SG_ACCESS_READ), SG_OK);
+        assert_int_equal(sg_node_add_access(g, k[i], (uint32_t)i + 1, 0, n * 4, SG_ACCESS_UNKNOWN),
+                         SG_OK);
+    }
+    edge(g, k[0], k[1], SG_EDGE_STREAM, SG_NONE);
+    sg_graph_t *h = sg_graph_clone(g);
+    sg_rewrite_files_t files = {0};
+    sg_opt_rewrite_stats_t st;
+    char why[300] = "", what[200] = "";
+    int rc = sg_opt_pipeline(h, 90, fixture_ptx, &files, &st, why, sizeof why);
+    if (rc) fail_msg("%s", why);
+    if (files.n == 0) {
+        print_message("NVRTC not available here: nothing fused\n");
+    } else {
+        assert_int_equal(st.fused_chains, 1);
+        assert_int_equal(files.n, 2); /* the cubin and the PTX */
+        assert_int_equal(sg_graph_node_count(h), 1);
+        const sg_fusion_t *rec = sg_graph_fusion(h, k[0]);
+        assert_non_null(rec);
+        assert_int_equal(rec->n_stages, 2);
+        const sg_image_t *ci = sg_graph_image(h, rec->cubin_image);
+        bool named = false;
+        for (size_t i = 0; i < files.n; i++)
+            named |= !strcmp(files.files[i].relpath, ci->file) &&
+                     !memcmp(files.files[i].data, "\x7f" "ELF", 4);
+        assert_true(named);
+        assert_true(changed(g, h, what, sizeof what));
+        assert_false(sg_opt_fusion_blind(g, h, why, sizeof why));
+    }
+    sg_rewrite_files_free(&files);
+    sg_graph_destroy(h);
+    sg_graph_destroy(g);
+    free(g_chain_ptx);
 }
 
 /* ---- shadow set and plant -------------------------------------------------------------- */
@@ -454,7 +550,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refusals),    cmocka_unit_test(test_changed),
-        cmocka_unit_test(test_pipeline),    cmocka_unit_test(test_shadow_set_and_plant),
+        cmocka_unit_test(test_pipeline),
+        cmocka_unit_test(test_pipeline_fuses),    cmocka_unit_test(test_shadow_set_and_plant),
         cmocka_unit_test(test_kernel_args), cmocka_unit_test(test_diff),
         cmocka_unit_test(test_config),
     };
