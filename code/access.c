@@ -3201,7 +3201,7 @@ int sg_access_analyze_ptx(const sg_ptx_module_t *m, const char *kernel, sg_acces
         fallback_sites(c);
     }
     ctx_free(c);
-    return SG_OK;
+    return sg_access_kernel_addresses(out);
 }
 
 int sg_access_analyze_text(const char *ptx, size_t len, const char *kernel, sg_access_kernel_t *out)

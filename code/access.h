@@ -192,6 +192,9 @@ typedef enum {
     SG_ACCESS_R_UNBOUNDED,       /* a loop count or value has no bound */
     SG_ACCESS_R_WRAP,            /* 32-bit index arithmetic may wrap for this launch */
     SG_ACCESS_R_PARAMS,          /* the captured parameters do not match the code's layout */
+    /* the SASS path */
+    SG_ACCESS_R_NO_DISASSEMBLER, /* no nvdisasm to read a SASS-only kernel with */
+    SG_ACCESS_R_DISASSEMBLER,    /* nvdisasm failed on the cubin, or it is malformed */
     SG_ACCESS_R_COUNT
 } sg_access_reason_t;
 
@@ -288,6 +291,16 @@ typedef struct {
     sg_access_loop_t *loops;
     uint32_t n_opaques;
     sg_access_opaque_t *opaques;
+    /* What replay relocation needs (sg_access_kernel_addresses): the
+     * parameter words the code uses as addresses, ascending (every site's
+     * base; for SASS also the candidates of an address selected between
+     * pointers), and whether every memory access's address starts from one
+     * of them, a module variable or a pointer loaded from memory, with
+     * nothing escaping the analysis: then rewriting exactly those words
+     * relocates every address the launch uses. */
+    uint32_t n_address_words;
+    uint32_t *address_words;
+    bool addresses_complete;
 } sg_access_kernel_t;
 
 /* Analyze entry `kernel` of a parsed module. Returns 0 (also when the
@@ -322,6 +335,22 @@ const sg_access_kernel_t *sg_access_cache_get(const sg_access_cache_t *c, const 
 /* Takes ownership of *k (which is zeroed) on success. */
 int sg_access_cache_put(sg_access_cache_t *c, const char key[17], sg_access_kernel_t *k);
 
+/* Fill address_words and addresses_complete from the sites (and any words
+ * already listed): sg_access_analyze_ptx and sg_access_from_sass call it.
+ * 0 or SG_ENOMEM. */
+int sg_access_kernel_addresses(sg_access_kernel_t *k);
+
+/* The SASS path's facts (code/sass.h) as a result of this kind: one site
+ * per SASS access (its pointer word, its affine index as the offset, its
+ * conditions as facts with the wrap checks of 32-bit comparisons and of a
+ * 32-bit index), unknown with the SASS reason where it had none; a kernel
+ * nvdisasm could not read gets status SG_EUNSUPPORTED and the reason. The
+ * parameter layout is the launch's (the cubin does not give one). */
+struct sg_sass_kernel;
+int sg_access_from_sass(const struct sg_sass_kernel *sk, uint32_t n_params,
+                        const uint32_t *offsets, const uint32_t *sizes, uint32_t params_size,
+                        sg_access_kernel_t *out);
+
 /* For the SASS path: append a site (copied) with its facts (conds; fact i
  * owns the next conds[i].n_checks entries of cond_checks) and the offset's
  * checks. And the plain `blockIdx*blockDim+threadIdx` pattern: offset
@@ -353,8 +382,10 @@ typedef struct {
     bool exact;              /* [lo, hi) is the tight hull (first and last byte are touched) */
     bool clipped;            /* the bound the code gives was wider than the base's buffer: cut to it */
     bool linear;             /* offset = sum coef[i] * (tid.x,y,z, ctaid.x,y,z)[i] + c0 */
-    uint64_t base;           /* the pointer read from the parameters (or the symbol, 0) */
-    uint32_t buffer;         /* buffer index holding the range, SG_NONE when none does */
+    uint64_t base;           /* the pointer read from the parameters (or the symbol, 0);
+                                UNKNOWN sites keep it when their pointer word is known */
+    uint32_t buffer;         /* buffer index holding the range (UNKNOWN: holding base),
+                                SG_NONE when none does */
     uint64_t lo, hi;         /* absolute addresses, [lo, hi) */
     uint64_t thread_lo, thread_hi; /* thread (0,0,0) of CTA (0,0,0), over all its iterations */
     uint64_t cta_lo, cta_hi;       /* CTA (0,0,0) */

@@ -961,20 +961,51 @@ static const sg_buffer_t *find_buffer(const sg_buffer_t *bufs, uint32_t n, uint6
     return best;
 }
 
+static void eval_known(env_t *env, uint32_t si, const sg_access_site_t *s, const sg_buffer_t *bufs,
+                       uint32_t nbufs, sg_access_range_t *r);
+
 static void eval_site(env_t *env, uint32_t si, const sg_buffer_t *bufs, uint32_t nbufs,
                       sg_access_range_t *r)
 {
+    const sg_access_site_t *s = &env->k->sites[si];
+    if (s->reason == SG_ACCESS_OK) {
+        eval_known(env, si, s, bufs, nbufs, r);
+        return;
+    }
+    /* The offset is unknown, but its conditions may still never hold in
+     * this launch (a tail loop no block reaches): evaluate them alone. */
+    if (s->n_conds) {
+        sg_access_site_t probe = *s;
+        probe.reason = SG_ACCESS_OK;
+        probe.exact = false;
+        probe.n_checks = 0;
+        ax_zero(&probe.offset);
+        eval_known(env, si, &probe, bufs, nbufs, r);
+        if (r->status == SG_ACCESS_ST_NEVER) return;
+    }
+    memset(r, 0, sizeof(*r));
+    r->site = si;
+    r->kind = s->kind;
+    r->buffer = SG_NONE;
+    set_unknown(r, s->reason, "%s", s->detail);
+    /* its pointer may be known: say which buffer */
+    i128 b;
+    if (s->base_kind == SG_ACCESS_BASE_PARAM &&
+        read_param(env, sg_access_param_atom(s->base_param, 8, false), &b)) {
+        r->base = (uint64_t)b;
+        find_buffer(bufs, nbufs, r->base, &r->buffer);
+    }
+}
+
+static void eval_known(env_t *env, uint32_t si, const sg_access_site_t *s, const sg_buffer_t *bufs,
+                       uint32_t nbufs, sg_access_range_t *r)
+{
     const sg_access_kernel_t *k = env->k;
-    const sg_access_site_t *s = &k->sites[si];
     const sg_kernel_t *node = env->node;
     memset(r, 0, sizeof(*r));
     r->site = si;
     r->kind = s->kind;
     r->buffer = SG_NONE;
-    if (s->reason != SG_ACCESS_OK) {
-        set_unknown(r, s->reason, "%s", s->detail);
-        return;
-    }
     if (s->base_kind == SG_ACCESS_BASE_PARAM) {
         i128 b;
         if (!read_param(env, sg_access_param_atom(s->base_param, 8, false), &b)) {

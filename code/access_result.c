@@ -28,6 +28,8 @@ const char *sg_access_reason_name(sg_access_reason_t r)
         "unbounded",
         "32-bit index may wrap",
         "parameters do not match the code",
+        "no disassembler",
+        "the disassembler failed",
     };
     return (unsigned)r < SG_ACCESS_R_COUNT ? names[r] : "unknown reason";
 }
@@ -57,6 +59,7 @@ void sg_access_kernel_free(sg_access_kernel_t *k)
     free(k->uexprs);
     free(k->loops);
     free(k->opaques);
+    free(k->address_words);
     memset(k, 0, sizeof(*k));
 }
 
@@ -161,6 +164,40 @@ static bool push(sg_access_kernel_t *k, const sg_access_cond_t *c, uint32_t *idx
     k->conds[k->n_conds] = *c;
     *idx = k->n_conds++;
     return true;
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+int sg_access_kernel_addresses(sg_access_kernel_t *k)
+{
+    if (!k) return SG_EINVAL;
+    uint32_t *w = malloc(((size_t)k->n_address_words + k->n_sites + 1) * sizeof *w);
+    if (!w) return SG_ENOMEM;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k->n_address_words; i++) w[n++] = k->address_words[i];
+    bool complete = k->status == 0 && k->reason == SG_ACCESS_OK &&
+                    !(k->flags & (1ull << SG_ACCESS_F_PARAM_ADDRESS));
+    for (uint32_t i = 0; i < k->n_sites; i++) {
+        const sg_access_site_t *s = &k->sites[i];
+        if (s->base_kind == SG_ACCESS_BASE_PARAM) w[n++] = s->base_param;
+        /* a pointer loaded from memory was never a parameter word; any other
+         * site without a base may start from a word nobody named */
+        else if (s->base_kind == SG_ACCESS_BASE_NONE && s->reason != SG_ACCESS_R_LOADED_ADDRESS)
+            complete = false;
+    }
+    qsort(w, n, sizeof *w, cmp_u32);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (u == 0 || w[i] != w[u - 1]) w[u++] = w[i];
+    free(k->address_words);
+    k->address_words = w;
+    k->n_address_words = u;
+    k->addresses_complete = complete;
+    return SG_OK;
 }
 
 int sg_access_kernel_add_site(sg_access_kernel_t *k, const sg_access_site_t *site,

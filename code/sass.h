@@ -112,7 +112,9 @@ typedef struct {
     /* Every condition known to hold where the access runs (the guard is
      * one of them), and whether they are all of them: false when a
      * predicate the analysis cannot read, or paths merged, also decide which
-     * threads run it (ranges from the index are then upper bounds). */
+     * threads run it (ranges from the index are then upper bounds). An
+     * access whose index is unknown keeps the conditions too (they may show
+     * that a launch never runs it); conditions_exact is false for it. */
     uint32_t n_conds;
     sg_sass_cond_t conds[SG_SASS_MAX_CONDS];
     bool conditions_exact;
@@ -142,7 +144,7 @@ typedef enum {
 /* "analysed", "no_disassembler", ... */
 const char *sg_sass_status_name(sg_sass_status_t s);
 
-typedef struct {
+typedef struct sg_sass_kernel {
     char *name;              /* owned */
     sg_sass_status_t status;
     char reason[192];        /* status != ANALYSED: "unknown: no disassembler", ... */

@@ -1252,6 +1252,16 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                      x->in[oi].pc - x->pc0);
         }
     }
+    if (!a->index_known) {
+        /* The address is unknown, but what is known about when it runs still
+         * tells a launch where it never runs (a tail no block reaches). */
+        cmp_t gf;
+        if (pred_fact(st, g->id, &gf) && a->n_conds < SG_SASS_MAX_CONDS &&
+            export_cond(&gf, &a->conds[a->n_conds]))
+            a->n_conds++;
+        for (uint8_t i = 0; i < st->nfacts && a->n_conds < SG_SASS_MAX_CONDS; i++)
+            if (export_cond(&st->facts[i], &a->conds[a->n_conds])) a->n_conds++;
+    }
 }
 
 /* ---- one instruction --------------------------------------------------------- */

@@ -20,7 +20,7 @@ extern "C" {
 #define SG_FORMAT_NAME "sgcap-bundle"
 /* The newest format version this reader knows; it reads every older one
  * (docs/FORMAT.md section 11: what each version added). */
-#define SG_FORMAT_VERSION 5
+#define SG_FORMAT_VERSION 6
 /* A bundle is written with the oldest version that can say everything in
  * it (the newest .since of the fields and enum names it holds, at least
  * this), so older readers keep reading what they can. */
@@ -36,6 +36,7 @@ extern "C" {
 #define SG_BUNDLE_MAX_STRING 65536u
 #define SG_BUNDLE_MAX_FUSED_STAGES 4096u    /* stages of one fused kernel */
 #define SG_BUNDLE_MAX_DROPPED_WRITES 65536u /* writes one fused kernel drops */
+#define SG_BUNDLE_MAX_SITES 65536u          /* access sites of one kernel launch */
 /* The reader's memory: the model it builds may take at most this many times
  * the size of graph.json plus the floor (FORMAT.md section 10). */
 #define SG_BUNDLE_MEMORY_FACTOR 14u

@@ -42,6 +42,35 @@
 
 /* ---- kernel payload ---------------------------------------------------------------- */
 
+/* ---- access facts of a kernel launch (FORMAT.md section 6.3, version 6) ------------- */
+
+#define T sg_site_t
+static const sg_field_t site_fields[] = {
+    F("kind",   kind,   ENUM,  REQ,  NAMES(sg_site_kinds, -1)),
+    F("status", status, ENUM,  REQ,  NAMES(sg_site_statuses, -1)),
+    F("range",  range,  ENUM,  OMIT, NAMES(sg_range_kinds, SG_RANGE_GUESS)),
+    F("line",   line,   U32,   OMIT),
+    F("param",  param,  I32,   OMIT, DEF(-1)),
+    F("buffer", buffer, INDEX, OMIT, TABLE(BUFFERS)),
+    F("offset", offset, U64,   OMIT),
+    F("size",   size,   U64,   OMIT),
+    F("reason", reason, STR,   OMIT),
+};
+static RECORD(site, SG_REC_SITE);
+#undef T
+
+#define T sg_facts_t
+static const sg_field_t facts_fields[] = {
+    F("source",    source,    ENUM,    REQ,  NAMES(sg_facts_sources, SG_FACTS_NONE)),
+    F("all_known", all_known, BOOL,    OMIT),
+    F("complete",  complete,  BOOL,    OMIT),
+    F("reason",    reason,    STR,     OMIT),
+    F("pointers",  pointers,  U32S,    OMIT, COUNT(n_pointers), MAX(SG_BUNDLE_MAX_PARAM_BYTES)),
+    F("sites",     sites,     RECORDS, OMIT, SUB(sg_record_site), COUNT(n_sites), MAX(SG_BUNDLE_MAX_SITES)),
+};
+static RECORD(facts, SG_REC_FACTS);
+#undef T
+
 #define T sg_kernel_t
 static const sg_field_t params_fields[] = {
     F("bytes",  param_bytes,   HEX,   0, COUNT(params_size), MAX(SG_BUNDLE_MAX_PARAM_BYTES)),
@@ -61,6 +90,7 @@ static const sg_field_t kernel_fields[] = {
     F("has_extra",    has_extra,    BOOL,   OMIT),
     F("func_handle",  func_handle,  ADDR,   0),
     SELF("params", sg_record_params, OMIT),
+    F("access",       facts,        OBJECT, OMIT, SUB(sg_record_facts), SINCE(6)),
 };
 static RECORD(kernel, SG_REC_KERNEL);
 #undef T
@@ -140,6 +170,7 @@ static const sg_field_t access_fields[] = {
     F("offset", offset, U64,   0),
     F("size",   size,   U64,   REQ),
     F("mode",   mode,   ENUM,  REQ, NAMES(sg_access_modes, SG_ACCESS_UNKNOWN)),
+    F("range",  range,  ENUM,  OMIT, NAMES(sg_range_kinds, SG_RANGE_GUESS), SINCE(6)),
 };
 static RECORD(access, SG_REC_ACCESS);
 #undef T
@@ -372,6 +403,7 @@ const sg_record_t *const sg_records[SG_REC_COUNT] = {
     [SG_REC_PASS_LOG] = &sg_record_pass_log, [SG_REC_FUSION] = &sg_record_fusion,
     [SG_REC_FUSED_STAGE] = &sg_record_fused_stage,
     [SG_REC_DROPPED_WRITE] = &sg_record_dropped_write,
+    [SG_REC_FACTS] = &sg_record_facts,     [SG_REC_SITE] = &sg_record_site,
 };
 
 /* clang-format on */
@@ -387,9 +419,11 @@ _Static_assert(sizeof(sg_stream_t) == 48, M(sg_stream_t));
 _Static_assert(sizeof(sg_event_t) == 32, M(sg_event_t));
 _Static_assert(sizeof(sg_buffer_t) == 80, M(sg_buffer_t));
 _Static_assert(sizeof(sg_image_t) == 104, M(sg_image_t));
-_Static_assert(sizeof(sg_node_t) == 192, M(sg_node_t)); /* members reordered, none added */
+_Static_assert(sizeof(sg_node_t) == 240, M(sg_node_t)); /* members reordered for the passes */
 _Static_assert(sizeof(sg_access_t) == 32, M(sg_access_t));
-_Static_assert(sizeof(sg_kernel_t) == 104, M(sg_kernel_t));
+_Static_assert(sizeof(sg_kernel_t) == 152, M(sg_kernel_t));
+_Static_assert(sizeof(sg_facts_t) == 48, M(sg_facts_t));
+_Static_assert(sizeof(sg_site_t) == 48, M(sg_site_t));
 _Static_assert(sizeof(sg_memcpy_t) == 64, M(sg_memcpy_t));
 _Static_assert(sizeof(sg_memset_t) == 40, M(sg_memset_t));
 _Static_assert(sizeof(sg_host_t) == 16, M(sg_host_t));
@@ -398,7 +432,7 @@ _Static_assert(sizeof(sg_conditional_t) == 32, M(sg_conditional_t));
 _Static_assert(sizeof(sg_edge_t) == 24, M(sg_edge_t));
 _Static_assert(sizeof(sg_pass_log_t) == 16, M(sg_pass_log_t));
 _Static_assert(sizeof(sg_fusion_t) == 96, M(sg_fusion_t));
-_Static_assert(sizeof(sg_fused_stage_t) == 128, M(sg_fused_stage_t));
+_Static_assert(sizeof(sg_fused_stage_t) == 176, M(sg_fused_stage_t));
 _Static_assert(sizeof(sg_dropped_write_t) == 32, M(sg_dropped_write_t));
 #undef M
 #endif

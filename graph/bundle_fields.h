@@ -101,6 +101,8 @@ typedef enum {
     SG_REC_FUSION,
     SG_REC_FUSED_STAGE,
     SG_REC_DROPPED_WRITE,
+    SG_REC_FACTS,
+    SG_REC_SITE,
     SG_REC_COUNT
 } sg_record_id_t;
 

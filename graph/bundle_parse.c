@@ -703,10 +703,43 @@ static int check_fusion(pctx_t *c, const sg_fusion_t *f, const loc_t *l, size_t 
     return SG_OK;
 }
 
+/* A kernel's access facts (FORMAT.md section 6.3): its pointer words in
+ * ascending order inside the parameter bytes. */
+static int check_facts(pctx_t *c, const sg_kernel_t *k, const loc_t *l, size_t pos)
+{
+    const sg_facts_t *f = &k->facts;
+    loc_t al = LOC_FIELD(l, "access"), pl = LOC_FIELD(&al, "pointers");
+    for (uint32_t i = 0; f->pointers && i < f->n_pointers; i++) {
+        loc_t el = LOC_ELEM(&pl, i);
+        if (i > 0 && f->pointers[i] <= f->pointers[i - 1])
+            return fail(c, &el, pos, SG_EFORMAT, "pointer offsets must be ascending");
+        if ((uint64_t)f->pointers[i] + 8 > k->params_size)
+            return fail(c, &el, pos, SG_EFORMAT,
+                        "the pointer word at %" PRIu32 " reaches past the %" PRIu32
+                        " parameter bytes",
+                        f->pointers[i], k->params_size);
+    }
+    return SG_OK;
+}
+
 /* Checks of one record beyond its fields' types (FORMAT.md's prose). */
 static int check_record(pctx_t *c, const sg_record_t *r, void *base, const loc_t *l, size_t pos)
 {
     if (r->id == SG_REC_FUSION) return check_fusion(c, base, l, pos);
+    if (r->id == SG_REC_KERNEL) return check_facts(c, base, l, pos);
+    if (r->id == SG_REC_SITE) {
+        const sg_site_t *st = base;
+        if (st->param < -1) {
+            loc_t el = LOC_FIELD(l, "param");
+            return fail(c, &el, pos, SG_EFORMAT, "must be -1 (none) or a byte offset, found %" PRId32,
+                        st->param);
+        }
+        if (st->offset + st->size < st->offset) {
+            loc_t el = LOC_FIELD(l, "size");
+            return fail(c, &el, pos, SG_EFORMAT, "offset + size does not fit in 64 bits");
+        }
+        return SG_OK;
+    }
     if (r->id == SG_REC_CAPTURE || r->id == SG_REC_DEVICE) {
         const char *key = r->id == SG_REC_CAPTURE ? "rank" : "ordinal";
         int32_t v = r->id == SG_REC_CAPTURE ? ((const sg_graph_t *)base)->rank

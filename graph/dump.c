@@ -517,13 +517,30 @@ static void dump_node(const addr_index_t *ix, const sg_graph_t *g, const sg_node
     default: /* host (its function pointer is process-local), empty */
         break;
     }
+    if (n->type == SG_NODE_KERNEL && n->u.kernel.facts.source != SG_FACTS_NONE) {
+        /* what the access pass found: the sites' statuses, the pointer words */
+        const sg_facts_t *fa = &n->u.kernel.facts;
+        uint32_t by[SG_SITE_STATUS_COUNT] = {0};
+        for (uint32_t i = 0; i < fa->n_sites; i++)
+            if (fa->sites[i].status < SG_SITE_STATUS_COUNT) by[fa->sites[i].status]++;
+        put_indent(f, ind2);
+        fprintf(f, "facts    %s%s%s sites=%u (known %u, never %u, unknown %u) pointers=",
+                sg_facts_source_name(fa->source), fa->all_known ? " all_known" : "",
+                fa->complete ? " complete" : "", fa->n_sites, by[SG_SITE_KNOWN], by[SG_SITE_NEVER],
+                by[SG_SITE_UNKNOWN]);
+        for (uint32_t i = 0; i < fa->n_pointers; i++) fprintf(f, "%s%u", i ? "," : "", fa->pointers[i]);
+        if (!fa->n_pointers) fputc('-', f);
+        fputc('\n', f);
+    }
     for (uint32_t i = 0; i < n->n_accesses; i++) {
         const sg_access_t *a = &n->accesses[i];
         put_indent(f, ind2);
         fputs("access   ", f);
         put_buffer(f, g, a->buffer);
-        fprintf(f, " %s offset=%" PRIu64 " size=%" PRIu64 "\n", sg_access_mode_name(a->mode),
-                a->offset, a->size);
+        fprintf(f, " %s offset=%" PRIu64 " size=%" PRIu64, sg_access_mode_name(a->mode), a->offset,
+                a->size);
+        if (a->range != SG_RANGE_GUESS) fprintf(f, " range=%s", sg_range_kind_name(a->range));
+        fputc('\n', f);
     }
 }
 

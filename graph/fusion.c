@@ -1,6 +1,7 @@
 /* fusion.c: the root graph's table of fused kernels (graph.h, "fused
  * kernels"): records of what each fused node replaced, their copies and
- * their release. */
+ * their release; and the deep copy of a kernel payload (a stage keeps one),
+ * with its access facts. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,37 @@ static void *dup_bytes(const void *p, size_t n)
     return q;
 }
 
+void sg_facts_release(sg_facts_t *f)
+{
+    for (uint32_t i = 0; f->sites && i < f->n_sites; i++) free(f->sites[i].reason);
+    free(f->sites);
+    free(f->pointers);
+    free(f->reason);
+    memset(f, 0, sizeof *f);
+}
+
+int sg_facts_copy(sg_facts_t *dst, const sg_facts_t *src)
+{
+    *dst = *src;
+    dst->reason = src->reason ? strdup(src->reason) : NULL;
+    dst->pointers = dup_bytes(src->pointers, src->n_pointers * sizeof(uint32_t));
+    dst->sites = dup_bytes(src->sites, src->n_sites * sizeof(sg_site_t));
+    bool oom = (src->reason && !dst->reason) || (src->n_pointers && src->pointers && !dst->pointers) ||
+               (src->n_sites && src->sites && !dst->sites);
+    if (!dst->pointers) dst->n_pointers = 0;
+    if (!dst->sites) dst->n_sites = 0;
+    for (uint32_t i = 0; i < dst->n_sites; i++) {
+        const char *r = src->sites[i].reason;
+        dst->sites[i].reason = r ? strdup(r) : NULL;
+        if (r && !dst->sites[i].reason) oom = true;
+    }
+    if (oom) {
+        sg_facts_release(dst);
+        return SG_ENOMEM;
+    }
+    return SG_OK;
+}
+
 int sg_kernel_copy(sg_kernel_t *dst, const sg_kernel_t *src)
 {
     *dst = *src;
@@ -22,7 +54,8 @@ int sg_kernel_copy(sg_kernel_t *dst, const sg_kernel_t *src)
     dst->param_offsets = dup_bytes(src->param_offsets, src->n_params * sizeof(uint32_t));
     dst->param_sizes = dup_bytes(src->param_sizes, src->n_params * sizeof(uint32_t));
     dst->param_bytes = dup_bytes(src->param_bytes, src->params_size);
-    if ((src->name && !dst->name) ||
+    int frc = sg_facts_copy(&dst->facts, &src->facts);
+    if (frc || (src->name && !dst->name) ||
         (src->n_params && src->param_offsets && (!dst->param_offsets || !dst->param_sizes)) ||
         (src->params_size && src->param_bytes && !dst->param_bytes)) {
         sg_kernel_release(dst);
@@ -40,6 +73,7 @@ void sg_kernel_release(sg_kernel_t *k)
     k->name = NULL;
     k->param_offsets = k->param_sizes = NULL;
     k->param_bytes = NULL;
+    sg_facts_release(&k->facts);
 }
 
 int sg_graph_add_fusion(sg_graph_t *g, sg_node_id_t node, sg_fusion_t **out)

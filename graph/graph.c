@@ -41,9 +41,22 @@ static const char *const image_kind_names[SG_IMAGE_KIND_COUNT] = {"fatbin", "cub
 static const char *const copy_kind_names[SG_COPY_KIND_COUNT] = {"default", "h2d", "d2h", "d2d",
                                                                 "h2h"};
 static const char *const cond_type_names[SG_COND_TYPE_COUNT] = {"if", "while", "switch"};
-static const char *const access_mode_names[] = {"read", "write", "readwrite", "unknown"};
+static const char *const access_mode_names[] = {"read", "write", "readwrite", "unknown",
+                                                "atomic"};
 static const int access_mode_values[] = {SG_ACCESS_READ, SG_ACCESS_WRITE, SG_ACCESS_READWRITE,
-                                         SG_ACCESS_UNKNOWN};
+                                         SG_ACCESS_UNKNOWN, SG_ACCESS_ATOMIC_RMW};
+static const uint8_t access_mode_since[] = {1, 1, 1, 1, 6};
+static const char *const facts_source_names[SG_FACTS_SOURCE_COUNT] = {"none", "ptx", "sass",
+                                                                      "unknown"};
+static const uint8_t facts_source_since[SG_FACTS_SOURCE_COUNT] = {6, 6, 6, 6};
+static const char *const site_kind_names[] = {"load", "store", "atomic", "call"};
+static const int site_kind_values[] = {SG_SITE_LOAD, SG_SITE_STORE, SG_SITE_ATOMIC, SG_SITE_CALL};
+static const uint8_t site_kind_since[] = {6, 6, 6, 6};
+static const char *const site_status_names[SG_SITE_STATUS_COUNT] = {"known", "never", "unknown"};
+static const uint8_t site_status_since[SG_SITE_STATUS_COUNT] = {6, 6, 6};
+static const char *const range_kind_names[SG_RANGE_KIND_COUNT] = {"guess", "bound", "exact",
+                                                                  "dense"};
+static const uint8_t range_kind_since[SG_RANGE_KIND_COUNT] = {6, 6, 6, 6};
 
 const sg_enum_names_t sg_node_types = {"node type", SG_NODE_TYPE_COUNT, node_type_names, NULL,
                                        NULL};
@@ -57,8 +70,16 @@ const sg_enum_names_t sg_copy_kinds = {"copy kind", SG_COPY_KIND_COUNT, copy_kin
                                        NULL};
 const sg_enum_names_t sg_cond_types = {"conditional type", SG_COND_TYPE_COUNT, cond_type_names,
                                        NULL, NULL};
-const sg_enum_names_t sg_access_modes = {"access mode", 4, access_mode_names, access_mode_values,
-                                         NULL};
+const sg_enum_names_t sg_access_modes = {"access mode", 5, access_mode_names, access_mode_values,
+                                         access_mode_since};
+const sg_enum_names_t sg_facts_sources = {"facts source", SG_FACTS_SOURCE_COUNT,
+                                          facts_source_names, NULL, facts_source_since};
+const sg_enum_names_t sg_site_kinds = {"site kind", 4, site_kind_names, site_kind_values,
+                                       site_kind_since};
+const sg_enum_names_t sg_site_statuses = {"site status", SG_SITE_STATUS_COUNT, site_status_names,
+                                          NULL, site_status_since};
+const sg_enum_names_t sg_range_kinds = {"range kind", SG_RANGE_KIND_COUNT, range_kind_names, NULL,
+                                        range_kind_since};
 
 uint32_t sg_enum_since(const sg_enum_names_t *e, int v)
 {
@@ -126,6 +147,26 @@ const char *sg_cond_type_name(sg_cond_type_t t)
 const char *sg_access_mode_name(sg_access_mode_t m)
 {
     return sg_enum_name(&sg_access_modes, (int)m);
+}
+
+const char *sg_facts_source_name(sg_facts_source_t s)
+{
+    return sg_enum_name(&sg_facts_sources, (int)s);
+}
+
+const char *sg_site_kind_name(sg_site_kind_t k)
+{
+    return sg_enum_name(&sg_site_kinds, (int)k);
+}
+
+const char *sg_site_status_name(sg_site_status_t s)
+{
+    return sg_enum_name(&sg_site_statuses, (int)s);
+}
+
+const char *sg_range_kind_name(sg_range_kind_t r)
+{
+    return sg_enum_name(&sg_range_kinds, (int)r);
 }
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -202,10 +243,7 @@ void sg_node_release(sg_node_t *n)
     n->n_accesses = 0;
     switch (n->type) {
     case SG_NODE_KERNEL:
-        free(n->u.kernel.name);
-        free(n->u.kernel.param_offsets);
-        free(n->u.kernel.param_sizes);
-        free(n->u.kernel.param_bytes);
+        sg_kernel_release(&n->u.kernel);
         break;
     case SG_NODE_CHILD_GRAPH:
         sg_graph_destroy(n->u.child);
@@ -488,14 +526,32 @@ int sg_node_add_access(sg_graph_t *g, sg_node_id_t id, uint32_t buffer, uint64_t
 {
     sg_node_t *n = sg_graph_node(g, id);
     if (!n || !sg_graph_buffer(g, buffer)) return SG_EINVAL;
-    if (mode != SG_ACCESS_READ && mode != SG_ACCESS_WRITE && mode != SG_ACCESS_READWRITE &&
-        mode != SG_ACCESS_UNKNOWN)
-        return SG_EINVAL;
+    if (!strcmp(sg_access_mode_name(mode), "invalid")) return SG_EINVAL;
     if (n->n_accesses == UINT32_MAX) return SG_ELIMIT;
     sg_access_t *a = realloc(n->accesses, (size_t)(n->n_accesses + 1) * sizeof *a);
     if (!a) return SG_ENOMEM;
     n->accesses = a;
-    a[n->n_accesses++] = (sg_access_t){buffer, offset, size, mode};
+    a[n->n_accesses++] = (sg_access_t){buffer, offset, size, mode, SG_RANGE_GUESS};
+    return SG_OK;
+}
+
+int sg_node_set_accesses(sg_graph_t *g, sg_node_id_t id, const sg_access_t *acc, uint32_t n)
+{
+    sg_node_t *x = sg_graph_node(g, id);
+    if (!x || (n && !acc)) return SG_EINVAL;
+    for (uint32_t i = 0; i < n; i++)
+        if (!sg_graph_buffer(g, acc[i].buffer) || !strcmp(sg_access_mode_name(acc[i].mode), "invalid") ||
+            acc[i].range >= SG_RANGE_KIND_COUNT)
+            return SG_EINVAL;
+    sg_access_t *a = NULL;
+    if (n) {
+        a = malloc((size_t)n * sizeof *a);
+        if (!a) return SG_ENOMEM;
+        memcpy(a, acc, (size_t)n * sizeof *a);
+    }
+    free(x->accesses);
+    x->accesses = a;
+    x->n_accesses = n;
     return SG_OK;
 }
 
@@ -961,20 +1017,12 @@ static int clone_dag(const sg_graph_t *src, sg_graph_t *dst)
             d->n_out = d->cap_out = s->n_out;
         }
         switch (s->type) {
-        case SG_NODE_KERNEL: {
-            const sg_kernel_t *sk = &s->u.kernel;
-            sg_kernel_t *dk = &d->u.kernel;
-            *dk = *sk;
-            dk->name = dup_or_null(sk->name);
-            dk->param_offsets = dup_mem(sk->param_offsets, sk->n_params * sizeof(uint32_t));
-            dk->param_sizes = dup_mem(sk->param_sizes, sk->n_params * sizeof(uint32_t));
-            dk->param_bytes = dup_mem(sk->param_bytes, sk->params_size);
-            if ((sk->name && !dk->name) ||
-                (sk->n_params && (!dk->param_offsets || !dk->param_sizes)) ||
-                (sk->params_size && !dk->param_bytes))
+        case SG_NODE_KERNEL:
+            if (sg_kernel_copy(&d->u.kernel, &s->u.kernel)) {
+                memset(&d->u.kernel, 0, sizeof d->u.kernel);
                 return SG_ENOMEM;
+            }
             break;
-        }
         case SG_NODE_CHILD_GRAPH:
             if (s->u.child) {
                 d->u.child = sg_graph_create_body(dst);

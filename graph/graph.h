@@ -162,6 +162,74 @@ typedef enum {
 const char *sg_node_type_name(sg_node_type_t t);
 int sg_node_type_from_name(const char *name);
 
+/* ---- what a kernel touches, from its code (format version 6) ---------------- */
+
+/* Where a kernel node's access facts come from (sgcap's access pass,
+ * docs/ACCESS.md): not analysed, its PTX, its SASS (through nvdisasm), or
+ * its code could not be analysed (no image, no disassembler, ...: reason). */
+typedef enum {
+    SG_FACTS_NONE = 0,
+    SG_FACTS_PTX,
+    SG_FACTS_SASS,
+    SG_FACTS_UNKNOWN,
+    SG_FACTS_SOURCE_COUNT
+} sg_facts_source_t;
+
+/* One global memory access site of the kernel's code, evaluated for this
+ * launch. The values of kind are code/access.h's sg_access_kind_t. */
+typedef enum {
+    SG_SITE_LOAD = 1,
+    SG_SITE_STORE = 2,
+    SG_SITE_ATOMIC = 3, /* read-modify-write by an atomic instruction */
+    SG_SITE_CALL = 4,   /* a pointer passed to a call: may read and write */
+} sg_site_kind_t;
+
+typedef enum {
+    SG_SITE_KNOWN = 0, /* [offset, offset+size) of buffer holds every byte it can touch */
+    SG_SITE_NEVER,     /* its conditions never hold for this launch */
+    SG_SITE_UNKNOWN,   /* see reason; with a buffer: assumed to stay inside it */
+    SG_SITE_STATUS_COUNT
+} sg_site_status_t;
+
+/* How much is known about a byte range. GUESS ranges come from the
+ * capture's heuristic (a pointer argument, up to the next pointer into the
+ * same buffer); the others from the code: BOUND holds every byte the code
+ * can touch (perhaps none of them), EXACT also has its first and last byte
+ * touched, DENSE has every byte touched. */
+typedef enum {
+    SG_RANGE_GUESS = 0,
+    SG_RANGE_BOUND,
+    SG_RANGE_EXACT,
+    SG_RANGE_DENSE,
+    SG_RANGE_KIND_COUNT
+} sg_range_kind_t;
+
+typedef struct {
+    sg_site_kind_t kind;
+    sg_site_status_t status;
+    sg_range_kind_t range; /* of [offset, offset+size) */
+    uint32_t line;    /* PTX line, or SASS byte offset of the instruction */
+    int32_t param;    /* byte offset of the pointer word in the parameters, -1 when none */
+    uint32_t buffer;  /* buffer index, SG_NONE when the range is in no buffer or unknown */
+    uint64_t offset, size; /* bytes, from the buffer's start */
+    char *reason;     /* UNKNOWN (and inexact KNOWN): why, or NULL */
+} sg_site_t;
+
+typedef struct {
+    sg_facts_source_t source; /* NONE: no facts (the rest is empty) */
+    bool all_known;       /* every site KNOWN or NEVER and the code fully analysed */
+    /* Every memory access of the code starts from a pointer in `pointers`
+     * (or a module variable) and nothing escapes the analysis: relocating
+     * exactly those parameter words relocates everything the kernel uses. */
+    bool complete;
+    char *reason;         /* why not all known / not complete, NULL when both hold */
+    uint32_t n_pointers;
+    uint32_t *pointers;   /* byte offsets of the parameter words the code uses as
+                             addresses (8-byte pointers; struct-embedded ones too), ascending */
+    uint32_t n_sites;
+    sg_site_t *sites;
+} sg_facts_t;
+
 typedef struct {
     char *name;         /* mangled name; never NULL once set */
     uint32_t image;     /* code image index or SG_NONE */
@@ -176,6 +244,7 @@ typedef struct {
     bool cooperative;
     bool has_extra;          /* launched with `extra` instead of kernelParams */
     uint64_t func_handle;    /* CUfunction/CUkernel in the captured process */
+    sg_facts_t facts;        /* what the code touches (source NONE until analysed) */
 } sg_kernel_t;
 
 typedef enum {
@@ -227,6 +296,9 @@ typedef enum {
     SG_ACCESS_WRITE = 2,
     SG_ACCESS_READWRITE = 3,
     SG_ACCESS_UNKNOWN = 7,
+    /* read-modify-write by atomic instructions (version 6): writes, but two
+     * nodes' atomics on the same bytes do not race each other */
+    SG_ACCESS_ATOMIC_RMW = 11,
 } sg_access_mode_t;
 
 typedef struct {
@@ -234,6 +306,7 @@ typedef struct {
     uint64_t offset; /* from the buffer's start */
     uint64_t size;   /* bytes; the whole rest of the buffer when unknown */
     sg_access_mode_t mode;
+    sg_range_kind_t range; /* version 6: GUESS unless the code was analysed */
 } sg_access_t;
 
 typedef struct sg_node {
@@ -311,7 +384,8 @@ typedef struct {
 uint32_t sg_enum_since(const sg_enum_names_t *e, int v);
 
 extern const sg_enum_names_t sg_node_types, sg_edge_kinds, sg_buffer_kinds, sg_image_kinds,
-    sg_copy_kinds, sg_cond_types, sg_access_modes;
+    sg_copy_kinds, sg_cond_types, sg_access_modes, sg_facts_sources, sg_site_kinds,
+    sg_site_statuses, sg_range_kinds;
 
 /* The name of value v, or "invalid" when v is not one of e's values. */
 const char *sg_enum_name(const sg_enum_names_t *e, int v);
@@ -323,6 +397,10 @@ const char *sg_image_kind_name(sg_image_kind_t k);
 const char *sg_copy_kind_name(sg_copy_kind_t k);
 const char *sg_cond_type_name(sg_cond_type_t t);
 const char *sg_access_mode_name(sg_access_mode_t m);
+const char *sg_facts_source_name(sg_facts_source_t s);
+const char *sg_site_kind_name(sg_site_kind_t k);
+const char *sg_site_status_name(sg_site_status_t s);
+const char *sg_range_kind_name(sg_range_kind_t r);
 
 /* ---- the graph ------------------------------------------------------------ */
 
@@ -459,8 +537,11 @@ int sg_node_set_kernel_name(sg_graph_t *g, sg_node_id_t id, const char *name);
 int sg_node_set_kernel_params(sg_graph_t *g, sg_node_id_t id, uint32_t n_params,
                               const uint32_t *offsets, const uint32_t *sizes,
                               const uint8_t *bytes, uint32_t params_size);
+/* Append an access (range GUESS: what capture knows from a pointer). */
 int sg_node_add_access(sg_graph_t *g, sg_node_id_t id, uint32_t buffer, uint64_t offset,
                        uint64_t size, sg_access_mode_t mode);
+/* Replace the node's accesses with acc[0..n) (copied; buffers and modes checked). */
+int sg_node_set_accesses(sg_graph_t *g, sg_node_id_t id, const sg_access_t *acc, uint32_t n);
 int sg_node_set_opaque_note(sg_graph_t *g, sg_node_id_t id, const char *note);
 /* Attach a new empty body graph to a child_graph node (replacing any) /
  * append a body to a conditional node; the body is returned in *out. */
@@ -511,9 +592,12 @@ int sg_fusion_add_dropped(sg_fusion_t *f, uint32_t stage, uint32_t buffer, uint6
                           uint64_t size, const char *reason);
 /* The record of fused node `node`, NULL when it is not one. O(fusions). */
 const sg_fusion_t *sg_graph_fusion(const sg_graph_t *g, sg_node_id_t node);
-/* Deep copy / release of a kernel payload (parameters, name). */
+/* Deep copy / release of a kernel payload (parameters, name, facts). */
 int sg_kernel_copy(sg_kernel_t *dst, const sg_kernel_t *src);
 void sg_kernel_release(sg_kernel_t *k);
+/* Deep copy / release of access facts (release leaves them empty, source NONE). */
+int sg_facts_copy(sg_facts_t *dst, const sg_facts_t *src);
+void sg_facts_release(sg_facts_t *f);
 
 /* Append a line to the pass log. */
 int sg_graph_log_pass(sg_graph_t *g, const char *pass, const char *summary);

@@ -1,7 +1,9 @@
 /* relocate.c: where recorded buffers go (regions) and, when they cannot go
  * back to their recorded addresses, the relocation of the pointers the
  * graph holds: kernel parameter words, memcpy/memset/free addresses and
- * conditional handles. A heuristic by nature (docs/REPLAY.md §4): a 64-bit
+ * conditional handles. For a kernel whose access facts are complete
+ * (graph.h sg_facts_t) exactly the parameter words its code uses as
+ * addresses; for the others a heuristic (docs/REPLAY.md §4): a 64-bit
  * integer that happens to equal an address is rewritten too, and pointers
  * stored in device memory are never seen. */
 #include <inttypes.h>
@@ -271,11 +273,41 @@ rewrite:
     return 1;
 }
 
+/* The parameter index holding byte `off` (SG_NONE without a layout). */
+static uint32_t param_at(const sg_kernel_t *k, uint32_t off)
+{
+    for (uint32_t p = 0; k->param_offsets && k->param_sizes && p < k->n_params; p++)
+        if (off >= k->param_offsets[p] && off - k->param_offsets[p] < k->param_sizes[p]) return p;
+    return SG_NONE;
+}
+
+/* Does the code analysis say which words are addresses? Complete facts
+ * from PTX or SASS: every address the kernel uses starts from one of them. */
+static bool exact_from_code(const sg_kernel_t *k)
+{
+    return (k->facts.source == SG_FACTS_PTX || k->facts.source == SG_FACTS_SASS) &&
+           k->facts.complete;
+}
+
 int sg_reloc_kernel_params(sg_reloc_map_t *m, const sg_kernel_t *k, uint8_t *bytes,
                            const char *node, sg_reloc_report_t *rep)
 {
     int count = 0;
     if (!k->param_bytes || k->params_size < 8) return 0;
+    if (exact_from_code(k)) {
+        /* exactly the words the code uses as addresses: a 64-bit integer
+         * that equals an address is left alone */
+        if (rep) rep->from_code++;
+        for (uint32_t i = 0; i < k->facts.n_pointers; i++) {
+            uint32_t off = k->facts.pointers[i];
+            if (off > k->params_size - 8) continue;
+            int rc = scan_word(m, bytes, off, param_at(k, off), node, rep);
+            if (rc < 0) return rc;
+            count += rc;
+        }
+        return count;
+    }
+    if (rep) rep->heuristic++;
     if (k->n_params == 0 || !k->param_offsets || !k->param_sizes) {
         if (rep) rep->scanned_without_layout++;
         for (uint32_t off = 0; off + 8 <= k->params_size; off += 8) {
@@ -376,10 +408,18 @@ void sg_reloc_report_print(const sg_reloc_report_t *r, const sg_graph_t *g, bool
         fputc('\n', f);
     }
     if (shown < r->n) fprintf(f, "  ... %u more (--verbose shows all)\n", r->n - shown);
-    if (r->n)
-        fputs("warning: relocation is a heuristic: a 64-bit integer parameter that equals an "
-              "address inside a recorded buffer was rewritten too, and pointers stored in "
-              "device memory (or packed at unaligned offsets) were not seen. A validation "
-              "mismatch after relocation may come from that rather than from the graph.\n",
-              f);
+    if (r->from_code || r->heuristic)
+        fprintf(f,
+                "relocation: %u %s exactly the parameter words %s code uses as addresses "
+                "(access analysis), %u by the heuristic\n",
+                r->from_code, sg_plural(r->from_code, "kernel had", "kernels had"),
+                sg_plural(r->from_code, "its", "their"), r->heuristic);
+    if (r->n && r->heuristic)
+        fprintf(f,
+                "warning: relocation of the %u %s without complete access facts is a heuristic: "
+                "a 64-bit integer parameter that equals an address inside a recorded buffer was "
+                "rewritten too, and pointers stored in device memory (or packed at unaligned "
+                "offsets) were not seen. A validation mismatch after relocation may come from "
+                "that rather than from the graph.\n",
+                r->heuristic, sg_plural(r->heuristic, "kernel", "kernels"));
 }

@@ -168,16 +168,20 @@ typedef struct {
     sg_reloc_entry_t *entries;
     uint32_t n, cap;
     uint32_t scanned_without_layout; /* kernels whose whole argument buffer was scanned */
+    uint32_t from_code; /* kernels relocated exactly by their access facts' pointer words */
+    uint32_t heuristic; /* kernels relocated by the heuristic (no complete facts) */
 } sg_reloc_report_t;
 
 void sg_reloc_report_free(sg_reloc_report_t *r);
 
-/* Rewrite in `bytes` (a copy of k->param_bytes, k->params_size long) every
- * 8-byte word that (a) lies inside one parameter of at least 8 bytes, (b)
- * starts at an offset that is a multiple of 8, and (c) holds an address in
- * a recorded buffer that moved, or a conditional handle that changed. A
- * kernel with no layout has every aligned word of its buffer scanned. Each
- * rewrite is appended to rep (may be NULL). Returns the number of words
+/* Rewrite in `bytes` (a copy of k->param_bytes, k->params_size long) the
+ * 8-byte words that hold an address in a recorded buffer that moved, or a
+ * conditional handle that changed. Which words: when k's access facts are
+ * complete (PTX or SASS), exactly those at k->facts.pointers; else (the
+ * heuristic) every word that lies inside one parameter of at least 8 bytes
+ * at an offset that is a multiple of 8, or with no layout every aligned
+ * word of the buffer. Each rewrite is appended to rep (may be NULL), which
+ * also counts the kernels done each way. Returns the number of words
  * rewritten, or SG_ENOMEM. */
 int sg_reloc_kernel_params(sg_reloc_map_t *m, const sg_kernel_t *k, uint8_t *bytes,
                            const char *node, sg_reloc_report_t *rep);

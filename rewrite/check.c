@@ -1,6 +1,7 @@
 /* check.c: the cross-stream hazard check of check.h: races by chain-clock
  * windows, use after free and allocation reuse by batched reachability,
- * unjoined forks by each stream's last node. */
+ * each proven or possible from how well both sides' ranges are known;
+ * streams joined only by the end of the launch as notes. */
 #include "check.h"
 
 #include <inttypes.h>
@@ -10,8 +11,8 @@
 
 #include "rewrite_internal.h"
 
-static const char *const hazard_names[SG_HAZARD_KIND_COUNT] = {"race", "use_after_free", "reuse",
-                                                               "unjoined"};
+static const char *const hazard_names[SG_HAZARD_KIND_COUNT] = {"race", "use_after_free",
+                                                               "reuse"};
 
 const char *sg_hazard_kind_name(sg_hazard_kind_t k)
 {
@@ -62,6 +63,93 @@ static bool is_graph_alloc(const checker_t *c, uint32_t b)
     return c->bufs.alloc[b] != SG_NONE;
 }
 
+/* ---- proven or possible --------------------------------------------------------- */
+
+static bool touched(sg_range_kind_t r)
+{
+    return r == SG_RANGE_EXACT || r == SG_RANGE_DENSE;
+}
+
+static bool inside(uint64_t p, uint64_t lo, uint64_t hi)
+{
+    return p >= lo && p < hi;
+}
+
+/* Do two known ranges certainly share a byte? Dense ones share every byte
+ * of their overlap; an exact one touches its first and last byte. */
+static bool certain_overlap(sg_range_kind_t ka, uint64_t alo, uint64_t ahi, sg_range_kind_t kb,
+                            uint64_t blo, uint64_t bhi)
+{
+    if (!touched(ka) || !touched(kb) || alo >= bhi || blo >= ahi) return false;
+    if (ka == SG_RANGE_DENSE && kb == SG_RANGE_DENSE) return true;
+    if (ka == SG_RANGE_DENSE) return inside(blo, alo, ahi) || inside(bhi - 1, alo, ahi);
+    if (kb == SG_RANGE_DENSE) return inside(alo, blo, bhi) || inside(ahi - 1, blo, bhi);
+    return alo == blo || ahi == bhi || alo == bhi - 1 || ahi - 1 == blo;
+}
+
+/* Why node n's access to buffer b (range kind r) is not known exactly. */
+static void side_why(const sg_graph_t *g, sg_node_id_t n, uint32_t b, sg_range_kind_t r,
+                     char *out, size_t len)
+{
+    const sg_node_t *x = &g->nodes[n];
+    const sg_buffer_t *buf = sg_graph_buffer(g, b);
+    const char *bl = buf ? SG_RW_LABEL(buf->label) : "?";
+    if (x->type != SG_NODE_KERNEL) {
+        snprintf(out, len, "n%u (%s): what it touches of %.40s is a guess", n,
+                 sg_node_type_name(x->type), bl);
+        return;
+    }
+    const sg_facts_t *f = &x->u.kernel.facts;
+    if (r == SG_RANGE_GUESS) {
+        if (f->source == SG_FACTS_NONE)
+            snprintf(out, len, "n%u is not analysed: its access to %.40s is a guess from its pointer "
+                               "arguments", n, bl);
+        else if (f->source == SG_FACTS_UNKNOWN) /* the reason last: what a cut loses */
+            snprintf(out, len, "n%u's access to %.40s is a guess, its code unknown: %.100s", n, bl,
+                     f->reason ? SG_RW_LABEL(f->reason) : "no reason");
+        else
+            snprintf(out, len,
+                     "n%u may reach %.40s through an address its analysis could not "
+                     "follow: %.100s",
+                     n, bl, f->reason ? SG_RW_LABEL(f->reason) : "no reason");
+        return;
+    }
+    for (uint32_t i = 0; i < f->n_sites; i++) {
+        const sg_site_t *s = &f->sites[i];
+        if (s->status == SG_SITE_UNKNOWN && s->buffer == b && s->reason) {
+            snprintf(out, len, "n%u's offset into %.40s is unknown (%.100s)", n, bl,
+                     SG_RW_LABEL(s->reason));
+            return;
+        }
+    }
+    if (r == SG_RANGE_BOUND)
+        snprintf(out, len, "n%u's range in %.40s is a bound: not every byte of it is touched", n, bl);
+    else
+        snprintf(out, len, "the bytes n%u touches in %.40s may not be the other's", n, bl);
+}
+
+/* Classify h from its two sides (side 1 may be a mem node: known). */
+static void classify(const sg_graph_t *g, sg_hazard_t *h, bool certain)
+{
+    h->proven = certain;
+    h->why[0] = '\0';
+    if (certain) return;
+    char a[240] = "", b[240] = "";
+    if (!touched(h->ranges[0])) side_why(g, h->nodes[0], h->buffers[0], h->ranges[0], a, sizeof a);
+    if (h->kind == SG_HAZARD_RACE && !touched(h->ranges[1]))
+        side_why(g, h->nodes[1], h->buffers[1], h->ranges[1], b, sizeof b);
+    if (a[0] && b[0])
+        snprintf(h->why, sizeof h->why, "%.118s; %.118s", a, b);
+    else if (a[0] || b[0])
+        snprintf(h->why, sizeof h->why, "%s", a[0] ? a : b);
+    else if (h->ranges[0] == SG_RANGE_DENSE || h->ranges[1] == SG_RANGE_DENSE)
+        snprintf(h->why, sizeof h->why,
+                 "the ranges overlap, but the exact one's touched bytes may not meet the other's");
+    else
+        snprintf(h->why, sizeof h->why,
+                 "the ranges overlap, but neither is dense: the bytes touched may differ");
+}
+
 /* ---- races ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -70,6 +158,7 @@ typedef struct {
     uint32_t buffer;
     uint64_t lo, hi;
     uint8_t mode;
+    uint8_t range; /* sg_range_kind_t */
 } acc_t;
 
 static int cmp_acc(const void *pa, const void *pb)
@@ -129,8 +218,15 @@ static int races(checker_t *c)
         for (uint32_t a = 0; a < x->n_accesses; a++) {
             uint64_t lo, hi;
             if (!sg_rw_access_range(g, &x->accesses[a], &lo, &hi)) continue;
-            accs[k++] = (acc_t){0, sg_reach_chain_of(c->r, i), sg_reach_pos(c->r, i), i,
-                                x->accesses[a].buffer, lo, hi, (uint8_t)x->accesses[a].mode};
+            accs[k++] = (acc_t){0,
+                                sg_reach_chain_of(c->r, i),
+                                sg_reach_pos(c->r, i),
+                                i,
+                                sg_rw_access_buffer(&c->bufs, i, a),
+                                lo,
+                                hi,
+                                (uint8_t)x->accesses[a].mode,
+                                (uint8_t)x->accesses[a].range};
         }
     }
     na = k;
@@ -191,6 +287,8 @@ static int races(checker_t *c)
                         const acc_t *y = &accs[yi];
                         if (x->node >= y->node) continue; /* each pair once, from its lower id */
                         if (!sg_rw_writes(x->mode) && !sg_rw_writes(y->mode)) continue;
+                        if (x->mode == SG_ACCESS_ATOMIC_RMW && y->mode == SG_ACCESS_ATOMIC_RMW)
+                            continue; /* atomics of both: no race */
                         if (x->lo >= y->hi || y->lo >= x->hi) continue;
                         if (!streams_differ(g, x->node, y->node)) continue;
                         if (x->buffer != y->buffer && is_graph_alloc(c, x->buffer) &&
@@ -206,11 +304,15 @@ static int races(checker_t *c)
                         h.buffers[1] = y->buffer;
                         h.modes[0] = x->mode;
                         h.modes[1] = y->mode;
+                        h.ranges[0] = (sg_range_kind_t)x->range;
+                        h.ranges[1] = (sg_range_kind_t)y->range;
                         h.lo = x->lo > y->lo ? x->lo : y->lo;
                         h.hi = x->hi < y->hi ? x->hi : y->hi;
                         bool xf = enqueued_before(g, x->node, y->node);
                         h.missing_from = xf ? x->node : y->node;
                         h.missing_to = xf ? y->node : x->node;
+                        classify(g, &h,
+                                 certain_overlap(x->range, x->lo, x->hi, y->range, y->lo, y->hi));
                         if ((rc = emit(c, &h))) goto out;
                     }
                 }
@@ -227,20 +329,30 @@ out:
 
 /* ---- memory lifetime ----------------------------------------------------------------- */
 
-/* The first access of node x to buffer b (for the mode and range shown). */
-static const sg_access_t *access_of(const sg_graph_t *g, sg_node_id_t x, uint32_t b)
+/* The access of node x to buffer b it is surest of (for the mode and range
+ * shown): the best known range, the first of those. */
+static const sg_access_t *access_of(const checker_t *c, sg_node_id_t x, uint32_t b)
 {
-    const sg_node_t *n = &g->nodes[x];
+    const sg_node_t *n = &c->g->nodes[x];
+    const sg_access_t *best = NULL;
     for (uint32_t i = 0; i < n->n_accesses; i++)
-        if (n->accesses[i].buffer == b) return &n->accesses[i];
-    return NULL;
+        if (sg_rw_access_buffer(&c->bufs, x, i) == b &&
+            (!best || n->accesses[i].range > best->range))
+            best = &n->accesses[i];
+    return best;
 }
 
 
-static void fill_user_side(const sg_graph_t *g, sg_hazard_t *h, sg_node_id_t user, uint32_t b)
+/* The user side of a use_after_free: its mode and range; proven when the
+ * user certainly touches the allocation (its range is exact or dense: the
+ * mem node's side, the allocation itself, is always known). */
+static void fill_user_side(const checker_t *c, sg_hazard_t *h, sg_node_id_t user, uint32_t b)
 {
-    const sg_access_t *a = access_of(g, user, b);
+    const sg_graph_t *g = c->g;
+    const sg_access_t *a = access_of(c, user, b);
     h->modes[0] = a ? a->mode : 0;
+    h->ranges[0] = a ? a->range : SG_RANGE_GUESS;
+    h->ranges[1] = SG_RANGE_DENSE;
     uint64_t lo = 0, hi = 0;
     if (a && sg_rw_access_range(g, a, &lo, &hi)) {
         h->lo = lo;
@@ -250,6 +362,7 @@ static void fill_user_side(const sg_graph_t *g, sg_hazard_t *h, sg_node_id_t use
         h->lo = bf ? bf->address : 0;
         h->hi = bf ? sg_rw_end(bf->address, bf->size) : 0;
     }
+    classify(g, h, a && touched(a->range) && lo < hi);
 }
 
 static int use_after_free(checker_t *c)
@@ -293,7 +406,7 @@ static int use_after_free(checker_t *c)
         h.streams[0] = g->nodes[user].stream;
         h.streams[1] = g->nodes[mem].stream;
         h.buffers[0] = h.buffers[1] = b;
-        fill_user_side(g, &h, user, b);
+        fill_user_side(c, &h, user, b);
         h.missing_from = a;
         h.missing_to = z;
         if ((rc = emit(c, &h))) goto out;
@@ -351,13 +464,24 @@ static int reuse_pair(checker_t *c, uint32_t first, uint32_t second)
         h.buffers[0] = first;
         h.buffers[1] = second;
         const sg_buffer_t *x = &g->root->buffers[first], *y = &g->root->buffers[second];
-        const sg_access_t *acc = access_of(g, pick, first);
+        const sg_access_t *acc = access_of(c, pick, first);
         h.modes[0] = acc ? acc->mode : 0;
+        h.ranges[0] = acc ? acc->range : SG_RANGE_GUESS;
+        h.ranges[1] = SG_RANGE_DENSE;
         uint64_t xe = sg_rw_end(x->address, x->size), ye = sg_rw_end(y->address, y->size);
         h.lo = x->address > y->address ? x->address : y->address;
         h.hi = xe < ye ? xe : ye;
+        /* proven when the user certainly touches memory the second allocation holds */
+        uint64_t alo = 0, ahi = 0;
+        bool certain = acc && sg_rw_access_range(g, acc, &alo, &ahi) &&
+                       certain_overlap(acc->range, alo, ahi, SG_RANGE_DENSE, h.lo, h.hi);
+        if (certain) {
+            if (alo > h.lo) h.lo = alo;
+            if (ahi < h.hi) h.hi = ahi;
+        }
         h.missing_from = fix;
         h.missing_to = a2;
+        classify(g, &h, certain);
         rc = emit(c, &h);
     }
     free(bad);
@@ -445,9 +569,9 @@ static int reuse(checker_t *c)
     return rc;
 }
 
-/* ---- unjoined -------------------------------------------------------------------------- */
+/* ---- streams joined by the end of the launch ---------------------------------------------- */
 
-static int unjoined(checker_t *c)
+static int joined_at_end(checker_t *c)
 {
     const sg_graph_t *g = c->g;
     uint32_t origin = sg_rw_origin_stream(g);
@@ -457,19 +581,18 @@ static int unjoined(checker_t *c)
     if (rc) return rc;
     sg_node_id_t olast = st.start[origin + 1] > st.start[origin] ? st.nodes[st.start[origin + 1] - 1]
                                                                   : SG_NONE;
-    for (uint32_t s = 0; s < st.n_streams && olast != SG_NONE && !full(c); s++) {
+    for (uint32_t s = 0; s < st.n_streams && olast != SG_NONE; s++) {
         if (s == origin || st.start[s + 1] == st.start[s]) continue;
         sg_node_id_t last = st.nodes[st.start[s + 1] - 1];
         if (sg_reach_query(c->r, last, olast)) continue;
-        sg_hazard_t h = {.kind = SG_HAZARD_UNJOINED};
-        h.nodes[0] = last;
-        h.nodes[1] = olast;
-        h.streams[0] = s;
-        h.streams[1] = origin;
-        h.buffers[0] = h.buffers[1] = SG_NONE;
-        h.missing_from = last;
-        h.missing_to = olast;
-        if ((rc = emit(c, &h))) break;
+        sg_check_joined_t *p = realloc(c->res->joined_at_end,
+                                       (c->res->n_joined_at_end + 1) * sizeof *p);
+        if (!p) {
+            rc = SG_ENOMEM;
+            break;
+        }
+        c->res->joined_at_end = p;
+        p[c->res->n_joined_at_end++] = (sg_check_joined_t){s, last, olast};
     }
     sg_rw_streams_free(&st);
     return rc;
@@ -484,6 +607,7 @@ static int cmp_hazard(const void *pa, const void *pb)
     if (a->nodes[0] != b->nodes[0]) return a->nodes[0] < b->nodes[0] ? -1 : 1;
     if (a->nodes[1] != b->nodes[1]) return a->nodes[1] < b->nodes[1] ? -1 : 1;
     if (a->buffers[0] != b->buffers[0]) return a->buffers[0] < b->buffers[0] ? -1 : 1;
+    if (a->proven != b->proven) return a->proven ? -1 : 1; /* the proven one is kept */
     return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
@@ -501,11 +625,11 @@ int sg_check_run(const sg_graph_t *g, const sg_check_options_t *opt, sg_check_re
     if ((rc = races(&c))) goto out;
     if ((rc = use_after_free(&c))) goto out;
     if ((rc = reuse(&c))) goto out;
-    if ((rc = unjoined(&c))) goto out;
+    if ((rc = joined_at_end(&c))) goto out;
     if (out->n) qsort(out->hazards, out->n, sizeof *out->hazards, cmp_hazard);
     /* one hazard per (kind, node pair): several accesses of one node to
      * the same memory are one finding (a reuse is per pair of buffers, and
-     * one user may hold two of them) */
+     * one user may hold two of them); a proven one sorts first and stays */
     size_t w = 0;
     for (size_t i = 0; i < out->n; i++) {
         const sg_hazard_t *h = &out->hazards[i];
@@ -516,7 +640,15 @@ int sg_check_run(const sg_graph_t *g, const sg_check_options_t *opt, sg_check_re
         out->hazards[w++] = *h;
     }
     out->n = w;
-    for (size_t i = 0; i < out->n; i++) out->counts[out->hazards[i].kind]++;
+    for (size_t i = 0; i < out->n; i++) {
+        const sg_hazard_t *h = &out->hazards[i];
+        out->counts[h->kind]++;
+        out->proven_counts[h->kind] += h->proven;
+        if (h->proven)
+            out->n_proven++;
+        else
+            out->n_possible++;
+    }
 out:
     sg_rw_buffers_free(&c.bufs);
     sg_reach_destroy(c.r);
@@ -528,6 +660,7 @@ void sg_check_result_free(sg_check_result_t *res)
 {
     if (!res) return;
     free(res->hazards);
+    free(res->joined_at_end);
     memset(res, 0, sizeof *res);
 }
 
@@ -540,6 +673,7 @@ static const char *mode_verb(sg_access_mode_t m)
     case SG_ACCESS_WRITE: return "writes";
     case SG_ACCESS_READWRITE: return "reads and writes";
     case SG_ACCESS_UNKNOWN: return "may write";
+    case SG_ACCESS_ATOMIC_RMW: return "atomically updates";
     default: return "uses";
     }
 }
@@ -581,14 +715,14 @@ static const char *past_end(const sg_graph_t *g, const sg_hazard_t *h, int side,
 
 const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *buf, size_t n)
 {
-    char a[200], b[200], f[200], t[200], pa[160], pb[160];
+    char a[200], b[200], f[200], t[200], pa[160], pb[160], what[1024];
     sg_rw_node_name(g, h->nodes[0], a, sizeof a);
     sg_rw_node_name(g, h->nodes[1], b, sizeof b);
     snprintf(f, sizeof f, "n%u", h->missing_from);
     snprintf(t, sizeof t, "n%u", h->missing_to);
     switch (h->kind) {
     case SG_HAZARD_RACE:
-        snprintf(buf, n,
+        snprintf(what, sizeof what,
                  "race on %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it%s, %s %s it%s, no path "
                  "between them; missing edge %s -> %s",
                  SG_RW_LABEL(buf_label(g, race_buffer(g, h))), h->lo, h->hi, a,
@@ -597,7 +731,7 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
         break;
     case SG_HAZARD_USE_AFTER_FREE: {
         bool free_side = h->missing_from == h->nodes[0];
-        snprintf(buf, n,
+        snprintf(what, sizeof what,
                  "use_after_free of %s [0x%" PRIx64 ", 0x%" PRIx64 "): %s %s it but is not "
                  "ordered %s %s; missing edge %s -> %s",
                  SG_RW_LABEL(buf_label(g, h->buffers[0])), h->lo, h->hi, a, mode_verb(h->modes[0]),
@@ -605,23 +739,21 @@ const char *sg_hazard_format(const sg_graph_t *g, const sg_hazard_t *h, char *bu
         break;
     }
     case SG_HAZARD_REUSE:
-        snprintf(buf, n,
+        snprintf(what, sizeof what,
                  "reuse of [0x%" PRIx64 ", 0x%" PRIx64 "): %s allocates memory of %s while %s "
                  "may still use it (no free of %s is ordered before the reallocation); missing "
                  "edge %s -> %s",
                  h->lo, h->hi, b, SG_RW_LABEL(buf_label(g, h->buffers[0])), a,
                  SG_RW_LABEL(buf_label(g, h->buffers[0])), f, t);
         break;
-    case SG_HAZARD_UNJOINED:
-        snprintf(buf, n,
-                 "unjoined stream %s: its last node %s has no path to the last node of the "
-                 "origin stream %s, %s; missing edge %s -> %s",
-                 SG_RW_STREAM(g, h->streams[0]), a, SG_RW_STREAM(g, h->streams[1]), b, f, t);
-        break;
     default:
         snprintf(buf, n, "invalid hazard");
-        break;
+        return buf;
     }
+    if (h->proven)
+        snprintf(buf, n, "proven %s", what);
+    else
+        snprintf(buf, n, "possible %s; not proven: %s", what, h->why);
     return buf;
 }
 
@@ -634,10 +766,11 @@ static json_t *hex(uint64_t v)
 
 json_t *sg_hazard_json(const sg_graph_t *g, const sg_hazard_t *h)
 {
-    char msg[1024];
+    char msg[1600];
     sg_hazard_format(g, h, msg, sizeof msg);
-    json_t *o = json_pack("{s:s, s:s, s:[o,o]}", "kind", sg_hazard_kind_name(h->kind), "message",
-                          msg, "nodes", sg_rw_node_json(g, h->nodes[0]),
+    json_t *o = json_pack("{s:s, s:b, s:o, s:s, s:[o,o]}", "kind", sg_hazard_kind_name(h->kind),
+                          "proven", h->proven, "why", h->proven ? json_null() : json_string(h->why),
+                          "message", msg, "nodes", sg_rw_node_json(g, h->nodes[0]),
                           sg_rw_node_json(g, h->nodes[1]));
     if (!o) return NULL;
     json_t *bufs = json_array();
@@ -646,11 +779,29 @@ json_t *sg_hazard_json(const sg_graph_t *g, const sg_hazard_t *h)
                                         ? json_string(buf_label(g, h->buffers[i]))
                                         : json_null());
     json_object_set_new(o, "buffers", bufs);
-    if (h->kind != SG_HAZARD_UNJOINED)
-        json_object_set_new(o, "range", json_pack("{s:o, s:o}", "lo", hex(h->lo), "hi", hex(h->hi)));
-    else
-        json_object_set_new(o, "range", json_null());
+    json_object_set_new(o, "ranges", json_pack("[s,s]", sg_range_kind_name(h->ranges[0]),
+                                               sg_range_kind_name(h->ranges[1])));
+    json_object_set_new(o, "range", json_pack("{s:o, s:o}", "lo", hex(h->lo), "hi", hex(h->hi)));
     json_object_set_new(o, "missing_edge", json_pack("{s:I, s:I}", "from", (json_int_t)h->missing_from,
                                                      "to", (json_int_t)h->missing_to));
     return o;
+}
+
+const char *sg_check_joined_format(const sg_graph_t *g, const sg_check_joined_t *j, char *buf,
+                                   size_t n)
+{
+    char a[200], b[200];
+    sg_rw_node_name(g, j->last, a, sizeof a);
+    sg_rw_node_name(g, j->origin_last, b, sizeof b);
+    snprintf(buf, n,
+             "note: stream %s ends at %s, which has no path to the origin stream's last node %s: "
+             "joined by the end of the graph launch (no hazard)",
+             SG_RW_STREAM(g, j->stream), a, b);
+    return buf;
+}
+
+json_t *sg_check_joined_json(const sg_graph_t *g, const sg_check_joined_t *j)
+{
+    return json_pack("{s:s, s:o, s:o}", "stream", sg_rw_stream_label(g, j->stream), "last",
+                     sg_rw_node_json(g, j->last), "origin_last", sg_rw_node_json(g, j->origin_last));
 }

@@ -288,6 +288,61 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b)
            y->address < sg_rw_end(x->address, x->size);
 }
 
+uint32_t sg_rw_buffer_at(const sg_graph_t *g, uint32_t b, uint64_t addr, uint64_t seq)
+{
+    const sg_graph_t *root = g->root;
+    if (b >= root->n_buffers || root->buffers[b].kind != SG_BUFFER_GRAPH_ALLOC) return b;
+    uint32_t best = SG_NONE;
+    uint64_t best_seq = 0;
+    for (uint32_t c = 0; c < root->n_buffers; c++) {
+        const sg_buffer_t *x = &root->buffers[c];
+        const sg_node_t *a = sg_graph_node(root, x->alloc_node);
+        if (x->kind != SG_BUFFER_GRAPH_ALLOC || !a || a->type != SG_NODE_MEM_ALLOC ||
+            addr < x->address || addr - x->address >= x->size || a->seq >= seq)
+            continue;
+        if (best == SG_NONE || a->seq > best_seq) {
+            best = c;
+            best_seq = a->seq;
+        }
+    }
+    return best == SG_NONE ? b : best;
+}
+
+/* Graph allocations whose addresses another graph allocation shares: only
+ * their accesses and frees need sg_rw_buffer_at. */
+static int shared_allocations(const sg_graph_t *g, uint8_t *shared)
+{
+    uint32_t nb = g->root->n_buffers, n = 0;
+    sg_rw_span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    if (!sp) return SG_ENOMEM;
+    for (uint32_t i = 0; i < nb; i++) {
+        const sg_buffer_t *x = &g->root->buffers[i];
+        if (x->kind != SG_BUFFER_GRAPH_ALLOC || x->size == 0) continue;
+        sp[n++] = (sg_rw_span_t){x->address, sg_rw_end(x->address, x->size), i};
+    }
+    qsort(sp, n, sizeof *sp, sg_rw_cmp_span);
+    uint64_t end = 0;
+    uint32_t first = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        if (i == n || (i > 0 && sp[i].lo >= end)) {
+            for (uint32_t j = first; i - first > 1 && j < i; j++) shared[sp[j].id] = 1;
+            first = i;
+        }
+        if (i < n && (i == first || sp[i].hi > end)) end = sp[i].hi;
+    }
+    free(sp);
+    return SG_OK;
+}
+
+/* The buffer access a of node x means (see sg_rw_buffer_at). */
+static uint32_t meant(const sg_graph_t *g, const uint8_t *shared, const sg_node_t *x,
+                      const sg_access_t *a)
+{
+    if (a->buffer >= g->root->n_buffers || !shared[a->buffer]) return a->buffer;
+    const sg_buffer_t *b = &g->root->buffers[a->buffer];
+    return sg_rw_buffer_at(g, a->buffer, b->address + a->offset, x->seq);
+}
+
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
 {
     memset(b, 0, sizeof *b);
@@ -296,10 +351,14 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
     b->user_start = calloc((size_t)nb + 1, sizeof *b->user_start);
     b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
     b->free_start = calloc((size_t)nb + 1, sizeof *b->free_start);
+    b->acc_start = calloc((size_t)g->n_nodes + 1, sizeof *b->acc_start);
     uint32_t *last = calloc(nb ? nb : 1, sizeof *last); /* by buffer: last user + 1 */
+    uint8_t *shared = calloc(nb ? nb : 1, 1);
     uint64_t *pairs = NULL, *frees = NULL; /* (buffer << 32 | node), in node order */
-    uint32_t np = 0, cap_p = 0, nf = 0, cap_f = 0;
-    if (!b->user_start || !b->alloc || !b->free_start || !last) goto oom;
+    uint32_t np = 0, cap_p = 0, nf = 0, cap_f = 0, na = 0, cap_a = 0;
+    if (!b->user_start || !b->alloc || !b->free_start || !b->acc_start || !last || !shared ||
+        shared_allocations(g, shared))
+        goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         sg_node_id_t a = g->root->buffers[i].alloc_node;
         const sg_node_t *an = sg_graph_node(g, a);
@@ -311,7 +370,15 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
      * users and frees come out in id order, each user once. */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
+        b->acc_start[i] = na;
         if (x->removed) continue;
+        if (x->n_accesses) {
+            if (sg_array_grow((void **)&b->acc_buffer, &cap_a, na + x->n_accesses,
+                              sizeof *b->acc_buffer))
+                goto oom;
+            for (uint32_t a = 0; a < x->n_accesses; a++)
+                b->acc_buffer[na++] = meant(g, shared, x, &x->accesses[a]);
+        }
         if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) {
             uint32_t bf = x->u.mem.buffer;
             if (bf >= nb) continue;
@@ -319,13 +386,14 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
                 if (b->alloc[bf] == SG_NONE) b->alloc[bf] = i;
                 continue;
             }
+            if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
             if (sg_array_grow((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
             frees[nf++] = (uint64_t)bf << 32 | i;
             b->free_start[bf + 1]++;
             continue;
         }
         for (uint32_t a = 0; a < x->n_accesses; a++) {
-            uint32_t bf = x->accesses[a].buffer;
+            uint32_t bf = b->acc_buffer[b->acc_start[i] + a];
             if (bf >= nb || last[bf] == i + 1) continue; /* the same node twice: one user */
             last[bf] = i + 1;
             if (sg_array_grow((void **)&pairs, &cap_p, np + 1, sizeof *pairs)) goto oom;
@@ -333,6 +401,7 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
             b->user_start[bf + 1]++;
         }
     }
+    b->acc_start[g->n_nodes] = na;
     for (uint32_t i = 0; i < nb; i++) {
         b->user_start[i + 1] += b->user_start[i];
         b->free_start[i + 1] += b->free_start[i];
@@ -348,17 +417,36 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
     free(pairs);
     free(frees);
     free(last);
+    free(shared);
     return SG_OK;
 oom:
     free(pairs);
     free(frees);
     free(last);
+    free(shared);
     sg_rw_buffers_free(b);
     return SG_ENOMEM;
 }
 
+uint32_t sg_rw_free_buffer(const sg_rw_buffers_t *b, const sg_graph_t *g, sg_node_id_t f)
+{
+    const sg_node_t *x = &g->nodes[f];
+    uint32_t buf = x->u.mem.buffer;
+    if (buf >= b->n_buffers || g->root->buffers[buf].kind != SG_BUFFER_GRAPH_ALLOC) return buf;
+    /* the allocation live at its address when the free was enqueued */
+    uint64_t addr = x->u.mem.address ? x->u.mem.address : g->root->buffers[buf].address;
+    return sg_rw_buffer_at(g, buf, addr, x->seq);
+}
+
+uint32_t sg_rw_access_buffer(const sg_rw_buffers_t *b, sg_node_id_t x, uint32_t a)
+{
+    return b->acc_buffer[b->acc_start[x] + a];
+}
+
 void sg_rw_buffers_free(sg_rw_buffers_t *b)
 {
+    free(b->acc_start);
+    free(b->acc_buffer);
     free(b->user_start);
     free(b->users);
     free(b->alloc);

@@ -845,7 +845,30 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
                      "instead (%u skipped)\n",
                      n_cycles);
     if (n == 0) sg_rw_printf(ctx, "no frees in the graph\n");
+    /* what the decisions rest on: kernel users whose access to freed memory
+     * is the capture's guess (no access facts: the access pass, offline
+     * only, did not run before this one or could not analyse their code) */
+    uint32_t guessed = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t b = plans[i].buffer;
+        for (uint32_t j = e.bufs.user_start[b]; j < e.bufs.user_start[b + 1]; j++) {
+            const sg_node_t *x = &g->nodes[e.bufs.users[j]];
+            if (x->type != SG_NODE_KERNEL) continue;
+            for (uint32_t a = 0; a < x->n_accesses; a++)
+                if (sg_rw_access_buffer(&e.bufs, e.bufs.users[j], a) == b &&
+                    x->accesses[a].range == SG_RANGE_GUESS) {
+                    guessed++;
+                    break;
+                }
+        }
+    }
+    if (guessed)
+        sg_rw_printf(ctx,
+                     "note: %u kernel %s of freed memory %s guessed from pointer arguments "
+                     "(no access facts from their code)\n",
+                     guessed, sg_plural(guessed, "use", "uses"), sg_plural(guessed, "is", "are"));
     sg_jw_end(arr);
+    sg_rw_json_set(ctx, "guessed_uses", json_integer(guessed));
     sg_rw_json_set(ctx, "live_delta_byte_ns", json_real(byte_ns));
     sg_rw_summary(ctx,
                   "%u %s: %u moved, %u ordered in place (%u dealloc %s), %u already in "

@@ -18,6 +18,14 @@ typedef struct {
 } pass_def_t;
 
 static const pass_def_t passes[] = {
+#if !SGCAP_IN_APP
+    /* Offline only: it disassembles with nvdisasm (a child process) and
+     * may recompile NVRTC source. */
+    {"access",
+     "what each kernel reads and writes, from its code (PTX, else SASS via nvdisasm): exact "
+     "accesses and the facts behind them",
+     true, sg_pass_access},
+#endif
     {"control-deps", "make orderings implied by capture explicit as control edges", true,
      sg_pass_control_deps},
     {"fusion-legality", "analysis: maximal same-stream kernel chains and the barrier ending each",

@@ -4,6 +4,7 @@
  * every pass that no ordering of the input was lost.
  *
  * Passes (in default order):
+ *   access           what each kernel touches, from its code (rewrite/access_pass.c)
  *   control-deps     make orderings implied by capture explicit (control edges)
  *   fusion-legality  analysis: same-stream kernel chains and their barriers
  *   defer-dealloc    cross-stream frees: dealloc edges, placed by reachability
@@ -45,7 +46,7 @@ const char *sg_report_text(const sg_report_t *r);
 /* The JSON report's schema (docs/SCHEMAS.md): its name and version lead
  * every report; a change to what the report holds raises the version. */
 #define SG_REPORT_SCHEMA "sgcap-rewrite-report"
-#define SG_REPORT_SCHEMA_VERSION 4
+#define SG_REPORT_SCHEMA_VERSION 5
 
 /* {"schema": SG_REPORT_SCHEMA, "schema_version": SG_REPORT_SCHEMA_VERSION,
  *  "passes": [{"pass": NAME, "summary": LINE, "verify": {...},
@@ -126,6 +127,15 @@ int sg_rewrite_pass_find(const char *name);
 int sg_rewrite_run(sg_graph_t *g, const char *const *passes, size_t n, sg_report_t *report);
 int sg_rewrite_run_opts(sg_graph_t *g, const char *const *passes, size_t n,
                         const sg_rewrite_options_t *opt, sg_report_t *report);
+
+/* The `access` pass (offline builds only) on g when some kernel node of it
+ * has no access facts yet: what `sgcap check`, inspect and replay do with
+ * a bundle written before the pass ran. Code is read from source (may be
+ * NULL: every kernel then "no code"). *ran (may be NULL) says whether it
+ * ran; summary (n bytes, may be NULL) gets the pass's summary line. The
+ * graph's pass log gains the pass's line. 0 or an SG_E* code. */
+int sg_rewrite_ensure_access(sg_graph_t *g, const struct sg_bundle *source, bool *ran,
+                             char *summary, size_t n);
 
 #ifdef __cplusplus
 }

@@ -66,6 +66,7 @@ int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *
                      const sg_rewrite_options_t *opt, sg_report_t *report);
 
 /* The passes. */
+int sg_pass_access(sg_pass_ctx_t *ctx);
 int sg_pass_control_deps(sg_pass_ctx_t *ctx);
 int sg_pass_fusion_legality(sg_pass_ctx_t *ctx);
 int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx);
@@ -166,10 +167,19 @@ static inline uint64_t sg_rw_end(uint64_t start, uint64_t size)
  * start up (too much keeps a hazard in sight, skipping it hid one). */
 bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo, uint64_t *hi);
 
+/* Lifetimes are per allocation, not per address: CUDA may give two
+ * successive graph allocations (mem_alloc nodes) the same virtual address,
+ * and a node's pointer into it means the allocation that was live when the
+ * node was enqueued. sg_rw_buffer_at: for an address in graph allocation b,
+ * the graph allocation holding addr whose mem_alloc was enqueued last
+ * before seq (b itself when there is none, and for any other buffer). */
+uint32_t sg_rw_buffer_at(const sg_graph_t *g, uint32_t b, uint64_t addr, uint64_t seq);
+
 /* For every buffer: the nodes that access it (each once, in id order, not
  * counting mem_alloc/mem_free nodes, whose role is given by alloc/free), its
  * mem_alloc node and its mem_free nodes (SG_NONE / empty when outside the
- * graph). */
+ * graph). Accesses and frees of graph allocations that share addresses are
+ * counted for the allocation they mean (sg_rw_buffer_at). */
 typedef struct {
     uint32_t n_buffers;
     uint32_t *user_start; /* n_buffers + 1 offsets into users */
@@ -177,10 +187,15 @@ typedef struct {
     sg_node_id_t *alloc;  /* by buffer */
     uint32_t *free_start; /* n_buffers + 1 offsets into frees */
     sg_node_id_t *frees;
+    uint32_t *acc_start;  /* by node id, n_nodes + 1 offsets into acc_buffer */
+    uint32_t *acc_buffer; /* the buffer each access of each node means */
 } sg_rw_buffers_t;
 
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b);
 void sg_rw_buffers_free(sg_rw_buffers_t *b);
+/* The buffer access a of node x means; the buffer mem_free node f frees. */
+uint32_t sg_rw_access_buffer(const sg_rw_buffers_t *b, sg_node_id_t x, uint32_t a);
+uint32_t sg_rw_free_buffer(const sg_rw_buffers_t *b, const sg_graph_t *g, sg_node_id_t f);
 
 /* Do buffers a and b cover overlapping addresses? */
 bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b);

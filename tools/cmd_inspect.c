@@ -1,6 +1,8 @@
 /* cmd_inspect.c: `sgcap inspect B`: what a bundle holds, per stream: node
  * types, events and the streams they connect, kernels, buffers and bytes,
- * code images; --json for machines. */
+ * code images; --code: per kernel, its code; --access: per kernel node,
+ * what its code reads and writes (computed now when the bundle has no
+ * facts); --json for machines. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -13,9 +15,11 @@
 #include "graph/comm.h"
 #include "graph/views.h"
 #include "graph/plural.h"
+#include "rewrite/pass.h"
 
 static const char usage[] =
     "usage: sgcap inspect [--json] [--code [--arch N]] BUNDLE\n"
+    "       sgcap inspect --access [--json] BUNDLE [NODE]\n"
     "\n"
     "Summarize a captured graph bundle (a NAME.sgraph directory): node and edge\n"
     "counts by type and kind, per-stream node types, events and the streams each\n"
@@ -31,6 +35,15 @@ static const char usage[] =
     "             kernel (what fusion and replay need) and, when not, why\n"
     "  --arch N   device arch for --code (90 = sm_90); default: the bundle's\n"
     "             device, else 90\n"
+    "  --access   per kernel node (NODE: only that node id of the root graph):\n"
+    "             where its facts come from (PTX, SASS via nvdisasm, or unknown\n"
+    "             and why), the parameter words its code uses as addresses, every\n"
+    "             access site (load, store, atomic, call) with its pointer word,\n"
+    "             status and byte range (dense, exact or a bound), and the node's\n"
+    "             accesses; then the share of kernel nodes whose every access is\n"
+    "             known. The bundle's facts (sgcap rewrite stores them), else\n"
+    "             computed now from its code. --json: schema sgcap-access\n"
+    "             (docs/SCHEMAS.md)\n"
     "  -h, --help show this help\n"
     "\n"
     "exit codes: 0 ok, 2 bad usage or unreadable/malformed bundle\n";
@@ -523,9 +536,201 @@ static int print_code(const sg_bundle_t *b, const char *path, uint32_t arch, boo
     return SG_EXIT_OK;
 }
 
+/* ---- --access ------------------------------------------------------------------------ */
+
+#define SG_ACCESS_SCHEMA "sgcap-access"
+#define SG_ACCESS_SCHEMA_VERSION 1
+
+typedef struct {
+    uint32_t kernels, all_known, complete, by_source[SG_FACTS_SOURCE_COUNT];
+} access_tally_t;
+
+static void range_text(const sg_graph_t *g, uint32_t buffer, uint64_t off, uint64_t size,
+                       char *buf, size_t n)
+{
+    const sg_buffer_t *b = sg_graph_buffer(g, buffer);
+    if (!b) {
+        snprintf(buf, n, "[0x%" PRIx64 ", +%" PRIu64 ")", off, size);
+        return;
+    }
+    snprintf(buf, n, "%s [0x%" PRIx64 ", 0x%" PRIx64 ")", sg_cli_text(b->label), b->address + off,
+             b->address + off + size);
+}
+
+static void access_node_text(const sg_graph_t *g, const char *path, const sg_node_t *x)
+{
+    const sg_kernel_t *k = &x->u.kernel;
+    const sg_facts_t *f = &k->facts;
+    char nm[256];
+    sg_kernel_short_name(k->name ? k->name : "?", nm, sizeof nm);
+    printf("%s kernel %s: %s%s%s", path, sg_cli_text(nm), sg_facts_source_name(f->source),
+           f->all_known ? ", every access known" : "", f->complete ? ", addresses complete" : "");
+    printf("; pointer words:");
+    for (uint32_t i = 0; i < f->n_pointers; i++) printf(" @%u", f->pointers[i]);
+    if (!f->n_pointers) printf(" none");
+    putchar('\n');
+    if (f->reason) printf("    why: %s\n", sg_cli_text(f->reason));
+    char r[160];
+    for (uint32_t i = 0; i < f->n_sites; i++) {
+        const sg_site_t *st = &f->sites[i];
+        char at[24] = "";
+        if (st->param >= 0) snprintf(at, sizeof at, " @%d", st->param);
+        printf("    site %-3u %-6s line %-5u%-6s %-7s", i, sg_site_kind_name(st->kind), st->line, at,
+               sg_site_status_name(st->status));
+        if (st->status != SG_SITE_NEVER && st->buffer != SG_NONE) {
+            range_text(g, st->buffer, st->offset, st->size, r, sizeof r);
+            printf(" %s %s", sg_range_kind_name(st->range), r);
+        }
+        if (st->reason) printf(": %s", sg_cli_text(st->reason));
+        putchar('\n');
+    }
+    for (uint32_t i = 0; i < x->n_accesses; i++) {
+        const sg_access_t *a = &x->accesses[i];
+        range_text(g, a->buffer, a->offset, a->size, r, sizeof r);
+        printf("    access %-9s %-5s %s\n", sg_access_mode_name(a->mode), sg_range_kind_name(a->range),
+               r);
+    }
+}
+
+static json_t *access_node_json(const sg_graph_t *g, const sg_graph_t *level, sg_node_id_t id,
+                                const char *path)
+{
+    const sg_node_t *x = sg_graph_node(level, id);
+    const sg_facts_t *f = &x->u.kernel.facts;
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:b, s:b}", "path", path, "id", (json_int_t)id,
+                          "kernel", x->u.kernel.name ? x->u.kernel.name : "", "source",
+                          sg_facts_source_name(f->source), "all_known", f->all_known, "complete",
+                          f->complete);
+    if (!o) return NULL;
+    json_object_set_new(o, "reason", f->reason ? json_string(f->reason) : json_null());
+    json_t *ptrs = json_array(), *sites = json_array(), *accs = json_array();
+    for (uint32_t i = 0; i < f->n_pointers; i++) json_array_append_new(ptrs, json_integer(f->pointers[i]));
+    char lo[24], hi[24];
+    for (uint32_t i = 0; i < f->n_sites; i++) {
+        const sg_site_t *st = &f->sites[i];
+        const sg_buffer_t *b = sg_graph_buffer(g, st->buffer);
+        json_t *so = json_pack("{s:s, s:s, s:s, s:I}", "kind", sg_site_kind_name(st->kind), "status",
+                               sg_site_status_name(st->status), "range",
+                               sg_range_kind_name(st->range), "line", (json_int_t)st->line);
+        json_object_set_new(so, "param", st->param >= 0 ? json_integer(st->param) : json_null());
+        json_object_set_new(so, "buffer", b ? json_string(b->label) : json_null());
+        if (b && st->status != SG_SITE_NEVER) {
+            snprintf(lo, sizeof lo, "0x%" PRIx64, b->address + st->offset);
+            snprintf(hi, sizeof hi, "0x%" PRIx64, b->address + st->offset + st->size);
+            json_object_set_new(so, "lo", json_string(lo));
+            json_object_set_new(so, "hi", json_string(hi));
+        }
+        json_object_set_new(so, "reason", st->reason ? json_string(st->reason) : json_null());
+        json_array_append_new(sites, so);
+    }
+    for (uint32_t i = 0; i < x->n_accesses; i++) {
+        const sg_access_t *a = &x->accesses[i];
+        const sg_buffer_t *b = sg_graph_buffer(g, a->buffer);
+        snprintf(lo, sizeof lo, "0x%" PRIx64, (b ? b->address : 0) + a->offset);
+        snprintf(hi, sizeof hi, "0x%" PRIx64, (b ? b->address : 0) + a->offset + a->size);
+        json_array_append_new(accs, json_pack("{s:s, s:s, s:s, s:s, s:s}", "buffer",
+                                              b ? b->label : "?", "mode",
+                                              sg_access_mode_name(a->mode), "range",
+                                              sg_range_kind_name(a->range), "lo", lo, "hi", hi));
+    }
+    json_object_set_new(o, "pointers", ptrs);
+    json_object_set_new(o, "sites", sites);
+    json_object_set_new(o, "accesses", accs);
+    return o;
+}
+
+/* Every kernel node of level (bodies too, their paths "n4/n0"), or only
+ * root node `only`. */
+static void access_walk(const sg_graph_t *g, const sg_graph_t *level, const char *prefix,
+                        uint32_t only, int depth, json_t *arr, access_tally_t *t)
+{
+    for (uint32_t i = 0; i < level->n_nodes && depth <= 16; i++) {
+        const sg_node_t *x = sg_graph_node(level, i);
+        if (!x || (only != SG_NONE && i != only)) continue;
+        char path[256];
+        snprintf(path, sizeof path, "%sn%u", prefix, i);
+        if (x->type == SG_NODE_KERNEL) {
+            t->kernels++;
+            t->all_known += x->u.kernel.facts.all_known;
+            t->complete += x->u.kernel.facts.complete;
+            t->by_source[x->u.kernel.facts.source]++;
+            if (arr)
+                json_array_append_new(arr, access_node_json(g, level, i, path));
+            else
+                access_node_text(g, path, x);
+        }
+        if (only != SG_NONE) continue;
+        char sub[300];
+        snprintf(sub, sizeof sub, "%s/", path);
+        if (x->type == SG_NODE_CHILD_GRAPH && x->u.child)
+            access_walk(g, x->u.child, sub, SG_NONE, depth + 1, arr, t);
+        for (uint32_t b = 0; x->type == SG_NODE_CONDITIONAL && b < x->u.cond.n_bodies; b++)
+            access_walk(g, x->u.cond.bodies[b], sub, SG_NONE, depth + 1, arr, t);
+    }
+}
+
+static int print_access(sg_bundle_t *b, const char *path, const char *node, bool json)
+{
+    sg_graph_t *g = sg_bundle_graph(b);
+    uint32_t only = SG_NONE;
+    if (node) {
+        char *end = NULL;
+        const char *d = node[0] == 'n' ? node + 1 : node;
+        unsigned long v = strtoul(d, &end, 10);
+        if (!*d || *end || v >= g->n_nodes || !sg_graph_node(g, (sg_node_id_t)v)) {
+            sg_cli_error("inspect", "%s: no node '%s' in the root graph", sg_cli_text(path),
+                         sg_cli_text(node));
+            return SG_EXIT_USAGE;
+        }
+        only = (uint32_t)v;
+        if (sg_graph_node(g, only)->type != SG_NODE_KERNEL) {
+            sg_cli_error("inspect", "%s: node n%u is a %s node, not a kernel", sg_cli_text(path), only,
+                         sg_node_type_name(sg_graph_node(g, only)->type));
+            return SG_EXIT_USAGE;
+        }
+    }
+    bool ran = false;
+    char how[512] = "";
+    int rc = sg_rewrite_ensure_access(g, b, &ran, how, sizeof how);
+    if (rc) {
+        sg_cli_error("inspect", "%s: access analysis failed: %s", sg_cli_text(path), sg_strerror(rc));
+        return SG_EXIT_USAGE;
+    }
+    access_tally_t t = {0};
+    if (json) {
+        json_t *arr = json_array();
+        access_walk(g, g, "", only, 0, arr, &t);
+        json_t *o = json_pack(
+            "{s:s, s:i, s:s, s:{s:s, s:s}, s:o, s:i, s:i, s:i, s:{s:i, s:i, s:i}}", "schema",
+            SG_ACCESS_SCHEMA, "schema_version", SG_ACCESS_SCHEMA_VERSION, "bundle", path, "analysis",
+            "facts", ran ? "computed now" : "from the bundle", "summary", how, "nodes", arr,
+            "kernel_nodes", t.kernels, "all_known", t.all_known, "complete", t.complete, "by_source",
+            "ptx", t.by_source[SG_FACTS_PTX], "sass", t.by_source[SG_FACTS_SASS], "unknown",
+            t.by_source[SG_FACTS_UNKNOWN]);
+        if (!o || json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+            json_decref(o);
+            sg_cli_error("inspect", "out of memory");
+            return SG_EXIT_USAGE;
+        }
+        putchar('\n');
+        json_decref(o);
+        return SG_EXIT_OK;
+    }
+    printf("access facts of %s (%s)\n", sg_cli_text(path),
+           ran ? "computed now: the bundle has none" : "from the bundle");
+    access_walk(g, g, "", only, 0, NULL, &t);
+    printf("%u kernel %s: %u with every access known (%.1f%%), %u with complete addresses; "
+           "code from PTX %u, SASS %u, none %u\n",
+           t.kernels, sg_plural(t.kernels, "node", "nodes"), t.all_known,
+           t.kernels ? 100.0 * t.all_known / t.kernels : 100.0, t.complete, t.by_source[SG_FACTS_PTX],
+           t.by_source[SG_FACTS_SASS], t.by_source[SG_FACTS_UNKNOWN]);
+    return SG_EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
-    bool json = false, code = false;
+    bool json = false, code = false, access = false;
+    const char *node = NULL;
     uint32_t arch = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
@@ -533,6 +738,8 @@ static int run(int argc, char **argv)
             json = true;
         } else if (strcmp(argv[i], "--code") == 0) {
             code = true;
+        } else if (strcmp(argv[i], "--access") == 0) {
+            access = true;
         } else if (strcmp(argv[i], "--arch") == 0) {
             char *end = NULL;
             unsigned long v = i + 1 < argc ? strtoul(argv[i + 1], &end, 10) : 0;
@@ -547,6 +754,8 @@ static int run(int argc, char **argv)
             return SG_EXIT_USAGE;
         } else if (!path) {
             path = argv[i];
+        } else if (!node) {
+            node = argv[i];
         } else {
             sg_cli_error("inspect", "one bundle at a time ('%s' is extra)", argv[i]);
             return SG_EXIT_USAGE;
@@ -555,6 +764,21 @@ static int run(int argc, char **argv)
     if (!path) {
         sg_cli_error("inspect", "no bundle given (see sgcap inspect --help)");
         return SG_EXIT_USAGE;
+    }
+    if (node && !access) {
+        sg_cli_error("inspect", "one bundle at a time ('%s' is extra)", node);
+        return SG_EXIT_USAGE;
+    }
+    if (access && code) {
+        sg_cli_error("inspect", "--access and --code are two views: one at a time");
+        return SG_EXIT_USAGE;
+    }
+    if (access) {
+        sg_bundle_t *b = sg_cli_open("inspect", path);
+        if (!b) return SG_EXIT_USAGE;
+        int rc = print_access(b, path, node, json);
+        sg_bundle_close(b);
+        return rc;
     }
     if (code) {
         /* images are read through the open bundle */

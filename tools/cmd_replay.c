@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "replay/driver.h"
 #include "replay/replay.h"
+#include "rewrite/pass.h"
 #include "graph/plural.h"
 
 static const char usage[] =
@@ -569,6 +570,21 @@ static int start(const args_t *a, const sg_replay_gpu_t *gpu, const sg_bundle_t 
     return SG_EXIT_OK;
 }
 
+/* The kernels' access facts (the access pass, when the bundle has none):
+ * relocation then rewrites exactly the words their code uses as addresses.
+ * Without them (analysis failed) it falls back to its heuristic. */
+static void analyse(const args_t *a, const char *path, const sg_bundle_t *in, sg_graph_t *g)
+{
+    bool ran = false;
+    char how[512] = "";
+    int rc = sg_rewrite_ensure_access(g, in, &ran, how, sizeof how);
+    if (rc)
+        fprintf(stderr, "replay: %s: access analysis failed (%s): relocation uses its heuristic\n",
+                sg_cli_text(path), sg_strerror(rc));
+    else if (ran && a->verbose)
+        printf("replay: %s: access facts computed: %s\n", sg_cli_text(path), how);
+}
+
 static int run(int argc, char **argv)
 {
     args_t a;
@@ -611,6 +627,8 @@ static int run(int argc, char **argv)
         exit_code = rc == SG_EUNSUPPORTED ? SG_EXIT_USAGE : SG_EXIT_FINDING;
         goto out;
     }
+    analyse(&a, a.bundle, in, g);
+    if (g2) analyse(&a, a.vs, in2, g2);
     exit_code = start(&a, gpu, in, a.profile || a.trace, &r);
     if (exit_code) goto out;
 

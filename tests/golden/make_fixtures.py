@@ -48,6 +48,69 @@ def addr(v):
     return "0x%x" % v
 
 
+def xxh64(data, seed=0):
+    """XXH64, the bundle's content hash (FORMAT.md section 1)."""
+    M = (1 << 64) - 1
+    P1, P2, P3 = 11400714785074694791, 14029467366897019727, 1609587929392839161
+    P4, P5 = 9650029242287828579, 2870177450012600261
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (64 - r))) & M
+
+    def rnd(acc, lane):
+        return (rotl((acc + lane * P2) & M, 31) * P1) & M
+
+    def merge(acc, v):
+        return ((acc ^ rnd(0, v)) * P1 + P4) & M
+
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + P1 + P2) & M, (seed + P2) & M, seed, (seed - P1) & M]
+        while i + 32 <= n:
+            for k in range(4):
+                v[k] = rnd(v[k], struct.unpack_from("<Q", data, i + 8 * k)[0])
+            i += 32
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & M
+        for k in range(4):
+            h = merge(h, v[k])
+    else:
+        h = (seed + P5) & M
+    h = (h + n) & M
+    while i + 8 <= n:
+        h ^= rnd(0, struct.unpack_from("<Q", data, i)[0])
+        h = (rotl(h, 27) * P1 + P4) & M
+        i += 8
+    if i + 4 <= n:
+        h ^= (struct.unpack_from("<I", data, i)[0] * P1) & M
+        h = (rotl(h, 23) * P2 + P3) & M
+        i += 4
+    while i < n:
+        h ^= (data[i] * P5) & M
+        h = (rotl(h, 11) * P1) & M
+        i += 1
+    h ^= h >> 33
+    h = (h * P2) & M
+    h ^= h >> 29
+    h = (h * P3) & M
+    h ^= h >> 32
+    return "%016x" % h
+
+
+# Programs whose kernels the bundle holds no code of: NCCL's live in
+# libnccl, which the capture does not record (the image's bytes are absent).
+NO_CODE = {"nccl_allreduce"}
+
+
+def code_image(program):
+    """The fixture's code image (tests/golden/code/, made by gen.sh): the
+    sample's own fatbin, or the planted bugs' kernels; None for NO_CODE."""
+    if program in NO_CODE:
+        return None
+    name = "bug_kernels" if program.startswith("bug_") else program
+    with open(os.path.join(HERE, "code", name + ".fatbin"), "rb") as f:
+        return f.read()
+
+
 class Capture:
     """One stream capture, recorded the way sgcap's shim records it."""
 
@@ -218,7 +281,16 @@ class Capture:
         for s, pend in self.pending.items():
             if pend:
                 raise SystemExit("%s: a wait with no node after it" % self.program)
-        digest = hashlib.sha256(self.program.encode()).hexdigest()
+        self.code = code_image(self.program)
+        if self.code is None:  # an image recorded without its bytes
+            digest = hashlib.sha256(self.program.encode()).hexdigest()
+            image = {"id": 0, "kind": "fatbin", "hash": digest[:16],
+                     "size": 9000 + int(digest[16:20], 16) % 30000}
+        else:
+            digest = xxh64(self.code)
+            image = {"id": 0, "kind": "fatbin", "hash": digest,
+                     "file": "code/%s.fatbin" % digest, "size": len(self.code)}
+        image.update({"ptx_archs": [90], "sass_archs": [90]})
         streams = [{"id": i, "label": "s%d" % i, "handle": addr(0x55e3a3f01a30 + 0x2b0 * i),
                     "cuda_id": 13 + i, "priority": 0, "flags": 1}
                    for i in range(len(self.streams))]
@@ -247,9 +319,7 @@ class Capture:
             "streams": streams,
             "events": events,
             "buffers": [dict(b, address=addr(b["address"])) for b in self.buffers],
-            "images": [{"id": 0, "kind": "fatbin", "hash": digest[:16],
-                        "size": 9000 + int(digest[16:20], 16) % 30000, "ptx_archs": [90],
-                        "sass_archs": [90]}],
+            "images": [image],
             "nodes": self.nodes,
             "edges": self.edges,
         })
@@ -609,9 +679,11 @@ def bug_reuse_across_streams():
 
 
 def bug_unjoined_fork():
-    """s1 is forked from s0 and never joined back: its last node has no path
-    to s0's last node (CUDA itself rejects this capture as unjoined; a pass
-    that loses the join edge produces the same graph)."""
+    """s1 is forked from s0 and never joined back, yet s0's last kernel reads
+    what s1 wrote (CUDA itself rejects this capture as unjoined; a pass that
+    loses the join edge produces the same graph). The missing join is no
+    hazard by itself (a launch ends when every node has); the reads of y it
+    no longer orders are."""
     c = Capture("bug_unjoined_fork", 2, 1, 4204)
     for b in ("x", "y", "z"):
         c.device_buffer(b)
@@ -620,7 +692,29 @@ def bug_unjoined_fork():
     c.wait(1, 0)
     c.launch(1, "_Z7k_scalePjPKjm", [P("y"), P("x"), n64()], [("x", "read"), ("y", "write")])
     c.launch(1, "_Z8k_squarePjm", [P("y"), n64()], [("y", "readwrite")])
-    c.launch(0, "_Z7k_otherPjPKjm", [P("z"), P("x"), n64()], [("x", "read"), ("z", "write")])
+    c.launch(0, "_Z7k_otherPjPKjm", [P("z"), P("y"), n64()], [("y", "read"), ("z", "write")])
+    return c
+
+
+def bug_waw_halves():
+    """s0 writes the first three quarters of y and s1, forked before it,
+    the last three: the middle half is written by both with no path between
+    them (write after write on overlapping halves)."""
+    c = Capture("bug_waw_halves", 2, 2, 4205)
+    for b in ("x", "y", "out"):
+        c.device_buffer(b)
+    q = N // 4
+    c.launch(0, "_Z6k_initPjm", [P("x"), n64()], [("x", "write")])
+    c.record(0, 0)
+    c.wait(1, 0)
+    c.launch(0, "_Z7k_scalePjPKjm", [P("y"), P("x"), n64(3 * q)],
+             [("x", "read", 0, 12 * q), ("y", "write", 0, 12 * q)])
+    c.launch(1, "_Z7k_scalePjPKjm", [P("y", 4 * q), P("x"), n64(3 * q)],
+             [("x", "read", 0, 12 * q), ("y", "write", 4 * q, 12 * q)])
+    c.record(1, 1)
+    c.wait(0, 1)
+    c.launch(0, "_Z5k_sumPjPKjS1_m", [P("out"), P("y"), P("x"), n64()],
+             [("y", "read"), ("x", "read"), ("out", "write")])
     return c
 
 
@@ -670,8 +764,8 @@ def hazards(doc):
     byte ranges overlap (by address, so two buffers at one address conflict
     too) and one of them writes; a free conflicts with every access of its
     range. A conflict is a hazard when no path orders the two nodes (for a
-    free: when the access does not reach the free). 'unjoined' names a
-    stream's last node that does not reach the origin stream's last node."""
+    free: when the access does not reach the free). A stream that is not
+    joined is no hazard by itself: a graph launch ends when every node has."""
     nodes = {n["id"]: n for n in doc["nodes"]}
     bufs = doc["buffers"]
     succ = {i: [] for i in nodes}
@@ -707,11 +801,6 @@ def hazards(doc):
         for na, la, ha, _, ba in spans:
             if ha > lo and la < lo + b["size"] and f["id"] not in reach[na]:
                 found.add(("free_before_use", na, f["id"], ba))
-    origin_last = max(n["id"] for n in doc["nodes"] if n["stream"] == 0)
-    for s in range(1, len(doc["streams"])):
-        last = max(n["id"] for n in doc["nodes"] if n["stream"] == s)
-        if origin_last not in reach[last]:
-            found.add(("unjoined", last, origin_last, "s%d" % s))
     return sorted(found)
 
 
@@ -723,7 +812,8 @@ EXPECTED_HAZARDS = {
         ("free_before_use", 2, 8, "tA"), ("free_before_use", 3, 8, "tA"),
         ("free_before_use", 6, 4, "tB"), ("free_before_use", 7, 4, "tB"),
         ("race", 2, 6, "tA"), ("race", 2, 7, "tA"), ("race", 3, 6, "tA")],
-    "bug_unjoined_fork": [("unjoined", 2, 3, "s1")],
+    "bug_unjoined_fork": [("race", 1, 3, "y"), ("race", 2, 3, "y")],
+    "bug_waw_halves": [("race", 1, 2, "y")],
 }
 
 
@@ -743,6 +833,7 @@ FIXTURES = {
     "bug_free_before_use": bug_free_before_use,
     "bug_reuse_across_streams": bug_reuse_across_streams,
     "bug_unjoined_fork": bug_unjoined_fork,
+    "bug_waw_halves": bug_waw_halves,
     "nccl_two_ranks": nccl_two_ranks,
 }
 
@@ -760,6 +851,8 @@ def main():
             print("%s: hazards %s, expected %s" % (name, got, EXPECTED_HAZARDS.get(name, [])))
             bad += 1
         path = os.path.join(HERE, name + ".sgraph", "graph.json")
+        code = doc["images"][0].get("file")
+        code = os.path.join(HERE, name + ".sgraph", code) if code else None
         if check:
             try:
                 with open(path) as f:
@@ -768,6 +861,13 @@ def main():
                 old = None
             if old != text:
                 print("%s: differs from what make_fixtures.py writes" % path)
+                bad += 1
+            try:
+                same = code is None or open(code, "rb").read() == cap.code
+            except OSError:
+                same = False
+            if not same:
+                print("%s: missing, or not tests/golden/code's image" % code)
                 bad += 1
             # the samples' reviewed topologies, and the built samples themselves
             topo = os.path.join(HERE, "..", "..", "samples", "expected", name + ".topo")
@@ -790,6 +890,12 @@ def main():
                     bad += 1
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
+            if code:
+                os.makedirs(os.path.dirname(code), exist_ok=True)
+                for old in os.listdir(os.path.dirname(code)):
+                    os.remove(os.path.join(os.path.dirname(code), old))
+                with open(code, "wb") as f:
+                    f.write(cap.code)
             with open(path, "w") as f:
                 f.write(text)
     return 1 if bad else 0

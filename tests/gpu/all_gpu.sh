@@ -11,7 +11,7 @@
 # table, the failure lines of each failed group's log (FAIL, MISMATCH,
 # error), the last lines of each log, and packs every log into
 # OUT_DIR/logs.tgz. Groups (default: all, in this order):
-#   correctness: inject capture replay e2e fuse_all sass coverage optimize nccl
+#   correctness: inject capture replay e2e fuse_all sass coverage optimize nccl access
 #   timing:      fusion_bench launch_overhead recapture capture_bench optimize_bench
 #   NAME=COMMAND: an ad-hoc group NAME running COMMAND (bash, in the
 #                 repository root) with the correctness groups
@@ -36,7 +36,7 @@ start=$(date +%s)
 left() { echo $((budget - ($(date +%s) - start))); }
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 
-correct=(inject capture replay e2e fuse_all sass coverage optimize nccl)
+correct=(inject capture replay e2e fuse_all sass coverage optimize nccl access)
 timing=(fusion_bench launch_overhead recapture capture_bench optimize_bench)
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=("${correct[@]}" "${timing[@]}")
@@ -65,6 +65,7 @@ cmd_of() {
     echo "COVERAGE_SKIP_BENCH=1 COVERAGE_BUDGET_S=$((budget - 60)) bash $here/coverage_gpu.sh $build $w" ;;
   optimize) [ -f "$here/optimize_gpu.sh" ] && echo "bash $here/optimize_gpu.sh $build $w" ;;
   nccl) [ -f "$here/nccl_gpu.sh" ] && echo "bash $here/nccl_gpu.sh $build $w" ;;
+  access) [ -f "$here/access_gpu.sh" ] && echo "bash $here/access_gpu.sh $build $w" ;;
   fusion_bench) [ -f "$root/bench/fusion_bench.sh" ] && echo "bash $root/bench/fusion_bench.sh $build $w" ;;
   launch_overhead) [ -f "$root/bench/launch_overhead.sh" ] && echo "bash $root/bench/launch_overhead.sh $build" ;;
   recapture) [ -f "$root/bench/bench_recapture.sh" ] && echo "bash $root/bench/bench_recapture.sh $build" ;;

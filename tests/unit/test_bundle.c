@@ -1862,6 +1862,93 @@ static void expect_reject_edit(const char *text, const char *from, const char *t
     free(bad);
 }
 
+/* A kernel node's access facts (FORMAT.md 6.3) and an access range (6.2):
+ * written as version 6 only then, read back whole, and each rule refused
+ * with the field named. */
+static void test_access_facts_record(void **state)
+{
+    (void)state;
+    sg_graph_t *g = fusion_base();
+    sg_kernel_t *k = &sg_graph_node(g, 1)->u.kernel;
+    assert_int_equal(sg_node_add_access(g, 1, 0, 0, 4096, SG_ACCESS_UNKNOWN), SG_OK);
+    char *j = NULL;
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 1,"));
+    assert_null(strstr(j, "\"access\""));
+    free(j);
+    sg_access_t acc[2] = {{0, 16, 64, SG_ACCESS_ATOMIC_RMW, SG_RANGE_DENSE},
+                          {0, 0, 4096, SG_ACCESS_READ, SG_RANGE_BOUND}};
+    assert_int_equal(sg_node_set_accesses(g, 1, acc, 2), SG_OK);
+    k->facts.source = SG_FACTS_SASS;
+    k->facts.complete = true;
+    k->facts.reason = strdup("line 7: offset depends on loaded data");
+    k->facts.pointers = malloc(2 * sizeof(uint32_t));
+    k->facts.pointers[0] = 0;
+    k->facts.pointers[1] = 8;
+    k->facts.n_pointers = 2;
+    k->facts.sites = calloc(2, sizeof(sg_site_t));
+    k->facts.n_sites = 2;
+    k->facts.sites[0] = (sg_site_t){SG_SITE_ATOMIC, SG_SITE_KNOWN, SG_RANGE_DENSE, 0x120, 0, 0, 16, 64, NULL};
+    k->facts.sites[1] = (sg_site_t){SG_SITE_LOAD, SG_SITE_UNKNOWN, SG_RANGE_BOUND, 7, 8, 0, 0, 4096,
+                                    strdup("offset depends on loaded data")};
+    assert_int_equal(sg_bundle_to_json(g, &j), SG_OK);
+    assert_non_null(strstr(j, "\"version\": 6,"));
+    assert_non_null(strstr(j, "{\"buffer\": 0, \"offset\": 16, \"size\": 64, \"mode\": \"atomic\", "
+                              "\"range\": \"dense\"}"));
+    assert_non_null(strstr(j, "\"access\": {\"source\": \"sass\", \"complete\": true, "
+                              "\"reason\": \"line 7: offset depends on loaded data\", "
+                              "\"pointers\": [0, 8], \"sites\": [{\"kind\": \"atomic\", "
+                              "\"status\": \"known\", \"range\": \"dense\", \"line\": 288, "
+                              "\"param\": 0, \"buffer\": 0, \"offset\": 16, \"size\": 64}"));
+    sg_graph_t *r = NULL;
+    sg_diag_t diag = {0};
+    char where[300];
+    assert_int_equal(sg_bundle_parse_json(j, strlen(j), "graph.json", &r, &diag), SG_OK);
+    if (!sg_bundle_same(g, r, where, sizeof where)) fail_msg("read back differs: %s", where);
+    const sg_facts_t *f = &sg_graph_node(r, 1)->u.kernel.facts;
+    assert_int_equal(f->n_sites, 2);
+    assert_int_equal(f->sites[1].param, 8);
+    assert_string_equal(f->sites[1].reason, "offset depends on loaded data");
+    assert_int_equal(sg_graph_node(r, 1)->accesses[1].range, SG_RANGE_BOUND);
+    /* a clone keeps them, and a difference is noticed */
+    sg_graph_t *c = sg_graph_clone(r);
+    assert_true(sg_bundle_same(r, c, where, sizeof where));
+    sg_graph_node(c, 1)->u.kernel.facts.sites[0].size = 65;
+    assert_false(sg_bundle_same(r, c, where, sizeof where));
+    sg_graph_destroy(c);
+    sg_graph_destroy(r);
+    /* absent optional fields take their defaults */
+    char *a = replaced(j, "\"line\": 288, \"param\": 0, ", "");
+    assert_int_equal(sg_bundle_parse_json(a, strlen(a), "graph.json", &r, &diag), SG_OK);
+    f = &sg_graph_node(r, 1)->u.kernel.facts;
+    assert_int_equal(f->sites[0].param, -1);
+    assert_int_equal(f->sites[0].line, 0);
+    assert_int_equal(sg_graph_node(r, 1)->accesses[0].range, SG_RANGE_DENSE);
+    sg_graph_destroy(r);
+    free(a);
+    /* the rules of section 6.3 */
+    expect_reject_edit(j, "\"pointers\": [0, 8]", "\"pointers\": [8, 0]",
+                       "nodes[1] (id 1).kernel.access.pointers[1]", "ascending");
+    expect_reject_edit(j, "\"pointers\": [0, 8]", "\"pointers\": [0, 20]",
+                       "nodes[1] (id 1).kernel.access.pointers[1]", "reaches past the 24");
+    expect_reject_edit(j, "\"param\": 0,", "\"param\": -2,",
+                       "nodes[1] (id 1).kernel.access.sites[0].param", "must be -1");
+    expect_reject_edit(j, "\"size\": 64}, {\"kind\"", "\"size\": \"0xffffffffffffffff\"}, {\"kind\"",
+                       "kernel.access.sites[0].size", "64 bits");
+    expect_reject_edit(j, "\"kind\": \"atomic\"", "\"kind\": \"gather\"",
+                       "kernel.access.sites[0].kind", "gather");
+    expect_reject_edit(j, "\"source\": \"sass\"", "\"source\": \"cuda\"", "kernel.access.source",
+                       "cuda");
+    expect_reject_edit(j, "\"status\": \"known\", ", "", "kernel.access.sites[0].status",
+                       "required");
+    /* version 6 names in a version 1 bundle */
+    char *v1 = replaced(j, "\"version\": 6,", "\"version\": 1,");
+    expect_reject(v1, SG_EFORMAT, "needs format version 6", NULL);
+    free(v1);
+    free(j);
+    sg_graph_destroy(g);
+}
+
 /* The fusions array: written (as version 3, only then) and read back whole,
  * read from the older versions sgcap wrote it under, defaults, and every
  * rule of section 4.4 refused with the record named. */
@@ -2869,6 +2956,7 @@ int main(void)
         cmocka_unit_test(test_zstd_bomb),
         cmocka_unit_test(test_diag_format),
         cmocka_unit_test(test_fusions_record),
+        cmocka_unit_test(test_access_facts_record),
         cmocka_unit_test(test_origin_fields),
         cmocka_unit_test(test_compare_notices),
         cmocka_unit_test(test_fields_consistent_and_documented),

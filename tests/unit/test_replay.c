@@ -374,6 +374,73 @@ static void test_reloc_params(void **state)
     sg_reloc_map_free(&m);
 }
 
+/* A kernel with complete access facts: exactly the words its code uses as
+ * addresses are rewritten (the u64 integer equal to an address is left
+ * alone, the struct-embedded pointer is found, an unaligned one too), the
+ * report counts it as from the code and gives no heuristic warning;
+ * incomplete facts fall back to the heuristic. */
+static void test_reloc_params_from_facts(void **state)
+{
+    (void)state;
+    sg_reloc_map_t m;
+    make_map(&m);
+    uint8_t bytes[64] = {0};
+    put64(bytes, 0, A_OLD + 0x10);  /* p0: a pointer the code uses */
+    put64(bytes, 8, A_OLD + 0x50);  /* p1: a u64 integer equal to an address in A */
+    put64(bytes, 16, A_OLD + 0x20); /* p2: struct {ptr, ptr} at 16: both used */
+    put64(bytes, 24, A_OLD + 0x30);
+    put64(bytes, 36, A_OLD + 0x40); /* p3: packed struct, its pointer at unaligned 36 */
+    uint32_t offs[] = {0, 8, 16, 32}, sizes[] = {8, 8, 16, 12};
+    uint32_t ptrs[] = {0, 16, 24, 36, 60}; /* 60: past the last whole word, ignored */
+    sg_kernel_t k = {.n_params = 4,
+                     .param_offsets = offs,
+                     .param_sizes = sizes,
+                     .param_bytes = bytes,
+                     .params_size = 64};
+    k.facts.source = SG_FACTS_SASS;
+    k.facts.complete = true;
+    k.facts.pointers = ptrs;
+    k.facts.n_pointers = 5;
+    uint8_t copy[64];
+    memcpy(copy, bytes, 64);
+    sg_reloc_report_t rep = {0};
+    assert_int_equal(sg_reloc_kernel_params(&m, &k, copy, "n1", &rep), 4);
+    assert_true(get64(copy, 0) == A_NEW + 0x10);
+    assert_true(get64(copy, 8) == A_OLD + 0x50); /* not an address to the code */
+    assert_true(get64(copy, 16) == A_NEW + 0x20);
+    assert_true(get64(copy, 24) == A_NEW + 0x30);
+    assert_true(get64(copy, 36) == A_NEW + 0x40);
+    assert_int_equal(rep.entries[1].param, 2);
+    assert_int_equal(rep.entries[3].param, 3);
+    assert_int_equal(rep.entries[3].offset, 36);
+    assert_int_equal(rep.from_code, 1);
+    assert_int_equal(rep.heuristic, 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sg_graph_t *g = sg_graph_create();
+    sg_reloc_report_print(&rep, g, true, f);
+    fclose(f);
+    assert_non_null(strstr(text, "1 kernel had exactly the parameter words its code uses"));
+    assert_null(strstr(text, "warning"));
+    free(text);
+    /* not complete (or no code): the heuristic, with its warning */
+    k.facts.complete = false;
+    memcpy(copy, bytes, 64);
+    assert_int_equal(sg_reloc_kernel_params(&m, &k, copy, "n2", &rep), 4);
+    assert_true(get64(copy, 8) == A_NEW + 0x50);
+    assert_true(get64(copy, 36) == A_OLD + 0x40); /* unaligned: the heuristic misses it */
+    assert_int_equal(rep.heuristic, 1);
+    f = open_memstream(&text, &len);
+    sg_reloc_report_print(&rep, g, true, f);
+    fclose(f);
+    assert_non_null(strstr(text, "warning: relocation of the 1 kernel without complete access"));
+    free(text);
+    sg_graph_destroy(g);
+    sg_reloc_report_free(&rep);
+    sg_reloc_map_free(&m);
+}
+
 static void test_reloc_addresses(void **state)
 {
     (void)state;
@@ -719,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_median),
         cmocka_unit_test(test_regions),
         cmocka_unit_test(test_reloc_params),
+        cmocka_unit_test(test_reloc_params_from_facts),
         cmocka_unit_test(test_reloc_addresses),
         cmocka_unit_test(test_plan_replayable),
         cmocka_unit_test(test_plan_in_process_only),

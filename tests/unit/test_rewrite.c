@@ -1206,11 +1206,13 @@ static int good_move(sg_pass_ctx_t *ctx)
 static void test_pass_manager(void **state)
 {
     (void)state;
-    assert_int_equal(sg_rewrite_pass_count(), 5);
-    assert_int_equal(sg_rewrite_pass_find("defer-dealloc"), 2);
+    assert_int_equal(sg_rewrite_pass_count(), 6);
+    assert_int_equal(sg_rewrite_pass_find("access"), 0); /* the head: what kernels touch */
+    assert_int_equal(sg_rewrite_pass_find("defer-dealloc"), 3);
     assert_int_equal(sg_rewrite_pass_find("nope"), -1);
-    assert_true(sg_rewrite_pass_is_default(3)); /* fuse */
-    assert_false(sg_rewrite_pass_is_default(4)); /* reduce */
+    assert_true(sg_rewrite_pass_is_default(0)); /* access */
+    assert_true(sg_rewrite_pass_is_default(4)); /* fuse */
+    assert_false(sg_rewrite_pass_is_default(5)); /* reduce */
     async_t a = async_alloc(false, 3000, 1000);
     sg_graph_t *g = a.g;
     const char *bad[2] = {"control-deps", "nope"};
@@ -1256,16 +1258,19 @@ static void test_pass_manager(void **state)
     /* the default pipeline: report text, JSON, pass log */
     rep = sg_report_create();
     assert_int_equal(sg_rewrite_run(g, NULL, 0, rep), SG_OK);
-    assert_int_equal(g->n_pass_log, 4);
-    assert_string_equal(g->pass_log[2].pass, "defer-dealloc");
-    assert_string_equal(g->pass_log[3].pass, "fuse");
-    assert_int_equal(sg_report_pass_count(rep), 4);
-    for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(g->n_pass_log, 5);
+    assert_string_equal(g->pass_log[0].pass, "access");
+    assert_string_equal(g->pass_log[3].pass, "defer-dealloc");
+    assert_string_equal(g->pass_log[4].pass, "fuse");
+    assert_int_equal(sg_report_pass_count(rep), 5);
+    for (size_t i = 0; i < 5; i++) {
         assert_string_equal(sg_report_pass_name(rep, i), g->pass_log[i].pass);
         assert_string_equal(sg_report_pass_summary(rep, i), g->pass_log[i].summary);
     }
-    assert_string_equal(sg_report_pass_name(rep, 4), "");
+    assert_string_equal(sg_report_pass_name(rep, 5), "");
     const char *t = sg_report_text(rep);
+    assert_non_null(strstr(t, "== access =="));
+    assert_non_null(strstr(t, "no bundle to read code from")); /* no code: guesses stay */
     assert_non_null(strstr(t, "== control-deps =="));
     assert_non_null(strstr(t, "== fusion-legality =="));
     assert_non_null(strstr(t, "== defer-dealloc =="));
@@ -1279,8 +1284,8 @@ static void test_pass_manager(void **state)
     assert_int_equal(json_integer_value(json_object_get(back, "schema_version")),
                      SG_REPORT_SCHEMA_VERSION);
     json_t *passes = json_object_get(back, "passes");
-    assert_int_equal(json_array_size(passes), 4);
-    for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(json_array_size(passes), 5);
+    for (size_t i = 0; i < 5; i++) {
         json_t *p = json_array_get(passes, i);
         assert_non_null(json_string_value(json_object_get(p, "summary")));
         assert_true(json_is_true(json_object_get(json_object_get(p, "verify"), "ok")));

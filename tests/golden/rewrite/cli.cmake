@@ -16,12 +16,51 @@ endfunction()
 
 expect_rc(1 ${SGCAP} check ${FIXTURES}/bug_missing_wait.sgraph)
 expect_rc(1 ${SGCAP} check --json ${FIXTURES}/bug_unjoined_fork.sgraph)
-if(NOT last_out MATCHES "\"kind\": \"unjoined\"")
-  message(FATAL_ERROR "check --json: no unjoined hazard in:\n${last_out}")
+if(NOT last_out MATCHES "\"kind\": \"race\",\n *\"proven\": true" OR
+   NOT last_out MATCHES "\"joined_at_end\": \\[\n *{\n *\"stream\": \"s1\"" OR
+   NOT last_out MATCHES "\"schema_version\": 2")
+  message(FATAL_ERROR "check --json: no proven race, s1 joined at the end, or schema 2 in:\n${last_out}")
 endif()
+# without its code a planted bug is only possible: exit 0, or 1 with --strict
+expect_rc(0 ${SGCAP} check --no-analysis ${FIXTURES}/bug_missing_wait.sgraph)
+if(NOT last_out MATCHES "possible race on a .*not proven: n1 is not analysed")
+  message(FATAL_ERROR "check --no-analysis: want a possible race saying why:\n${last_out}")
+endif()
+expect_rc(1 ${SGCAP} check --no-analysis --strict ${FIXTURES}/bug_missing_wait.sgraph)
 expect_rc(0 ${SGCAP} check ${FIXTURES}/fork_join.sgraph)
 expect_rc(2 ${SGCAP} check ${FIXTURES}/no_such.sgraph)
 expect_rc(2 ${SGCAP} check --bogus ${FIXTURES}/fork_join.sgraph)
+
+# inspect --access: the facts computed now, then read from a rewritten bundle
+expect_rc(0 ${SGCAP} inspect --access ${FIXTURES}/bug_missing_wait.sgraph n1)
+if(NOT last_out MATCHES "computed now" OR
+   NOT last_out MATCHES "n1 kernel k_produce: ptx, every access known, addresses complete; pointer words: @0 @8" OR
+   NOT last_out MATCHES "store  line [0-9]+ +@0 +known +dense a " OR last_out MATCHES "\nn2 ")
+  message(FATAL_ERROR "inspect --access n1: want n1's PTX facts only:\n${last_out}")
+endif()
+expect_rc(0 ${SGCAP} inspect --access --json ${FIXTURES}/bug_missing_wait.sgraph)
+if(NOT last_out MATCHES "\"schema\": \"sgcap-access\"" OR
+   NOT last_out MATCHES "\"kernel_nodes\": 4" OR NOT last_out MATCHES "\"all_known\": 4")
+  message(FATAL_ERROR "inspect --access --json: want schema sgcap-access, 4 of 4 known:\n${last_out}")
+endif()
+expect_rc(0 ${SGCAP} rewrite ${FIXTURES}/bug_missing_wait.sgraph -o ${OUT}/analysed.sgraph)
+expect_rc(0 ${SGCAP} inspect --access ${OUT}/analysed.sgraph)
+if(NOT last_out MATCHES "\\(from the bundle\\)")
+  message(FATAL_ERROR "inspect --access of a rewritten bundle: want its stored facts:\n${last_out}")
+endif()
+expect_rc(2 ${SGCAP} inspect --access ${FIXTURES}/bug_missing_wait.sgraph n99)
+
+# no disassembler: check still runs (SASS-only kernels unknown, their race
+# only possible: exit 0) and inspect --access says why
+set(cupy ${FIXTURES}/../data/access/cupy_elementwise.sgraph)
+expect_rc(0 ${CMAKE_COMMAND} -E env SGCAP_NVDISASM=/nonexistent ${SGCAP} check ${cupy})
+if(NOT last_out MATCHES "0 proven, 1 possible" OR NOT last_out MATCHES "its code unknown: no disassembler")
+  message(FATAL_ERROR "check without nvdisasm: want one possible race, no disassembler:\n${last_out}")
+endif()
+expect_rc(0 ${CMAKE_COMMAND} -E env SGCAP_NVDISASM=/nonexistent ${SGCAP} inspect --access ${cupy})
+if(NOT last_out MATCHES "sg_scale: unknown; pointer words: none\n +why: no disassembler")
+  message(FATAL_ERROR "inspect --access without nvdisasm: want 'unknown ... no disassembler':\n${last_out}")
+endif()
 
 # a malformed bundle: one error line, exit 2, nothing written
 file(MAKE_DIRECTORY ${OUT}/bad.sgraph)

@@ -116,18 +116,37 @@ static char *strip_pass_log(char *dump)
     return dump;
 }
 
+/* The bundle open (the access pass reads the kernels' code through it) and
+ * a copy of its graph to rewrite. */
+static sg_graph_t *open_case(const char *bundle, sg_bundle_t **b)
+{
+    sg_diag_t d = {0};
+    if (sg_bundle_open(bundle, b, &d) != SG_OK) {
+        fprintf(stderr, "FAIL: cannot read %s\n", bundle);
+        failures++;
+        return NULL;
+    }
+    sg_graph_t *g = sg_graph_clone(sg_bundle_graph(*b));
+    if (!g) {
+        fprintf(stderr, "FAIL: out of memory\n");
+        failures++;
+    }
+    return g;
+}
+
 static void run_case(const char *bundle, const char *dir, const char *name, const char *label,
                      const char *const *passes, size_t n)
 {
-    sg_graph_t *g = NULL;
+    sg_bundle_t *src = NULL;
     sg_diag_t d = {0};
-    if (sg_bundle_read(bundle, &g, &d) != SG_OK) {
-        fprintf(stderr, "FAIL: cannot read %s\n", bundle);
-        failures++;
-        return;
-    }
+    sg_graph_t *g = open_case(bundle, &src);
+    if (!g) return;
     sg_report_t *rep = sg_report_create();
-    int rc = sg_rewrite_run(g, passes, n, rep);
+    sg_rewrite_options_t opt;
+    sg_rewrite_options_init(&opt);
+    opt.source = src;
+    opt.bundle = bundle;
+    int rc = sg_rewrite_run_opts(g, passes, n, &opt, rep);
     if (rc != SG_OK) {
         fprintf(stderr, "FAIL: %s %s: %s\n%s", name, label, sg_strerror(rc), sg_report_text(rep));
         failures++;
@@ -156,7 +175,7 @@ static void run_case(const char *bundle, const char *dir, const char *name, cons
     }
     /* idempotence: a second run changes nothing but the pass log */
     sg_report_t *rep2 = sg_report_create();
-    if (sg_rewrite_run(g, passes, n, rep2) != SG_OK) {
+    if (sg_rewrite_run_opts(g, passes, n, &opt, rep2) != SG_OK) {
         fprintf(stderr, "FAIL: %s %s: second run failed\n%s", name, label, sg_report_text(rep2));
         failures++;
     }
@@ -175,41 +194,53 @@ static void run_case(const char *bundle, const char *dir, const char *name, cons
     free(dump);
     sg_report_destroy(rep);
     sg_graph_destroy(g);
+    sg_bundle_close(src);
 }
 
+/* text + line + newline, growing text (freed and NULL when out of memory). */
+static char *append_line(char *text, size_t *len, size_t *cap, const char *line)
+{
+    size_t l = strlen(line);
+    if (*len + l + 2 > *cap) {
+        *cap = 2 * (*len + l + 2);
+        char *t = realloc(text, *cap);
+        if (!t) {
+            free(text);
+            return NULL;
+        }
+        text = t;
+    }
+    memcpy(text + *len, line, l);
+    *len += l;
+    text[(*len)++] = '\n';
+    text[*len] = '\0';
+    return text;
+}
+
+/* `sgcap check` as the CLI runs it: access facts from the code first. */
 static void check_case(const char *bundle, const char *dir, const char *name)
 {
-    sg_graph_t *g = NULL;
-    sg_diag_t d = {0};
-    if (sg_bundle_read(bundle, &g, &d) != SG_OK) {
-        failures++;
-        return;
-    }
+    sg_bundle_t *src = NULL;
+    sg_graph_t *g = open_case(bundle, &src);
+    if (!g) return;
     sg_check_result_t res;
-    if (sg_check_run(g, NULL, &res) != SG_OK) {
+    if (sg_rewrite_ensure_access(g, src, NULL, NULL, 0) != SG_OK ||
+        sg_check_run(g, NULL, &res) != SG_OK) {
         fprintf(stderr, "FAIL: %s: check failed\n", name);
         failures++;
         sg_graph_destroy(g);
+        sg_bundle_close(src);
         return;
     }
     size_t cap = 4096, len = 0;
-    char *text = calloc(1, cap);
-    for (size_t i = 0; text && i < res.n; i++) {
-        char line[2048];
-        sg_hazard_format(g, &res.hazards[i], line, sizeof line);
-        size_t l = strlen(line);
-        if (len + l + 2 > cap) {
-            cap = 2 * (len + l + 2);
-            text = realloc(text, cap);
-            if (!text) break;
-        }
-        memcpy(text + len, line, l);
-        len += l;
-        text[len++] = '\n';
-        text[len] = '\0';
-    }
+    char *text = calloc(1, cap), line[2048];
+    for (size_t i = 0; text && i < res.n; i++)
+        text = append_line(text, &len, &cap, sg_hazard_format(g, &res.hazards[i], line, sizeof line));
+    for (size_t i = 0; text && i < res.n_joined_at_end; i++)
+        text = append_line(text, &len, &cap,
+                           sg_check_joined_format(g, &res.joined_at_end[i], line, sizeof line));
     if (text) {
-        if (res.n == 0) snprintf(text, cap, "no hazards\n");
+        if (len == 0) snprintf(text, cap, "no hazards\n");
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.check.txt", dir, name);
         expect(path, text);
@@ -217,6 +248,7 @@ static void check_case(const char *bundle, const char *dir, const char *name)
     free(text);
     sg_check_result_free(&res);
     sg_graph_destroy(g);
+    sg_bundle_close(src);
 }
 
 int main(int argc, char **argv)
