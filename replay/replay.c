@@ -294,6 +294,13 @@ int sg_replay_restore(sg_replay_t *r, char *err, size_t errlen)
                     " bytes: the rest starts zeroed\n",
                     b->label, size, b->size);
     }
+    /* cuMemcpyHtoD from pageable memory may return before its DMA reaches
+     * the device, and it runs in the legacy stream, which the replay stream
+     * (non-blocking) is not ordered after: without this wait a launch could
+     * overtake the restore (seen on the H200: one re-captured graph in 50
+     * replayed "non-deterministically" under load). */
+    const sg_replay_driver_t *drv = r->drv;
+    SG_CU_TRY(drv->cuStreamSynchronize(NULL), "waiting for the restored snapshots");
     return SG_OK;
 }
 
