@@ -66,9 +66,13 @@ run() {
 # ---- 1. nothing to gain ----
 ways=(plain capture optimize forced)
 nodes=1000
+# BENCH_OPTIMIZE_GRAPHS / _LAUNCHES: fewer for a short device call (each
+# launch of a 1000-kernel graph takes milliseconds)
+graphs=${BENCH_OPTIMIZE_GRAPHS:-5} launches=${BENCH_OPTIMIZE_LAUNCHES:-2000}
+echo "nothing fusable: $rounds rounds of $graphs graphs x $launches launches, $nodes nodes each"
 for r in $(seq "$rounds"); do
   for w in "${ways[@]}"; do
-    run "$w" "$out/nothing.$w.$r" "$bench" --nodes $nodes --graphs 5 --launches 2000
+    run "$w" "$out/nothing.$w.$r" "$bench" --nodes $nodes --graphs "$graphs" --launches "$launches"
   done
 done
 declare -A inst gpu host
