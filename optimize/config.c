@@ -46,6 +46,16 @@ void sg_opt_config_read(sg_opt_config_t *c, char *warn, size_t n)
         else
             note(warn, n, "SGCAP_SHADOW_MAX_BYTES", s, "1 GiB");
     }
+    c->fuse_ms = SG_OPT_FUSE_MS;
+    s = getenv("SGCAP_OPTIMIZE_FUSE_MS");
+    if (s && *s) {
+        char *end = NULL;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (s[0] != '-' && *end == '\0' && v <= UINT32_MAX)
+            c->fuse_ms = (uint32_t)v;
+        else
+            note(warn, n, "SGCAP_OPTIMIZE_FUSE_MS", s, "2000");
+    }
     c->plant = flag("SGCAP_OPTIMIZE_TEST_PLANT");
     /* A planted wrong result needs an optimized graph to plant it in. */
     c->force = flag("SGCAP_OPTIMIZE_FORCE") || c->plant;

@@ -179,6 +179,15 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     if (sg_opt_pipeline(rw, sg_code_arch_of(model->device.cc_major, model->device.cc_minor),
                         sg_opt_kernel_ptx, &files, &st, why, sizeof why) != SG_OK)
         goto out;
+    static bool told_fuse_spent;
+    if (st.fuse_skipped && !told_fuse_spent) {
+        told_fuse_spent = true;
+        sg_opt_log("optimize: in-app fusion is off from here on: %s (SGCAP_OPTIMIZE_FUSE_MS=%u); "
+                   "later graphs get the ordering passes only",
+                   sg_opt.cfg.fuse_ms ? "the process's NVRTC time for fusion is spent"
+                                      : "turned off",
+                   sg_opt.cfg.fuse_ms);
+    }
     cacheable = true;
     if (sg_opt_fusion_blind(model, rw, why, sizeof why)) goto out;
     cacheable = false;
@@ -554,6 +563,7 @@ static int start(void)
     sg_nvlib_use_dlsym(sg_inject_real_dlsym);
     char warn[300];
     sg_opt_config_read(&sg_opt.cfg, warn, sizeof warn);
+    sg_opt_pipeline_set_fuse_budget(sg_opt.cfg.fuse_ms);
     if (warn[0]) sg_opt_log("optimize: %s", warn);
     if (sg_opt.cfg.plant)
         sg_opt_log("optimize: SGCAP_OPTIMIZE_TEST_PLANT is set: every optimized graph gets a wrong "

@@ -27,6 +27,8 @@ typedef struct {
     uint64_t shadow_max_bytes; /* SGCAP_SHADOW_MAX_BYTES (1 GiB) */
     bool force; /* SGCAP_OPTIMIZE_FORCE=1: an E1 even when the passes change nothing */
     bool plant; /* SGCAP_OPTIMIZE_TEST_PLANT=1 (tests only): a wrong E1 */
+    uint32_t fuse_ms; /* SGCAP_OPTIMIZE_FUSE_MS: NVRTC time in-app fusion may spend in the
+                         whole process (SG_OPT_FUSE_MS); 0 turns in-app fusion off */
 } sg_opt_config_t;
 
 /* Read the configuration from the environment. Values not understood keep
@@ -106,6 +108,7 @@ typedef struct {
     uint32_t passes;       /* passes run */
     uint32_t fused_chains; /* kernels a pass synthesized out of chains */
     char chains[200];      /* them, for the summary: "n1+n2 (k_axpb -> k_square), ..." */
+    bool fuse_skipped;     /* fusion was not run: the process's fusion time is spent */
 } sg_opt_rewrite_stats_t;
 
 /* Rewrite g in place with the in-app pass list (pipeline.c). `fuse`
@@ -122,6 +125,14 @@ const char *sg_opt_pipeline_names(void);
 /* Fused kernels compiled per graph in the app (each costs NVRTC about a
  * tenth of a second): the chains past it keep their kernels. */
 #define SG_OPT_MAX_FUSED 16
+/* NVRTC time the process may spend on in-app fusion, all graphs together
+ * (SGCAP_OPTIMIZE_FUSE_MS): each fused kernel's compile blocks the
+ * program's cuGraphInstantiate (about 1 s each on the H200 for 1000-node
+ * graphs of many chains: 17 s for 16 kernels), so fusion stops, and later
+ * graphs are optimized without it, once this is spent. */
+#define SG_OPT_FUSE_MS 2000u
+/* Set the process's fusion budget (the configuration's fuse_ms). */
+void sg_opt_pipeline_set_fuse_budget(uint32_t ms);
 
 /* ---- code for fusion (code.c) ------------------------------------------------------ */
 

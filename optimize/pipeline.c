@@ -13,6 +13,7 @@
  * one leaves the original in place. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph/views.h"
 
@@ -72,10 +73,31 @@ static void describe_fused(const sg_graph_t *g, char *buf, size_t n)
     }
 }
 
+/* The process's fusion time: the budget and what the runs with `fuse` took
+ * (the pipeline runs under the optimizer's lock, one graph at a time). */
+static uint32_t fuse_budget_ms = SG_OPT_FUSE_MS;
+static uint64_t fuse_spent_ms;
+
+void sg_opt_pipeline_set_fuse_budget(uint32_t ms)
+{
+    fuse_budget_ms = ms;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
 int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kernel_ptx,
                     sg_rewrite_files_t *files, sg_opt_rewrite_stats_t *st, char *why, size_t n)
 {
     memset(st, 0, sizeof *st);
+    /* fuse is the last pass: without budget left, the list stops before it */
+    bool fuse = fuse_spent_ms < fuse_budget_ms;
+    size_t n_passes = fuse ? N_PASSES : N_PASSES - 1;
+    st->fuse_skipped = !fuse;
     uint32_t fused_before = sg_opt_fused_nodes(g);
     sg_report_t *report = sg_report_create(); /* text only, for a failure's reason */
     sg_rewrite_options_t opt;
@@ -84,7 +106,10 @@ int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kerne
     opt.kernel_ptx = kernel_ptx;
     opt.fuse_arch = arch;
     opt.fuse_max_kernels = SG_OPT_MAX_FUSED;
-    int rc = sg_rewrite_run_opts(g, passes, N_PASSES, &opt, report);
+    opt.fuse_budget_ms = fuse ? (uint32_t)(fuse_budget_ms - fuse_spent_ms) : 0;
+    uint64_t t0 = now_ms();
+    int rc = sg_rewrite_run_opts(g, passes, n_passes, &opt, report);
+    if (fuse) fuse_spent_ms += now_ms() - t0; /* the ordering passes' time too: a bound */
     if (rc) {
         /* the end of the report names the pass and what it found */
         const char *text = sg_report_text(report);
@@ -100,7 +125,7 @@ int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kerne
         return rc;
     }
     sg_report_destroy(report);
-    st->passes = (uint32_t)N_PASSES;
+    st->passes = (uint32_t)n_passes;
     uint32_t fused = sg_opt_fused_nodes(g);
     st->fused_chains = fused > fused_before ? fused - fused_before : 0;
     if (st->fused_chains) describe_fused(g, st->chains, sizeof st->chains);

@@ -68,7 +68,8 @@ typedef struct exec_entry {
     uint32_t inflight; /* launches of E1 under way outside the lock */
     bool destroyed;    /* E0 was destroyed during that check: free it after */
     uint32_t rec;
-    uint32_t logged_updates;
+    uint32_t logged_updates;       /* node-parameter updates logged (the first LOGGED_UPDATES) */
+    uint32_t logged_graph_updates; /* cuGraphExecUpdate translations logged, counted apart */
     UT_hash_handle hh;
 } exec_entry_t;
 

@@ -544,7 +544,7 @@ out:
     if (rc == SG_OK) {
         sg_opt.translated++;
         if (r) r->translated++;
-        if (e->logged_updates++ < LOGGED_UPDATES)
+        if (e->logged_graph_updates++ < LOGGED_UPDATES)
             sg_opt_log("optimize: graph %u: cuGraphExecUpdate (%u nodes changed) translated to the "
                        "optimized graph",
                        r ? r->seq : 0, n_changed);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if !SGCAP_IN_APP
 #include "code/code_report.h" /* offline: PTX from the bundle's images */
@@ -53,6 +54,7 @@ typedef struct {
     sg_access_cache_t *access; /* the access analysis of each (module, kernel, layout) */
     /* totals for the summary */
     uint32_t fused, removed, splits, refused, chains;
+    uint64_t compile_us; /* NVRTC time spent on kernels not found in the cache */
 } fuse_t;
 
 static void fuse_free(fuse_t *f)
@@ -486,17 +488,31 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
     char first[96], last[96];
     sg_kernel_plain_name(g->nodes[ks[0]].u.kernel.name, first, sizeof first);
     sg_kernel_plain_name(g->nodes[ks[n - 1]].u.kernel.name, last, sizeof last);
-    uint32_t max = ctx->opt->fuse_max_kernels;
-    int rc = max && f->fused >= max ? SG_ELIMIT : sg_fz_generate(plan, &go, &src, err, sizeof err);
+    uint32_t max = ctx->opt->fuse_max_kernels, budget = ctx->opt->fuse_budget_ms;
+    bool spent = budget && f->compile_us >= (uint64_t)budget * 1000u;
+    int rc = (max && f->fused >= max) || spent ? SG_ELIMIT
+                                               : sg_fz_generate(plan, &go, &src, err, sizeof err);
     if (rc == SG_ELIMIT) {
-        snprintf(err, sizeof err, "the limit of %u fused %s per graph is reached", max,
-                 sg_plural(max, "kernel", "kernels"));
+        if (spent)
+            snprintf(err, sizeof err, "the compile-time budget of %u ms is spent (%.0f ms)", budget,
+                     (double)f->compile_us / 1000.0);
+        else
+            snprintf(err, sizeof err, "the limit of %u fused %s per graph is reached", max,
+                     sg_plural(max, "kernel", "kernels"));
         memset(&src, 0, sizeof src);
     }
     if (rc == SG_ENOMEM) return rc;
     sg_fz_binary_t bin;
     memset(&bin, 0, sizeof bin);
-    if (!rc) rc = sg_fz_compile(&src, f->arch, &bin, err, sizeof err);
+    if (!rc) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rc = sg_fz_compile(&src, f->arch, &bin, err, sizeof err);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (!bin.cached)
+            f->compile_us += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000ll +
+                                        (t1.tv_nsec - t0.tv_nsec) / 1000);
+    }
     if (rc == SG_ENOMEM) {
         sg_fz_source_free(&src);
         return rc;

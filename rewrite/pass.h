@@ -105,6 +105,10 @@ typedef struct {
     void *kernel_ptx_user;
     uint32_t fuse_max_kernels; /* fused kernels one run may compile (0: no limit); the
                                   chains past it are reported and left alone */
+    uint32_t fuse_budget_ms;   /* NVRTC time one run may spend on fused kernels (0: no
+                                  limit); once spent, the chains left are reported and
+                                  left alone (the in-app optimizer's bound on the time a
+                                  program's cuGraphInstantiate can take) */
 } sg_rewrite_options_t;
 
 void sg_rewrite_options_init(sg_rewrite_options_t *opt);

@@ -382,7 +382,24 @@ static void test_pipeline_fuses(void **state)
         assert_true(named);
         assert_true(changed(g, h, what, sizeof what));
         assert_false(sg_opt_fusion_blind(g, h, why, sizeof why));
+        assert_false(st.fuse_skipped);
+        assert_int_equal(st.passes, 3);
     }
+    sg_rewrite_files_free(&files);
+    sg_graph_destroy(h);
+    /* no fusion time left in the process: the same graph gets the ordering
+     * passes only, nothing compiled, the chain kept */
+    sg_opt_pipeline_set_fuse_budget(0);
+    h = sg_graph_clone(g);
+    memset(&files, 0, sizeof files);
+    rc = sg_opt_pipeline(h, 90, fixture_ptx, &files, &st, why, sizeof why);
+    sg_opt_pipeline_set_fuse_budget(SG_OPT_FUSE_MS);
+    if (rc) fail_msg("%s", why);
+    assert_true(st.fuse_skipped);
+    assert_int_equal(st.passes, 2);
+    assert_int_equal(st.fused_chains, 0);
+    assert_int_equal(files.n, 0);
+    assert_int_equal(sg_graph_node_count(h), 2);
     sg_rewrite_files_free(&files);
     sg_graph_destroy(h);
     sg_graph_destroy(g);
