@@ -105,7 +105,7 @@ typedef struct {
     void *kernel_ptx_user;
     uint32_t fuse_max_kernels; /* fused kernels one run may compile (0: no limit); the
                                   chains past it are reported and left alone */
-    uint32_t fuse_budget_ms;   /* NVRTC time one run may spend on fused kernels (0: no
+    uint32_t fuse_budget_ms;   /* time the fuse pass may take, analysis and NVRTC (0: no
                                   limit); once spent, the chains left are reported and
                                   left alone (the in-app optimizer's bound on the time a
                                   program's cuGraphInstantiate can take) */
