@@ -199,13 +199,44 @@ static CUresult f_cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned in
     *d = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
+/* FAKE_CUDA_LAZY_HTOD=1: cuMemcpyHtoD behaves as the real one from pageable
+ * memory may: it returns with the source taken (copied aside) but the bytes
+ * land only when the legacy stream is next waited for (a NULL-stream or
+ * context synchronize, or the next synchronous copy); a graph launched on
+ * another stream does not wait for them. Tests see whether replay orders
+ * its restores before its launch. */
+typedef struct {
+    CUdeviceptr dst;
+    void *bytes;
+    size_t n;
+} lazy_copy_t;
+static lazy_copy_t lazy[256];
+static size_t n_lazy;
+static void lazy_flush(void)
+{
+    for (size_t i = 0; i < n_lazy; i++) {
+        memcpy((void *)(uintptr_t)lazy[i].dst, lazy[i].bytes, lazy[i].n);
+        free(lazy[i].bytes);
+    }
+    n_lazy = 0;
+}
 static CUresult f_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
 {
+    const char *lz = getenv("FAKE_CUDA_LAZY_HTOD");
+    if (lz && *lz == '1' && n_lazy < sizeof lazy / sizeof lazy[0]) {
+        void *copy = malloc(n ? n : 1);
+        if (!copy) return CUDA_ERROR_OUT_OF_MEMORY;
+        memcpy(copy, s, n);
+        lazy[n_lazy++] = (lazy_copy_t){d, copy, n};
+        return CUDA_SUCCESS;
+    }
+    lazy_flush();
     memcpy((void *)(uintptr_t)d, s, n);
     return CUDA_SUCCESS;
 }
 static CUresult f_cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n)
 {
+    lazy_flush(); /* the legacy stream: after the copies before it */
     memcpy(d, (const void *)(uintptr_t)s, n);
     return CUDA_SUCCESS;
 }
@@ -393,6 +424,7 @@ static CUresult f_cuStreamDestroy(CUstream s)
 }
 static CUresult f_cuStreamSynchronize(CUstream s)
 {
+    if (!s) lazy_flush(); /* the legacy stream */
     return CUDA_SUCCESS;
 }
 static CUresult f_cuEventCreate(CUevent *e, unsigned int flags)
