@@ -315,6 +315,19 @@ static void run_exec_update(void)
     CUgraphExec e = instantiate(g, 0);
     ref_t r = {1.5f, hx, true, 2.0f, false};
     launch(e, &r, "the first launch");
+    /* node updates first, more of them than the log shows (as the
+     * exec_update sample does): the graph update's own line must still be
+     * logged */
+    CUgraphNode first = node_of(g, k_axpb, 0);
+    float scale = 1.5f, add = 0.25f;
+    void *args[] = {&a, &x, &scale, &add, &n};
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    CHECK(cuGraphKernelNodeGetParams_v2(first, &p));
+    p.kernelParams = args;
+    for (int i = 0; i < 6; i++) {
+        CHECK(cuGraphExecKernelNodeSetParams_v2(e, first, &p));
+        launch(e, &r, "after a kernel-node update");
+    }
     CUgraph g2 = fork_join(-2.0f, false);
     CUgraphExecUpdateResultInfo info;
     CHECK(cuGraphExecUpdate_v2(e, g2, &info));
