@@ -179,9 +179,8 @@ static void instantiated(CUgraphExec e0, CUgraph graph, unsigned long long flags
     if (sg_opt_pipeline(rw, sg_code_arch_of(model->device.cc_major, model->device.cc_minor),
                         sg_opt_kernel_ptx, &files, &st, why, sizeof why) != SG_OK)
         goto out;
-    static bool told_fuse_spent;
-    if (st.fuse_skipped && !told_fuse_spent) {
-        told_fuse_spent = true;
+    static atomic_bool told_fuse_spent;
+    if (st.fuse_skipped && !atomic_exchange(&told_fuse_spent, true)) {
         sg_opt_log("optimize: in-app fusion is off from here on: %s (SGCAP_OPTIMIZE_FUSE_MS=%u); "
                    "later graphs get the ordering passes only",
                    sg_opt.cfg.fuse_ms ? "the process's NVRTC time for fusion is spent"

@@ -11,6 +11,7 @@
  * (docs/ARCHITECTURE.md). The pass manager verifies after every pass that
  * no ordering of the input was lost (pass.h); a pass that fails or loses
  * one leaves the original in place. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -73,14 +74,16 @@ static void describe_fused(const sg_graph_t *g, char *buf, size_t n)
     }
 }
 
-/* The process's fusion time: the budget and what the runs with `fuse` took
- * (the pipeline runs under the optimizer's lock, one graph at a time). */
-static uint32_t fuse_budget_ms = SG_OPT_FUSE_MS;
-static uint64_t fuse_spent_ms;
+/* The process's fusion time: the budget and what the runs with `fuse` took.
+ * Threads may instantiate graphs at once, outside the optimizer's lock:
+ * both are atomic (two graphs started together may each spend up to what
+ * was left, which bounds the total at twice the budget in the worst case). */
+static _Atomic uint32_t fuse_budget_ms = SG_OPT_FUSE_MS;
+static _Atomic uint64_t fuse_spent_ms;
 
 void sg_opt_pipeline_set_fuse_budget(uint32_t ms)
 {
-    fuse_budget_ms = ms;
+    atomic_store(&fuse_budget_ms, ms);
 }
 
 static uint64_t now_ms(void)
@@ -95,7 +98,9 @@ int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kerne
 {
     memset(st, 0, sizeof *st);
     /* fuse is the last pass: without budget left, the list stops before it */
-    bool fuse = fuse_spent_ms < fuse_budget_ms;
+    uint64_t spent = atomic_load(&fuse_spent_ms);
+    uint32_t budget = atomic_load(&fuse_budget_ms);
+    bool fuse = spent < budget;
     size_t n_passes = fuse ? N_PASSES : N_PASSES - 1;
     st->fuse_skipped = !fuse;
     uint32_t fused_before = sg_opt_fused_nodes(g);
@@ -106,10 +111,10 @@ int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kerne
     opt.kernel_ptx = kernel_ptx;
     opt.fuse_arch = arch;
     opt.fuse_max_kernels = SG_OPT_MAX_FUSED;
-    opt.fuse_budget_ms = fuse ? (uint32_t)(fuse_budget_ms - fuse_spent_ms) : 0;
+    opt.fuse_budget_ms = fuse ? (uint32_t)(budget - spent) : 0;
     uint64_t t0 = now_ms();
     int rc = sg_rewrite_run_opts(g, passes, n_passes, &opt, report);
-    if (fuse) fuse_spent_ms += now_ms() - t0; /* the ordering passes' time too: a bound */
+    if (fuse) atomic_fetch_add(&fuse_spent_ms, now_ms() - t0); /* the ordering passes' too */
     if (rc) {
         /* the end of the report names the pass and what it found */
         const char *text = sg_report_text(report);
