@@ -68,6 +68,9 @@ sgcap_add_fuzzer(fuzz_sass
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
 file(GLOB sgcap_fuzz_ptx_sources RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/code/ptx*.c ${PROJECT_SOURCE_DIR}/code/access*.c)
+# the analysis itself, not its entry point from a bundle (which needs the
+# code report, fatbins, nvdisasm's cache: none of it is fuzzed here)
+list(FILTER sgcap_fuzz_ptx_sources EXCLUDE REGEX "access_bundle\\.c$")
 sgcap_add_fuzzer(fuzz_ptx SOURCES tests/fuzz/fuzz_ptx.c ${sgcap_fuzz_ptx_sources}
                  ${sgcap_fuzz_graph_sources} LIBS jansson zstd xxhash)
 sgcap_add_fuzzer(fuzz_lift
