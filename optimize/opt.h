@@ -122,8 +122,8 @@ int sg_opt_pipeline(sg_graph_t *g, uint32_t arch, sg_rewrite_kernel_ptx_fn kerne
 /* The passes, comma separated (for the log). */
 const char *sg_opt_pipeline_names(void);
 
-/* Fused kernels compiled per graph in the app (each costs NVRTC about a
- * tenth of a second): the chains past it keep their kernels. */
+/* Fused kernels compiled per graph in the app (each costs NVRTC a tenth of
+ * a second to a second): the chains past it keep their kernels. */
 #define SG_OPT_MAX_FUSED 16
 /* NVRTC time the process may spend on in-app fusion, all graphs together
  * (SGCAP_OPTIMIZE_FUSE_MS): each fused kernel's compile blocks the

@@ -5,7 +5,8 @@
  * process (code.c), compiles with NVRTC through code/nvlib.c, which the
  * optimizer points at the real dlsym (module.c), so the fuser's NVRTC calls
  * never pass through the shim's own hooks, at most SG_OPT_MAX_FUSED kernels
- * per graph. The list is the optimizer's own rather than rewrite's default
+ * per graph and within the process's fusion time (SGCAP_OPTIMIZE_FUSE_MS,
+ * SG_OPT_FUSE_MS). The list is the optimizer's own rather than rewrite's default
  * list, so a new offline pass never enters the application by itself:
  * whatever is listed here runs inside it and must follow the in-app rules
  * (docs/ARCHITECTURE.md). The pass manager verifies after every pass that
