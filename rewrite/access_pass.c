@@ -47,6 +47,7 @@ typedef struct {
     sg_pass_ctx_t *ctx;
     sg_graph_t *root;
     sg_access_bundle_t *ab;
+    sg_rw_alloc_index_t aix; /* the root's graph allocations (the pass adds none) */
     row_t *rows;
     uint32_t kernels, known, by_source[SG_FACTS_SOURCE_COUNT], copies;
 } pass_t;
@@ -172,7 +173,7 @@ static int apply(pass_t *p, sg_graph_t *g, sg_node_id_t id, const sg_access_kern
         uint64_t at = t->status == SG_SITE_KNOWN ? r->lo : r->base;
         uint32_t b = r->buffer;
         if (b == SG_NONE && t->status == SG_SITE_KNOWN) b = sg_graph_find_buffer(root, r->lo);
-        if (b != SG_NONE) b = sg_rw_buffer_at(root, b, at, x->seq);
+        if (b != SG_NONE) b = sg_rw_alloc_index_at(&p->aix, root, b, at, x->seq);
         t->buffer = b;
         if (t->status == SG_SITE_KNOWN) {
             t->range = r->dense ? SG_RANGE_DENSE : r->exact ? SG_RANGE_EXACT : SG_RANGE_BOUND;
@@ -377,7 +378,8 @@ int sg_pass_access(sg_pass_ctx_t *ctx)
     sg_access_bundle_options_t opt;
     memset(&opt, 0, sizeof opt);
     opt.device_arch = ctx->opt->fuse_arch;
-    int rc = sg_access_bundle_open(b, p.root, &opt, &p.ab);
+    int rc = sg_rw_alloc_index_build(p.root, &p.aix);
+    if (!rc) rc = sg_access_bundle_open(b, p.root, &opt, &p.ab);
     if (!rc) rc = walk(&p, ctx->g, 0);
     if (!rc) rc = report(&p);
     row_t *r, *t;
@@ -388,6 +390,7 @@ int sg_pass_access(sg_pass_ctx_t *ctx)
     }
     sg_access_bundle_close(p.ab);
     sg_bundle_close(own);
+    sg_rw_alloc_index_free(&p.aix);
     return rc;
 }
 /* Does any kernel node of g (bodies included) lack facts? */

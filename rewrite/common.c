@@ -308,6 +308,78 @@ uint32_t sg_rw_buffer_at(const sg_graph_t *g, uint32_t b, uint64_t addr, uint64_
     return best == SG_NONE ? b : best;
 }
 
+static int cmp_alloc_ent(const void *a, const void *b)
+{
+    const sg_rw_alloc_ent_t *x = a, *y = b;
+    if (x->address != y->address) return x->address < y->address ? -1 : 1;
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int sg_rw_alloc_index_build(const sg_graph_t *g, sg_rw_alloc_index_t *ix)
+{
+    memset(ix, 0, sizeof *ix);
+    const sg_graph_t *root = g->root;
+    uint32_t nb = root->n_buffers;
+    ix->e = malloc((nb ? nb : 1) * sizeof *ix->e);
+    if (!ix->e) return SG_ENOMEM;
+    for (uint32_t c = 0; c < nb; c++) {
+        const sg_buffer_t *x = &root->buffers[c];
+        const sg_node_t *a = sg_graph_node(root, x->alloc_node);
+        if (x->kind != SG_BUFFER_GRAPH_ALLOC || !a || a->type != SG_NODE_MEM_ALLOC || !x->size)
+            continue;
+        ix->e[ix->n++] = (sg_rw_alloc_ent_t){x->address, x->size, a->seq, c};
+        if (x->size > ix->max_size) ix->max_size = x->size;
+    }
+    qsort(ix->e, ix->n, sizeof *ix->e, cmp_alloc_ent);
+    return SG_OK;
+}
+
+void sg_rw_alloc_index_free(sg_rw_alloc_index_t *ix)
+{
+    free(ix->e);
+    memset(ix, 0, sizeof *ix);
+}
+
+uint32_t sg_rw_alloc_index_at(const sg_rw_alloc_index_t *ix, const sg_graph_t *g, uint32_t b,
+                              uint64_t addr, uint64_t seq)
+{
+    const sg_graph_t *root = g->root;
+    if (b >= root->n_buffers || root->buffers[b].kind != SG_BUFFER_GRAPH_ALLOC) return b;
+    /* hi: the first entry that starts above addr */
+    uint32_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        uint32_t m = lo + (hi - lo) / 2;
+        if (ix->e[m].address <= addr) lo = m + 1;
+        else hi = m;
+    }
+    uint32_t best = SG_NONE;
+    uint64_t best_seq = 0;
+    /* runs of one start address, from addr down, while one could reach it */
+    while (hi > 0) {
+        uint64_t start = ix->e[hi - 1].address;
+        if (addr - start >= ix->max_size) break;
+        uint32_t run = hi;
+        while (run > 0 && ix->e[run - 1].address == start) run--;
+        /* in the run (by seq): the last enqueued before seq that holds addr */
+        uint32_t l = run, h = hi;
+        while (l < h) {
+            uint32_t m = l + (h - l) / 2;
+            if (ix->e[m].seq < seq) l = m + 1;
+            else h = m;
+        }
+        for (uint32_t j = l; j > run; j--) {
+            const sg_rw_alloc_ent_t *x = &ix->e[j - 1];
+            if (addr - x->address < x->size) {
+                if (best == SG_NONE || x->seq > best_seq) best = x->id, best_seq = x->seq;
+                break;
+            }
+        }
+        hi = run;
+    }
+    return best == SG_NONE ? b : best;
+}
+
 /* Graph allocations whose addresses another graph allocation shares: only
  * their accesses and frees need sg_rw_buffer_at. */
 static int shared_allocations(const sg_graph_t *g, uint8_t *shared)
@@ -335,12 +407,12 @@ static int shared_allocations(const sg_graph_t *g, uint8_t *shared)
 }
 
 /* The buffer access a of node x means (see sg_rw_buffer_at). */
-static uint32_t meant(const sg_graph_t *g, const uint8_t *shared, const sg_node_t *x,
-                      const sg_access_t *a)
+static uint32_t meant(const sg_graph_t *g, const sg_rw_alloc_index_t *ix, const uint8_t *shared,
+                      const sg_node_t *x, const sg_access_t *a)
 {
     if (a->buffer >= g->root->n_buffers || !shared[a->buffer]) return a->buffer;
     const sg_buffer_t *b = &g->root->buffers[a->buffer];
-    return sg_rw_buffer_at(g, a->buffer, b->address + a->offset, x->seq);
+    return sg_rw_alloc_index_at(ix, g, a->buffer, b->address + a->offset, x->seq);
 }
 
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
@@ -357,7 +429,7 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
     uint64_t *pairs = NULL, *frees = NULL; /* (buffer << 32 | node), in node order */
     uint32_t np = 0, cap_p = 0, nf = 0, cap_f = 0, na = 0, cap_a = 0;
     if (!b->user_start || !b->alloc || !b->free_start || !b->acc_start || !last || !shared ||
-        shared_allocations(g, shared))
+        shared_allocations(g, shared) || sg_rw_alloc_index_build(g, &b->aix))
         goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         sg_node_id_t a = g->root->buffers[i].alloc_node;
@@ -377,7 +449,7 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
                               sizeof *b->acc_buffer))
                 goto oom;
             for (uint32_t a = 0; a < x->n_accesses; a++)
-                b->acc_buffer[na++] = meant(g, shared, x, &x->accesses[a]);
+                b->acc_buffer[na++] = meant(g, &b->aix, shared, x, &x->accesses[a]);
         }
         if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) {
             uint32_t bf = x->u.mem.buffer;
@@ -435,7 +507,7 @@ uint32_t sg_rw_free_buffer(const sg_rw_buffers_t *b, const sg_graph_t *g, sg_nod
     if (buf >= b->n_buffers || g->root->buffers[buf].kind != SG_BUFFER_GRAPH_ALLOC) return buf;
     /* the allocation live at its address when the free was enqueued */
     uint64_t addr = x->u.mem.address ? x->u.mem.address : g->root->buffers[buf].address;
-    return sg_rw_buffer_at(g, buf, addr, x->seq);
+    return sg_rw_alloc_index_at(&b->aix, g, buf, addr, x->seq);
 }
 
 uint32_t sg_rw_access_buffer(const sg_rw_buffers_t *b, sg_node_id_t x, uint32_t a)
@@ -445,6 +517,7 @@ uint32_t sg_rw_access_buffer(const sg_rw_buffers_t *b, sg_node_id_t x, uint32_t 
 
 void sg_rw_buffers_free(sg_rw_buffers_t *b)
 {
+    sg_rw_alloc_index_free(&b->aix);
     free(b->acc_start);
     free(b->acc_buffer);
     free(b->user_start);

@@ -175,6 +175,25 @@ bool sg_rw_access_range(const sg_graph_t *g, const sg_access_t *a, uint64_t *lo,
  * before seq (b itself when there is none, and for any other buffer). */
 uint32_t sg_rw_buffer_at(const sg_graph_t *g, uint32_t b, uint64_t addr, uint64_t seq);
 
+/* The same answer from an index of the root's graph allocations (sorted by
+ * address, then by their mem_alloc's seq), in O(log n) where allocations
+ * share an address (a pool reusing one) instead of a scan of every buffer
+ * per access: sg_rw_buffer_at is the reference, and is quadratic when
+ * called for every access of a big graph. */
+typedef struct {
+    uint64_t address, size, seq;
+    uint32_t id;
+} sg_rw_alloc_ent_t;
+typedef struct {
+    sg_rw_alloc_ent_t *e;
+    uint32_t n;
+    uint64_t max_size;
+} sg_rw_alloc_index_t;
+int sg_rw_alloc_index_build(const sg_graph_t *g, sg_rw_alloc_index_t *ix);
+uint32_t sg_rw_alloc_index_at(const sg_rw_alloc_index_t *ix, const sg_graph_t *g, uint32_t b,
+                              uint64_t addr, uint64_t seq);
+void sg_rw_alloc_index_free(sg_rw_alloc_index_t *ix);
+
 /* For every buffer: the nodes that access it (each once, in id order, not
  * counting mem_alloc/mem_free nodes, whose role is given by alloc/free), its
  * mem_alloc node and its mem_free nodes (SG_NONE / empty when outside the
@@ -189,6 +208,7 @@ typedef struct {
     sg_node_id_t *frees;
     uint32_t *acc_start;  /* by node id, n_nodes + 1 offsets into acc_buffer */
     uint32_t *acc_buffer; /* the buffer each access of each node means */
+    sg_rw_alloc_index_t aix;
 } sg_rw_buffers_t;
 
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b);

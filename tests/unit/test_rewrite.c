@@ -366,6 +366,67 @@ static void assert_same_reach(sg_reach_t *a, sg_reach_t *b, uint32_t n_ids)
  * the earlier snapshot's adjacency plus the new edges; the result must be
  * exactly a fresh build's, and after a removal (of an edge or a node) it
  * must fall back to reading the graph again. */
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* sg_rw_alloc_index_at against the reference scan sg_rw_buffer_at, on
+ * random graphs of graph allocations that reuse a few pool addresses (same
+ * and different sizes, nested ranges), device buffers among them, and
+ * random queries (inside, at the edges, past the end, before every alloc). */
+static void test_alloc_index(void **state)
+{
+    (void)state;
+    uint64_t rnd = 0x9e3779b97f4a7c15ull;
+#define RND() xorshift(&rnd)
+    for (int round = 0; round < 60; round++) {
+        sg_graph_t *g = sg_graph_create();
+        assert_non_null(g);
+        assert_int_equal(sg_graph_add_stream(g, NULL, 0, NULL), SG_OK);
+        const uint64_t pools[4] = {0x7f0000000000ull, 0x7f0000010000ull, 0x7f0000010800ull,
+                                   0x7f0000100000ull};
+        uint32_t nb = 1 + (uint32_t)(RND() % 40);
+        uint64_t seq = 1;
+        for (uint32_t i = 0; i < nb; i++) {
+            bool dev = RND() % 8 == 0;
+            uint64_t addr = pools[RND() % 4] + (RND() % 3 == 0 ? (RND() % 4) * 0x100 : 0);
+            uint64_t size = (RND() % 3 == 0) ? 0x100 * (1 + RND() % 64) : 0x800;
+            if (RND() % 17 == 0) size = 0;
+            uint32_t b;
+            assert_int_equal(sg_graph_add_buffer(g, dev ? SG_BUFFER_DEVICE : SG_BUFFER_GRAPH_ALLOC,
+                                                 addr, size, &b), SG_OK);
+            if (dev || RND() % 10 == 0) continue; /* no mem_alloc node */
+            sg_node_id_t id;
+            seq += 1 + RND() % 5;
+            assert_int_equal(sg_graph_add_node(g, SG_NODE_MEM_ALLOC, 0, seq, &id), SG_OK);
+            sg_graph_node(g, id)->u.mem.buffer = b;
+            sg_graph_buffer(g, b)->alloc_node = id;
+            if (RND() % 6 == 0) { /* an alloc node of another type: not an allocation */
+                sg_graph_node(g, id)->type = SG_NODE_EMPTY;
+            }
+        }
+        sg_rw_alloc_index_t ix;
+        assert_int_equal(sg_rw_alloc_index_build(g, &ix), SG_OK);
+        for (int q = 0; q < 400; q++) {
+            uint32_t b = (uint32_t)(RND() % (nb + 1)); /* nb: out of range */
+            uint64_t addr = pools[RND() % 4] + RND() % 0x5000 - 0x100;
+            uint64_t at = RND() % (seq + 3);
+            uint32_t want = sg_rw_buffer_at(g, b, addr, at);
+            uint32_t got = sg_rw_alloc_index_at(&ix, g, b, addr, at);
+            if (want != got)
+                fail_msg("round %d query %d: buffer %u addr %#llx seq %llu: reference %u, index %u",
+                         round, q, b, (unsigned long long)addr, (unsigned long long)at, want, got);
+        }
+        sg_rw_alloc_index_free(&ix);
+        sg_graph_destroy(g);
+    }
+#undef RND
+}
+
 static void test_reach_build_after(void **state)
 {
     (void)state;
@@ -1585,6 +1646,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reach_matches_brute_force),
         cmocka_unit_test(test_reach_build_after),
+        cmocka_unit_test(test_alloc_index),
         cmocka_unit_test(test_reach_cycle_and_holes),
         cmocka_unit_test(test_reach_wide_graph),
         cmocka_unit_test(test_control_deps_record_before_wait),
