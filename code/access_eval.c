@@ -13,6 +13,7 @@
  * variables it constrains (tid.x + ntid.x*ctaid.x < n, a row bound of a 2-D
  * index, a grid-stride loop bound), which gives "dense" and tight hulls.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1340,7 +1341,14 @@ static void eval_known(env_t *env, uint32_t si, const sg_access_site_t *s, const
             r->buffer = bi;
             uint64_t end = b->address + b->size;
             if (r->lo < b->address || r->hi > end) {
-                if (!r->exact) {
+                if (!r->exact && (r->lo >= end || r->hi <= b->address)) {
+                    /* a bound wholly outside the buffer its base points into
+                     * says nothing of where the access goes (clipping it to
+                     * the buffer would invert it) */
+                    set_unknown(r, SG_ACCESS_R_NO_BASE,
+                                "its bound [%#" PRIx64 ", %#" PRIx64 ") lies outside buffer %s", r->lo,
+                                r->hi, b->label ? b->label : "?");
+                } else if (!r->exact) {
                     r->clipped = true;
                     if (r->lo < b->address) r->lo = b->address;
                     if (r->hi > end) r->hi = end;

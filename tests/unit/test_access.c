@@ -1006,10 +1006,44 @@ static void test_bad_input(void **state)
     sg_access_kernel_free(&k);
 }
 
+/* A bound (not exact: the store is conditional on data the analysis cannot
+ * see) whose whole range lies outside the buffer its base points into, the
+ * base inside b0 and the offset a parameter far past b0's end: unknown, not
+ * clipped to an inverted range (found by fuzz_ptx). */
+static void test_bound_outside_buffer(void **state)
+{
+    (void)state;
+    sg_access_kernel_t k;
+    analyze_body(".param .u64 p, .param .u64 q, .param .u64 c",
+                 "ld.param.u64 %rd1, [p];\nld.param.u64 %rd2, [q];\nld.param.u64 %rd3, [c];\n"
+                 "ld.global.u32 %r1, [%rd3];\nsetp.eq.s32 %p1, %r1, 0;\n@%p1 bra DONE;\n"
+                 "shl.b64 %rd4, %rd2, 2;\nadd.s64 %rd5, %rd1, %rd4;\nst.global.u32 [%rd5], %r1;\n"
+                 "DONE:\nret;",
+                 &k);
+    const word_t w[] = {{0, 8, B0}, {8, 8, (uint64_t)BSZ}, {16, 8, B1}};
+    sg_access_eval_t ev;
+    launch(&k, 1, 1, 32, 1, w, 3, &ev);
+    uint32_t store = k.sites[0].kind == SG_ACCESS_STORE ? 0 : 1;
+    assert_int_equal(k.sites[store].kind, SG_ACCESS_STORE);
+    const sg_access_range_t *r = &ev.ranges[store];
+    if (r->status == SG_ACCESS_ST_KNOWN) {
+        /* exact: the range is the true one, beyond b0, never inverted */
+        assert_true(r->lo < r->hi);
+        assert_int_equal(r->lo, (uint64_t)B0 + 4ull * BSZ);
+    } else {
+        assert_int_equal(r->status, SG_ACCESS_ST_UNKNOWN);
+        assert_int_not_equal(r->reason, SG_ACCESS_OK);
+    }
+    assert_false(ev.all_known && r->status != SG_ACCESS_ST_KNOWN);
+    sg_access_eval_free(&ev);
+    sg_access_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_axpb),
+        cmocka_unit_test(test_bound_outside_buffer),
         cmocka_unit_test(test_samples_all_known),
         cmocka_unit_test(test_chain_in_place),
         cmocka_unit_test(test_stencil),
