@@ -270,6 +270,19 @@ static void run_alloc(int launches, bool keep)
     CHECK(cuGraphDestroy(g));
 }
 
+/* cuGraphExecKernelNodeSetParams on stream 0's k_axpb (a = in*scale + 0.25)
+ * of fork_join's graph g in exec e. */
+static void set_first_axpb(CUgraphExec e, CUgraph g, CUdeviceptr *in, float scale)
+{
+    CUgraphNode first = node_of(g, k_axpb, 0);
+    float add = 0.25f;
+    void *args[] = {&a, in, &scale, &add, &n};
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    CHECK(cuGraphKernelNodeGetParams_v2(first, &p));
+    p.kernelParams = args;
+    CHECK(cuGraphExecKernelNodeSetParams_v2(e, first, &p));
+}
+
 /* In-place changes: a new scalar for the first kernel (carried over to the
  * optimized graph), a disabled node (carried over), then a new input
  * buffer the optimized graph was never checked with (it cannot follow:
@@ -281,13 +294,7 @@ static void run_set_params(void)
     ref_t r = {1.5f, hx, true, 2.0f, false};
     launch(e, &r, "the first launch");
     launch(e, &r, "the second launch");
-    CUgraphNode first = node_of(g, k_axpb, 0);
-    float scale = 0.75f, add = 0.25f;
-    void *args[] = {&a, &x, &scale, &add, &n};
-    CUDA_KERNEL_NODE_PARAMS_v2 p;
-    CHECK(cuGraphKernelNodeGetParams_v2(first, &p));
-    p.kernelParams = args;
-    CHECK(cuGraphExecKernelNodeSetParams_v2(e, first, &p));
+    set_first_axpb(e, g, &x, 0.75f);
     r.scale = 0.75f;
     launch(e, &r, "after a new scalar");
     CHECK(cuGraphNodeSetEnabled(e, node_of(g, k_square, 0), 0));
@@ -296,9 +303,7 @@ static void run_set_params(void)
     CHECK(cuGraphNodeSetEnabled(e, node_of(g, k_square, 0), 1));
     r.squared = true;
     launch(e, &r, "after enabling it again");
-    void *args2[] = {&a, &x2, &scale, &add, &n};
-    p.kernelParams = args2;
-    CHECK(cuGraphExecKernelNodeSetParams_v2(e, first, &p));
+    set_first_axpb(e, g, &x2, 0.75f);
     r.in = hx2;
     launch(e, &r, "after a new input buffer");
     launch(e, &r, "a launch after that");
@@ -318,14 +323,8 @@ static void run_exec_update(void)
     /* node updates first, more of them than the log shows (as the
      * exec_update sample does): the graph update's own line must still be
      * logged */
-    CUgraphNode first = node_of(g, k_axpb, 0);
-    float scale = 1.5f, add = 0.25f;
-    void *args[] = {&a, &x, &scale, &add, &n};
-    CUDA_KERNEL_NODE_PARAMS_v2 p;
-    CHECK(cuGraphKernelNodeGetParams_v2(first, &p));
-    p.kernelParams = args;
     for (int i = 0; i < 6; i++) {
-        CHECK(cuGraphExecKernelNodeSetParams_v2(e, first, &p));
+        set_first_axpb(e, g, &x, 1.5f);
         launch(e, &r, "after a kernel-node update");
     }
     CUgraph g2 = fork_join(-2.0f, false);
