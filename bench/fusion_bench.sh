@@ -23,6 +23,10 @@
 # CuPy chain (tests/gpu/frameworks/cupy_elementwise.py, NVRTC source path)
 # through the same capture / rewrite / validate / time steps.
 #
+# The dead sm90 bundle is also fused with other tiles (threads per block x
+# elements per thread; FUSION_BENCH_TILES, default "128x8 256x8 128x4") as
+# rows of their own.
+#
 # Targets (issue 12): live fused >= 2.5x faster than unfused; dead fused <=
 # Inductor's dead time. The script prints PASS/FAIL for each, and every
 # step's log is kept in OUT_DIR. Exit 0 when every step ran (targets are
@@ -66,10 +70,13 @@ capture() {
   echo "$best"
 }
 
-# rewrite + validate + time one captured bundle: NAME BUNDLE BYTES_MOVED_MIN
+# rewrite + validate + time one captured bundle: NAME BUNDLE BYTES_MOVED_MIN [TILE]
+# (TILE: sgcap rewrite --fuse-tile, threads per block x elements per thread)
 fuse_one() {
-  local name=$1 b=$2 bytes=$3
+  local name=$1 b=$2 bytes=$3 tile=${4:-}
   local f=$out/$name.fused.sgraph
+  local tile_opt=()
+  [ -n "$tile" ] && tile_opt=(--fuse-tile "$tile")
   echo "== $name"
   if [ -z "$b" ]; then
     echo "  no bundle captured"
@@ -78,7 +85,7 @@ fuse_one() {
     return
   fi
   echo "  captured: $b"
-  if ! $T 300 "$sgcap" rewrite "$b" -o "$f" --passes fuse --force --report "$out/$name.report.txt" \
+  if ! $T 300 "$sgcap" rewrite "$b" -o "$f" --passes fuse "${tile_opt[@]}" --force --report "$out/$name.report.txt" \
       >"$out/$name.rewrite.log" 2>&1; then
     echo "  rewrite FAILED:"; sed 's/^/    /' "$out/$name.rewrite.log" | tail -20
     rows+=("$name|-|-|-|-|-|-|-|-|rewrite failed")
@@ -128,6 +135,13 @@ for variant in sm90 default; do
     # the fewest bytes a fused version must move: 1 read + 8 writes (live), 1 + 1 (dead)
     [ "$mode" = live ] && bytes=$((9 * n * 4)) || bytes=$((2 * n * 4))
     fuse_one "chain_${variant}_$mode" "$b" "$bytes"
+    # other tiles for the dead form, which is not memory-bound (the default
+    # is 256x4); FUSION_BENCH_TILES="" skips them
+    if [ "$variant" = sm90 ] && [ "$mode" = dead ]; then
+      for tile in ${FUSION_BENCH_TILES-128x8 256x8 128x4}; do
+        fuse_one "chain_${variant}_${mode}_$tile" "$b" "$bytes" "$tile"
+      done
+    fi
   done
 done
 
@@ -160,15 +174,15 @@ fi
 
 echo
 echo "== fusion benchmark: unfused vs fused graph replays (median of $launches launches each, alternating)"
-printf '%-20s %10s %10s %8s %7s %9s %5s %6s %10s  %s\n' workload unfused_us fused_us speedup GB/s kernel_us regs spills validate note
+printf '%-24s %10s %10s %8s %7s %9s %5s %6s %10s  %s\n' workload unfused_us fused_us speedup GB/s kernel_us regs spills validate note
 for r in "${rows[@]}"; do
   IFS='|' read -r a u f ra g ku re sp v no <<<"$r"
-  printf '%-20s %10s %10s %8s %7s %9s %5s %6s %10s  %s\n' "$a" "$u" "$f" "$ra" "$g" "$ku" "$re" "$sp" "$v" "$no"
+  printf '%-24s %10s %10s %8s %7s %9s %5s %6s %10s  %s\n' "$a" "$u" "$f" "$ra" "$g" "$ku" "$re" "$sp" "$v" "$no"
 done
 echo "  (fused_us: graph launch to graph end; kernel_us: the fused kernel alone, CUPTI)"
-printf '%-20s %10s %10s\n' "copy (roofline)" "" "${copy_us:--}"
-printf '%-20s %10s %10s\n' "inductor dead" "" "${ind_dead:--}"
-printf '%-20s %10s %10s\n' "inductor live" "" "${ind_live:--}"
+printf '%-24s %10s %10s\n' "copy (roofline)" "" "${copy_us:--}"
+printf '%-24s %10s %10s\n' "inductor dead" "" "${ind_dead:--}"
+printf '%-24s %10s %10s\n' "inductor live" "" "${ind_live:--}"
 echo
 # targets
 target() { # NAME CONDITION-TEXT PASS?

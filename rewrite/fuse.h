@@ -154,6 +154,22 @@ typedef struct {
                               certainly valid there (stored before by a stage that must
                               execute for every element it reads, or preloaded for all of
                               them), so it needs no fallback load */
+    /* The fast path: a thread whose elements are all below fast_n runs its
+     * stages with no per-element guard, without the branches marked in
+     * never_taken and with the stores marked sure known to have run (0: no
+     * fast path; never in real mode). For t < fast_n a sure site executes
+     * (it must for every t in [0, hi), hi >= fast_n), and a marked
+     * statement is a guarded branch (or ret) that is never taken: taking it
+     * would skip a sure site of its stage that cannot have run before it
+     * (no path from the site back to the branch) and cannot run after it (no
+     * path from the branch's target to the site). The bounds checks the
+     * wrapper has already done thereby drop out, and the elements' code
+     * becomes straight-line where the stages' own code is. */
+    uint64_t fast_n;
+    bool *site_sure;       /* per site (as site_slot) */
+    uint32_t *stmt_base;   /* per stage: first index into never_taken */
+    bool *never_taken;     /* per stage, per statement of its entry */
+    uint32_t n_never;      /* statements marked */
     /* A conflict found while planning: stage `split_at` cannot join the
      * stages before it (the caller fuses stages [0, split_at) and starts
      * again there). SG_NONE when the run is fine. */

@@ -100,6 +100,7 @@ typedef struct {
     const sg_fz_stage_t *st;
     uint32_t s;       /* stage index */
     uint32_t elem;    /* element copy */
+    bool fast;        /* the fast path: never-taken branches left out (fuse.h) */
     sb_t *out;
     asm_opnd_t ops[64];
     uint32_t n_out, n_in; /* outputs first, then inputs (numbering) */
@@ -433,6 +434,12 @@ static void emit_statement(emit_t *e, uint32_t i)
             put_instr(e, &line, in, ".nc");
             break;
         }
+        if (e->fast && e->plan->never_taken[e->plan->stmt_base[e->s] + i]) {
+            sb_printf(&line, "// never taken here: ");
+            put_guard(e, &line, in);
+            put_opcode(&line, in, NULL);
+            break;
+        }
         if (in->op == SG_PTX_OP_RET) {
             put_guard(e, &line, in);
             sb_printf(&line, "bra.uni $sgq%u_end_" UNIQ ";", e->s);
@@ -460,8 +467,8 @@ static void emit_statement(emit_t *e, uint32_t i)
 }
 
 /* The asm block of stage s for element copy j. */
-static void emit_stage(const sg_fz_plan_t *plan, uint32_t s, uint32_t j, sb_t *out, char *err,
-                       size_t errlen, bool *failed)
+static void emit_stage(const sg_fz_plan_t *plan, uint32_t s, uint32_t j, bool fast, sb_t *out,
+                       char *err, size_t errlen, bool *failed)
 {
     const sg_fz_stage_t *st = &plan->stages[s];
     const sg_ptx_func_t *f = st->func;
@@ -471,6 +478,7 @@ static void emit_stage(const sg_fz_plan_t *plan, uint32_t s, uint32_t j, sb_t *o
     e.st = st;
     e.s = s;
     e.elem = j;
+    e.fast = fast;
     e.err = err;
     e.errlen = errlen;
     e.slot_cur = malloc(plan->n_slots * sizeof(uint32_t) + 1);
@@ -525,8 +533,8 @@ static void emit_stage(const sg_fz_plan_t *plan, uint32_t s, uint32_t j, sb_t *o
     if (body.oom) fail(&e, "out of memory");
     if (e.failed) goto done;
     /* resolve input numbers and write the asm statement */
-    sb_printf(out, "    /* stage %u: %s, element %u */\n    asm volatile(\n", s,
-              st->node->u.kernel.name, j);
+    sb_printf(out, "    /* stage %u: %s, element %u%s */\n    asm volatile(\n", s,
+              st->node->u.kernel.name, j, fast ? ", fast path" : "");
     for (size_t i = 0; i < body.n; i++) {
         if (body.p[i] == '%' && i + 1 < body.n && body.p[i + 1] >= '0' && body.p[i + 1] <= '9') {
             /* an operand reference written by sb_asm_line: "%<number>" */
@@ -625,6 +633,40 @@ static void write_back(sb_t *b, const sg_fz_plan_t *plan, uint32_t k, uint32_t E
     sb_printf(b, "    } else {\n");
     for (uint32_t j = 0; j < E; j++) sb_printf(b, "        if (s%u_%u) a%u[e0 + %u] = c%u_%u;\n", k, j, k, j, k, j);
     sb_printf(b, "    }\n");
+}
+
+/* The stages in order, each for every element of the thread (so every
+ * element runs its stages in order); a slot is written back right after the
+ * last stage that stores it, so few values stay live. The fast path runs
+ * each element without its guard (all of the thread's elements are below
+ * fast_n), leaves out the never-taken branches and records the sure stores
+ * as done, so the write-backs' checks fold away. */
+static void emit_stages(const sg_fz_plan_t *plan, uint32_t E, bool fast, sb_t *b, char *err,
+                        size_t errlen, bool *failed)
+{
+    for (uint32_t s = 0; s < plan->n_stages && !*failed; s++) {
+        const sg_fz_stage_t *st = &plan->stages[s];
+        /* tier 2: a kernel boundary within the CTA (every thread gets here:
+         * the wrapper's threads are exactly the original ones) */
+        if (plan->cta && s > 0) sb_printf(b, "    __syncthreads();\n");
+        for (uint32_t j = 0; j < E && !*failed; j++) {
+            if (!fast) sb_printf(b, "    if (e0 + %u < n_el) {\n", j);
+            emit_stage(plan, s, j, fast, b, err, errlen, failed);
+            for (uint32_t i = 0; fast && i < st->n_sites; i++) {
+                uint32_t k = plan->site_slot[plan->site_base[s] + i];
+                if (!st->sites[i].store || !plan->slots[k].lifted ||
+                    !plan->site_sure[plan->site_base[s] + i])
+                    continue;
+                sb_printf(b, "    v%u_%u = 1; s%u_%u = 1; /* a sure store */\n", k, j, k, j);
+            }
+            if (!fast) sb_printf(b, "    }\n");
+        }
+        for (uint32_t k = 0; k < plan->n_slots; k++) {
+            const sg_fz_slot_t *y = &plan->slots[k];
+            if (!y->lifted || !y->stored || y->dead || y->last_store_stage != s) continue;
+            write_back(b, plan, k, E);
+        }
+    }
 }
 
 void sg_fz_gen_options_default(sg_fz_gen_options_t *o)
@@ -741,24 +783,17 @@ int sg_fz_generate(const sg_fz_plan_t *plan, const sg_fz_gen_options_t *opt, sg_
             sb_printf(&b, "        }\n    }\n");
         }
     }
-    /* the stages in order, each for every element of the thread (so every
-     * element runs its stages in order); a slot is written back right after
-     * the last stage that stores it, so few values stay live */
-    for (uint32_t s = 0; s < plan->n_stages && !failed; s++) {
-        /* tier 2: a kernel boundary within the CTA (every thread gets here:
-         * the wrapper's threads are exactly the original ones) */
-        if (plan->cta && s > 0) sb_printf(&b, "    __syncthreads();\n");
-        for (uint32_t j = 0; j < E && !failed; j++) {
-            sb_printf(&b, "    if (e0 + %u < n_el) {\n", j);
-            emit_stage(plan, s, j, &b, err, errlen, &failed);
-            sb_printf(&b, "    }\n");
-        }
-        for (uint32_t k = 0; k < plan->n_slots; k++) {
-            const sg_fz_slot_t *y = &plan->slots[k];
-            if (!y->lifted || !y->stored || y->dead || y->last_store_stage != s) continue;
-            write_back(&b, plan, k, E);
-        }
-    }
+    /* The fast path for threads whose elements are all below fast_n, the
+     * general one for the rest; only one of them when the other cannot run
+     * (elements a multiple of E and all below fast_n: every thread is fast). */
+    const bool fast = !plan->real_mode && plan->fast_n >= E;
+    const bool only_fast = fast && plan->fast_n >= plan->elements && plan->elements % E == 0;
+    if (fast && !only_fast)
+        sb_printf(&b, "    if (e0 + %u <= %lluull) {\n", E, (unsigned long long)plan->fast_n);
+    if (fast) emit_stages(plan, E, true, &b, err, errlen, &failed);
+    if (fast && !only_fast) sb_printf(&b, "    } else {\n");
+    if (!only_fast) emit_stages(plan, E, false, &b, err, errlen, &failed);
+    if (fast && !only_fast) sb_printf(&b, "    }\n");
     sb_printf(&b, "}\n");
     if (b.oom) {
         free(b.p);

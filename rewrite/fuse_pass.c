@@ -491,6 +491,8 @@ static int fuse_run(fuse_t *f, sg_fz_plan_t *plan, const sg_node_id_t *ks, uint3
     sg_fz_gen_options_t go;
     sg_fz_gen_options_default(&go);
     go.arch = f->arch;
+    if (ctx->opt->fuse_block) go.block = ctx->opt->fuse_block;
+    if (ctx->opt->fuse_elements) go.elements = ctx->opt->fuse_elements;
     sg_fz_source_t src;
     char first[96], last[96];
     sg_kernel_plain_name(g->nodes[ks[0]].u.kernel.name, first, sizeof first);

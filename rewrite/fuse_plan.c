@@ -15,6 +15,9 @@ void sg_fz_plan_free(sg_fz_plan_t *p)
     free(p->site_slot);
     free(p->site_base);
     free(p->site_known);
+    free(p->site_sure);
+    free(p->stmt_base);
+    free(p->never_taken);
     memset(p, 0, sizeof *p);
 }
 
@@ -153,6 +156,136 @@ static void slot_ctype(sg_fz_slot_t *s, sg_ptx_type_t t)
         snprintf(s->type_c, sizeof s->type_c, "%s", f ? "double" : "unsigned long long");
         s->constraint = f ? 'd' : 'l';
     }
+}
+
+/* ---- the fast path ----------------------------------------------------------------- */
+
+#define FAST_MAX_BLOCKS 4096u
+
+/* Blocks reachable from `from` in f's CFG: through at least one edge when
+ * strict, else `from` itself too. seen has f->n_blocks entries; stack as
+ * many. */
+static void reach_from(const sg_ptx_func_t *f, uint32_t from, bool strict, bool *seen, uint32_t *stack)
+{
+    memset(seen, 0, f->n_blocks * sizeof *seen);
+    uint32_t n = 0;
+    if (strict) {
+        const sg_ptx_block_t *b = &f->blocks[from];
+        for (uint32_t i = 0; i < b->n_succ; i++)
+            if (!seen[b->succ[i]]) seen[b->succ[i]] = true, stack[n++] = b->succ[i];
+    } else {
+        seen[from] = true;
+        stack[n++] = from;
+    }
+    while (n) {
+        const sg_ptx_block_t *b = &f->blocks[stack[--n]];
+        for (uint32_t i = 0; i < b->n_succ; i++)
+            if (!seen[b->succ[i]]) seen[b->succ[i]] = true, stack[n++] = b->succ[i];
+    }
+}
+
+/* The block a guarded branch of f jumps to when taken, SG_PTX_NONE for a
+ * guarded ret (it leaves), SG_NONE when stmt is neither. */
+static uint32_t taken_block(const sg_ptx_func_t *f, uint32_t stmt)
+{
+    const sg_ptx_stmt_t *s = &f->stmts[stmt];
+    if (s->kind != SG_PTX_STMT_INSTR || s->u.ins.guard == SG_PTX_NONE) return SG_NONE;
+    const sg_ptx_instr_t *in = &s->u.ins;
+    if (in->op == SG_PTX_OP_RET) return SG_PTX_NONE;
+    if (in->op != SG_PTX_OP_BRA || in->n_opnds != 1) return SG_NONE;
+    const sg_ptx_operand_t *o = &in->opnds[0];
+    if (o->kind != SG_PTX_OPND_SYMBOL || o->sym_kind != SG_PTX_SYM_LABEL || o->sym >= f->n_labels)
+        return SG_NONE;
+    uint32_t b = f->labels[o->sym].block;
+    return b < f->n_blocks ? b : SG_NONE;
+}
+
+/* Mark stage s's never-taken branches for t < p->fast_n (fuse.h). */
+static int mark_never_taken(sg_fz_plan_t *p, uint32_t s)
+{
+    const sg_fz_stage_t *st = &p->stages[s];
+    const sg_ptx_func_t *f = st->func;
+    bool *never = p->never_taken + p->stmt_base[s];
+    bool any_sure = false;
+    for (uint32_t i = 0; i < st->n_sites; i++) any_sure |= p->site_sure[p->site_base[s] + i];
+    if (!any_sure || !f->n_blocks || f->n_blocks > FAST_MAX_BLOCKS) return SG_OK;
+    bool *seen = malloc(f->n_blocks * sizeof *seen);
+    uint32_t *stack = malloc(f->n_blocks * sizeof *stack);
+    /* per sure site: the blocks it reaches through an edge (it could have run
+     * before a branch there) */
+    bool *from_site = malloc((size_t)st->n_sites * f->n_blocks * sizeof *from_site);
+    if (!seen || !stack || !from_site) {
+        free(seen), free(stack), free(from_site);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < st->n_sites; i++) {
+        if (!p->site_sure[p->site_base[s] + i]) continue;
+        uint32_t sb = f->stmts[st->sites[i].stmt].block;
+        if (sb < f->n_blocks) reach_from(f, sb, true, from_site + (size_t)i * f->n_blocks, stack);
+    }
+    for (uint32_t k = 0; k < f->n_stmts; k++) {
+        uint32_t tb = taken_block(f, k);
+        if (tb == SG_NONE) continue;
+        uint32_t bb = f->stmts[k].block;
+        if (bb >= f->n_blocks || f->blocks[bb].rpo == SG_PTX_NONE) continue;
+        if (tb != SG_PTX_NONE) reach_from(f, tb, false, seen, stack);
+        for (uint32_t i = 0; i < st->n_sites && !never[k]; i++) {
+            if (!p->site_sure[p->site_base[s] + i]) continue;
+            const sg_fz_site_t *x = &st->sites[i];
+            uint32_t sb = f->stmts[x->stmt].block;
+            if (sb >= f->n_blocks) continue;
+            /* could the site have run before the branch? */
+            if ((sb == bb && x->stmt < k) || from_site[(size_t)i * f->n_blocks + bb]) continue;
+            /* could it run after the branch is taken? */
+            if (tb != SG_PTX_NONE && seen[sb]) continue;
+            never[k] = true;
+            p->n_never++;
+        }
+    }
+    free(seen), free(stack), free(from_site);
+    return SG_OK;
+}
+
+/* fast_n, the sure sites and the never-taken branches (fuse.h). Each stage
+ * with a must site from t = 0 bounds fast_n by the largest such site's hi. */
+static int plan_fast_path(sg_fz_plan_t *p)
+{
+    uint32_t total = 0, stmts = 0;
+    for (uint32_t s = 0; s < p->n_stages; s++) {
+        total += p->stages[s].n_sites;
+        stmts += p->stages[s].func ? p->stages[s].func->n_stmts : 0;
+    }
+    p->site_sure = calloc(total ? total : 1, sizeof *p->site_sure);
+    p->stmt_base = calloc(p->n_stages, sizeof *p->stmt_base);
+    p->never_taken = calloc(stmts ? stmts : 1, sizeof *p->never_taken);
+    if (!p->site_sure || !p->stmt_base || !p->never_taken) return SG_ENOMEM;
+    p->fast_n = 0;
+    if (p->real_mode) return SG_OK;
+    uint64_t fast = p->elements;
+    for (uint32_t s = 0; s < p->n_stages; s++) {
+        uint64_t h = 0;
+        for (uint32_t i = 0; i < p->stages[s].n_sites; i++) {
+            const sg_fz_site_t *x = &p->stages[s].sites[i];
+            if (x->must && x->lo == 0 && x->hi > h) h = x->hi;
+        }
+        if (h && h < fast) fast = h;
+    }
+    p->fast_n = fast;
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < p->n_stages; s++) {
+        const sg_fz_stage_t *st = &p->stages[s];
+        p->stmt_base[s] = at;
+        at += st->func ? st->func->n_stmts : 0;
+        for (uint32_t i = 0; i < st->n_sites; i++) {
+            const sg_fz_site_t *x = &st->sites[i];
+            p->site_sure[p->site_base[s] + i] = x->must && x->lo == 0 && x->hi >= fast;
+        }
+        if (st->func) {
+            int rc = mark_never_taken(p, s);
+            if (rc) return rc;
+        }
+    }
+    return SG_OK;
 }
 
 int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *st, uint32_t n, sg_fz_plan_t *p)
@@ -337,5 +470,7 @@ int sg_fz_plan(const sg_graph_t *g, sg_fz_stage_t *st, uint32_t n, sg_fz_plan_t 
         }
     free(ext);
     sg_rw_buffers_free(&bu);
-    return SG_OK;
+    rc = plan_fast_path(p);
+    if (rc) sg_fz_plan_free(p);
+    return rc;
 }

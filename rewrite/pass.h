@@ -101,6 +101,8 @@ typedef struct {
                                        instead of reopening `bundle` for each */
     sg_rewrite_files_t *files; /* where passes put new files; NULL: fuse changes nothing */
     uint32_t fuse_arch; /* sm number fused kernels are compiled for (0: the bundle's device) */
+    uint32_t fuse_block, fuse_elements; /* pointwise fused kernels' threads per block and
+                                           elements per thread (0: 256 and 4) */
     sg_rewrite_kernel_ptx_fn kernel_ptx; /* instead of the bundle's images (in the app) */
     void *kernel_ptx_user;
     uint32_t fuse_max_kernels; /* fused kernels one run may compile (0: no limit); the

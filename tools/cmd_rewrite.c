@@ -17,7 +17,7 @@
 
 static const char usage[] =
     "usage: sgcap rewrite BUNDLE -o OUT [--passes LIST] [--report FILE] [--json FILE]\n"
-    "                     [--no-verify] [--force]\n"
+    "                     [--arch N] [--fuse-tile BxE] [--no-verify] [--force]\n"
     "\n"
     "Run rewrite passes over the graph of BUNDLE and write the result as the new\n"
     "bundle OUT. BUNDLE is never changed; OUT appears complete or not at all, and\n"
@@ -66,6 +66,9 @@ static const char usage[] =
     "  --json FILE      also write the JSON report to FILE ('-' for stdout)\n"
     "  --no-verify      skip the ordering check after each pass\n"
     "  --arch N         compile fused kernels for sm_N (default: the bundle's GPU)\n"
+    "  --fuse-tile BxE  pointwise fused kernels run B threads per block (a multiple\n"
+    "                   of 32, at most 1024) and E elements per thread (4, 8 or\n"
+    "                   16); default 256x4\n"
     "  --force          replace OUT when it exists and is a bundle (holding nothing\n"
     "                   but its own files); never BUNDLE itself\n"
     "  -h, --help       show this help\n"
@@ -166,7 +169,7 @@ static int split_passes(const char *list, char **store, const char ***names, siz
 static int run(int argc, char **argv)
 {
     const char *path = NULL, *out = NULL, *passes = NULL, *report_path = NULL, *json_path = NULL,
-               *arch = NULL;
+               *arch = NULL, *tile = NULL;
     bool force = false;
     sg_rewrite_options_t opt;
     sg_rewrite_options_init(&opt);
@@ -177,6 +180,7 @@ static int run(int argc, char **argv)
                             : strcmp(a, "--report") == 0  ? &report_path
                             : strcmp(a, "--json") == 0    ? &json_path
                             : strcmp(a, "--arch") == 0    ? &arch
+                            : strcmp(a, "--fuse-tile") == 0 ? &tile
                                                           : NULL;
         if (slot) {
             if (++i >= argc || !argv[i][0]) {
@@ -211,6 +215,18 @@ static int run(int argc, char **argv)
             return SG_EXIT_USAGE;
         }
         opt.fuse_arch = (uint32_t)v;
+    }
+    if (tile) {
+        unsigned bl = 0, el = 0;
+        char extra;
+        if (sscanf(tile, "%ux%u%c", &bl, &el, &extra) != 2 || bl < 32 || bl > 1024 || bl % 32 ||
+            (el != 4 && el != 8 && el != 16)) {
+            sg_cli_error("rewrite", "--fuse-tile wants BxE: B a multiple of 32 up to 1024, E 4, "
+                                    "8 or 16 (such as 256x4)");
+            return SG_EXIT_USAGE;
+        }
+        opt.fuse_block = bl;
+        opt.fuse_elements = el;
     }
     if (report_path && json_path && strcmp(report_path, "-") == 0 && strcmp(json_path, "-") == 0) {
         sg_cli_error("rewrite", "--report and --json cannot both go to stdout");

@@ -336,6 +336,120 @@ static void test_untyped_access(void **state)
     sg_ptx_module_free(m);
 }
 
+/* The fast path (fuse.h): which guarded branches a stage's fast-path copy
+ * leaves out. fp_guard is the bounds check alone (left out); fp_diamond
+ * branches on the loaded value around two ways of computing what it then
+ * stores (kept: its target reaches the store); fp_after stores, then
+ * branches on the value around a second store (kept: the sure store ran
+ * before it). With n below the launch's threads, fast_n is n and the
+ * general path stays for the tail threads. */
+#define FP_HEAD(name)                                                                              \
+    ".visible .entry " name "(.param .u64 " name "_p0, .param .u64 " name "_p1, .param .u64 " name \
+    "_p2)\n{\n .reg .pred %p<3>; .reg .f32 %f<4>; .reg .b32 %r<4>; .reg .b64 %rd<12>;\n"          \
+    " ld.param.u64 %rd2, [" name "_p0];\n ld.param.u64 %rd3, [" name "_p1];\n"                     \
+    " ld.param.u64 %rd4, [" name "_p2];\n mov.u32 %r1, %ctaid.x;\n mov.u32 %r2, %ntid.x;\n"        \
+    " mul.wide.u32 %rd5, %r1, %r2;\n mov.u32 %r3, %tid.x;\n cvt.u64.u32 %rd6, %r3;\n"              \
+    " add.s64 %rd1, %rd5, %rd6;\n setp.ge.u64 %p1, %rd1, %rd4;\n @%p1 bra $Ldone;\n"              \
+    " cvta.to.global.u64 %rd7, %rd2;\n shl.b64 %rd8, %rd1, 2;\n add.s64 %rd9, %rd7, %rd8;\n"       \
+    " ld.global.nc.f32 %f1, [%rd9];\n cvta.to.global.u64 %rd10, %rd3;\n add.s64 %rd11, %rd10, %rd8;\n"
+static const char fast_ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    FP_HEAD("fp_guard")
+    " add.f32 %f2, %f1, 0f3F800000;\n st.global.f32 [%rd11], %f2;\n$Ldone:\n ret;\n}\n"
+    FP_HEAD("fp_diamond")
+    " setp.lt.f32 %p2, %f1, 0f00000000;\n @%p2 bra $Lneg;\n add.f32 %f2, %f1, %f1;\n"
+    " bra.uni $Ljoin;\n$Lneg:\n neg.f32 %f2, %f1;\n$Ljoin:\n st.global.f32 [%rd11], %f2;\n"
+    "$Ldone:\n ret;\n}\n"
+    FP_HEAD("fp_after")
+    " add.f32 %f2, %f1, 0f3F800000;\n st.global.f32 [%rd11], %f2;\n"
+    " setp.gt.f32 %p2, %f1, 0f42C80000;\n @%p2 bra $Ldone;\n st.global.f32 [%rd11], %f1;\n"
+    "$Ldone:\n ret;\n}\n";
+
+/* The never-taken marks of plan stage s, as "1" per guarded branch in
+ * statement order ("10": the first left out, the second kept). */
+static void marks_of(const sg_fz_plan_t *plan, uint32_t s, char *out, size_t n)
+{
+    const sg_ptx_func_t *f = plan->stages[s].func;
+    size_t k = 0;
+    for (uint32_t i = 0; i < f->n_stmts && k + 1 < n; i++) {
+        const sg_ptx_stmt_t *x = &f->stmts[i];
+        if (x->kind != SG_PTX_STMT_INSTR || x->u.ins.op != SG_PTX_OP_BRA || x->u.ins.guard == SG_PTX_NONE)
+            continue;
+        out[k++] = plan->never_taken[plan->stmt_base[s] + i] ? '1' : '0';
+    }
+    out[k] = '\0';
+}
+
+static void test_fast_path(void **state)
+{
+    (void)state;
+    sg_ptx_module_t *m = NULL;
+    sg_ptx_error_t perr;
+    if (sg_ptx_parse(fast_ptx, strlen(fast_ptx), NULL, &m, &perr)) fail_msg("%s", perr.message);
+    const char *names[] = {"fp_guard", "fp_diamond", "fp_after"};
+    const char *want[] = {"1", "10", "10"};
+    sg_graph_t *g = chain_graph(names, 3, false, 256);
+    for (uint32_t k = 0; k < 3; k++) {
+        sg_fz_stage_t st;
+        assert_int_equal(sg_fz_stage_analyze(m, kernel_node(g, k), &st), SG_OK);
+        if (!st.ok) fail_msg("%s: %s", names[k], st.reason);
+        sg_fz_plan_t plan;
+        assert_int_equal(sg_fz_plan(g, &st, 1, &plan), SG_OK);
+        assert_int_equal(plan.fast_n, N_EL);
+        char got[16];
+        marks_of(&plan, 0, got, sizeof got);
+        if (strcmp(got, want[k])) fail_msg("%s: never-taken marks %s, want %s", names[k], got, want[k]);
+        sg_fz_gen_options_t o;
+        sg_fz_gen_options_default(&o);
+        sg_fz_source_t src;
+        char err[1024];
+        int rc = sg_fz_generate(&plan, &o, &src, err, sizeof err);
+        if (rc) fail_msg("%s: %s", names[k], err);
+        /* every thread is fast: no general path, no per-element guard */
+        assert_null(strstr(src.source, "< n_el) {"));
+        assert_non_null(strstr(src.source, "fast path"));
+        sg_fz_source_free(&src);
+        sg_fz_plan_free(&plan);
+        sg_fz_stage_free(&st);
+    }
+    /* n = N_EL - 100 of N_EL threads: the last threads take the general path */
+    sg_node_t *x = (sg_node_t *)kernel_node(g, 0);
+    uint64_t n = N_EL - 100;
+    memcpy(x->u.kernel.param_bytes + 16, &n, 8);
+    sg_fz_stage_t st;
+    assert_int_equal(sg_fz_stage_analyze(m, x, &st), SG_OK);
+    assert_true(st.ok);
+    sg_fz_plan_t plan;
+    assert_int_equal(sg_fz_plan(g, &st, 1, &plan), SG_OK);
+    assert_int_equal(plan.fast_n, N_EL - 100);
+    sg_fz_gen_options_t o;
+    sg_fz_gen_options_default(&o);
+    o.block = 128;
+    o.elements = 8;
+    sg_fz_source_t src;
+    char err[1024];
+    int rc = sg_fz_generate(&plan, &o, &src, err, sizeof err);
+    if (rc) fail_msg("%s", err);
+    assert_int_equal(src.block, 128);
+    assert_int_equal(src.grid, N_EL / 8 / 128);
+    char fast[64];
+    snprintf(fast, sizeof fast, "if (e0 + 8 <= %lluull) {", (unsigned long long)(N_EL - 100));
+    assert_non_null(strstr(src.source, fast));
+    assert_non_null(strstr(src.source, "if (e0 + 7 < n_el) {")); /* the general path */
+    sg_fz_binary_t bin;
+    rc = sg_fz_compile(&src, 90, &bin, err, sizeof err);
+    if (rc != SG_EUNSUPPORTED || !strstr(err, "not available")) {
+        if (rc) fail_msg("%s", err);
+        assert_int_equal(bin.spill_bytes, 0);
+        sg_fz_binary_free(&bin);
+    }
+    sg_fz_source_free(&src);
+    sg_fz_plan_free(&plan);
+    sg_fz_stage_free(&st);
+    sg_graph_destroy(g);
+    sg_ptx_module_free(m);
+}
+
 /* Tier 2: a shared-memory stage between two pointwise ones, and a stage
  * reading its block's elements in reverse (another thread of the same CTA
  * wrote them): one kernel with __syncthreads() between the stages, in the
@@ -1150,6 +1264,7 @@ int main(void)
         cmocka_unit_test(test_chain_sm75_dead),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_untyped_access),
+        cmocka_unit_test(test_fast_path),
         cmocka_unit_test(test_pass_nccl),
         cmocka_unit_test(test_grid_stride),
         cmocka_unit_test(test_tier2),
