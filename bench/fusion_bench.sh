@@ -23,9 +23,9 @@
 # CuPy chain (tests/gpu/frameworks/cupy_elementwise.py, NVRTC source path)
 # through the same capture / rewrite / validate / time steps.
 #
-# The dead sm90 bundle is also fused with other tiles (threads per block x
-# elements per thread; FUSION_BENCH_TILES, default "128x8 256x8 128x4") as
-# rows of their own.
+# The sm90 bundles are also fused with other tiles (threads per block x
+# elements per thread; FUSION_BENCH_TILES, default "256x4 256x8 128x4"; the
+# fuse pass's own default is 128x8 here) as rows of their own.
 #
 # Targets (issue 12): live fused >= 2.5x faster than unfused; dead fused <=
 # Inductor's dead time. The script prints PASS/FAIL for each, and every
@@ -135,10 +135,10 @@ for variant in sm90 default; do
     # the fewest bytes a fused version must move: 1 read + 8 writes (live), 1 + 1 (dead)
     [ "$mode" = live ] && bytes=$((9 * n * 4)) || bytes=$((2 * n * 4))
     fuse_one "chain_${variant}_$mode" "$b" "$bytes"
-    # other tiles for the dead form, which is not memory-bound (the default
-    # is 256x4); FUSION_BENCH_TILES="" skips them
-    if [ "$variant" = sm90 ] && [ "$mode" = dead ]; then
-      for tile in ${FUSION_BENCH_TILES-128x8 256x8 128x4}; do
+    # other tiles (the default is 128x8 for this float chain);
+    # FUSION_BENCH_TILES="" skips them
+    if [ "$variant" = sm90 ]; then
+      for tile in ${FUSION_BENCH_TILES-256x4 256x8 128x4}; do
         fuse_one "chain_${variant}_${mode}_$tile" "$b" "$bytes" "$tile"
       done
     fi

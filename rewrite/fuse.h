@@ -199,8 +199,9 @@ uint32_t sg_fz_plan_untouched_buffers(const sg_graph_t *g, const sg_fz_plan_t *p
 /* ---- code generation ------------------------------------------------------------ */
 
 typedef struct {
-    uint32_t block;        /* threads per block of the fused kernel (256) */
-    uint32_t elements;     /* elements per thread (4: 16-byte accesses for 4-byte data) */
+    uint32_t block;        /* threads per block of the fused kernel (128) */
+    uint32_t elements;     /* elements per thread, a multiple of 4 (0: 32 bytes of the
+                              widest lifted slot, 8 for 4-byte data) */
     uint32_t arch;         /* sm number to compile for (90) */
 } sg_fz_gen_options_t;
 

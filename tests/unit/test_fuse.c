@@ -199,14 +199,14 @@ static void analyze_chain(const char *fixture, bool dead)
     char err[1024] = "";
     int rc = sg_fz_generate(&plan, &o, &src, err, sizeof err);
     if (rc) fail_msg("generate: %s", err);
-    assert_int_equal(src.block, 256);
-    assert_int_equal(src.grid, N_EL / 1024);
+    assert_int_equal(src.block, 128);
+    assert_int_equal(src.grid, N_EL / 1024 /* 128 threads of 8 */);
     assert_int_equal(src.n_params, 8);
     assert_int_equal(src.params_size, 8 * 32);
-    /* the write-backs: 8 live outputs, or only the last one when dead */
+    /* the write-backs, two float4 each: 8 live outputs, or only the last one when dead */
     uint32_t stores = 0;
     for (const char *p = src.source; (p = strstr(p, "*(float4 *)(a")); p++) stores++;
-    assert_int_equal(stores, dead ? 1 : 8);
+    assert_int_equal(stores, dead ? 2 : 16);
     assert_non_null(strstr(src.source, "mul.rn.f32"));
     assert_null(strstr(src.source, "@!%%_s")); /* no fallback load left */
     assert_non_null(strstr(src.source, "__ldg((const float4 *)(a0"));
@@ -667,7 +667,7 @@ static void dead_kernel_streams(const sg_graph_t *g, const sg_node_t *fused,
     assert_int_equal(k.status, 0);
     sg_access_eval_t ev;
     assert_int_equal(sg_access_eval(&k, &fused->u.kernel, g->buffers, g->n_buffers, &ev), SG_OK);
-    uint32_t v4_loads = 0, v4_stores = 0, table = 0, scalar = 0;
+    uint32_t v4_loads = 0, v4_stores = 0, v4_halves = 0, table = 0, scalar = 0;
     for (uint32_t i = 0; i < k.n_sites; i++) {
         const sg_access_site_t *x = &k.sites[i];
         const sg_access_range_t *r = &ev.ranges[i];
@@ -687,19 +687,24 @@ static void dead_kernel_streams(const sg_graph_t *g, const sg_node_t *fused,
         if (x->width == 16) {
             if (x->kind == SG_ACCESS_LOAD) v4_loads++;
             else v4_stores++;
-            /* a stream: thread t's 16 bytes at 16*t, over the whole buffer */
+            /* two streams: thread t's 32 bytes at 32*t (8 floats a thread),
+             * 16 at a time, together over the whole buffer */
             assert_true(r->linear);
-            assert_int_equal(r->coef[0], 16);
-            assert_int_equal(r->lo, BUF(want));
-            assert_int_equal(r->hi, BUF(want) + (uint64_t)N_EL * 4);
+            assert_int_equal(r->coef[0], 32);
+            uint64_t half = r->lo == BUF(want) ? 0 : 16;
+            assert_int_equal(r->lo, BUF(want) + half);
+            assert_int_equal(r->hi, BUF(want) + (uint64_t)N_EL * 4 - 16 + half);
+            if (x->kind == SG_ACCESS_LOAD) v4_halves |= 1u << (half / 16);
+            else v4_halves |= 4u << (half / 16);
         } else {
             assert_int_equal(x->width, 4);
             scalar++;
         }
     }
-    assert_int_equal(v4_loads, 1);
-    assert_int_equal(v4_stores, 1);
-    assert_int_equal(scalar, 8); /* four loads and four stores, for a partial group */
+    assert_int_equal(v4_loads, 2);
+    assert_int_equal(v4_stores, 2);
+    assert_int_equal(v4_halves, 15); /* both halves loaded and stored */
+    assert_int_equal(scalar, 16); /* eight loads and eight stores, for a partial group */
     assert_true(table >= 1);
     sg_access_eval_free(&ev);
     sg_access_kernel_free(&k);
