@@ -3,12 +3,14 @@
 # iterations of capture + cudaGraphExecUpdate + launch of a 3-kernel,
 # two-stream graph) without and with LD_PRELOAD=libsgcap.so, alternating
 # plain/shim ROUNDS times (default 5), for distinct graphs (--changing: new
-# scalars every step, so the first SGCAP_MAX_BUNDLES become bundles) and
+# scalars every step: SGCAP_MAX_VARIANTS of them become bundles) and
 # identical ones (--same). Prints the median loop time of each side, the
 # median of the per-round ratios shim/plain of the loop and of the whole
-# process (start to exit, CUDA start-up included), and whether the loop
-# ratio is within the target (<= 1.05). A benchmark: it reports, it does not
-# fail on time.
+# process (start to exit, CUDA start-up included, every bundle on disk),
+# and whether the program's ratio is within the target (issue 14: such a
+# program <= 1.05x its plain time). The loop alone is shown too: its
+# kernels are tiny, so it shows the shim's cost per iteration. A benchmark:
+# it reports, it does not fail on time.
 # usage: bench/bench_recapture.sh [BUILD_DIR] [ITERS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,11 +42,13 @@ for mode in changing same; do
   ls=$(awk '{print $2}' "$rows" | sort_median)
   lr=$(awk '{print $2/$1}' "$rows" | sort_median)
   wr=$(awk '{print $4/$3}' "$rows" | sort_median)
+  wp=$(awk '{print $3/1000}' "$rows" | sort_median)
+  ws=$(awk '{print $4/1000}' "$rows" | sort_median)
   lo=$(awk '{print $2/$1}' "$rows" | sort -g | head -n 1)
   hi=$(awk '{print $2/$1}' "$rows" | sort -g | tail -n 1)
   nb=$(ls -d "$out"/b.$mode.1/*.sgraph 2>/dev/null | wc -l)
   awk -v m="$mode" -v n="$iters" -v r="$rounds" -v lp="$lp" -v ls="$ls" -v lr="$lr" -v wr="$wr" \
-      -v lo="$lo" -v hi="$hi" -v nb="$nb" 'BEGIN{
-    printf "bench_recapture: %s graphs, %d iterations, %d rounds: loop plain %.1f ms, shim %.1f ms (%.2f vs %.2f us/iteration)\n", m, n, r, lp, ls, lp * 1000 / n, ls * 1000 / n;
-    printf "bench_recapture:   ratio shim/plain: loop %.3f (rounds %.3f..%.3f, %s target <= 1.05), whole process %.3f; %d bundles written\n", lr, lo, hi, (lr <= 1.05) ? "within" : "ABOVE", wr, nb }'
+      -v lo="$lo" -v hi="$hi" -v nb="$nb" -v wp="$wp" -v ws="$ws" 'BEGIN{
+    printf "bench_recapture: %s graphs, %d iterations, %d rounds: loop plain %.1f ms, shim %.1f ms (%.2f vs %.2f us/iteration); whole process plain %.1f ms, shim %.1f ms\n", m, n, r, lp, ls, lp * 1000 / n, ls * 1000 / n, wp, ws;
+    printf "bench_recapture:   ratio shim/plain: whole process %.3f (%s target <= 1.05: the program, start to exit, bundles on disk); loop alone %.3f (rounds %.3f..%.3f); %d bundles written\n", wr, (wr <= 1.05) ? "within" : "ABOVE", lr, lo, hi, nb }'
 done

@@ -14,7 +14,9 @@
  * the kernel facts (what a pointer or a function handle resolves to). Two
  * graphs with the same raw digest therefore build the same model; the
  * converse need not hold (the shim then builds, and the model digest
- * deduplicates). Graphs with child graphs or conditional nodes are not
+ * deduplicates). A second digest, the shape, leaves out the kernels'
+ * argument bytes (their sizes stay in): the variant cap of shim.c
+ * (SGCAP_MAX_VARIANTS) counts bundles per shape. Graphs with child graphs or conditional nodes are not
  * digested here (their bodies live elsewhere): they are always built.
  *
  * Runs under the hot lock, in relaxed capture mode, like the build. */
@@ -26,12 +28,24 @@
 
 #include "graph/bundle.h"
 
-static void put(XXH3_state_t *h, const void *p, size_t n)
+/* Two digests in one walk: `full` of everything, `shape` of everything but
+ * kernel argument bytes (sg_raw_digest_t.shape). */
+typedef struct {
+    XXH3_state_t *full, *shape;
+} dg_t;
+
+static void put(dg_t *h, const void *p, size_t n)
 {
-    XXH3_64bits_update(h, p, n);
+    XXH3_64bits_update(h->full, p, n);
+    XXH3_64bits_update(h->shape, p, n);
 }
 
-static void put_u64(XXH3_state_t *h, uint64_t v)
+static void put_args(dg_t *h, const void *p, size_t n)
+{
+    XXH3_64bits_update(h->full, p, n);
+}
+
+static void put_u64(dg_t *h, uint64_t v)
 {
     put(h, &v, sizeof v);
 }
@@ -68,7 +82,7 @@ static uint32_t index_get(const index_t *x, uint64_t key)
     return x->keys[i] ? x->vals[i] : UINT32_MAX;
 }
 
-static int kernel_part(XXH3_state_t *h, CUgraphNode node, const sg_override_t *ov)
+static int kernel_part(dg_t *h, CUgraphNode node, const sg_override_t *ov)
 {
     CUDA_KERNEL_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
@@ -88,7 +102,10 @@ static int kernel_part(XXH3_state_t *h, CUgraphNode node, const sg_override_t *o
     put(h, geo, sizeof geo);
     if (p.kernelParams) {
         for (uint32_t i = 0; i < ki->n_params; i++)
-            if (p.kernelParams[i]) put(h, p.kernelParams[i], ki->sizes[i]);
+            if (p.kernelParams[i]) {
+                put_args(h, p.kernelParams[i], ki->sizes[i]);
+                put_u64(h, ki->sizes[i]);
+            }
     } else if (p.extra) {
         for (int i = 0; i < 64 && p.extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
             if (p.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER && p.extra[i + 1]) {
@@ -97,7 +114,8 @@ static int kernel_part(XXH3_state_t *h, CUgraphNode node, const sg_override_t *o
                     if (p.extra[j] == CU_LAUNCH_PARAM_BUFFER_SIZE && p.extra[j + 1])
                         len = *(size_t *)p.extra[j + 1];
                 if (len > SG_BUNDLE_MAX_PARAM_BYTES) return SG_ELIMIT;
-                put(h, p.extra[i + 1], len);
+                put_args(h, p.extra[i + 1], len);
+                put_u64(h, len);
             }
         }
     }
@@ -113,7 +131,7 @@ static int kernel_part(XXH3_state_t *h, CUgraphNode node, const sg_override_t *o
     return SG_OK;
 }
 
-static int node_part(XXH3_state_t *h, CUgraphNode node, CUgraphNodeType t, const sg_override_t *ov)
+static int node_part(dg_t *h, CUgraphNode node, CUgraphNodeType t, const sg_override_t *ov)
 {
     CUresult r = CUDA_SUCCESS;
     switch (t) {
@@ -210,13 +228,14 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
     CUgraphNode *from = malloc((ne ? ne : 1) * sizeof *from);
     CUgraphNode *to = malloc((ne ? ne : 1) * sizeof *to);
     CUgraphEdgeData *ed = calloc(ne ? ne : 1, sizeof *ed);
-    XXH3_state_t *h = XXH3_createState();
+    dg_t dg = {XXH3_createState(), XXH3_createState()}, *h = &dg;
     index_t idx = {0};
     sg_relaxed_t relaxed;
     sg_inject_relaxed_begin(&relaxed);
     pthread_mutex_lock(&sg_shim.hot);
-    if (!nodes || !from || !to || !ed || !h || index_init(&idx, nn)) goto out;
-    XXH3_64bits_reset(h);
+    if (!nodes || !from || !to || !ed || !dg.full || !dg.shape || index_init(&idx, nn)) goto out;
+    XXH3_64bits_reset(dg.full);
+    XXH3_64bits_reset(dg.shape);
     /* the driver refuses arrays for a count of 0 (build.c) */
     size_t nn2 = nn, ne2 = ne;
     rc = SG_ECUDA;
@@ -261,7 +280,8 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
                          0};
         put(h, e, sizeof e);
     }
-    out->digest = XXH3_64bits_digest(h);
+    out->digest = XXH3_64bits_digest(dg.full);
+    out->shape = XXH3_64bits_digest(dg.shape);
     out->nodes = (uint32_t)nn;
     out->streams = rec ? rec->n_streams : 0;
     out->events = rec ? rec->n_events : 0;
@@ -270,7 +290,8 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
 out:
     pthread_mutex_unlock(&sg_shim.hot);
     sg_inject_relaxed_end(&relaxed);
-    XXH3_freeState(h);
+    XXH3_freeState(dg.full);
+    XXH3_freeState(dg.shape);
     free(idx.keys);
     free(idx.vals);
     free(nodes);

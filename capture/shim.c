@@ -627,7 +627,8 @@ static void count_failure(const char *why)
 typedef struct raw_entry {
     uint64_t raw;
     uint64_t model;
-    bool built; /* model is a real model digest */
+    bool built;   /* model is a real model digest */
+    bool variant; /* a variant over SGCAP_MAX_VARIANTS: counted, never written */
     sg_raw_digest_t counts;
     UT_hash_handle hh;
 } raw_entry_t;
@@ -635,6 +636,53 @@ typedef struct raw_entry {
 #define RAW_STAND_IN 0x5ca1ab1e00000001ull /* xor'd into a raw digest used for counting */
 static raw_entry_t *raws;
 static uint32_t n_raws;
+
+/* Shapes (sg_raw_digest_t.shape) -> bundles written of that shape: past
+ * SGCAP_MAX_VARIANTS a new graph of the shape is counted, not built (a
+ * program re-capturing a graph with new arguments every step writes a few
+ * bundles of it, not SGCAP_MAX_BUNDLES near-copies). Bounded like raws.
+ * Under out. */
+typedef struct shape_entry {
+    uint64_t shape;
+    uint32_t written;
+    UT_hash_handle hh;
+} shape_entry_t;
+static shape_entry_t *shapes;
+static uint32_t n_shapes;
+
+static uint32_t shape_written(uint64_t shape)
+{
+    shape_entry_t *e = NULL;
+    HASH_FIND(hh, shapes, &shape, sizeof shape, e);
+    return e ? e->written : 0;
+}
+
+static void shape_wrote(uint64_t shape)
+{
+    shape_entry_t *e = NULL;
+    HASH_FIND(hh, shapes, &shape, sizeof shape, e);
+    if (!e) {
+        if (n_shapes >= RAW_MAX) {
+            shape_entry_t *x, *tmp;
+            HASH_ITER(hh, shapes, x, tmp)
+            {
+                HASH_DEL(shapes, x);
+                free(x);
+            }
+            n_shapes = 0;
+        }
+        e = calloc(1, sizeof *e);
+        if (!e) return;
+        e->shape = shape;
+        HASH_ADD(hh, shapes, shape, sizeof e->shape, e);
+        if (!e->hh.tbl) {
+            free(e);
+            return;
+        }
+        n_shapes++;
+    }
+    e->written++;
+}
 
 static void raw_remember(uint64_t raw, uint64_t model, bool built, const sg_raw_digest_t *counts)
 {
@@ -662,6 +710,7 @@ static void raw_remember(uint64_t raw, uint64_t model, bool built, const sg_raw_
     }
     e->model = model;
     e->built = built;
+    e->variant = false;
     e->counts = *counts;
 }
 
@@ -699,6 +748,23 @@ static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
     raw_entry_t *e = NULL;
     HASH_FIND(hh, raws, &raw->digest, sizeof raw->digest, e);
     uint64_t digest;
+    bool variant = e ? e->variant
+                     : sg_shim.cfg.max_variants && sg_shim.outbox.written < sg_shim.outbox.max_bundles &&
+                           shape_written(raw->shape) >= sg_shim.cfg.max_variants;
+    if (variant) {
+        /* SGCAP_MAX_VARIANTS bundles of its shape are written: counted only */
+        sg_shim.graphs_seen++;
+        sg_shim.graphs_by_digest++;
+        count_recorded(e ? &e->counts : raw);
+        if (!e) {
+            sg_shim.variants++;
+            raw_remember(raw->digest, raw->digest ^ RAW_STAND_IN, false, raw);
+            HASH_FIND(hh, raws, &raw->digest, sizeof raw->digest, e);
+            if (e) e->variant = true;
+        }
+        sg_snap_forget(exec);
+        return true;
+    }
     if (e)
         digest = e->model;
     else if (sg_shim.outbox.written >= sg_shim.outbox.max_bundles)
@@ -751,8 +817,10 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
     }
     g->sequence = sg_shim.next_sequence++;
     fill_provenance(g);
-    sg_raw_digest_t counts = {0, sg_graph_node_count(g), g->n_streams, g->n_events,
-                              g->capture_id != 0};
+    sg_raw_digest_t counts = {.nodes = sg_graph_node_count(g),
+                              .streams = g->n_streams,
+                              .events = g->n_events,
+                              .captured = g->capture_id != 0};
     count_recorded(&counts);
     if (g->crosscheck_done && !g->crosscheck_ok) {
         if (sg_shim.crosscheck_bad++ < 16)
@@ -787,6 +855,7 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
             if (rc == SG_OK) {
                 g = NULL;
                 ok = true;
+                if (have_raw) shape_wrote(raw.shape);
             } else {
                 sg_shim_log("capture: out of memory queueing %s: not written", path);
                 sg_snap_forget(exec);
@@ -1074,6 +1143,7 @@ int sg_capture_attach(void)
     if (!valid)
         sg_shim_log("SGCAP_MAX_BUNDLES=%.40s not understood: using %u", getenv("SGCAP_MAX_BUNDLES"),
                     cfg->max_bundles);
+    cfg->max_variants = (uint32_t)env_u64("SGCAP_MAX_VARIANTS", 4, 0, UINT32_MAX);
     const char *snap = getenv("SGCAP_SNAPSHOT");
     cfg->snapshot = snap && *snap && strcmp(snap, "0") != 0;
     cfg->snapshot_launch = (uint32_t)env_u64("SGCAP_SNAPSHOT_LAUNCH", 1, 1, UINT32_MAX);
@@ -1131,7 +1201,8 @@ __attribute__((destructor)) static void sg_shim_summary(void)
                 " from stream capture), %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
                 " %s; %u %s written to %s (%" PRIu64 " %s of them, %" PRIu64
                 " distinct %s over SGCAP_MAX_BUNDLES=%u, %" PRIu64 " failed)",
-                sg_shim.graphs, sg_plural(sg_shim.graphs, "graph", "graphs"), o->distinct,
+                sg_shim.graphs, sg_plural(sg_shim.graphs, "graph", "graphs"),
+                o->distinct + sg_shim.variants,
                 o->seen_full ? "+" : "", sg_shim.graphs_captured, sg_shim.nodes,
                 sg_plural(sg_shim.nodes, "node", "nodes"), sg_shim.streams,
                 sg_plural(sg_shim.streams, "stream", "streams"), sg_shim.events,
@@ -1140,6 +1211,11 @@ __attribute__((destructor)) static void sg_shim_summary(void)
                 sg_plural(o->duplicates, "duplicate", "duplicates"), o->over_limit,
                 sg_plural(o->over_limit, "graph", "graphs"), o->max_bundles,
                 o->failed + sg_writer_failed());
+    if (sg_shim.variants)
+        sg_shim_log("summary: %" PRIu64 " distinct %s not written: %s only in kernel arguments "
+                    "from graphs written SGCAP_MAX_VARIANTS=%u times (0: no cap)",
+                    sg_shim.variants, sg_plural(sg_shim.variants, "graph", "graphs"),
+                    sg_shim.variants == 1 ? "it differs" : "they differ", sg_shim.cfg.max_variants);
     if (code[0]) sg_shim_log("summary: %s", code);
     sg_shim_log("summary: bookkeeping: %" PRIu64 " %s, %" PRIu64
                 " %s tagged, peak %" PRIu64 " %s held (now %" PRIu64 " in %u %s, %" PRIu64

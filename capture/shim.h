@@ -40,6 +40,7 @@ int sg_capture_attach(void) SG_SHIM_HIDDEN;
 typedef struct {
     char dir[4096];
     uint32_t max_bundles;        /* SGCAP_MAX_BUNDLES, default 64 */
+    uint32_t max_variants;       /* SGCAP_MAX_VARIANTS: bundles per shape, default 4, 0 no cap */
     bool snapshot;               /* SGCAP_SNAPSHOT=1 */
     uint32_t snapshot_launch;    /* SGCAP_SNAPSHOT_LAUNCH, default 1 */
     uint64_t snapshot_max_bytes; /* SGCAP_SNAPSHOT_MAX_BYTES, default 1 GiB */
@@ -86,6 +87,8 @@ typedef struct {
     /* totals for the exit summary (under out) */
     uint64_t graphs_seen;  /* instantiations and exec updates */
     uint64_t graphs_by_digest; /* of graphs: recorded without a model build */
+    uint64_t variants;         /* distinct graphs not written: SGCAP_MAX_VARIANTS of their
+                                  shape were (they are counted among graphs_by_digest) */
     uint64_t graphs, graphs_captured, nodes, streams, events, builds_failed;
     uint64_t crosscheck_bad;
     sg_reasons_t failures; /* distinct reasons a graph was not recorded */
@@ -151,6 +154,9 @@ bool sg_shim_many_devices(void) SG_SHIM_HIDDEN;
 /* ---- rawdigest.c: a graph's digest without a model ---- */
 typedef struct {
     uint64_t digest;
+    uint64_t shape;                  /* the same without kernel argument bytes: graphs that
+                                        differ only in their kernels' arguments (a solver's
+                                        coefficients, other buffers) share it */
     uint32_t nodes, streams, events; /* for the summary when no model is built */
     bool captured;                   /* it has a capture record */
 } sg_raw_digest_t;

@@ -9,7 +9,8 @@
  * blobs, whatever memory they point to) is queued and written in order by
  * one background thread; writes of one bundle (the bundle, then its
  * snapshot rewrite) therefore never overtake each other. The queue is
- * bounded (a submitter waits when it is full, so memory stays bounded),
+ * bounded by jobs and bytes (a submitter waits when it is full, so memory
+ * stays bounded),
  * and at exit the summary waits for it to drain, so every bundle is on disk
  * when the program's exit returns. A failed write is logged and counted
  * (sg_writer_failed). SGCAP_ASYNC_WRITE=0 writes in the caller instead.
@@ -25,7 +26,13 @@
 
 #include "graph/bundle.h"
 
-#define QUEUE_MAX 16 /* jobs waiting; a submitter blocks beyond */
+/* What may wait: a submitter blocks while the queue holds QUEUE_MAX_JOBS
+ * jobs or QUEUE_MAX_BYTES of their memory (a job alone always fits). A
+ * count of 16 made a program that re-captures a new graph every step wait
+ * for the disk from its 17th graph on (each write fsyncs several files):
+ * most of its re-capture overhead on the H200. */
+#define QUEUE_MAX_JOBS 4096
+#define QUEUE_MAX_BYTES (256ull << 20)
 
 typedef struct job {
     sg_graph_t *g;
@@ -36,6 +43,7 @@ typedef struct job {
     void **owned; /* freed after the write (the blobs' data, their names) */
     size_t n_owned;
     char what[24];
+    uint64_t bytes; /* memory it holds: its model (estimated) and what it owns */
     struct job *next;
 } job_t;
 
@@ -44,6 +52,7 @@ static struct {
     pthread_cond_t more, room, idle;
     job_t *head, *tail;
     size_t queued;
+    uint64_t queued_bytes;
     bool busy; /* the thread is writing a job */
     bool started, failed_start, sync;
     pthread_t thread;
@@ -92,6 +101,7 @@ static void *writer_main(void *arg)
         W.head = j->next;
         if (!W.head) W.tail = NULL;
         W.queued--;
+        W.queued_bytes -= j->bytes;
         W.busy = true;
         pthread_cond_signal(&W.room);
         pthread_mutex_unlock(&W.lock);
@@ -141,6 +151,10 @@ int sg_writer_submit(sg_graph_t *g, const char *path, const sg_bundle_blob_t *bl
         snprintf(j->what, sizeof j->what, "%s", what);
         if (j->blobs && n_blobs) memcpy(j->blobs, blobs, n_blobs * sizeof *blobs);
         j->n_blobs = n_blobs;
+        /* the blobs' bytes are the job's own when it owns memory (snapshots);
+         * code images are shared with the code cache */
+        j->bytes = 4096 + (uint64_t)sg_graph_node_count(g) * 512;
+        for (size_t i = 0; n_owned && i < n_blobs; i++) j->bytes += blobs[i].size;
     }
     if (!j || !j->path || !j->blobs) {
         if (j) {
@@ -158,7 +172,7 @@ int sg_writer_submit(sg_graph_t *g, const char *path, const sg_bundle_blob_t *bl
         job_free(j);
         return SG_OK;
     }
-    while (W.queued >= QUEUE_MAX)
+    while (W.queued && (W.queued >= QUEUE_MAX_JOBS || W.queued_bytes + j->bytes > QUEUE_MAX_BYTES))
         pthread_cond_wait(&W.room, &W.lock);
     if (W.tail)
         W.tail->next = j;
@@ -166,6 +180,7 @@ int sg_writer_submit(sg_graph_t *g, const char *path, const sg_bundle_blob_t *bl
         W.head = j;
     W.tail = j;
     W.queued++;
+    W.queued_bytes += j->bytes;
     pthread_cond_signal(&W.more);
     pthread_mutex_unlock(&W.lock);
     return SG_OK;

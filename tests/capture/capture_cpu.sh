@@ -10,7 +10,7 @@ sgcap=$1 probe=$2 fake=$3 topo=$4 work=$5 triton_src=${6:-}
 rm -rf "$work"
 mkdir -p "$work"
 export LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-unset SGCAP_MAX_BUNDLES SGCAP_SNAPSHOT SGCAP_LOG SGCAP_MODE SGCAP_DIR
+unset SGCAP_MAX_BUNDLES SGCAP_MAX_VARIANTS SGCAP_SNAPSHOT SGCAP_LOG SGCAP_MODE SGCAP_DIR
 unset RANK LOCAL_RANK OMPI_COMM_WORLD_RANK PMI_RANK PMIX_RANK SLURM_PROCID FAKE_CUDA_DEVICES
 failed=0
 fail() {
@@ -319,9 +319,10 @@ if [ -n "$g" ]; then
   grep -q '"mode": "relaxed"' "$g/graph.json" || fail "mixed: capture mode not recorded"
 fi
 
-# Re-captures: 40 captures, 20 distinct; at most 8 bundles.
+# Re-captures: 40 captures, 20 distinct; at most 8 bundles (no cap on
+# variants: these graphs differ only in a kernel argument).
 out=$work/recapture
-if SGCAP_MAX_BUNDLES=8 run recapture "$out" recapture 40; then
+if SGCAP_MAX_VARIANTS=0 SGCAP_MAX_BUNDLES=8 run recapture "$out" recapture 40; then
   n=$(ls -d "$out"/*.sgraph | wc -l)
   [ "$n" = 8 ] && ok "recapture: 8 bundles" || fail "recapture: $n bundles, expected 8"
   grep -q "summary: 40 graphs (20 distinct, 40 from stream capture)" "$work/recapture.stderr" &&
@@ -348,6 +349,30 @@ if SGCAP_MAX_BUNDLES=8 run recapture "$out" recapture 40; then
     fail "recapture: topology"
     tail -n 20 "$work/recapture.cmp"
   }
+fi
+
+# The variant cap: the same 20 distinct graphs, one shape (only the scalar
+# argument changes); SGCAP_MAX_VARIANTS=3 writes 3 and counts 17, none built.
+out=$work/variants
+if SGCAP_MAX_VARIANTS=3 run variants "$out" recapture 40; then
+  n=$(ls -d "$out"/*.sgraph | wc -l)
+  [ "$n" = 3 ] && ok "variants: 3 bundles" || fail "variants: $n bundles, expected 3"
+  grep -q "summary: 40 graphs (20 distinct, 40 from stream capture)" "$work/variants.stderr" &&
+    grep -q "3 bundles written" "$work/variants.stderr" &&
+    grep -q "summary: 17 distinct graphs not written: they differ only in kernel arguments from graphs written SGCAP_MAX_VARIANTS=3 times" \
+      "$work/variants.stderr" &&
+    grep -q "summary: graphs: 40 seen, 40 recorded (37 by digest alone), 0 not recorded" \
+      "$work/variants.stderr" || {
+    fail "variants: counts in the summary"
+    grep summary "$work/variants.stderr" | sed 's/^/    /'
+  }
+fi
+# A value it cannot read is said and the default used.
+out=$work/variants_bad
+if SGCAP_MAX_VARIANTS=many run variants_bad "$out" recapture 12; then
+  grep -q "SGCAP_MAX_VARIANTS=many not understood: using 4" "$work/variants_bad.stderr" &&
+    [ "$(ls -d "$out"/*.sgraph | wc -l)" = 4 ] && ok "variants: a bad value falls back to 4" ||
+    fail "variants: SGCAP_MAX_VARIANTS=many (see $work/variants_bad.stderr)"
 fi
 
 # Snapshots: every device buffer before and after the first launch.

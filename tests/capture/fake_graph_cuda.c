@@ -1234,15 +1234,17 @@ static CUresult cuGraphDestroy_impl(CUgraph g)
  * and exit to a subscriber of the (fake) libcupti, when one is loaded, with
  * CUPTI's own parameter structs. */
 typedef void (*dispatch_fn)(int, unsigned, const char *, const void *, const CUresult *);
+static dispatch_fn cupti_dispatch; /* set by the fake libcupti when a subscriber comes */
+EXPORT void fake_cuda_cupti_loaded(void *f)
+{
+    cupti_dispatch = (dispatch_fn)f;
+}
 static void dispatch_call(int site, unsigned cbid, const char *name, const void *p,
                           const CUresult *r)
 {
-    static dispatch_fn f;
-    if (!f) {
-        void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
-        if (h) f = (dispatch_fn)dlsym(h, "fake_cupti_dispatch");
-    }
-    if (f) f(site, cbid, name, p, r);
+    /* (looking libcupti up here, once per call, made every call a dlopen:
+     * most of a re-capture loop's time went to the loader) */
+    if (cupti_dispatch) cupti_dispatch(site, cbid, name, p, r);
 }
 #define TRACED(name, ...)                                                                          \
     name##_params cupti_params_ = {__VA_ARGS__};                                                   \

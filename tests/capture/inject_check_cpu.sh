@@ -13,7 +13,7 @@ rm -rf "$work"
 mkdir -p "$work"
 export LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export SGCAP_DIR=$work/bundles
-unset SGCAP_MAX_BUNDLES SGCAP_SNAPSHOT SGCAP_LOG SGCAP_MODE
+unset SGCAP_MAX_BUNDLES SGCAP_MAX_VARIANTS SGCAP_SNAPSHOT SGCAP_LOG SGCAP_MODE
 failed=0
 fail() {
   echo "FAIL: $*"

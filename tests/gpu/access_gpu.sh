@@ -39,7 +39,7 @@ py=${PYTHON:-python3}
 for f in "$sgcap" "$build/lib/libsgcap.so"; do
   [ -e "$f" ] || { echo "access_gpu: $f not built"; exit 2; }
 done
-unset SGCAP_MAX_BUNDLES SGCAP_SNAPSHOT SGCAP_LOG SGCAP_DIR
+unset SGCAP_MAX_BUNDLES SGCAP_MAX_VARIANTS SGCAP_SNAPSHOT SGCAP_LOG SGCAP_DIR
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 pass=0 fail=0 skip=0
 ok() { echo "PASS $*"; pass=$((pass + 1)); }

@@ -46,7 +46,7 @@ else
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
 fi
-unset SGCAP_MAX_BUNDLES SGCAP_SNAPSHOT SGCAP_LOG SGCAP_DIR
+unset SGCAP_MAX_BUNDLES SGCAP_MAX_VARIANTS SGCAP_SNAPSHOT SGCAP_LOG SGCAP_DIR
 pass=0 failed=0 skipped=0 failures=""
 ok() {
   pass=$((pass + 1))
