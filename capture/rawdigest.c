@@ -29,25 +29,84 @@
 #include "graph/bundle.h"
 
 /* Two digests in one walk: `full` of everything, `shape` of everything but
- * kernel argument bytes (sg_raw_digest_t.shape). */
+ * kernel argument bytes (sg_raw_digest_t.shape). The bytes are gathered in
+ * two buffers and hashed once at the end: XXH3's streaming update costs
+ * tens of nanoseconds a call, and a walk makes dozens of small ones. */
 typedef struct {
-    XXH3_state_t *full, *shape;
+    uint8_t *p;
+    size_t n, cap;
+    bool oom;
+} bytes_t;
+
+typedef struct {
+    bytes_t full, shape;
 } dg_t;
 
-static void put(dg_t *h, const void *p, size_t n)
+static bool grow(bytes_t *b, size_t n)
 {
-    XXH3_64bits_update(h->full, p, n);
-    XXH3_64bits_update(h->shape, p, n);
+    size_t c = b->cap ? b->cap : 1024;
+    while (c < b->n + n) c *= 2;
+    uint8_t *q = realloc(b->p, c);
+    if (!q) {
+        b->oom = true;
+        return false;
+    }
+    b->p = q;
+    b->cap = c;
+    return true;
 }
 
-static void put_args(dg_t *h, const void *p, size_t n)
+static inline __attribute__((always_inline)) void append(bytes_t *b, const void *p, size_t n)
 {
-    XXH3_64bits_update(h->full, p, n);
+    if (b->n + n > b->cap && !grow(b, n)) return;
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
 }
 
-static void put_u64(dg_t *h, uint64_t v)
+static inline void put(dg_t *h, const void *p, size_t n)
+{
+    append(&h->full, p, n);
+    append(&h->shape, p, n);
+}
+
+static inline void put_args(dg_t *h, const void *p, size_t n)
+{
+    append(&h->full, p, n);
+}
+
+static inline void put_u64(dg_t *h, uint64_t v)
 {
     put(h, &v, sizeof v);
+}
+
+/* Scratch kept between walks (under the hot lock): a program that
+ * re-captures every step digests a graph every step. */
+static struct {
+    dg_t dg;
+    CUgraphNode *nodes, *from, *to;
+    CUgraphEdgeData *ed;
+    size_t cap_nodes, cap_edges;
+} scratch;
+
+static bool scratch_fit(size_t nn, size_t ne)
+{
+    if (nn > scratch.cap_nodes) {
+        CUgraphNode *n = realloc(scratch.nodes, nn * sizeof *n);
+        if (!n) return false;
+        scratch.nodes = n;
+        scratch.cap_nodes = nn;
+    }
+    if (ne > scratch.cap_edges) {
+        CUgraphNode *f = realloc(scratch.from, ne * sizeof *f);
+        if (f) scratch.from = f;
+        CUgraphNode *t = realloc(scratch.to, ne * sizeof *t);
+        if (t) scratch.to = t;
+        CUgraphEdgeData *e = realloc(scratch.ed, ne * sizeof *e);
+        if (e) scratch.ed = e;
+        if (!f || !t || !e) return false;
+        scratch.cap_edges = ne;
+    }
+    return true;
 }
 
 /* Node handle -> listing index, open addressing (handles are never 0). */
@@ -57,15 +116,27 @@ typedef struct {
     uint32_t mask;
 } index_t;
 
+/* The index's arrays are kept between walks too (under the hot lock). */
+static index_t index_kept;
+static uint32_t index_cap;
+
 static int index_init(index_t *x, size_t n)
 {
     uint32_t slots = 16;
     while (slots < 2 * n)
         slots *= 2;
-    x->keys = calloc(slots, sizeof *x->keys);
-    x->vals = malloc(slots * sizeof *x->vals);
+    if (slots > index_cap) {
+        uint64_t *k = realloc(index_kept.keys, slots * sizeof *k);
+        if (k) index_kept.keys = k;
+        uint32_t *v = realloc(index_kept.vals, slots * sizeof *v);
+        if (v) index_kept.vals = v;
+        if (!k || !v) return SG_ENOMEM;
+        index_cap = slots;
+    }
+    memset(index_kept.keys, 0, slots * sizeof *index_kept.keys);
+    *x = index_kept;
     x->mask = slots - 1;
-    return x->keys && x->vals ? SG_OK : SG_ENOMEM;
+    return SG_OK;
 }
 
 static uint32_t slot_of(const index_t *x, uint64_t key)
@@ -224,18 +295,17 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
         return SG_ECUDA;
     if (nn > SG_BUNDLE_MAX_NODES || ne > SG_BUNDLE_MAX_EDGES) return SG_ELIMIT;
     int rc = SG_ENOMEM;
-    CUgraphNode *nodes = malloc((nn ? nn : 1) * sizeof *nodes);
-    CUgraphNode *from = malloc((ne ? ne : 1) * sizeof *from);
-    CUgraphNode *to = malloc((ne ? ne : 1) * sizeof *to);
-    CUgraphEdgeData *ed = calloc(ne ? ne : 1, sizeof *ed);
-    dg_t dg = {XXH3_createState(), XXH3_createState()}, *h = &dg;
     index_t idx = {0};
     sg_relaxed_t relaxed;
     sg_inject_relaxed_begin(&relaxed);
     pthread_mutex_lock(&sg_shim.hot);
-    if (!nodes || !from || !to || !ed || !dg.full || !dg.shape || index_init(&idx, nn)) goto out;
-    XXH3_64bits_reset(dg.full);
-    XXH3_64bits_reset(dg.shape);
+    dg_t *h = &scratch.dg;
+    h->full.n = h->shape.n = 0;
+    h->full.oom = h->shape.oom = false;
+    if (!scratch_fit(nn ? nn : 1, ne ? ne : 1) || index_init(&idx, nn)) goto out;
+    CUgraphNode *nodes = scratch.nodes, *from = scratch.from, *to = scratch.to;
+    CUgraphEdgeData *ed = scratch.ed;
+    memset(ed, 0, (ne ? ne : 1) * sizeof *ed);
     /* the driver refuses arrays for a count of 0 (build.c) */
     size_t nn2 = nn, ne2 = ne;
     rc = SG_ECUDA;
@@ -280,8 +350,10 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
                          0};
         put(h, e, sizeof e);
     }
-    out->digest = XXH3_64bits_digest(dg.full);
-    out->shape = XXH3_64bits_digest(dg.shape);
+    rc = SG_ENOMEM;
+    if (h->full.oom || h->shape.oom) goto out;
+    out->digest = XXH3_64bits(h->full.p, h->full.n);
+    out->shape = XXH3_64bits(h->shape.p, h->shape.n);
     out->nodes = (uint32_t)nn;
     out->streams = rec ? rec->n_streams : 0;
     out->events = rec ? rec->n_events : 0;
@@ -290,13 +362,5 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
 out:
     pthread_mutex_unlock(&sg_shim.hot);
     sg_inject_relaxed_end(&relaxed);
-    XXH3_freeState(dg.full);
-    XXH3_freeState(dg.shape);
-    free(idx.keys);
-    free(idx.vals);
-    free(nodes);
-    free(from);
-    free(to);
-    free(ed);
     return rc;
 }

@@ -28,7 +28,7 @@ function(sgcap_add_fuzzer name)
     list(APPEND deps ${headers})
   endforeach()
   set(flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1
-            -std=gnu11 -D_GNU_SOURCE=1 -DHASH_NONFATAL_OOM=1 -DSGCAP_VERSION="${PROJECT_VERSION}"
+            -std=gnu11 -D_GNU_SOURCE=1 -DHASH_NONFATAL_OOM=1 -DHASH_FUNCTION=HASH_FNV -DSGCAP_VERSION="${PROJECT_VERSION}"
             -I${PROJECT_SOURCE_DIR})
   foreach(i ${F_INCLUDES} ${UTHASH_INCLUDE_DIR} ${JANSSON_INCLUDE_DIRS} ${ZSTD_INCLUDE_DIRS}
           ${XXHASH_INCLUDE_DIRS} ${LZ4_INCLUDE_DIRS})
