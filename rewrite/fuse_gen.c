@@ -612,26 +612,58 @@ static int emit_table(sb_t *b, const sg_fz_stage_t *st, uint32_t s, uint32_t idx
 
 /* ---- the wrapper ------------------------------------------------------------------------ */
 
-/* Store slot k of the thread's elements: 16-byte stores when every element
- * stored and the address is aligned, else element by element. */
-static void write_back(sb_t *b, const sg_fz_plan_t *plan, uint32_t k, uint32_t E)
+/* Which elements a thread holds. Its E elements are G = E / C chunks of C
+ * consecutive elements, C = 16 / (widest lifted slot) (4 floats): chunk g
+ * of thread tid in block b starts at element b*B*E + g*B*C + tid*C, so the
+ * threads of a warp read and write each chunk as one contiguous run (every
+ * vector access coalesced, as Triton lays out its blocks). Consecutive
+ * chunks per thread (8 floats = two 16-byte halves of one 32-byte run) ran
+ * the live chain at half speed on the H200: each 16-byte store covered
+ * half a sector. Element j is t<j> = eb + off(j), eb = b*B*E + tid*C. */
+typedef struct {
+    uint32_t B, E, C;
+} layout_t;
+
+static uint64_t elem_off(const layout_t *L, uint32_t j)
+{
+    return (uint64_t)(j / L->C) * L->B * L->C + j % L->C;
+}
+
+/* The vector type holding one chunk of slot y (C elements: 16 or 8 bytes). */
+static void chunk_types(const sg_fz_slot_t *y, uint32_t C, const char **vec, const char **mk)
+{
+    bool f = y->constraint == 'f' || y->constraint == 'd';
+    if (y->width == 8) {
+        *vec = f ? "double2" : "ulonglong2";
+        *mk = f ? "make_double2" : "make_ulonglong2";
+    } else if (C == 4) {
+        *vec = f ? "float4" : "uint4";
+        *mk = f ? "make_float4" : "make_uint4";
+    } else {
+        *vec = f ? "float2" : "uint2";
+        *mk = f ? "make_float2" : "make_uint2";
+    }
+}
+
+/* Store slot k of the thread's elements: one vector store per chunk when
+ * every element stored and the chunks are aligned (they all are when the
+ * first is: chunk starts differ by multiples of C elements), else element
+ * by element. */
+static void write_back(sb_t *b, const sg_fz_plan_t *plan, uint32_t k, const layout_t *L)
 {
     const sg_fz_slot_t *y = &plan->slots[k];
-    const char *vec = y->width == 4 ? (y->constraint == 'f' ? "float4" : "uint4")
-                                     : (y->constraint == 'd' ? "double2" : "ulonglong2");
-    const char *mk = y->width == 4 ? (y->constraint == 'f' ? "make_float4" : "make_uint4")
-                                   : (y->constraint == 'd' ? "make_double2" : "make_ulonglong2");
-    uint32_t per = 16 / y->width;
+    const char *vec, *mk;
+    chunk_types(y, L->C, &vec, &mk);
     sb_printf(b, "    if (");
-    for (uint32_t j = 0; j < E; j++) sb_printf(b, "%ss%u_%u", j ? " & " : "", k, j);
-    sb_printf(b, " && ((unsigned long long)(a%u + e0) & 15) == 0) {\n", k);
-    for (uint32_t j = 0; j < E; j += per) {
-        sb_printf(b, "        *(%s *)(a%u + e0 + %u) = %s(", vec, k, j, mk);
-        for (uint32_t q = 0; q < per; q++) sb_printf(b, "%sc%u_%u", q ? ", " : "", k, j + q);
+    for (uint32_t j = 0; j < L->E; j++) sb_printf(b, "%ss%u_%u", j ? " & " : "", k, j);
+    sb_printf(b, " && ((unsigned long long)(a%u + t0) & %u) == 0) {\n", k, L->C * y->width - 1);
+    for (uint32_t j = 0; j < L->E; j += L->C) {
+        sb_printf(b, "        *(%s *)(a%u + t%u) = %s(", vec, k, j, mk);
+        for (uint32_t q = 0; q < L->C; q++) sb_printf(b, "%sc%u_%u", q ? ", " : "", k, j + q);
         sb_printf(b, ");\n");
     }
     sb_printf(b, "    } else {\n");
-    for (uint32_t j = 0; j < E; j++) sb_printf(b, "        if (s%u_%u) a%u[e0 + %u] = c%u_%u;\n", k, j, k, j, k, j);
+    for (uint32_t j = 0; j < L->E; j++) sb_printf(b, "        if (s%u_%u) a%u[t%u] = c%u_%u;\n", k, j, k, j, k, j);
     sb_printf(b, "    }\n");
 }
 
@@ -641,16 +673,17 @@ static void write_back(sb_t *b, const sg_fz_plan_t *plan, uint32_t k, uint32_t E
  * each element without its guard (all of the thread's elements are below
  * fast_n), leaves out the never-taken branches and records the sure stores
  * as done, so the write-backs' checks fold away. */
-static void emit_stages(const sg_fz_plan_t *plan, uint32_t E, bool fast, sb_t *b, char *err,
-                        size_t errlen, bool *failed)
+static void emit_stages(const sg_fz_plan_t *plan, const layout_t *L, bool fast, sb_t *b,
+                        char *err, size_t errlen, bool *failed)
 {
+    const uint32_t E = L->E;
     for (uint32_t s = 0; s < plan->n_stages && !*failed; s++) {
         const sg_fz_stage_t *st = &plan->stages[s];
         /* tier 2: a kernel boundary within the CTA (every thread gets here:
          * the wrapper's threads are exactly the original ones) */
         if (plan->cta && s > 0) sb_printf(b, "    __syncthreads();\n");
         for (uint32_t j = 0; j < E && !*failed; j++) {
-            if (!fast) sb_printf(b, "    if (e0 + %u < n_el) {\n", j);
+            if (!fast) sb_printf(b, "    if (t%u < n_el) {\n", j);
             emit_stage(plan, s, j, fast, b, err, errlen, failed);
             for (uint32_t i = 0; fast && i < st->n_sites; i++) {
                 uint32_t k = plan->site_slot[plan->site_base[s] + i];
@@ -664,7 +697,7 @@ static void emit_stages(const sg_fz_plan_t *plan, uint32_t E, bool fast, sb_t *b
         for (uint32_t k = 0; k < plan->n_slots; k++) {
             const sg_fz_slot_t *y = &plan->slots[k];
             if (!y->lifted || !y->stored || y->dead || y->last_store_stage != s) continue;
-            write_back(b, plan, k, E);
+            write_back(b, plan, k, L);
         }
     }
 }
@@ -747,12 +780,16 @@ int sg_fz_generate(const sg_fz_plan_t *plan, const sg_fz_gen_options_t *opt, sg_
     for (uint32_t s = 0; s < plan->n_stages; s++) sb_printf(&b, "%sconst sgq_p%u_t p%u", s ? ", " : "", s, s);
     sb_printf(&b, ")\n{\n");
     sb_printf(&b, "    const unsigned long long n_el = %lluull;\n", (unsigned long long)plan->elements);
-    sb_printf(&b, "    const unsigned long long e0 = ((unsigned long long)blockIdx.x * %u + threadIdx.x) * %u;\n", B, E);
-    sb_printf(&b, "    if (e0 >= n_el) return;\n");
+    const layout_t L = {B, E, plan->real_mode ? 1 : 16 / widest};
+    sb_printf(&b, "    const unsigned long long eb = (unsigned long long)blockIdx.x * %llu + threadIdx.x * %u;\n",
+              (unsigned long long)B * E, L.C);
+    for (uint32_t j = 0; j < E; j++)
+        sb_printf(&b, "    const unsigned long long t%u = eb + %lluull;\n", j, (unsigned long long)elem_off(&L, j));
+    sb_printf(&b, "    if (t0 >= n_el) return;\n");
     /* per element: virtual ids */
     const uint32_t ntid = plan->stages[0].ntid;
     for (uint32_t j = 0; j < E; j++)
-        sb_printf(&b, "    const unsigned vt_%u = (unsigned)((e0 + %u) %% %uu), vc_%u = (unsigned)((e0 + %u) / %uu);\n",
+        sb_printf(&b, "    const unsigned vt_%u = (unsigned)(t%u %% %uu), vc_%u = (unsigned)(t%u / %uu);\n",
                   j, j, ntid, j, j, ntid);
     /* slots */
     for (uint32_t k = 0; k < plan->n_slots; k++) {
@@ -771,34 +808,36 @@ int sg_fz_generate(const sg_fz_plan_t *plan, const sg_fz_gen_options_t *opt, sg_
         if (y->preload) {
             char nb[160];
             bound_expr(nb, sizeof nb, &y->preload_rt, y->first_stage, plan->elements);
-            const char *vec = y->width == 4 ? (y->constraint == 'f' ? "float4" : "uint4")
-                                            : (y->constraint == 'd' ? "double2" : "ulonglong2");
-            uint32_t per = 16 / y->width; /* elements per 16-byte load */
+            const char *vec, *mk;
+            chunk_types(y, L.C, &vec, &mk);
+            (void)mk;
             sb_printf(&b, "    {\n        const unsigned long long nb = %s;\n", nb);
-            sb_printf(&b, "        if (e0 + %u <= nb && ((unsigned long long)(a%u + e0) & 15) == 0) {\n", E, k);
-            for (uint32_t j = 0; j < E; j += per) {
-                sb_printf(&b, "            { const %s t = __ldg((const %s *)(a%u + e0 + %u));", vec, vec, k, j);
+            /* t<E-1> is the thread's largest element */
+            sb_printf(&b, "        if (t%u < nb && ((unsigned long long)(a%u + t0) & %u) == 0) {\n", E - 1,
+                      k, L.C * y->width - 1);
+            for (uint32_t j = 0; j < E; j += L.C) {
+                sb_printf(&b, "            { const %s v = __ldg((const %s *)(a%u + t%u));", vec, vec, k, j);
                 const char *f4[] = {"x", "y", "z", "w"};
-                for (uint32_t q = 0; q < per && j + q < E; q++)
-                    sb_printf(&b, " c%u_%u = t.%s; v%u_%u = 1;", k, j + q, f4[q], k, j + q);
+                for (uint32_t q = 0; q < L.C && j + q < E; q++)
+                    sb_printf(&b, " c%u_%u = v.%s; v%u_%u = 1;", k, j + q, f4[q], k, j + q);
                 sb_printf(&b, " }\n");
             }
             sb_printf(&b, "        } else {\n");
             for (uint32_t j = 0; j < E; j++)
-                sb_printf(&b, "            if (e0 + %u < nb) { c%u_%u = a%u[e0 + %u]; v%u_%u = 1; }\n", j, k, j, k, j, k, j);
+                sb_printf(&b, "            if (t%u < nb) { c%u_%u = a%u[t%u]; v%u_%u = 1; }\n", j, k, j, k, j, k, j);
             sb_printf(&b, "        }\n    }\n");
         }
     }
     /* The fast path for threads whose elements are all below fast_n, the
      * general one for the rest; only one of them when the other cannot run
-     * (elements a multiple of E and all below fast_n: every thread is fast). */
+     * (every block full, B*E elements each, and all below fast_n). */
     const bool fast = !plan->real_mode && plan->fast_n >= E;
-    const bool only_fast = fast && plan->fast_n >= plan->elements && plan->elements % E == 0;
+    const bool only_fast = fast && plan->fast_n >= plan->elements && plan->elements % ((uint64_t)B * E) == 0;
     if (fast && !only_fast)
-        sb_printf(&b, "    if (e0 + %u <= %lluull) {\n", E, (unsigned long long)plan->fast_n);
-    if (fast) emit_stages(plan, E, true, &b, err, errlen, &failed);
+        sb_printf(&b, "    if (t%u < %lluull) {\n", E - 1, (unsigned long long)plan->fast_n);
+    if (fast) emit_stages(plan, &L, true, &b, err, errlen, &failed);
     if (fast && !only_fast) sb_printf(&b, "    } else {\n");
-    if (!only_fast) emit_stages(plan, E, false, &b, err, errlen, &failed);
+    if (!only_fast) emit_stages(plan, &L, false, &b, err, errlen, &failed);
     if (fast && !only_fast) sb_printf(&b, "    }\n");
     sb_printf(&b, "}\n");
     if (b.oom) {

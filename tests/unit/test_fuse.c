@@ -433,9 +433,12 @@ static void test_fast_path(void **state)
     assert_int_equal(src.block, 128);
     assert_int_equal(src.grid, N_EL / 8 / 128);
     char fast[64];
-    snprintf(fast, sizeof fast, "if (e0 + 8 <= %lluull) {", (unsigned long long)(N_EL - 100));
+    snprintf(fast, sizeof fast, "if (t7 < %lluull) {", (unsigned long long)(N_EL - 100));
     assert_non_null(strstr(src.source, fast));
-    assert_non_null(strstr(src.source, "if (e0 + 7 < n_el) {")); /* the general path */
+    assert_non_null(strstr(src.source, "if (t7 < n_el) {")); /* the general path */
+    /* the thread's second chunk of 4 starts a block's 4*128 elements on */
+    assert_non_null(strstr(src.source, "const unsigned long long t4 = eb + 512ull;"));
+    assert_non_null(strstr(src.source, "const unsigned long long t3 = eb + 3ull;"));
     sg_fz_binary_t bin;
     rc = sg_fz_compile(&src, 90, &bin, err, sizeof err);
     if (rc != SG_EUNSUPPORTED || !strstr(err, "not available")) {
@@ -687,15 +690,17 @@ static void dead_kernel_streams(const sg_graph_t *g, const sg_node_t *fused,
         if (x->width == 16) {
             if (x->kind == SG_ACCESS_LOAD) v4_loads++;
             else v4_stores++;
-            /* two streams: thread t's 32 bytes at 32*t (8 floats a thread),
-             * 16 at a time, together over the whole buffer */
+            /* two coalesced streams: a block of 128 threads holds 1024
+             * floats, thread tid 16 bytes at 16*tid of each 2048-byte half;
+             * together they cover the whole buffer */
             assert_true(r->linear);
-            assert_int_equal(r->coef[0], 32);
-            uint64_t half = r->lo == BUF(want) ? 0 : 16;
+            assert_int_equal(r->coef[0], 16);   /* per tid.x */
+            assert_int_equal(r->coef[3], 4096); /* per ctaid.x */
+            uint64_t half = r->lo == BUF(want) ? 0 : 2048;
             assert_int_equal(r->lo, BUF(want) + half);
-            assert_int_equal(r->hi, BUF(want) + (uint64_t)N_EL * 4 - 16 + half);
-            if (x->kind == SG_ACCESS_LOAD) v4_halves |= 1u << (half / 16);
-            else v4_halves |= 4u << (half / 16);
+            assert_int_equal(r->hi, BUF(want) + (uint64_t)N_EL * 4 - 2048 + half);
+            if (x->kind == SG_ACCESS_LOAD) v4_halves |= 1u << (half / 2048);
+            else v4_halves |= 4u << (half / 2048);
         } else {
             assert_int_equal(x->width, 4);
             scalar++;
