@@ -628,6 +628,80 @@ static void test_cache(void **state)
     free(cubin);
 }
 
+/* Kernels of several cubins (two sm_90 images, one sm_80, one that is not
+ * a cubin) in one batch: one nvdisasm run per arch, counted by a wrapper
+ * around the real tool, and for each kernel the facts one cubin at a time
+ * gives. */
+static void test_batch_images(void **state)
+{
+    (void)state;
+    char real[4096];
+    assert_int_equal(sg_sass_find_disassembler(real, sizeof real), 0);
+    size_t l90, l80;
+    uint8_t *c90 = (uint8_t *)sg_sass_read_file(DATA "kernels_sm90.cubin", &l90);
+    uint8_t *c80 = (uint8_t *)sg_sass_read_file(DATA "kernels_sm80.cubin", &l80);
+    assert_non_null(c90);
+    assert_non_null(c80);
+    uint8_t *other = malloc(l90); /* another image with the same bytes */
+    assert_non_null(other);
+    memcpy(other, c90, l90);
+    uint8_t garbage[64] = {0x7f, 'E', 'L', 'F'};
+    char count[512], body[5000];
+    snprintf(count, sizeof count, "%s/runs", tmpdir);
+    snprintf(body, sizeof body, "echo run >> '%s'\nexec '%s' \"$@\"", count, real);
+    sg_sass_options_t opt = {.nvdisasm = fake_tool("counting_nvdisasm", body), .jobs = 1};
+    const sg_sass_request_t req[] = {
+        {c90, l90, "add_scalar"}, {c80, l80, "gather"},   {other, l90, "histo"},
+        {garbage, sizeof garbage, "add_scalar"},          {c90, l90, "gather"},
+        {c80, l80, "add_scalar"}, {c90, l90, "no_such_kernel"},
+    };
+    enum { N = sizeof req / sizeof req[0] };
+    sg_sass_kernel_t got[N];
+    assert_int_equal(sg_sass_analyze_requests(req, N, &opt, got), 0);
+    char *runs = sg_sass_read_file(count, &(size_t){0});
+    assert_non_null(runs);
+    assert_string_equal(runs, "run\nrun\n"); /* sm_90 and sm_80: one run each */
+    free(runs);
+    assert_int_equal(got[3].status, SG_SASS_BAD_CUBIN);
+    assert_int_equal(got[6].status, SG_SASS_NO_KERNEL);
+    for (uint32_t i = 0; i < N; i++) {
+        if (i == 3 || i == 6) continue;
+        assert_int_equal(got[i].status, SG_SASS_ANALYSED);
+        sg_sass_kernel_t alone;
+        assert_int_equal(sg_sass_analyze_cubin(req[i].cubin, req[i].n, &req[i].name, 1, NULL,
+                                               &alone), 0);
+        char *a = dump_all(&alone, 1), *b = dump_all(&got[i], 1);
+        assert_string_equal(b, a);
+        free(a);
+        free(b);
+        sg_sass_kernel_free(&alone);
+    }
+    for (uint32_t i = 0; i < N; i++) sg_sass_kernel_free(&got[i]);
+
+    /* the cache: one batch for what it lacks, hits afterwards */
+    sg_sass_cache_t *c = sg_sass_cache_new(&opt);
+    assert_int_equal(sg_sass_cache_prefetch_requests(c, req, N), 0);
+    uint32_t nr, nk;
+    sg_sass_cache_stats(c, &nr, &nk);
+    assert_int_equal(nr, 1);
+    assert_int_equal(nk, 7); /* failures are kept too: asked again, no new run */
+    const sg_sass_kernel_t *k;
+    assert_int_equal(sg_sass_cache_get(c, c80, l80, "gather", &k), 0);
+    assert_int_equal(k->status, SG_SASS_ANALYSED);
+    assert_int_equal(k->arch, 80);
+    /* keyed by content: the first image's histo is the copy's */
+    assert_int_equal(sg_sass_cache_get(c, c90, l90, "histo", &k), 0);
+    assert_int_equal(k->status, SG_SASS_ANALYSED);
+    assert_int_equal(sg_sass_cache_prefetch_requests(c, req, N), 0);
+    sg_sass_cache_stats(c, &nr, &nk);
+    assert_int_equal(nr, 1);
+    assert_int_equal(nk, 7);
+    sg_sass_cache_free(c);
+    free(c90);
+    free(c80);
+    free(other);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--nvdisasm")) {
@@ -638,7 +712,9 @@ int main(int argc, char **argv)
             return 77;
         }
         fprintf(stderr, "using %s\n", path);
-        const struct CMUnitTest real[] = {cmocka_unit_test(test_cubins), cmocka_unit_test(test_cache)};
+        const struct CMUnitTest real[] = {
+            cmocka_unit_test(test_cubins), cmocka_unit_test(test_cache),
+            cmocka_unit_test_setup_teardown(test_batch_images, setup_tmp, teardown_tmp)};
         return cmocka_run_group_tests_name("sass_nvdisasm", real, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
