@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "code/access.h"
 #include "code/fatbin.h"
 #include "code/sass.h"
 #include "code/sass_facts.h"
@@ -702,6 +703,101 @@ static void test_batch_images(void **state)
     free(other);
 }
 
+/* CuPy-style ElementwiseKernels (tests/data/ptx/nvrtc_cupy.py), one NVRTC
+ * source compiled to PTX and to an sm_90 cubin. The PTX path bounds their
+ * grid-stride loops; the SASS path does not follow loops yet: each of its
+ * sites must be unknown with a reason, or give exactly the PTX path's range
+ * for the same pointer word and kind, never something else. The loops that
+ * are not the grid-stride shape (a blockDim-only step, a bound loaded from
+ * memory) must stay unknown on the SASS path. */
+static void test_cupy_sass_vs_ptx(void **state)
+{
+    (void)state;
+    size_t lc, lp;
+    uint8_t *cubin = (uint8_t *)sg_sass_read_file(DATA "cupy_sm90.cubin", &lc);
+    char *ptx = sg_sass_read_file(DATA "cupy_sm90.ptx", &lp);
+    assert_non_null(cubin);
+    assert_non_null(ptx);
+    static const struct {
+        const char *name;
+        bool grid_stride, ptx_known; /* the strided view's index is unknown to PTX too */
+    } ks[] = {{"cupy_axpb", true, true},         {"cupy_add32", true, true},
+              {"cupy_copy_strided", true, false}, {"loop_block_step", false, false},
+              {"loop_loaded_bound", false, false}};
+    const uint64_t n = 1000;
+    for (uint32_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
+        sg_access_kernel_t pk, sk;
+        memset(&pk, 0, sizeof pk);
+        assert_int_equal(sg_access_analyze_text(ptx, lp, ks[t].name, &pk), 0);
+        assert_int_equal(pk.status, 0);
+        sg_sass_kernel_t sass;
+        assert_int_equal(sg_sass_analyze_cubin(cubin, lc, &ks[t].name, 1, NULL, &sass), 0);
+        assert_int_equal(sass.status, SG_SASS_ANALYSED);
+        assert_int_equal(sg_access_from_sass(&sass, pk.n_params, pk.param_offsets, pk.param_sizes,
+                                             pk.params_size, &sk), 0);
+        /* CArray {data, size, shape, strides}: 32 bytes; CIndexer {size,
+         * shape}: 16; a pointer: 8 (to the loaded bound) */
+        uint8_t bytes[256] = {0};
+        assert_true(pk.params_size <= sizeof bytes);
+        for (uint32_t i = 0; i < pk.n_params; i++) {
+            uint64_t w[4] = {0x10000000ull * (i + 1), n, n, 8};
+            if (pk.param_sizes[i] == 16) w[0] = n;
+            if (pk.param_sizes[i] == 8 || pk.param_sizes[i] >= 16)
+                memcpy(bytes + pk.param_offsets[i], w, pk.param_sizes[i] < 32 ? pk.param_sizes[i] : 32);
+        }
+        sg_kernel_t node;
+        memset(&node, 0, sizeof node);
+        node.grid[0] = 4;
+        node.block[0] = 128;
+        node.grid[1] = node.grid[2] = node.block[1] = node.block[2] = 1;
+        node.param_bytes = bytes;
+        node.params_size = pk.params_size;
+        node.n_params = pk.n_params;
+        node.param_offsets = pk.param_offsets;
+        node.param_sizes = pk.param_sizes;
+        sg_access_eval_t pe, se;
+        assert_int_equal(sg_access_eval(&pk, &node, NULL, 0, &pe), 0);
+        assert_int_equal(sg_access_eval(&sk, &node, NULL, 0, &se), 0);
+        if (ks[t].ptx_known) {
+            /* the PTX path: every site known, within [data, data + n*elem) */
+            if (!pe.all_known) fail_msg("%s: PTX not all known: %s", ks[t].name, pe.reason);
+            for (uint32_t i = 0; i < pe.n_ranges; i++)
+                assert_true(pe.ranges[i].hi - pe.ranges[i].lo <= 8 * n);
+        }
+        for (uint32_t i = 0; i < se.n_ranges; i++) {
+            const sg_access_range_t *r = &se.ranges[i];
+            const sg_access_site_t *s = &sk.sites[r->site];
+            assert_int_equal(s->base_kind, SG_ACCESS_BASE_PARAM); /* the pointer word is known */
+            if (r->status != SG_ACCESS_ST_KNOWN) {
+                assert_true(r->reason != SG_ACCESS_OK || s->reason != SG_ACCESS_OK);
+                assert_true(s->detail[0] != 0);
+                continue;
+            }
+            /* never a range through the arrays of the other loops (the
+             * loaded bound's own 8-byte load is known) */
+            assert_true(ks[t].grid_stride || s->param_index == SG_NONE ||
+                        pk.param_sizes[s->param_index] != 32);
+            /* the hull of the PTX sites of that word and kind */
+            uint64_t lo = UINT64_MAX, hi = 0;
+            for (uint32_t j = 0; j < pe.n_ranges; j++) {
+                const sg_access_site_t *q = &pk.sites[pe.ranges[j].site];
+                if (q->base_param != s->base_param || q->kind != s->kind) continue;
+                assert_int_equal(pe.ranges[j].status, SG_ACCESS_ST_KNOWN);
+                if (pe.ranges[j].lo < lo) lo = pe.ranges[j].lo;
+                if (pe.ranges[j].hi > hi) hi = pe.ranges[j].hi;
+            }
+            assert_true(r->lo >= lo && r->hi <= hi);
+        }
+        sg_access_eval_free(&pe);
+        sg_access_eval_free(&se);
+        sg_access_kernel_free(&pk);
+        sg_access_kernel_free(&sk);
+        sg_sass_kernel_free(&sass);
+    }
+    free(cubin);
+    free(ptx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--nvdisasm")) {
@@ -714,7 +810,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "using %s\n", path);
         const struct CMUnitTest real[] = {
             cmocka_unit_test(test_cubins), cmocka_unit_test(test_cache),
-            cmocka_unit_test_setup_teardown(test_batch_images, setup_tmp, teardown_tmp)};
+            cmocka_unit_test_setup_teardown(test_batch_images, setup_tmp, teardown_tmp),
+            cmocka_unit_test(test_cupy_sass_vs_ptx)};
         return cmocka_run_group_tests_name("sass_nvdisasm", real, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
