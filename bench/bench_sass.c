@@ -9,7 +9,11 @@
  * disassembler (children) and the parse + dataflow (this process); wall
  * time is printed beside it (shared build machines make it noisy).
  *
- * usage: bench_sass [CUBIN...] */
+ * With --images K: up to K kernels from each cubin, as a graph's kernel
+ * nodes come from many images: one batch per image against one batch for
+ * all of them (sg_access_bundle_prefetch).
+ *
+ * usage: bench_sass [CUBIN...] | bench_sass --images K CUBIN... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +114,83 @@ static void bench_one(const char *path)
     free(b);
 }
 
+/* A graph's view: a few kernels from each of several images (PyTorch's
+ * kernel nodes come from many translation units, each its own fatbin).
+ * One batch per image, as the access pass did, against one batch for all
+ * images (sg_sass_analyze_requests, what sg_access_bundle_prefetch does). */
+static void bench_images(char **paths, int n_paths, uint32_t per_image)
+{
+    uint8_t **bytes = calloc((size_t)n_paths, sizeof *bytes);
+    size_t *lens = calloc((size_t)n_paths, sizeof *lens);
+    sg_name_list_t *names = calloc((size_t)n_paths, sizeof *names);
+    sg_sass_request_t *req = calloc((size_t)n_paths * per_image + 1, sizeof *req);
+    uint32_t nr = 0;
+    if (!bytes || !lens || !names || !req)
+        goto out;
+    for (int i = 0; i < n_paths; i++) {
+        bytes[i] = slurp(paths[i], &lens[i]);
+        if (!bytes[i] || sg_elf_list_kernels(bytes[i], lens[i], &names[i]) != 0)
+            continue;
+        for (uint32_t j = 0; j < names[i].n && j < per_image; j++)
+            req[nr++] = (sg_sass_request_t){bytes[i], lens[i], names[i].names[j]};
+    }
+    if (nr == 0)
+        goto out;
+    sg_sass_kernel_t *k = calloc(nr, sizeof *k);
+    if (!k)
+        goto out;
+    sg_sass_options_t one = {.jobs = 1};
+    stamp_t s0 = now();
+    for (uint32_t i = 0; i < nr;) {
+        uint32_t j = i;
+        while (j < nr && req[j].cubin == req[i].cubin)
+            j++;
+        sg_sass_analyze_requests(req + i, j - i, &one, k + i);
+        i = j;
+    }
+    stamp_t s1 = now();
+    uint64_t insns = 0;
+    for (uint32_t i = 0; i < nr; i++) {
+        insns += k[i].n_instructions;
+        sg_sass_kernel_free(&k[i]);
+    }
+    stamp_t t0 = now();
+    sg_sass_analyze_requests(req, nr, &one, k);
+    stamp_t t1 = now();
+    for (uint32_t i = 0; i < nr; i++)
+        sg_sass_kernel_free(&k[i]);
+    stamp_t u0 = now();
+    sg_sass_analyze_requests(req, nr, NULL, k);
+    stamp_t u1 = now();
+    for (uint32_t i = 0; i < nr; i++)
+        sg_sass_kernel_free(&k[i]);
+    free(k);
+    printf("graph view: %u kernels, up to %u from each of %d images, %llu instructions\n", nr,
+           per_image, n_paths, (unsigned long long)insns);
+    double a = (s1.self - s0.self + s1.child - s0.child) * 1e3 / nr;
+    double b = (t1.self - t0.self + t1.child - t0.child) * 1e3 / nr;
+    printf("  one batch per image : %7.2f ms CPU per kernel, %7.2f ms wall\n", a,
+           (s1.wall - s0.wall) * 1e3 / nr);
+    printf("  one batch in all    : %7.2f ms CPU per kernel (nvdisasm %.2f + analysis %.2f), "
+           "%7.2f ms wall\n",
+           b, (t1.child - t0.child) * 1e3 / nr, (t1.self - t0.self) * 1e3 / nr,
+           (t1.wall - t0.wall) * 1e3 / nr);
+    printf("  one batch, side by side: %7.2f ms CPU per kernel, %7.2f ms wall\n",
+           (u1.self - u0.self + u1.child - u0.child) * 1e3 / nr, (u1.wall - u0.wall) * 1e3 / nr);
+    printf("  all/per-image (CPU): %.3f   goal: <= 5 ms per kernel (%s)\n", b / a,
+           b <= 5.0 ? "met" : "missed");
+out:
+    for (int i = 0; bytes && i < n_paths; i++) {
+        free(bytes[i]);
+        if (names)
+            sg_name_list_free(&names[i]);
+    }
+    free(bytes);
+    free(lens);
+    free(names);
+    free(req);
+}
+
 int main(int argc, char **argv)
 {
     char tool[4096];
@@ -121,6 +202,10 @@ int main(int argc, char **argv)
     printf("nvdisasm: %s\n", tool);
     if (argc < 2) {
         bench_one(SGCAP_BENCH_SASS_CUBIN);
+        return 0;
+    }
+    if (argc > 3 && !strcmp(argv[1], "--images")) {
+        bench_images(argv + 3, argc - 3, (uint32_t)atoi(argv[2]) ? (uint32_t)atoi(argv[2]) : 1);
         return 0;
     }
     for (int i = 1; i < argc; i++)

@@ -1,6 +1,7 @@
 /* access_bundle.c: a bundle's kernel node -> its access analysis (see
  * access_bundle.h): PTX first, SASS through nvdisasm next, else a reason;
- * cached per (image hash, name, layout), nvdisasm batched per image. */
+ * cached per (image hash, name, layout), nvdisasm batched per image, or for
+ * the whole graph at once (sg_access_bundle_prefetch). */
 #include "access_bundle.h"
 
 #include <stdarg.h>
@@ -337,6 +338,92 @@ static int from_sass(sg_access_bundle_t *ab, const sg_kernel_t *node, sg_access_
     rc = sg_access_from_sass(sk, node->n_params, node->param_offsets, node->param_sizes,
                              node->params_size, k);
     ab->st.sass_ms += now_ms() - t0;
+    return rc;
+}
+
+/* ---- one nvdisasm batch for the whole graph ------------------------------------------- */
+
+typedef struct {
+    sg_sass_request_t *req;
+    uint32_t n, cap;
+} req_list_t;
+
+/* The kernel nodes of g (and its bodies) that will take the SASS path: no
+ * cached analysis, no PTX that analyses; their images' cubins loaded. */
+static int gather_sass(sg_access_bundle_t *ab, const sg_graph_t *g, int depth, req_list_t *rl)
+{
+    if (depth > SG_BUNDLE_MAX_DEPTH) return SG_OK;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        const sg_node_t *x = sg_graph_node(g, i);
+        int rc = SG_OK;
+        if (!x) continue;
+        if (x->type == SG_NODE_CHILD_GRAPH && x->u.child)
+            rc = gather_sass(ab, x->u.child, depth + 1, rl);
+        for (uint32_t b = 0; x->type == SG_NODE_CONDITIONAL && b < x->u.cond.n_bodies && !rc; b++)
+            rc = gather_sass(ab, x->u.cond.bodies[b], depth + 1, rl);
+        if (rc) return rc;
+        if (x->type != SG_NODE_KERNEL) continue;
+        const sg_kernel_t *node = &x->u.kernel;
+        const sg_image_t *img = node->image == SG_NONE ? NULL : sg_graph_image(ab->g, node->image);
+        if (!node->name || !node->name[0] || !img || !img->file || node->image >= ab->g->n_images)
+            continue;
+        image_state_t *im = &ab->images[node->image];
+        if (im->prefetched) continue;
+        char key[17];
+        sg_access_key(img->hash, node->name, node->n_params, node->param_offsets,
+                      node->param_sizes, key);
+        if (sg_access_cache_get(ab->cache, key)) continue;
+        /* the PTX path first, as analyse() does; a kernel it analyses is
+         * cached now and needs no disassembly */
+        sg_access_kernel_t k;
+        sg_code_report_row_t row;
+        bool done = false;
+        memset(&k, 0, sizeof k);
+        memset(&row, 0, sizeof row);
+        double t0 = now_ms();
+        rc = from_ptx(ab, node, &k, &row, &done);
+        if (!rc && done && k.status == 0) {
+            double ms = now_ms() - t0;
+            ab->st.ptx_ms += ms;
+            if (ms > ab->st.worst_ptx_ms) ab->st.worst_ptx_ms = ms;
+            ab->st.kernels++;
+            ab->st.ptx++;
+            rc = sg_access_cache_put(ab->cache, key, &k);
+        }
+        sg_access_kernel_free(&k);
+        if (rc) return rc;
+        if (done && sg_access_cache_get(ab->cache, key)) continue;
+        if (!im->loaded && (rc = load_cubin(ab, node->image, im))) return rc;
+        if (!im->cubin) continue;
+        if (rl->n == rl->cap) {
+            uint32_t nc = rl->cap ? rl->cap * 2 : 16;
+            sg_sass_request_t *nr = realloc(rl->req, nc * sizeof *nr);
+            if (!nr) return SG_ENOMEM;
+            rl->req = nr;
+            rl->cap = nc;
+        }
+        rl->req[rl->n++] = (sg_sass_request_t){.cubin = im->cubin, .n = im->n, .name = node->name};
+    }
+    return SG_OK;
+}
+
+int sg_access_bundle_prefetch(sg_access_bundle_t *ab)
+{
+    if (!ab) return SG_EINVAL;
+    if (ab->opt.no_sass || !ab->b) return SG_OK;
+    req_list_t rl = {0};
+    int rc = gather_sass(ab, ab->g, 0, &rl);
+    if (!rc && rl.n) {
+        double t0 = now_ms();
+        rc = sg_sass_cache_prefetch_requests(ab->sass, rl.req, rl.n);
+        double per = (now_ms() - t0) / rl.n;
+        if (per > ab->st.worst_sass_ms) ab->st.worst_sass_ms = per;
+        ab->st.sass_ms += now_ms() - t0;
+        /* every image of the batch is done: from_sass only reads the cache */
+        for (uint32_t i = 0; i < ab->g->n_images && !rc; i++)
+            if (ab->images[i].cubin) ab->images[i].prefetched = true;
+    }
+    free(rl.req);
     return rc;
 }
 

@@ -55,6 +55,12 @@ void sg_access_bundle_close(sg_access_bundle_t *ab);
 int sg_access_bundle_kernel(sg_access_bundle_t *ab, const sg_kernel_t *k,
                             const sg_access_kernel_t **out);
 
+/* Analyse every kernel of g now, the SASS-only ones of all images in one
+ * nvdisasm batch per arch (nvdisasm's ~0.4 s start-up paid once per graph,
+ * not once per image). Optional: without it each image gets its own batch
+ * on first need. Idempotent. SG_ENOMEM. */
+int sg_access_bundle_prefetch(sg_access_bundle_t *ab);
+
 /* The same evaluated for this launch against g's buffers (ev is the
  * caller's: sg_access_eval_free). SG_ENOMEM. */
 int sg_access_bundle_node(sg_access_bundle_t *ab, const sg_kernel_t *k, sg_access_eval_t *ev,

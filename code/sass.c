@@ -662,83 +662,99 @@ typedef struct {
     uint32_t max_ntid[3];
     uint32_t *calls;
     uint32_t ncalls;
+    uint32_t cubin;      /* index into the group's distinct cubins */
     bool ok;
 } kslice_t;
 
-int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *names,
-                          uint32_t n_names, const sg_sass_options_t *opt, sg_sass_kernel_t *out)
+/* A distinct cubin of a group: its bank-4 words that call benign system
+ * functions, read once for all its kernels. */
+typedef struct {
+    const uint8_t *bytes;
+    size_t n;
+    uint32_t *benign, n_benign;
+} gcubin_t;
+
+/* Requests idx[0..n) (all of one arch) in one batch: their .text sections
+ * concatenated and disassembled by one nvdisasm run (or side-by-side slices
+ * of it), the listing parsed once and cut per kernel. */
+static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint32_t n_idx,
+                         uint32_t arch, const sg_sass_options_t *opt, sg_sass_kernel_t *out)
 {
-    if (!out || (!names && n_names))
-        return SG_EINVAL;
-    for (uint32_t i = 0; i < n_names; i++)
-        memset(&out[i], 0, sizeof out[i]);
-    if (n_names == 0)
-        return 0;
-    uint32_t arch = 0;
-    if (!cubin || sg_elf_check(cubin, n) != 0 || sg_elf_cuda_arch(cubin, n, &arch) != 0) {
-        for (uint32_t i = 0; i < n_names; i++)
-            set_unknown(&out[i], names[i], SG_SASS_BAD_CUBIN, "not a cubin (ELF for CUDA)");
-        return 0;
-    }
-    kslice_t *ks = calloc(n_names, sizeof *ks);
+    kslice_t *ks = calloc(n_idx, sizeof *ks);
+    gcubin_t *cb = calloc(n_idx, sizeof *cb);
+    uint32_t n_cb = 0;
     uint8_t *code = NULL;
-    uint32_t *benign = NULL, n_benign = 0;
     uint64_t total = 0;
     int rc = 0;
-    if (!ks)
+    if (!ks || !cb) {
+        free(ks);
+        free(cb);
         return SG_ENOMEM;
-    for (uint32_t i = 0; i < n_names; i++) {
+    }
+#define R(i) (&req[idx[i]])
+#define O(i) (&out[idx[i]])
+    for (uint32_t i = 0; i < n_idx; i++) {
         char sec[4096];
         sg_elf_section_t s;
-        if (!names[i] || snprintf(sec, sizeof sec, ".text.%s", names[i]) >= (int)sizeof sec ||
-            sg_elf_find_section(cubin, n, sec, &s) != 0) {
-            set_unknown(&out[i], names[i], SG_SASS_NO_KERNEL, "the cubin has no such kernel");
+        const sg_sass_request_t *q = R(i);
+        if (!q->name || snprintf(sec, sizeof sec, ".text.%s", q->name) >= (int)sizeof sec ||
+            sg_elf_find_section(q->cubin, q->n, sec, &s) != 0) {
+            set_unknown(O(i), q->name, SG_SASS_NO_KERNEL, "the cubin has no such kernel");
             continue;
         }
         if (s.type == 8 || s.size == 0 || s.size % 16 || s.size > MAX_CODE - total) {
-            set_unknown(&out[i], names[i], SG_SASS_BAD_CUBIN,
+            set_unknown(O(i), q->name, SG_SASS_BAD_CUBIN,
                         s.size > MAX_CODE - total ? "kernel code over the size cap"
                                                   : "kernel section empty or misaligned");
             continue;
         }
+        uint32_t c = 0;
+        while (c < n_cb && cb[c].bytes != q->cubin)
+            c++;
+        if (c == n_cb) {
+            cb[c].bytes = q->cubin;
+            cb[c].n = q->n;
+            if ((rc = benign_bank4(q->cubin, q->n, &cb[c].benign, &cb[c].n_benign)))
+                goto out;
+            n_cb++;
+        }
+        ks[i].cubin = c;
         ks[i].off = total;
         ks[i].size = s.size;
         total += s.size;
         ks[i].pbase = sg_sass_default_param_base(arch);
-        read_param_cbank(cubin, n, names[i], &ks[i].pbase, &ks[i].psize, ks[i].max_ntid);
-        if ((rc = section_functions(cubin, n, s.index, &ks[i].calls, &ks[i].ncalls)))
+        read_param_cbank(q->cubin, q->n, q->name, &ks[i].pbase, &ks[i].psize, ks[i].max_ntid);
+        if ((rc = section_functions(q->cubin, q->n, s.index, &ks[i].calls, &ks[i].ncalls)))
             goto out;
         ks[i].ok = true;
     }
     if (total == 0)
-        goto out;
-    if ((rc = benign_bank4(cubin, n, &benign, &n_benign)))
         goto out;
     code = malloc(total);
     if (!code) {
         rc = SG_ENOMEM;
         goto out;
     }
-    for (uint32_t i = 0; i < n_names; i++)
+    for (uint32_t i = 0; i < n_idx; i++)
         if (ks[i].ok) {
             char sec[4096];
             sg_elf_section_t s;
-            snprintf(sec, sizeof sec, ".text.%s", names[i]);
-            sg_elf_find_section(cubin, n, sec, &s);
-            memcpy(code + ks[i].off, cubin + s.offset, s.size);
+            snprintf(sec, sizeof sec, ".text.%s", R(i)->name);
+            sg_elf_find_section(R(i)->cubin, R(i)->n, sec, &s);
+            memcpy(code + ks[i].off, R(i)->cubin + s.offset, s.size);
         }
     char tool[4096];
     if (resolve_tool(opt, tool, sizeof tool) != 0) {
-        for (uint32_t i = 0; i < n_names; i++)
+        for (uint32_t i = 0; i < n_idx; i++)
             if (ks[i].ok)
-                set_unknown(&out[i], names[i], SG_SASS_NO_DISASSEMBLER,
+                set_unknown(O(i), R(i)->name, SG_SASS_NO_DISASSEMBLER,
                             "no disassembler (nvdisasm not found; set SGCAP_NVDISASM)");
         goto out;
     }
     /* Split the code into chunks disassembled side by side: nvdisasm is
      * single-threaded and its cost grows with the instructions. */
     uint32_t nok = 0;
-    for (uint32_t i = 0; i < n_names; i++)
+    for (uint32_t i = 0; i < n_idx; i++)
         nok += ks[i].ok;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t nj = opt && opt->jobs ? opt->jobs : (uint32_t)(cpus > 8 ? 8 : cpus < 1 ? 1 : cpus);
@@ -761,7 +777,7 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
     }
     {
         uint32_t c = 0;
-        for (uint32_t i = 0; i < n_names && c < nj; i++) {
+        for (uint32_t i = 0; i < n_idx && c < nj; i++) {
             if (!ks[i].ok)
                 continue;
             if (ks[i].off >= total / nj * c || c == 0) {
@@ -773,7 +789,7 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
             }
         }
         nj = c ? c : 1;
-        first[nj] = n_names;
+        first[nj] = n_idx;
         cs[nj] = total;
     }
     uint32_t timeout = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
@@ -806,7 +822,7 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
                      jobs[c].err[0] ? jobs[c].err : "no message");
             for (uint32_t i = first[c]; i < first[c + 1]; i++)
                 if (ks[i].ok)
-                    set_unknown(&out[i], names[i], SG_SASS_REJECTED, why);
+                    set_unknown(O(i), R(i)->name, SG_SASS_REJECTED, why);
             continue;
         }
         sg_sass_listing_t l;
@@ -821,7 +837,7 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
             snprintf(why, sizeof why, "nvdisasm output unreadable (%s)", perr);
             for (uint32_t i = first[c]; i < first[c + 1]; i++)
                 if (ks[i].ok)
-                    set_unknown(&out[i], names[i], SG_SASS_REJECTED, why);
+                    set_unknown(O(i), R(i)->name, SG_SASS_REJECTED, why);
             continue;
         }
         for (uint32_t i = first[c]; i < first[c + 1] && rc == 0; i++) {
@@ -839,15 +855,16 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
             while (e < l.n_insns && l.insns[e].pc < ks[i].off + ks[i].size)
                 e++;
             if (e == lo || l.insns[lo].pc != ks[i].off) {
-                set_unknown(&out[i], names[i], SG_SASS_REJECTED,
+                set_unknown(O(i), R(i)->name, SG_SASS_REJECTED,
                             "nvdisasm output does not cover the kernel's code");
                 continue;
             }
+            const gcubin_t *g = &cb[ks[i].cubin];
             sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
                                   .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls,
-                                  .benign_c4 = benign, .n_benign_c4 = n_benign,
+                                  .benign_c4 = g->benign, .n_benign_c4 = g->n_benign,
                                   .max_ntid = {ks[i].max_ntid[0], ks[i].max_ntid[1], ks[i].max_ntid[2]}};
-            rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, names[i], &t, &out[i]);
+            rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, R(i)->name, &t, O(i));
             if (rc == SG_EINVAL)
                 rc = 0;
         }
@@ -864,11 +881,82 @@ int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *nam
     free(first);
     free(cs);
 out:
-    for (uint32_t i = 0; i < n_names; i++)
+#undef R
+#undef O
+    for (uint32_t i = 0; i < n_idx; i++)
         free(ks[i].calls);
+    for (uint32_t c = 0; c < n_cb; c++)
+        free(cb[c].benign);
     free(ks);
+    free(cb);
     free(code);
-    free(benign);
+    return rc;
+}
+
+int sg_sass_analyze_requests(const sg_sass_request_t *req, uint32_t n_req,
+                             const sg_sass_options_t *opt, sg_sass_kernel_t *out)
+{
+    if (!out || (!req && n_req))
+        return SG_EINVAL;
+    for (uint32_t i = 0; i < n_req; i++)
+        memset(&out[i], 0, sizeof out[i]);
+    if (n_req == 0)
+        return 0;
+    /* arch of each request's cubin (0: not a cubin), read once per cubin */
+    uint32_t *arch = calloc(n_req, sizeof *arch);
+    uint32_t *idx = calloc(n_req, sizeof *idx);
+    bool *done = calloc(n_req, sizeof *done);
+    int rc = 0;
+    if (!arch || !idx || !done) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < n_req; i++) {
+        uint32_t j = 0;
+        while (j < i && req[j].cubin != req[i].cubin)
+            j++;
+        if (j < i) {
+            arch[i] = arch[j];
+        } else if (!req[i].cubin || sg_elf_check(req[i].cubin, req[i].n) != 0 ||
+                   sg_elf_cuda_arch(req[i].cubin, req[i].n, &arch[i]) != 0) {
+            arch[i] = 0;
+        }
+        if (arch[i] == 0) {
+            set_unknown(&out[i], req[i].name, SG_SASS_BAD_CUBIN, "not a cubin (ELF for CUDA)");
+            done[i] = true;
+        }
+    }
+    /* one batch per arch (nvdisasm -b takes one) */
+    for (uint32_t i = 0; i < n_req && rc == 0; i++) {
+        if (done[i])
+            continue;
+        uint32_t n = 0;
+        for (uint32_t j = i; j < n_req; j++)
+            if (!done[j] && arch[j] == arch[i]) {
+                idx[n++] = j;
+                done[j] = true;
+            }
+        rc = analyze_group(req, idx, n, arch[i], opt, out);
+    }
+out:
+    free(arch);
+    free(idx);
+    free(done);
+    return rc;
+}
+
+int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *names,
+                          uint32_t n_names, const sg_sass_options_t *opt, sg_sass_kernel_t *out)
+{
+    if (!out || (!names && n_names))
+        return SG_EINVAL;
+    sg_sass_request_t *req = calloc(n_names ? n_names : 1, sizeof *req);
+    if (!req)
+        return SG_ENOMEM;
+    for (uint32_t i = 0; i < n_names; i++)
+        req[i] = (sg_sass_request_t){.cubin = cubin, .n = n, .name = names[i]};
+    int rc = sg_sass_analyze_requests(req, n_names, opt, out);
+    free(req);
     return rc;
 }
 
@@ -956,35 +1044,46 @@ static centry_t *lookup(sg_sass_cache_t *c, const char *key)
     return e;
 }
 
-int sg_sass_cache_prefetch(sg_sass_cache_t *c, const uint8_t *cubin, size_t n,
-                           const char *const *names, uint32_t n_names)
+int sg_sass_cache_prefetch_requests(sg_sass_cache_t *c, const sg_sass_request_t *req,
+                                    uint32_t n_req)
 {
-    if (!c || (!names && n_names) || (!cubin && n))
+    if (!c || (!req && n_req))
         return SG_EINVAL;
-    char hash[17];
-    sg_code_hash(cubin, n, hash);
-    const char **todo = calloc(n_names ? n_names : 1, sizeof *todo);
-    if (!todo)
+    for (uint32_t i = 0; i < n_req; i++)
+        if (!req[i].cubin && req[i].n)
+            return SG_EINVAL;
+    sg_sass_request_t *todo = calloc(n_req ? n_req : 1, sizeof *todo);
+    char(*hash)[17] = calloc(n_req ? n_req : 1, sizeof *hash);
+    if (!todo || !hash) {
+        free(todo);
+        free(hash);
         return SG_ENOMEM;
+    }
     uint32_t nt = 0;
-    char key[sizeof((centry_t *)0)->key];
-    for (uint32_t i = 0; i < n_names; i++) {
-        if (!names[i] || !make_key(key, sizeof key, hash, names[i]) || lookup(c, key))
+    char key[sizeof((centry_t *)0)->key], h[17] = "";
+    for (uint32_t i = 0; i < n_req; i++) {
+        /* one hash per distinct cubin (libtorch's are tens of MiB) */
+        if (i == 0 || req[i].cubin != req[i - 1].cubin || req[i].n != req[i - 1].n)
+            sg_code_hash(req[i].cubin, req[i].n, h);
+        if (!req[i].name || !make_key(key, sizeof key, h, req[i].name) || lookup(c, key))
             continue;
         bool dup = false;
         for (uint32_t j = 0; j < nt && !dup; j++)
-            dup = !strcmp(todo[j], names[i]);
-        if (!dup)
-            todo[nt++] = names[i];
+            dup = !strcmp(hash[j], h) && !strcmp(todo[j].name, req[i].name);
+        if (!dup) {
+            memcpy(hash[nt], h, sizeof h);
+            todo[nt++] = req[i];
+        }
     }
     int rc = 0;
     if (nt) {
         sg_sass_kernel_t *ks = calloc(nt, sizeof *ks);
         if (!ks) {
             free(todo);
+            free(hash);
             return SG_ENOMEM;
         }
-        rc = sg_sass_analyze_cubin(cubin, n, todo, nt, &c->opt, ks);
+        rc = sg_sass_analyze_requests(todo, nt, &c->opt, ks);
         c->runs++;
         for (uint32_t i = 0; i < nt; i++) {
             centry_t *e = rc ? NULL : calloc(1, sizeof *e);
@@ -994,7 +1093,7 @@ int sg_sass_cache_prefetch(sg_sass_cache_t *c, const uint8_t *cubin, size_t n,
                     rc = SG_ENOMEM;
                 continue;
             }
-            make_key(e->key, sizeof e->key, hash, todo[i]);
+            make_key(e->key, sizeof e->key, hash[i], todo[i].name);
             e->k = ks[i];
             HASH_ADD_STR(c->map, key, e);
             if (!lookup(c, e->key)) { /* uthash ran out of memory */
@@ -1008,6 +1107,22 @@ int sg_sass_cache_prefetch(sg_sass_cache_t *c, const uint8_t *cubin, size_t n,
         free(ks);
     }
     free(todo);
+    free(hash);
+    return rc;
+}
+
+int sg_sass_cache_prefetch(sg_sass_cache_t *c, const uint8_t *cubin, size_t n,
+                           const char *const *names, uint32_t n_names)
+{
+    if (!c || (!names && n_names) || (!cubin && n))
+        return SG_EINVAL;
+    sg_sass_request_t *req = calloc(n_names ? n_names : 1, sizeof *req);
+    if (!req)
+        return SG_ENOMEM;
+    for (uint32_t i = 0; i < n_names; i++)
+        req[i] = (sg_sass_request_t){.cubin = cubin, .n = n, .name = names[i]};
+    int rc = sg_sass_cache_prefetch_requests(c, req, n_names);
+    free(req);
     return rc;
 }
 

@@ -305,6 +305,21 @@ int sg_sass_disassemble(const sg_sass_options_t *opt, uint32_t arch, bool arch_s
 int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *names,
                           uint32_t n_names, const sg_sass_options_t *opt, sg_sass_kernel_t *out);
 
+/* One kernel of one cubin, for a batch over several cubins. */
+typedef struct {
+    const uint8_t *cubin;
+    size_t n;
+    const char *name;
+} sg_sass_request_t;
+
+/* Analyse kernels of any number of cubins with one nvdisasm batch per arch
+ * (the .text sections of every kernel asked for, concatenated): nvdisasm's
+ * start-up (~0.4 s) is paid once for all the images of a graph, not once per
+ * image. out[i] gets req[i]; the facts are the same as one cubin at a time
+ * (tested). Returns 0, or SG_ENOMEM / SG_EINVAL. */
+int sg_sass_analyze_requests(const sg_sass_request_t *req, uint32_t n_req,
+                             const sg_sass_options_t *opt, sg_sass_kernel_t *out);
+
 /* The fatbin entry the driver would load on sm_<device_arch>: an ELF entry
  * of exactly that arch, else the highest same-major arch below it (not an
  * arch-specific 'a' build of another arch). SG_ENOENT when none. */
@@ -320,6 +335,11 @@ void sg_sass_cache_free(sg_sass_cache_t *c);
  * nvdisasm run. 0 or SG_ENOMEM / SG_EINVAL. */
 int sg_sass_cache_prefetch(sg_sass_cache_t *c, const uint8_t *cubin, size_t n,
                            const char *const *names, uint32_t n_names);
+/* The same over several cubins: one batch per arch for whatever is not
+ * cached yet (what a bundle's SASS-only kernel nodes need, all images at
+ * once). */
+int sg_sass_cache_prefetch_requests(sg_sass_cache_t *c, const sg_sass_request_t *req,
+                                    uint32_t n_req);
 /* The facts for one kernel, keyed by (cubin content hash, name); analysed on
  * a miss. The result stays owned by the cache until it is freed. */
 int sg_sass_cache_get(sg_sass_cache_t *c, const uint8_t *cubin, size_t n, const char *name,

@@ -380,6 +380,8 @@ int sg_pass_access(sg_pass_ctx_t *ctx)
     opt.device_arch = ctx->opt->fuse_arch;
     int rc = sg_rw_alloc_index_build(p.root, &p.aix);
     if (!rc) rc = sg_access_bundle_open(b, p.root, &opt, &p.ab);
+    /* every SASS-only kernel of every image in one nvdisasm batch */
+    if (!rc) rc = sg_access_bundle_prefetch(p.ab);
     if (!rc) rc = walk(&p, ctx->g, 0);
     if (!rc) rc = report(&p);
     row_t *r, *t;

@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "code/access.h"
 #include "code/fatbin.h"
 #include "code/sass.h"
 #include "code/sass_facts.h"
@@ -628,6 +629,175 @@ static void test_cache(void **state)
     free(cubin);
 }
 
+/* Kernels of several cubins (two sm_90 images, one sm_80, one that is not
+ * a cubin) in one batch: one nvdisasm run per arch, counted by a wrapper
+ * around the real tool, and for each kernel the facts one cubin at a time
+ * gives. */
+static void test_batch_images(void **state)
+{
+    (void)state;
+    char real[4096];
+    assert_int_equal(sg_sass_find_disassembler(real, sizeof real), 0);
+    size_t l90, l80;
+    uint8_t *c90 = (uint8_t *)sg_sass_read_file(DATA "kernels_sm90.cubin", &l90);
+    uint8_t *c80 = (uint8_t *)sg_sass_read_file(DATA "kernels_sm80.cubin", &l80);
+    assert_non_null(c90);
+    assert_non_null(c80);
+    uint8_t *other = malloc(l90); /* another image with the same bytes */
+    assert_non_null(other);
+    memcpy(other, c90, l90);
+    uint8_t garbage[64] = {0x7f, 'E', 'L', 'F'};
+    char count[512], body[5000];
+    snprintf(count, sizeof count, "%s/runs", tmpdir);
+    snprintf(body, sizeof body, "echo run >> '%s'\nexec '%s' \"$@\"", count, real);
+    sg_sass_options_t opt = {.nvdisasm = fake_tool("counting_nvdisasm", body), .jobs = 1};
+    const sg_sass_request_t req[] = {
+        {c90, l90, "add_scalar"}, {c80, l80, "gather"},   {other, l90, "histo"},
+        {garbage, sizeof garbage, "add_scalar"},          {c90, l90, "gather"},
+        {c80, l80, "add_scalar"}, {c90, l90, "no_such_kernel"},
+    };
+    enum { N = sizeof req / sizeof req[0] };
+    sg_sass_kernel_t got[N];
+    assert_int_equal(sg_sass_analyze_requests(req, N, &opt, got), 0);
+    char *runs = sg_sass_read_file(count, &(size_t){0});
+    assert_non_null(runs);
+    assert_string_equal(runs, "run\nrun\n"); /* sm_90 and sm_80: one run each */
+    free(runs);
+    assert_int_equal(got[3].status, SG_SASS_BAD_CUBIN);
+    assert_int_equal(got[6].status, SG_SASS_NO_KERNEL);
+    for (uint32_t i = 0; i < N; i++) {
+        if (i == 3 || i == 6) continue;
+        assert_int_equal(got[i].status, SG_SASS_ANALYSED);
+        sg_sass_kernel_t alone;
+        assert_int_equal(sg_sass_analyze_cubin(req[i].cubin, req[i].n, &req[i].name, 1, NULL,
+                                               &alone), 0);
+        char *a = dump_all(&alone, 1), *b = dump_all(&got[i], 1);
+        assert_string_equal(b, a);
+        free(a);
+        free(b);
+        sg_sass_kernel_free(&alone);
+    }
+    for (uint32_t i = 0; i < N; i++) sg_sass_kernel_free(&got[i]);
+
+    /* the cache: one batch for what it lacks, hits afterwards */
+    sg_sass_cache_t *c = sg_sass_cache_new(&opt);
+    assert_int_equal(sg_sass_cache_prefetch_requests(c, req, N), 0);
+    uint32_t nr, nk;
+    sg_sass_cache_stats(c, &nr, &nk);
+    assert_int_equal(nr, 1);
+    assert_int_equal(nk, 7); /* failures are kept too: asked again, no new run */
+    const sg_sass_kernel_t *k;
+    assert_int_equal(sg_sass_cache_get(c, c80, l80, "gather", &k), 0);
+    assert_int_equal(k->status, SG_SASS_ANALYSED);
+    assert_int_equal(k->arch, 80);
+    /* keyed by content: the first image's histo is the copy's */
+    assert_int_equal(sg_sass_cache_get(c, c90, l90, "histo", &k), 0);
+    assert_int_equal(k->status, SG_SASS_ANALYSED);
+    assert_int_equal(sg_sass_cache_prefetch_requests(c, req, N), 0);
+    sg_sass_cache_stats(c, &nr, &nk);
+    assert_int_equal(nr, 1);
+    assert_int_equal(nk, 7);
+    sg_sass_cache_free(c);
+    free(c90);
+    free(c80);
+    free(other);
+}
+
+/* CuPy-style ElementwiseKernels (tests/data/ptx/nvrtc_cupy.py), one NVRTC
+ * source compiled to PTX and to an sm_90 cubin. The PTX path bounds their
+ * grid-stride loops; the SASS path does not follow loops yet: each of its
+ * sites must be unknown with a reason, or give exactly the PTX path's range
+ * for the same pointer word and kind, never something else. The loops that
+ * are not the grid-stride shape (a blockDim-only step, a bound loaded from
+ * memory) must stay unknown on the SASS path. */
+static void test_cupy_sass_vs_ptx(void **state)
+{
+    (void)state;
+    size_t lc, lp;
+    uint8_t *cubin = (uint8_t *)sg_sass_read_file(DATA "cupy_sm90.cubin", &lc);
+    char *ptx = sg_sass_read_file(DATA "cupy_sm90.ptx", &lp);
+    assert_non_null(cubin);
+    assert_non_null(ptx);
+    static const struct {
+        const char *name;
+        bool grid_stride, ptx_known; /* the strided view's index is unknown to PTX too */
+    } ks[] = {{"cupy_axpb", true, true},         {"cupy_add32", true, true},
+              {"cupy_copy_strided", true, false}, {"loop_block_step", false, false},
+              {"loop_loaded_bound", false, false}};
+    const uint64_t n = 1000;
+    for (uint32_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
+        sg_access_kernel_t pk, sk;
+        memset(&pk, 0, sizeof pk);
+        assert_int_equal(sg_access_analyze_text(ptx, lp, ks[t].name, &pk), 0);
+        assert_int_equal(pk.status, 0);
+        sg_sass_kernel_t sass;
+        assert_int_equal(sg_sass_analyze_cubin(cubin, lc, &ks[t].name, 1, NULL, &sass), 0);
+        assert_int_equal(sass.status, SG_SASS_ANALYSED);
+        assert_int_equal(sg_access_from_sass(&sass, pk.n_params, pk.param_offsets, pk.param_sizes,
+                                             pk.params_size, &sk), 0);
+        /* CArray {data, size, shape, strides}: 32 bytes; CIndexer {size,
+         * shape}: 16; a pointer: 8 (to the loaded bound) */
+        uint8_t bytes[256] = {0};
+        assert_true(pk.params_size <= sizeof bytes);
+        for (uint32_t i = 0; i < pk.n_params; i++) {
+            uint64_t w[4] = {0x10000000ull * (i + 1), n, n, 8};
+            if (pk.param_sizes[i] == 16) w[0] = n;
+            if (pk.param_sizes[i] == 8 || pk.param_sizes[i] >= 16)
+                memcpy(bytes + pk.param_offsets[i], w, pk.param_sizes[i] < 32 ? pk.param_sizes[i] : 32);
+        }
+        sg_kernel_t node;
+        memset(&node, 0, sizeof node);
+        node.grid[0] = 4;
+        node.block[0] = 128;
+        node.grid[1] = node.grid[2] = node.block[1] = node.block[2] = 1;
+        node.param_bytes = bytes;
+        node.params_size = pk.params_size;
+        node.n_params = pk.n_params;
+        node.param_offsets = pk.param_offsets;
+        node.param_sizes = pk.param_sizes;
+        sg_access_eval_t pe, se;
+        assert_int_equal(sg_access_eval(&pk, &node, NULL, 0, &pe), 0);
+        assert_int_equal(sg_access_eval(&sk, &node, NULL, 0, &se), 0);
+        if (ks[t].ptx_known) {
+            /* the PTX path: every site known, within [data, data + n*elem) */
+            if (!pe.all_known) fail_msg("%s: PTX not all known: %s", ks[t].name, pe.reason);
+            for (uint32_t i = 0; i < pe.n_ranges; i++)
+                assert_true(pe.ranges[i].hi - pe.ranges[i].lo <= 8 * n);
+        }
+        for (uint32_t i = 0; i < se.n_ranges; i++) {
+            const sg_access_range_t *r = &se.ranges[i];
+            const sg_access_site_t *s = &sk.sites[r->site];
+            assert_int_equal(s->base_kind, SG_ACCESS_BASE_PARAM); /* the pointer word is known */
+            if (r->status != SG_ACCESS_ST_KNOWN) {
+                assert_true(r->reason != SG_ACCESS_OK || s->reason != SG_ACCESS_OK);
+                assert_true(s->detail[0] != 0);
+                continue;
+            }
+            /* never a range through the arrays of the other loops (the
+             * loaded bound's own 8-byte load is known) */
+            assert_true(ks[t].grid_stride || s->param_index == SG_NONE ||
+                        pk.param_sizes[s->param_index] != 32);
+            /* the hull of the PTX sites of that word and kind */
+            uint64_t lo = UINT64_MAX, hi = 0;
+            for (uint32_t j = 0; j < pe.n_ranges; j++) {
+                const sg_access_site_t *q = &pk.sites[pe.ranges[j].site];
+                if (q->base_param != s->base_param || q->kind != s->kind) continue;
+                assert_int_equal(pe.ranges[j].status, SG_ACCESS_ST_KNOWN);
+                if (pe.ranges[j].lo < lo) lo = pe.ranges[j].lo;
+                if (pe.ranges[j].hi > hi) hi = pe.ranges[j].hi;
+            }
+            assert_true(r->lo >= lo && r->hi <= hi);
+        }
+        sg_access_eval_free(&pe);
+        sg_access_eval_free(&se);
+        sg_access_kernel_free(&pk);
+        sg_access_kernel_free(&sk);
+        sg_sass_kernel_free(&sass);
+    }
+    free(cubin);
+    free(ptx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--nvdisasm")) {
@@ -638,7 +808,10 @@ int main(int argc, char **argv)
             return 77;
         }
         fprintf(stderr, "using %s\n", path);
-        const struct CMUnitTest real[] = {cmocka_unit_test(test_cubins), cmocka_unit_test(test_cache)};
+        const struct CMUnitTest real[] = {
+            cmocka_unit_test(test_cubins), cmocka_unit_test(test_cache),
+            cmocka_unit_test_setup_teardown(test_batch_images, setup_tmp, teardown_tmp),
+            cmocka_unit_test(test_cupy_sass_vs_ptx)};
         return cmocka_run_group_tests_name("sass_nvdisasm", real, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {

@@ -7,7 +7,8 @@ ptrdiff_t size; ptrdiff_t shape[ndim]; ptrdiff_t strides[ndim]} and the
 loop bound in a CIndexer struct, and walks the elements with a grid-stride
 loop. The header below is written here to reproduce that layout and loop;
 it is not CuPy's code. Output: cupy_elementwise.ptx (compute_90).
-Usage: python3 nvrtc_cupy.py OUT_DIR"""
+Usage: python3 nvrtc_cupy.py OUT_DIR [SASS_DIR] (SASS_DIR: also
+cupy_sm90.ptx and cupy_sm90.cubin, one source both ways, for the SASS path)"""
 import ctypes
 import os
 import sys
@@ -94,6 +95,29 @@ extern "C" __global__ void cupy_scale_2d(const CArray<float, 2, false> _raw_in0,
 """
 
 
+# For the SASS path (tests/data/sass/cupy_sm90.*): the kernels above plus
+# two loops that are not CuPy's grid-stride shape, which must stay unknown.
+NOT_GRID_STRIDE = r"""
+/* steps by blockDim.x only: not the grid stride */
+extern "C" __global__ void loop_block_step(const CArray<float, 1, true> _raw_x,
+                                           CArray<float, 1, true> _raw_y, CIndexer<1> _ind)
+{
+    for (ptrdiff_t i = static_cast<ptrdiff_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+         i < _ind.size(); i += blockDim.x)
+        _raw_y[i] = _raw_x[i] + 1.0f;
+}
+
+/* the bound is loaded from memory: data-dependent */
+extern "C" __global__ void loop_loaded_bound(const CArray<float, 1, true> _raw_x,
+                                             CArray<float, 1, true> _raw_y, const long long *n)
+{
+    ELEMENTWISE_LOOP(i, n[0]) {
+        _raw_y[i] = _raw_x[i] * 3.0f;
+    }
+}
+"""
+
+
 def nvrtc():
     for name in ("libnvrtc.so", "libnvrtc.so.13"):
         for d in (os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/lib64", ""):
@@ -124,6 +148,23 @@ def compile_ptx(lib, src, name, opts):
     return ptx.value.decode()
 
 
+def compile_cubin(lib, src, name, opts):
+    """The same through NVRTC to SASS (what CuPy's kernel cache holds)."""
+    prog = ctypes.c_void_p()
+    rc = lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None)
+    if rc:
+        sys.exit("nvrtcCreateProgram: %d" % rc)
+    argv = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+    if lib.nvrtcCompileProgram(prog, len(opts), argv):
+        sys.exit("nvrtcCompileProgram (cubin) failed")
+    size = ctypes.c_size_t()
+    lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+    cubin = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetCUBIN(prog, cubin)
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    return cubin.raw
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     lib = nvrtc()
@@ -131,6 +172,18 @@ def main():
                       ["--gpu-architecture=compute_90", "--std=c++17"])
     with open(os.path.join(out, "cupy_elementwise.ptx"), "w") as f:
         f.write(ptx)
+    # usage: nvrtc_cupy.py OUT_DIR [SASS_DIR]: also the SASS fixtures, one
+    # source compiled both ways (PTX and sm_90 cubin) so the two paths can
+    # be compared kernel by kernel
+    if len(sys.argv) > 2:
+        src = HEADER + KERNELS + NOT_GRID_STRIDE
+        sass = sys.argv[2]
+        with open(os.path.join(sass, "cupy_sm90.ptx"), "w") as f:
+            f.write(compile_ptx(lib, src, "cupy_sass.cu",
+                                ["--gpu-architecture=compute_90", "--std=c++17"]))
+        with open(os.path.join(sass, "cupy_sm90.cubin"), "wb") as f:
+            f.write(compile_cubin(lib, src, "cupy_sass.cu",
+                                  ["--gpu-architecture=sm_90", "--std=c++17"]))
 
 
 if __name__ == "__main__":
