@@ -161,6 +161,7 @@ static void slot_ctype(sg_fz_slot_t *s, sg_ptx_type_t t)
 /* ---- the fast path ----------------------------------------------------------------- */
 
 #define FAST_MAX_BLOCKS 4096u
+#define FAST_MAX_TABLE (4u << 20) /* sites x blocks */
 
 /* Blocks reachable from `from` in f's CFG: through at least one edge when
  * strict, else `from` itself too. seen has f->n_blocks entries; stack as
@@ -208,7 +209,10 @@ static int mark_never_taken(sg_fz_plan_t *p, uint32_t s)
     bool *never = p->never_taken + p->stmt_base[s];
     bool any_sure = false;
     for (uint32_t i = 0; i < st->n_sites; i++) any_sure |= p->site_sure[p->site_base[s] + i];
-    if (!any_sure || !f->n_blocks || f->n_blocks > FAST_MAX_BLOCKS) return SG_OK;
+    /* (a huge entry is left whole: its reachability table would not be small) */
+    if (!any_sure || !f->n_blocks || f->n_blocks > FAST_MAX_BLOCKS ||
+        (uint64_t)st->n_sites * f->n_blocks > FAST_MAX_TABLE)
+        return SG_OK;
     bool *seen = malloc(f->n_blocks * sizeof *seen);
     uint32_t *stack = malloc(f->n_blocks * sizeof *stack);
     /* per sure site: the blocks it reaches through an edge (it could have run
