@@ -47,6 +47,19 @@ grep -q "^fused:   3 kernels" "$work/inspect.txt" || fail "inspect lists no fuse
 grep -q "stage 0   was n9     k_f4_a" "$work/inspect.txt" || fail "inspect does not name the stages: $(cat "$work/inspect.txt")"
 "$sgcap" dot "$out" -o "$work/g.dot" || fail "dot failed"
 grep -q "fused, tier 1, 12 stages" "$work/g.dot" || fail "dot does not show the fused node"
+# --fuse-tile: another tile gives other kernels (the report says their block);
+# values it cannot use are refused with the rule, nothing written
+"$sgcap" rewrite "$in" -o "$work/tile.sgraph" --passes fuse --fuse-tile 256x4 \
+  --report "$work/tile.txt" >/dev/null 2>&1 || fail "--fuse-tile 256x4 failed"
+grep -q "^  fused n.* block 256," "$work/tile.txt" || fail "--fuse-tile 256x4: no fused kernel of 256 threads"
+grep -q "^  fused n.* block 128," "$work/report.txt" || fail "the default tile is not 128 threads"
+for bad in 256 100x4 256x3 2048x4 256x8x1 x4; do
+  if "$sgcap" rewrite "$in" -o "$work/bad.sgraph" --passes fuse --fuse-tile "$bad" >"$work/bad.log" 2>&1; then
+    fail "--fuse-tile $bad accepted"
+  fi
+  grep -q "fuse-tile wants BxE" "$work/bad.log" || fail "--fuse-tile $bad: $(cat "$work/bad.log")"
+  [ ! -e "$work/bad.sgraph" ] || fail "--fuse-tile $bad wrote a bundle"
+done
 # a second rewrite of the rewritten bundle keeps it valid (nothing left to fuse)
 "$sgcap" rewrite "$out" -o "$work/again.sgraph" --passes fuse >/dev/null 2>&1 || fail "rewriting the fused bundle failed"
 echo "fuse_cli: OK"
