@@ -15,8 +15,9 @@
  * graphs with the same raw digest therefore build the same model; the
  * converse need not hold (the shim then builds, and the model digest
  * deduplicates). A second digest, the shape, leaves out the kernels'
- * argument bytes (their sizes stay in): the variant cap of shim.c
- * (SGCAP_MAX_VARIANTS) counts bundles per shape. Graphs with child graphs or conditional nodes are not
+ * argument bytes other than pointers into known device memory (their
+ * sizes stay in): the variant cap of shim.c (SGCAP_MAX_VARIANTS) counts
+ * bundles per shape. Graphs with child graphs or conditional nodes are not
  * digested here (their bodies live elsewhere): they are always built.
  *
  * Runs under the hot lock, in relaxed capture mode, like the build. */
@@ -77,6 +78,25 @@ static inline void put_args(dg_t *h, const void *p, size_t n)
 static inline void put_u64(dg_t *h, uint64_t v)
 {
     put(h, &v, sizeof v);
+}
+
+/* The argument words of a kernel that point into device memory the shim
+ * knows of (8-byte aligned words of each argument, struct members
+ * included) stay in the shape: graphs over other buffers can alias, and
+ * race, differently, so they are not variants of each other; only the
+ * other bytes (coefficients, sizes, flags) are left out. Under the hot
+ * lock (the memory map). */
+static void shape_pointers(dg_t *h, const void *arg, size_t n)
+{
+    const uint8_t *p = arg;
+    for (size_t off = 0; off + 8 <= n; off += 8) {
+        uint64_t w;
+        memcpy(&w, p + off, 8);
+        if (w && sg_memmap_find(&sg_shim.mem, w)) {
+            uint64_t rec[2] = {off, w};
+            append(&h->shape, rec, sizeof rec);
+        }
+    }
 }
 
 /* Scratch kept between walks (under the hot lock): a program that
@@ -176,6 +196,7 @@ static int kernel_part(dg_t *h, CUgraphNode node, const sg_override_t *ov)
             if (p.kernelParams[i]) {
                 put_args(h, p.kernelParams[i], ki->sizes[i]);
                 put_u64(h, ki->sizes[i]);
+                shape_pointers(h, p.kernelParams[i], ki->sizes[i]);
             }
     } else if (p.extra) {
         for (int i = 0; i < 64 && p.extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
@@ -187,6 +208,7 @@ static int kernel_part(dg_t *h, CUgraphNode node, const sg_override_t *ov)
                 if (len > SG_BUNDLE_MAX_PARAM_BYTES) return SG_ELIMIT;
                 put_args(h, p.extra[i + 1], len);
                 put_u64(h, len);
+                shape_pointers(h, p.extra[i + 1], len);
             }
         }
     }

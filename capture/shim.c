@@ -1213,7 +1213,8 @@ __attribute__((destructor)) static void sg_shim_summary(void)
                 o->failed + sg_writer_failed());
     if (sg_shim.variants)
         sg_shim_log("summary: %" PRIu64 " distinct %s not written: %s only in kernel arguments "
-                    "from graphs written SGCAP_MAX_VARIANTS=%u times (0: no cap)",
+                    "that are not device pointers from graphs written SGCAP_MAX_VARIANTS=%u "
+                    "times (0: no cap)",
                     sg_shim.variants, sg_plural(sg_shim.variants, "graph", "graphs"),
                     sg_shim.variants == 1 ? "it differs" : "they differ", sg_shim.cfg.max_variants);
     if (code[0]) sg_shim_log("summary: %s", code);

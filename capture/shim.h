@@ -154,9 +154,10 @@ bool sg_shim_many_devices(void) SG_SHIM_HIDDEN;
 /* ---- rawdigest.c: a graph's digest without a model ---- */
 typedef struct {
     uint64_t digest;
-    uint64_t shape;                  /* the same without kernel argument bytes: graphs that
-                                        differ only in their kernels' arguments (a solver's
-                                        coefficients, other buffers) share it */
+    uint64_t shape;                  /* the same without kernel argument bytes, but for
+                                        the words pointing into device memory: graphs
+                                        that differ only in their kernels' coefficients,
+                                        sizes or flags share it */
     uint32_t nodes, streams, events; /* for the summary when no model is built */
     bool captured;                   /* it has a capture record */
 } sg_raw_digest_t;

@@ -214,6 +214,7 @@ void sg_writer_atfork_child(void)
     /* The parent writes what is queued; the child has no writer thread. */
     W.head = W.tail = NULL;
     W.queued = 0;
+    W.queued_bytes = 0; /* (the parent's count would hold the child's first jobs back) */
     W.busy = false;
     W.started = false;
     pthread_mutex_init(&W.lock, NULL);

@@ -359,13 +359,31 @@ if SGCAP_MAX_VARIANTS=3 run variants "$out" recapture 40; then
   [ "$n" = 3 ] && ok "variants: 3 bundles" || fail "variants: $n bundles, expected 3"
   grep -q "summary: 40 graphs (20 distinct, 40 from stream capture)" "$work/variants.stderr" &&
     grep -q "3 bundles written" "$work/variants.stderr" &&
-    grep -q "summary: 17 distinct graphs not written: they differ only in kernel arguments from graphs written SGCAP_MAX_VARIANTS=3 times" \
+    grep -q "summary: 17 distinct graphs not written: they differ only in kernel arguments that are not device pointers from graphs written SGCAP_MAX_VARIANTS=3 times" \
       "$work/variants.stderr" &&
     grep -q "summary: graphs: 40 seen, 40 recorded (37 by digest alone), 0 not recorded" \
       "$work/variants.stderr" || {
     fail "variants: counts in the summary"
     grep summary "$work/variants.stderr" | sed 's/^/    /'
   }
+fi
+# Only the bytes that do not point into device memory make variants: the
+# same graph over two output buffers in turn is two graphs of two shapes
+# (with SGCAP_MAX_VARIANTS=1: 2 bundles), the scalar-changing one of one
+# shape (1 bundle).
+out=$work/rebuffer
+if SGCAP_MAX_VARIANTS=1 run rebuffer "$out" rebuffer 10; then
+  n=$(ls -d "$out"/*.sgraph | wc -l)
+  [ "$n" = 2 ] && ok "variants: pointer arguments keep graphs apart (2 bundles)" ||
+    fail "variants: rebuffer wrote $n bundles, expected 2"
+  grep -q "distinct graphs not written" "$work/rebuffer.stderr" &&
+    fail "variants: rebuffer counted variants: $(grep summary "$work/rebuffer.stderr")"
+fi
+out=$work/variants1
+if SGCAP_MAX_VARIANTS=1 run variants1 "$out" recapture 10; then
+  n=$(ls -d "$out"/*.sgraph | wc -l)
+  [ "$n" = 1 ] && ok "variants: scalar arguments make variants (1 bundle)" ||
+    fail "variants: recapture with SGCAP_MAX_VARIANTS=1 wrote $n bundles, expected 1"
 fi
 # A value it cannot read is said and the default used.
 out=$work/variants_bad

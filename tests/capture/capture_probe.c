@@ -539,8 +539,8 @@ int main(int argc, char **argv)
     }
     const char *what = argv[1];
     if (strcmp(what, "--list") == 0) {
-        puts("fork_join threads mixed conditional recapture explicit exec_set_params triton "
-             "two_devices");
+        puts("fork_join threads mixed conditional recapture rebuffer explicit exec_set_params "
+             "triton two_devices");
         for (size_t i = 0; i < N_EDGELESS; i++)
             printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
         return 0;
@@ -556,7 +556,7 @@ int main(int argc, char **argv)
     }
     if (expect) {
         puts("# sgcap expected topology v1");
-        int graphs = strcmp(what, "recapture") == 0     ? iters
+        int graphs = strcmp(what, "recapture") == 0 || strcmp(what, "rebuffer") == 0 ? iters
                      : strcmp(what, "two_devices") == 0 ? 2
                                                         : 1;
         for (int i = 0; i < graphs; i++) {
@@ -638,6 +638,26 @@ int main(int argc, char **argv)
             CHECK(cuGraphLaunch(exec, S[0]));
         }
         CHECK(cuGraphExecDestroy(exec));
+    } else if (strcmp(what, "rebuffer") == 0) {
+        /* the same graph with the same scalars over two output buffers in
+         * turn: graphs that differ only in a pointer argument */
+        CUdeviceptr outs[2] = {out, 0};
+        CHECK(cuMemAlloc_v2(&outs[1], n * 4));
+        for (int i = 0; i < iters; i++) {
+            out = outs[i % 2];
+            CUgraph g = fork_join(2.0f);
+            if (i == 0) {
+                CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+            } else {
+                CUgraphExecUpdateResultInfo info;
+                CHECK(cuGraphExecUpdate_v2(exec, g, &info));
+            }
+            CHECK(cuGraphDestroy(g));
+            CHECK(cuGraphLaunch(exec, S[0]));
+        }
+        CHECK(cuGraphExecDestroy(exec));
+        out = outs[0];
+        CHECK(cuMemFree_v2(outs[1]));
     } else if (strcmp(what, "explicit") == 0) {
         CUgraph g;
         CUgraphNode e1, e2;
