@@ -637,6 +637,19 @@ typedef struct raw_entry {
 static raw_entry_t *raws;
 static uint32_t n_raws;
 
+/* Empty one of these bounded tables of malloc'd entries (raws, shapes:
+ * cleared when full). */
+#define FORGET_ALL(head, type, count)                                                              \
+    do {                                                                                           \
+        type *x_, *t_;                                                                             \
+        HASH_ITER(hh, head, x_, t_)                                                                \
+        {                                                                                          \
+            HASH_DEL(head, x_);                                                                    \
+            free(x_);                                                                              \
+        }                                                                                          \
+        (count) = 0;                                                                               \
+    } while (0)
+
 /* Shapes (sg_raw_digest_t.shape) -> bundles written of that shape: past
  * SGCAP_MAX_VARIANTS a new graph of the shape is counted, not built (a
  * program re-capturing a graph with new arguments every step writes a few
@@ -662,15 +675,7 @@ static void shape_wrote(uint64_t shape)
     shape_entry_t *e = NULL;
     HASH_FIND(hh, shapes, &shape, sizeof shape, e);
     if (!e) {
-        if (n_shapes >= RAW_MAX) {
-            shape_entry_t *x, *tmp;
-            HASH_ITER(hh, shapes, x, tmp)
-            {
-                HASH_DEL(shapes, x);
-                free(x);
-            }
-            n_shapes = 0;
-        }
+        if (n_shapes >= RAW_MAX) FORGET_ALL(shapes, shape_entry_t, n_shapes);
         e = calloc(1, sizeof *e);
         if (!e) return;
         e->shape = shape;
@@ -684,20 +689,13 @@ static void shape_wrote(uint64_t shape)
     e->written++;
 }
 
-static void raw_remember(uint64_t raw, uint64_t model, bool built, const sg_raw_digest_t *counts)
+static void raw_remember(uint64_t raw, uint64_t model, bool built, bool variant,
+                         const sg_raw_digest_t *counts)
 {
     raw_entry_t *e = NULL;
     HASH_FIND(hh, raws, &raw, sizeof raw, e);
     if (!e) {
-        if (n_raws >= RAW_MAX) {
-            raw_entry_t *x, *tmp;
-            HASH_ITER(hh, raws, x, tmp)
-            {
-                HASH_DEL(raws, x);
-                free(x);
-            }
-            n_raws = 0;
-        }
+        if (n_raws >= RAW_MAX) FORGET_ALL(raws, raw_entry_t, n_raws);
         e = calloc(1, sizeof *e);
         if (!e) return;
         e->raw = raw;
@@ -710,7 +708,7 @@ static void raw_remember(uint64_t raw, uint64_t model, bool built, const sg_raw_
     }
     e->model = model;
     e->built = built;
-    e->variant = false;
+    e->variant = variant;
     e->counts = *counts;
 }
 
@@ -758,9 +756,7 @@ static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
         count_recorded(e ? &e->counts : raw);
         if (!e) {
             sg_shim.variants++;
-            raw_remember(raw->digest, raw->digest ^ RAW_STAND_IN, false, raw);
-            HASH_FIND(hh, raws, &raw->digest, sizeof raw->digest, e);
-            if (e) e->variant = true;
+            raw_remember(raw->digest, raw->digest ^ RAW_STAND_IN, false, true, raw);
         }
         sg_snap_forget(exec);
         return true;
@@ -787,7 +783,7 @@ static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
     case SG_OUTBOX_WRITE: /* excluded by sg_outbox_would_write */
         break;
     }
-    if (!e) raw_remember(raw->digest, digest, false, raw);
+    if (!e) raw_remember(raw->digest, digest, false, false, raw);
     return true;
 }
 
@@ -828,7 +824,7 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
                         g->crosscheck_note ? g->crosscheck_note : "differs");
     }
     uint64_t digest = sg_graph_digest(g);
-    if (have_raw) raw_remember(raw.digest, digest, true, &counts);
+    if (have_raw) raw_remember(raw.digest, digest, true, false, &counts);
     sg_outbox_entry_t existing = {0};
     bool report = false;
     char path[4096 + 160];

@@ -82,6 +82,20 @@ static CUgraph fork_join(float scale)
     return g;
 }
 
+/* A re-capture step: instantiate the first graph (or update the exec from
+ * a later one), destroy the graph, launch. */
+static void update_and_launch(CUgraphExec *exec, CUgraph g)
+{
+    if (!*exec) {
+        CHECK(cuGraphInstantiateWithFlags(exec, g, 0));
+    } else {
+        CUgraphExecUpdateResultInfo info;
+        CHECK(cuGraphExecUpdate_v2(*exec, g, &info));
+    }
+    CHECK(cuGraphDestroy(g));
+    CHECK(cuGraphLaunch(*exec, S[0]));
+}
+
 static const char fork_join_expect[] = "stream s0 kernel kernel\n"
                                        "stream s1 kernel kernel\n"
                                        "stream s2 kernel\n"
@@ -624,19 +638,9 @@ int main(int argc, char **argv)
         CHECK(cuGraphExecDestroy(exec));
         CHECK(cuGraphDestroy(g));
     } else if (strcmp(what, "recapture") == 0) {
-        for (int i = 0; i < iters; i++) {
-            /* the scalar changes every iteration, except that every other
-             * capture repeats the previous one exactly */
-            CUgraph g = fork_join(1.0f + (float)(i / 2));
-            if (i == 0) {
-                CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
-            } else {
-                CUgraphExecUpdateResultInfo info;
-                CHECK(cuGraphExecUpdate_v2(exec, g, &info));
-            }
-            CHECK(cuGraphDestroy(g));
-            CHECK(cuGraphLaunch(exec, S[0]));
-        }
+        /* the scalar changes every iteration, except that every other
+         * capture repeats the previous one exactly */
+        for (int i = 0; i < iters; i++) update_and_launch(&exec, fork_join(1.0f + (float)(i / 2)));
         CHECK(cuGraphExecDestroy(exec));
     } else if (strcmp(what, "rebuffer") == 0) {
         /* the same graph with the same scalars over two output buffers in
@@ -645,15 +649,7 @@ int main(int argc, char **argv)
         CHECK(cuMemAlloc_v2(&outs[1], n * 4));
         for (int i = 0; i < iters; i++) {
             out = outs[i % 2];
-            CUgraph g = fork_join(2.0f);
-            if (i == 0) {
-                CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
-            } else {
-                CUgraphExecUpdateResultInfo info;
-                CHECK(cuGraphExecUpdate_v2(exec, g, &info));
-            }
-            CHECK(cuGraphDestroy(g));
-            CHECK(cuGraphLaunch(exec, S[0]));
+            update_and_launch(&exec, fork_join(2.0f));
         }
         CHECK(cuGraphExecDestroy(exec));
         out = outs[0];
