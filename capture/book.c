@@ -736,12 +736,11 @@ void sg_book_forget(sg_book_t *b, uint64_t graph)
     if (r) drop_record(b, r);
 }
 
-bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to, uint8_t *kind,
-                       uint32_t *event)
+bool sg_book_edge_kind_of(const sg_tag_t *f, const sg_tag_t *t, uint64_t from, uint8_t *kind,
+                          uint32_t *event)
 {
     *kind = SG_EDGE_CONTROL;
     *event = SG_NONE;
-    const sg_tag_t *t = sg_book_find_tag(r, to);
     if (!t) return false;
     const sg_dep_t *d = sg_dep_find(t->preds, t->n_preds, from);
     if (d) {
@@ -749,7 +748,13 @@ bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to,
         *event = d->kind == SG_EDGE_EVENT ? d->event : SG_NONE;
         return true;
     }
-    const sg_tag_t *f = sg_book_find_tag(r, from);
     if (f && f->stream == t->stream) *kind = SG_EDGE_STREAM;
     return false;
+}
+
+bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to, uint8_t *kind,
+                       uint32_t *event)
+{
+    return sg_book_edge_kind_of(sg_book_find_tag(r, from), sg_book_find_tag(r, to), from, kind,
+                                event);
 }

@@ -176,6 +176,11 @@ void sg_book_forget(sg_book_t *b, uint64_t graph);
 bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to, uint8_t *kind,
                        uint32_t *event);
 
+/* The same from the two ends' tags (either may be NULL), when the caller
+ * has them already. */
+bool sg_book_edge_kind_of(const sg_tag_t *from_tag, const sg_tag_t *to_tag, uint64_t from,
+                          uint8_t *kind, uint32_t *event);
+
 /* Does the dependency list hold `node`? Returns its entry or NULL. */
 const sg_dep_t *sg_dep_find(const sg_dep_t *deps, uint32_t n, uint64_t node);
 

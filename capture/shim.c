@@ -84,26 +84,58 @@ static __thread struct {
     int priority;
 } tls_pending;
 
+/* A stream's flags and priority never change, and its id is unique for
+ * the life of the program (cuStreamGetId): a small per-thread cache keyed
+ * by the id spares two of the three queries when a program captures on
+ * the same streams again and again. */
+static __thread struct {
+    uint64_t key;
+    unsigned long long id;
+    unsigned int flags;
+    int priority;
+} tls_sinfo[16];
+
 static void stream_info_before(CUstream s)
 {
     tls_pending.valid = false;
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    /* Already capturing (or no driver): asking would invalidate it. */
-    if (sg_inject_capture_status(s, &st, NULL) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
-        return;
+    static __typeof__(&cuStreamGetCaptureInfo_v3) v3;
+    if (!v3) v3 = SG_REAL(cuStreamGetCaptureInfo_v3);
     __typeof__(&cuStreamGetId) get_id = SG_REAL(cuStreamGetId);
     __typeof__(&cuStreamGetFlags) get_flags = SG_REAL(cuStreamGetFlags);
     __typeof__(&cuStreamGetPriority) get_prio = SG_REAL(cuStreamGetPriority);
+    uint64_t key = sg_shim_stream_key(s);
+    sg_relaxed_t relaxed;
+    sg_inject_relaxed_begin(&relaxed);
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t cid = 0;
+    /* Already capturing (or no driver): asking would invalidate it. */
+    CUresult r = v3 ? v3(s, &st, &cid, NULL, NULL, NULL, NULL)
+                    : sg_inject_capture_status(s, &st, NULL);
+    if (r != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE) {
+        sg_inject_relaxed_end(&relaxed);
+        return;
+    }
     tls_pending.id = 0;
     tls_pending.flags = 0;
     tls_pending.priority = 0;
-    sg_relaxed_t relaxed;
-    sg_inject_relaxed_begin(&relaxed);
-    if (get_id) get_id(s, &tls_pending.id);
-    if (get_flags) get_flags(s, &tls_pending.flags);
-    if (get_prio) get_prio(s, &tls_pending.priority);
+    if (get_id && get_id(s, &tls_pending.id) != CUDA_SUCCESS) tls_pending.id = 0;
+    unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 60);
+    if (tls_pending.id && tls_sinfo[slot].id == tls_pending.id && tls_sinfo[slot].key == key) {
+        tls_pending.flags = tls_sinfo[slot].flags;
+        tls_pending.priority = tls_sinfo[slot].priority;
+    } else {
+        bool ok = true;
+        if (get_flags && get_flags(s, &tls_pending.flags) != CUDA_SUCCESS) ok = false;
+        if (get_prio && get_prio(s, &tls_pending.priority) != CUDA_SUCCESS) ok = false;
+        if (ok && tls_pending.id) {
+            tls_sinfo[slot].key = key;
+            tls_sinfo[slot].id = tls_pending.id;
+            tls_sinfo[slot].flags = tls_pending.flags;
+            tls_sinfo[slot].priority = tls_pending.priority;
+        }
+    }
     sg_inject_relaxed_end(&relaxed);
-    tls_pending.key = sg_shim_stream_key(s);
+    tls_pending.key = key;
     tls_pending.valid = true;
 }
 
