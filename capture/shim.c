@@ -206,7 +206,8 @@ static void enqueue_after(const sg_call_t *c)
     if (c->result != CUDA_SUCCESS || !c->has_stream) return;
     if (atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) == 0) return;
     uint64_t key = sg_shim_stream_key(c->stream);
-    if (!stream_tracked(key)) return;
+    /* Ask the driver first and take the lock once: the book says whether
+     * the stream is ours (an untracked capture costs one query more). */
     CUstreamCaptureStatus st;
     cuuint64_t id = 0;
     uint64_t deps[64];
@@ -226,7 +227,7 @@ static void enqueue_after(const sg_call_t *c)
         if (n > cap) n = cap;
     }
     pthread_mutex_lock(&sg_shim.hot);
-    int rc = sg_book_enqueue(sg_shim.book, key, (uint32_t)c->fn, d, n);
+    int rc = sg_book_enqueue(sg_shim.book, key, (uint32_t)c->fn, d, n); /* 0 when not ours */
     pthread_mutex_unlock(&sg_shim.hot);
     if (rc < 0)
         sg_shim_log("capture: bookkeeping failed after %s (%s)", sg_inject_fn_name(c->fn),
@@ -421,14 +422,13 @@ static void on_wait(sg_phase_t phase, sg_call_t *c, void *user)
     if (n > 256) n = 256;
     sg_book_stream_info_t info;
     uint64_t key = sg_shim_stream_key(c->stream);
-    if (stream_tracked(key)) {
+    stream_info(c->stream, &info); /* what stream_info_before learnt, if it joins now */
+    pthread_mutex_lock(&sg_shim.hot);
+    if (sg_book_capture_of(sg_shim.book, key) != 0) { /* a member already: nothing to learn */
         memset(&info, 0, sizeof info);
         info.key = key;
         info.handle = (uint64_t)(uintptr_t)c->stream;
-    } else {
-        stream_info(c->stream, &info); /* joining: learn what it is */
     }
-    pthread_mutex_lock(&sg_shim.hot);
     int rc = sg_book_wait(sg_shim.book, &info, (uint64_t)(uintptr_t)a->hEvent, id, deps, n);
     pthread_mutex_unlock(&sg_shim.hot);
     if (rc) sg_shim_log("capture: bookkeeping of a wait failed (%s)", sg_strerror(rc));
@@ -755,6 +755,7 @@ static void count_recorded(const sg_raw_digest_t *c)
 
 static void bind_duplicate(CUgraphExec exec, const sg_outbox_entry_t *existing)
 {
+    if (!sg_shim.cfg.snapshot) return; /* the path is for snapshots alone */
     char path[4096 + 160];
     if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
                               &existing->origin, sg_shim.cfg.pid, existing->sequence) == SG_OK)
