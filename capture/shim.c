@@ -14,6 +14,7 @@
  * Anything that fails here is logged and dropped; the program always gets
  * the real result of its call. */
 #include "shim.h"
+#include "capture/u64map.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -655,32 +656,19 @@ static void count_failure(const char *why)
 /* Raw digests already seen (rawdigest.c) -> the model digest they built
  * (or, past SGCAP_MAX_BUNDLES, a stand-in digest that only counts them) and
  * their counts: a graph seen before costs a digest, not a model build.
- * Bounded: cleared when full. Under out. */
+ * Bounded: cleared when full. A program whose every capture is new adds an
+ * entry per step, so entries sit in one array, found through a u64map of
+ * indexes (no allocation per entry, no table rebuilt when it empties).
+ * Under out. */
 typedef struct raw_entry {
     uint64_t raw;
     uint64_t model;
     bool built;   /* model is a real model digest */
     bool variant; /* a variant over SGCAP_MAX_VARIANTS: counted, never written */
     sg_raw_digest_t counts;
-    UT_hash_handle hh;
 } raw_entry_t;
 #define RAW_MAX 65536u
 #define RAW_STAND_IN 0x5ca1ab1e00000001ull /* xor'd into a raw digest used for counting */
-static raw_entry_t *raws;
-static uint32_t n_raws;
-
-/* Empty one of these bounded tables of malloc'd entries (raws, shapes:
- * cleared when full). */
-#define FORGET_ALL(head, type, count)                                                              \
-    do {                                                                                           \
-        type *x_, *t_;                                                                             \
-        HASH_ITER(hh, head, x_, t_)                                                                \
-        {                                                                                          \
-            HASH_DEL(head, x_);                                                                    \
-            free(x_);                                                                              \
-        }                                                                                          \
-        (count) = 0;                                                                               \
-    } while (0)
 
 /* Shapes (sg_raw_digest_t.shape) -> bundles written of that shape: past
  * SGCAP_MAX_VARIANTS a new graph of the shape is counted, not built (a
@@ -690,54 +678,65 @@ static uint32_t n_raws;
 typedef struct shape_entry {
     uint64_t shape;
     uint32_t written;
-    UT_hash_handle hh;
 } shape_entry_t;
-static shape_entry_t *shapes;
-static uint32_t n_shapes;
+
+/* A bounded table of entries of `size` bytes keyed by their first word. */
+typedef struct {
+    sg_u64map_t map; /* key -> index + 1 */
+    void *v;
+    uint32_t n, cap;
+    size_t size;
+} dense_t;
+
+static dense_t raws = {.size = sizeof(raw_entry_t)}, shapes = {.size = sizeof(shape_entry_t)};
+
+static void *dense_find(const dense_t *d, uint64_t key)
+{
+    uintptr_t i = (uintptr_t)sg_u64map_get(&d->map, key);
+    return i ? (char *)d->v + (i - 1) * d->size : NULL;
+}
+
+/* A zeroed entry for key (not present), or NULL when out of memory. When
+ * full, everything is forgotten first. */
+static void *dense_add(dense_t *d, uint64_t key)
+{
+    if (d->n >= RAW_MAX) {
+        sg_u64map_clear(&d->map, UINT32_MAX);
+        d->n = 0;
+    }
+    if (d->n == d->cap) {
+        uint32_t cap = d->cap ? 2 * d->cap : 64;
+        void *v = realloc(d->v, (size_t)cap * d->size);
+        if (!v) return NULL;
+        d->v = v;
+        d->cap = cap;
+    }
+    if (sg_u64map_put(&d->map, key, (void *)(uintptr_t)(d->n + 1))) return NULL;
+    void *e = (char *)d->v + (size_t)d->n++ * d->size;
+    memset(e, 0, d->size);
+    memcpy(e, &key, sizeof key);
+    return e;
+}
 
 static uint32_t shape_written(uint64_t shape)
 {
-    shape_entry_t *e = NULL;
-    HASH_FIND(hh, shapes, &shape, sizeof shape, e);
+    const shape_entry_t *e = dense_find(&shapes, shape);
     return e ? e->written : 0;
 }
 
 static void shape_wrote(uint64_t shape)
 {
-    shape_entry_t *e = NULL;
-    HASH_FIND(hh, shapes, &shape, sizeof shape, e);
-    if (!e) {
-        if (n_shapes >= RAW_MAX) FORGET_ALL(shapes, shape_entry_t, n_shapes);
-        e = calloc(1, sizeof *e);
-        if (!e) return;
-        e->shape = shape;
-        HASH_ADD(hh, shapes, shape, sizeof e->shape, e);
-        if (!e->hh.tbl) {
-            free(e);
-            return;
-        }
-        n_shapes++;
-    }
-    e->written++;
+    shape_entry_t *e = dense_find(&shapes, shape);
+    if (!e) e = dense_add(&shapes, shape);
+    if (e) e->written++;
 }
 
 static void raw_remember(uint64_t raw, uint64_t model, bool built, bool variant,
                          const sg_raw_digest_t *counts)
 {
-    raw_entry_t *e = NULL;
-    HASH_FIND(hh, raws, &raw, sizeof raw, e);
-    if (!e) {
-        if (n_raws >= RAW_MAX) FORGET_ALL(raws, raw_entry_t, n_raws);
-        e = calloc(1, sizeof *e);
-        if (!e) return;
-        e->raw = raw;
-        HASH_ADD(hh, raws, raw, sizeof e->raw, e);
-        if (!e->hh.tbl) { /* HASH_NONFATAL_OOM: not added */
-            free(e);
-            return;
-        }
-        n_raws++;
-    }
+    raw_entry_t *e = dense_find(&raws, raw);
+    if (!e) e = dense_add(&raws, raw);
+    if (!e) return;
     e->model = model;
     e->built = built;
     e->variant = variant;
@@ -776,8 +775,7 @@ static void over_limit(CUgraphExec exec, bool report)
  * Under out. */
 static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
 {
-    raw_entry_t *e = NULL;
-    HASH_FIND(hh, raws, &raw->digest, sizeof raw->digest, e);
+    raw_entry_t *e = dense_find(&raws, raw->digest);
     uint64_t digest;
     bool variant = e ? e->variant
                      : sg_shim.cfg.max_variants && sg_shim.outbox.written < sg_shim.outbox.max_bundles &&
