@@ -29,184 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "code/sass.h"
+#include "code/sass_internal.h"
 #include "graph/graph.h"
 
-/* ---- polynomials ----------------------------------------------------------- */
-
-/* Internal atoms: 1..12 the sg_sass_atom_t special registers, parameter
- * words as P32/P64 with the byte offset / 4 in the low 14 bits. */
-#define A_P32 0x4000u
-#define A_P64 0x8000u
-#define A_PARAM (A_P32 | A_P64)
-#define A_OFF(a) (((uint32_t)(a) & 0x3fffu) << 2)
-#define PMAX 6
-#define NPROV 6
-
-typedef struct {
-    int64_t c;
-    uint16_t a, b; /* a <= b; degree 1: a = 0; constant: a = b = 0 */
-} term_t;
-
-typedef struct {
-    uint8_t n;
-    term_t t[PMAX];
-} poly_t;
-
-static uint32_t tkey(const term_t *t)
-{
-    return ((uint32_t)t->a << 16) | t->b;
-}
-
-static bool poly_eq(const poly_t *x, const poly_t *y)
-{
-    if (x->n != y->n)
-        return false;
-    for (uint8_t i = 0; i < x->n; i++)
-        if (x->t[i].c != y->t[i].c || x->t[i].a != y->t[i].a || x->t[i].b != y->t[i].b)
-            return false;
-    return true;
-}
-
-static void poly_const(poly_t *p, int64_t c)
-{
-    memset(p, 0, sizeof *p);
-    if (c) {
-        p->n = 1;
-        p->t[0].c = c;
-    }
-}
-
-static void poly_atom(poly_t *p, uint16_t a)
-{
-    memset(p, 0, sizeof *p);
-    p->n = 1;
-    p->t[0].c = 1;
-    p->t[0].b = a;
-}
-
-/* Add coef*term into p, keeping terms sorted; false when full. */
-static bool poly_add_term(poly_t *p, int64_t c, uint16_t a, uint16_t b)
-{
-    if (a > b) {
-        uint16_t t = a;
-        a = b;
-        b = t;
-    }
-    if (!c)
-        return true;
-    term_t nt = {c, a, b};
-    uint32_t k = tkey(&nt);
-    uint8_t i = 0;
-    while (i < p->n && tkey(&p->t[i]) < k)
-        i++;
-    if (i < p->n && tkey(&p->t[i]) == k) {
-        if (__builtin_add_overflow(p->t[i].c, c, &p->t[i].c))
-            return false;
-        if (p->t[i].c == 0) {
-            memmove(&p->t[i], &p->t[i + 1], (size_t)(p->n - i - 1) * sizeof(term_t));
-            p->n--;
-        }
-        return true;
-    }
-    if (p->n >= PMAX)
-        return false;
-    memmove(&p->t[i + 1], &p->t[i], (size_t)(p->n - i) * sizeof(term_t));
-    p->t[i] = nt;
-    p->n++;
-    return true;
-}
-
-static bool poly_add(poly_t *r, const poly_t *x, const poly_t *y, int64_t ys)
-{
-    poly_t o = *x;
-    for (uint8_t i = 0; i < y->n; i++) {
-        int64_t c;
-        if (__builtin_mul_overflow(y->t[i].c, ys, &c) || !poly_add_term(&o, c, y->t[i].a, y->t[i].b))
-            return false;
-    }
-    *r = o;
-    return true;
-}
-
-static bool poly_mul(poly_t *r, const poly_t *x, const poly_t *y)
-{
-    poly_t o = {0};
-    for (uint8_t i = 0; i < x->n; i++)
-        for (uint8_t j = 0; j < y->n; j++) {
-            const term_t *u = &x->t[i], *v = &y->t[j];
-            uint16_t at[4] = {u->a, u->b, v->a, v->b}, f[2] = {0, 0};
-            int nf = 0;
-            for (int k = 0; k < 4; k++)
-                if (at[k]) {
-                    if (nf == 2)
-                        return false; /* degree 3 */
-                    f[nf++] = at[k];
-                }
-            int64_t c;
-            if (__builtin_mul_overflow(u->c, v->c, &c))
-                return false;
-            if (!poly_add_term(&o, c, nf == 2 ? f[0] : 0, nf == 2 ? f[1] : f[0]))
-                return false;
-        }
-    *r = o;
-    return true;
-}
-
-static bool poly_is_const(const poly_t *p, int64_t *c)
-{
-    if (p->n == 0) {
-        *c = 0;
-        return true;
-    }
-    if (p->n == 1 && p->t[0].a == 0 && p->t[0].b == 0) {
-        *c = p->t[0].c;
-        return true;
-    }
-    return false;
-}
-
-static bool poly_has_params(const poly_t *p)
-{
-    for (uint8_t i = 0; i < p->n; i++)
-        if ((p->t[i].a | p->t[i].b) & A_PARAM)
-            return true;
-    return false;
-}
-
 /* ---- values ------------------------------------------------------------------ */
-
-enum { V_TOP = 0, V_VAL, V_LO, V_HI };
-enum {
-    F_MEM = 1u << 0,    /* loaded from memory */
-    F_UNK = 1u << 1,    /* an instruction the analysis does not model */
-    F_JOIN = 1u << 2,   /* differs across paths (loops) */
-    F_CALL = 1u << 3,   /* clobbered by a call */
-    F_CBANK = 1u << 4,  /* from a constant bank other than the parameters */
-    F_NONLIN = 1u << 5, /* beyond degree 2 or too many terms */
-    F_HIGH = 1u << 6,   /* the two words of a pair do not match */
-    F_W32 = 1u << 7,    /* a 32-bit value was extended to 64 bits */
-    F_MANY = 1u << 8,   /* more parameter words than provenance keeps */
-    F_UNREACHED = 1u << 9, /* code not reached from the entry */
-    F_DIV = 1u << 10,   /* shifted right / divided */
-    /* an unknown value that may itself be a pointer (loaded, from another
-     * constant bank, clobbered) flowed in additively: a single parameter
-     * candidate beside it is not proof of the base. Multiplying clears it. */
-    F_ADDPTR = 1u << 11,
-};
-
-typedef struct {
-    uint16_t atom; /* A_P32|off or A_P64|off */
-    uint8_t base;  /* flows in additively (a pointer candidate) */
-} prov_t;
-
-typedef struct {
-    uint8_t kind, nprov;
-    uint16_t flags;
-    uint32_t origin; /* 1 + pc of the unmodelled instruction behind F_UNK, 0 none */
-    prov_t prov[NPROV];
-    poly_t p;
-} val_t;
 
 /* Provenance keeps only the words that flow in additively (pointer
  * candidates): a word once multiplied or shifted never becomes one again,
@@ -251,7 +77,7 @@ static val_t top(uint16_t flags)
     return v;
 }
 
-static val_t mkval(uint8_t kind, const poly_t *p)
+static val_t mkval(uint8_t kind, const sg_poly_t *p)
 {
     val_t v;
     memset(&v, 0, sizeof v);
@@ -262,8 +88,8 @@ static val_t mkval(uint8_t kind, const poly_t *p)
 
 static val_t constval(int64_t c)
 {
-    poly_t p;
-    poly_const(&p, c);
+    sg_poly_t p;
+    sg_poly_const(&p, c);
     return mkval(V_VAL, &p);
 }
 
@@ -274,12 +100,12 @@ static bool val_eq(const val_t *x, const val_t *y)
     for (uint8_t i = 0; i < x->nprov; i++)
         if (x->prov[i].atom != y->prov[i].atom || x->prov[i].base != y->prov[i].base)
             return false;
-    return x->kind == V_TOP || poly_eq(&x->p, &y->p);
+    return x->kind == V_TOP || sg_poly_eq(&x->p, &y->p);
 }
 
 static val_t val_join(const val_t *x, const val_t *y)
 {
-    if (x->kind != V_TOP && x->kind == y->kind && poly_eq(&x->p, &y->p)) {
+    if (x->kind != V_TOP && x->kind == y->kind && sg_poly_eq(&x->p, &y->p)) {
         val_t r = *x;
         prov_merge(&r, y, true);
         return r;
@@ -292,85 +118,7 @@ static val_t val_join(const val_t *x, const val_t *y)
 
 /* ---- state ------------------------------------------------------------------- */
 
-#define NPRED 16 /* P0..P6, PT=7, UP0..UP6 = 8..14, UPT = 15 */
-#define MAXFACT 4
-
-enum { C_LT = 0, C_LE, C_GT, C_GE, C_EQ, C_NE };
-enum { P_TOP = 0, P_CMP, P_CARRY };
-
-typedef struct {
-    uint8_t cmp;
-    bool uns, wide;
-    poly_t l, r;
-} cmp_t;
-
-typedef struct {
-    uint8_t kind;
-    uint16_t flags; /* CARRY: the W32 flag of the low word */
-    int16_t g;      /* written under guard g-1 (pred*2+neg) at version gver; 0 none */
-    uint32_t gver;
-    uint32_t ver;
-    cmp_t c;  /* P_CMP */
-    poly_t p; /* P_CARRY: the 64-bit sum whose low word set this carry */
-} pred_t;
-
-typedef struct {
-    val_t v, alt;  /* alt: the value when the guard is false */
-    int16_t g;     /* -1: unguarded; else pred*2 + neg */
-    uint32_t gver; /* version of the guard predicate */
-} slot_t;
-
-typedef struct {
-    bool reached;
-    /* some path here passed a condition that is not among the facts (a
-     * predicate it cannot read, facts lost at a join): which threads get
-     * here is then only bounded, not known */
-    bool cond_unknown;
-    uint8_t nfacts;
-    cmp_t facts[MAXFACT];
-    pred_t preds[NPRED];
-    slot_t *slots; /* ctx->nslots */
-} state_t;
-
-typedef struct {
-    int16_t id; /* pred*2+neg, -1 none */
-    uint32_t ver;
-    bool never; /* @!PT */
-} guard_t;
-
 /* ---- the analysis context ------------------------------------------------------- */
-
-typedef struct {
-    uint32_t first, count; /* instructions */
-    uint32_t succ[2];      /* block indices, UINT32_MAX none */
-    int8_t fact_pred[2];   /* predicate (pred*2+neg) that holds along succ[i], -1 none,
-                              -2 a condition the analysis cannot read */
-} block_t;
-
-typedef struct {
-    const sg_sass_insn_t *in;
-    uint32_t n;
-    uint32_t pc0;
-    uint32_t arch, param_base, param_size;
-    uint32_t ntid_base; /* c[0x0][ntid_base] = ntid.x; nctaid.x at +0xc */
-    const uint32_t *call_targets;
-    uint32_t n_call_targets;
-    const uint32_t *benign_c4;
-    uint32_t n_benign_c4;
-    uint32_t max_ntid[3];
-    uint32_t nr, nu;    /* R slots [0,nr), UR slots [nr, nr+nu) */
-    uint32_t nslots;
-    uint32_t verc;      /* version counter */
-    block_t *blocks;
-    uint32_t nblocks;
-    uint32_t *blk_of;   /* instruction -> block */
-    bool final;         /* record accesses */
-    bool escaped;
-    char escape_reason[SG_SASS_REASON];
-    sg_sass_kernel_t *out;
-    uint32_t cap_acc;
-    int err;
-} ctx_t;
 
 static void escape(ctx_t *x, const char *why, uint32_t pc)
 {
@@ -472,17 +220,17 @@ static val_t cbank_val(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus
         uint32_t po = (uint32_t)(u - x->param_base);
         if (po & 3 || (want64 && (po & 7)))
             return top(F_UNK);
-        poly_t p;
+        sg_poly_t p;
         uint16_t atom = (uint16_t)((want64 ? A_P64 : A_P32) | (po >> 2));
-        poly_atom(&p, atom);
+        sg_poly_atom(&p, atom);
         val_t v = mkval(V_VAL, &p);
         prov_add(&v, atom, 1);
         return v;
     }
     if (!want64 && u >= x->ntid_base && u < x->ntid_base + 0x18 && !(u & 3)) {
         uint32_t k = (uint32_t)(u - x->ntid_base) / 4;
-        poly_t p;
-        poly_atom(&p, (uint16_t)(k < 3 ? SG_SASS_NTID_X + k : SG_SASS_NCTAID_X + (k - 3)));
+        sg_poly_t p;
+        sg_poly_atom(&p, (uint16_t)(k < 3 ? SG_SASS_NTID_X + k : SG_SASS_NCTAID_X + (k - 3)));
         return mkval(V_VAL, &p);
     }
     return top(0);
@@ -518,8 +266,8 @@ static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_
         return cbank_val(x, o, 0, false);
     case SG_SASS_OP_SREG:
         if (o->sreg) {
-            poly_t p;
-            poly_atom(&p, o->sreg);
+            sg_poly_t p;
+            sg_poly_atom(&p, o->sreg);
             return mkval(V_VAL, &p);
         }
         return top(0);
@@ -543,8 +291,8 @@ static val_t modify(val_t v, const sg_sass_operand_t *o)
             prov_unbase(&v);
             return v;
         }
-        poly_t z = {0};
-        if (!poly_add(&v.p, &z, &v.p, -1)) {
+        sg_poly_t z = {0};
+        if (!sg_poly_add(&v.p, &z, &v.p, -1)) {
             val_t t = top(F_NONLIN);
             prov_merge(&t, &v, false);
             return t;
@@ -572,18 +320,18 @@ static val_t rdslot(const ctx_t *x, const state_t *st, const sg_sass_operand_t *
     return slot_read(&st->slots[si], g);
 }
 
-static void poly_widen(poly_t *p, uint32_t off);
+static void poly_widen(sg_poly_t *p, uint32_t off);
 
 /* Combine a low and a high word into one 64-bit value (kind VAL). */
 static val_t make_pair(const val_t *lo, const val_t *hi)
 {
     if ((lo->kind == V_VAL || lo->kind == V_LO) && hi->kind == V_HI) {
-        poly_t lp = lo->p;
-        if (!poly_eq(&lp, &hi->p))
+        sg_poly_t lp = lo->p;
+        if (!sg_poly_eq(&lp, &hi->p))
             for (uint8_t i = 0; i < hi->p.n; i++)
-                if (hi->p.t[i].a == 0 && (hi->p.t[i].b & A_P64))
-                    poly_widen(&lp, A_OFF(hi->p.t[i].b));
-        if (poly_eq(&lp, &hi->p)) {
+                if (sg_poly_term_atom(&hi->p.t[i]) & A_P64)
+                    poly_widen(&lp, A_OFF(sg_poly_term_atom(&hi->p.t[i])));
+        if (sg_poly_eq(&lp, &hi->p)) {
             val_t r = *hi;
             r.kind = V_VAL;
             prov_merge(&r, lo, true);
@@ -591,22 +339,22 @@ static val_t make_pair(const val_t *lo, const val_t *hi)
         }
     }
     int64_t c;
-    if (lo->kind == V_VAL && hi->kind == V_VAL && poly_is_const(&hi->p, &c) && c == 0) {
+    if (lo->kind == V_VAL && hi->kind == V_VAL && sg_poly_is_const(&hi->p, &c) && c == 0) {
         /* zero-extended 32-bit value */
         val_t r = *lo;
         int64_t k;
-        if (!poly_is_const(&r.p, &k))
+        if (!sg_poly_is_const(&r.p, &k))
             r.flags |= F_W32;
         return r;
     }
-    if (lo->kind == V_VAL && hi->kind == V_VAL && lo->p.n == 1 && hi->p.n == 1 &&
-        lo->p.t[0].a == 0 && hi->p.t[0].a == 0 && lo->p.t[0].c == 1 && hi->p.t[0].c == 1 &&
-        (lo->p.t[0].b & A_P32) && (hi->p.t[0].b & A_P32) && hi->p.t[0].b == lo->p.t[0].b + 1 &&
-        !(A_OFF(lo->p.t[0].b) & 7)) {
+    uint16_t la = lo->p.n == 1 ? sg_poly_term_atom(&lo->p.t[0]) : 0;
+    uint16_t ha = hi->p.n == 1 ? sg_poly_term_atom(&hi->p.t[0]) : 0;
+    if (lo->kind == V_VAL && hi->kind == V_VAL && lo->p.t[0].c == 1 && hi->p.t[0].c == 1 &&
+        (la & A_P32) && (ha & A_P32) && ha == la + 1 && !(A_OFF(la) & 7)) {
         /* two 32-bit loads of one 64-bit parameter word */
-        uint16_t atom = (uint16_t)(A_P64 | (lo->p.t[0].b & 0x3fff));
-        poly_t p;
-        poly_atom(&p, atom);
+        uint16_t atom = (uint16_t)(A_P64 | (la & 0x3fff));
+        sg_poly_t p;
+        sg_poly_atom(&p, atom);
         val_t r = mkval(V_VAL, &p);
         prov_add(&r, atom, 1);
         return r;
@@ -705,7 +453,7 @@ static val_t arith_add(const val_t *a, const val_t *b)
         return t;
     }
     val_t r = mkval(V_VAL, &a->p);
-    if (!poly_add(&r.p, &a->p, &b->p, 1)) {
+    if (!sg_poly_add(&r.p, &a->p, &b->p, 1)) {
         r = top(F_NONLIN);
         prov_merge(&r, a, true);
         prov_merge(&r, b, true);
@@ -719,8 +467,8 @@ static val_t arith_add(const val_t *a, const val_t *b)
 static val_t arith_mul(const val_t *a0, const val_t *b0)
 {
     int64_t ca = 0, cb = 0;
-    bool ka = a0->kind != V_TOP && poly_is_const(&a0->p, &ca);
-    bool kb = b0->kind != V_TOP && poly_is_const(&b0->p, &cb);
+    bool ka = a0->kind != V_TOP && sg_poly_is_const(&a0->p, &ca);
+    bool kb = b0->kind != V_TOP && sg_poly_is_const(&b0->p, &cb);
     /* a factor scaled by anything but 1 is an index, not a pointer */
     val_t as = *a0, bs = *b0;
     if (!(kb && cb == 1))
@@ -735,7 +483,7 @@ static val_t arith_mul(const val_t *a0, const val_t *b0)
         return t;
     }
     val_t r = mkval(V_VAL, &a->p);
-    if (!poly_mul(&r.p, &a->p, &b->p)) {
+    if (!sg_poly_mul(&r.p, &a->p, &b->p)) {
         r = top(F_NONLIN);
         prov_merge(&r, a, false);
         prov_merge(&r, b, false);
@@ -761,7 +509,7 @@ static val_t arith_shl(const val_t *a, int64_t s)
 static val_t ext32(val_t v)
 {
     int64_t c;
-    if (v.kind != V_TOP && !poly_is_const(&v.p, &c))
+    if (v.kind != V_TOP && !sg_poly_is_const(&v.p, &c))
         v.flags |= F_W32;
     if (v.kind != V_TOP)
         v.kind = V_VAL;
@@ -802,8 +550,8 @@ static uint8_t cmp_not(uint8_t c)
 
 static bool cmp_eq(const cmp_t *a, const cmp_t *b)
 {
-    return a->cmp == b->cmp && a->uns == b->uns && a->wide == b->wide && poly_eq(&a->l, &b->l) &&
-           poly_eq(&a->r, &b->r);
+    return a->cmp == b->cmp && a->uns == b->uns && a->wide == b->wide && sg_poly_eq(&a->l, &b->l) &&
+           sg_poly_eq(&a->r, &b->r);
 }
 
 /* false when the fact had to be dropped (the list is full) */
@@ -943,50 +691,66 @@ static val_t address_of(const ctx_t *x, const state_t *st, const sg_sass_insn_t 
 
 static uint32_t find_pc(const ctx_t *x, int64_t pc);
 
-static void affine_from_poly(const poly_t *p, sg_sass_affine_t *out)
+static bool term_has_param(const sg_term_t *t)
+{
+    for (int k = 0; k < SG_POLY_DEGREE; k++)
+        if (t->at[k] & A_PARAM)
+            return true;
+    return false;
+}
+
+/* p in the exported form: degree <= 2 in the special registers, at most
+ * SG_SASS_MAX_TERMS terms; false when it is not of that form. */
+static bool affine_from_poly(const sg_poly_t *p, sg_sass_affine_t *out)
 {
     memset(out, 0, sizeof *out);
-    for (uint8_t i = 0; i < p->n && i < SG_SASS_MAX_TERMS; i++) {
-        out->t[i].coef = p->t[i].c;
-        if (p->t[i].a == 0) {
-            out->t[i].a = (uint8_t)p->t[i].b;
+    if (p->n > SG_SASS_MAX_TERMS)
+        return false;
+    for (uint8_t i = 0; i < p->n; i++) {
+        const sg_term_t *t = &p->t[i];
+        if (sg_poly_degree(t) > 2 || t->at[2] > SG_SASS_NCTAID_Z || t->at[3] > SG_SASS_NCTAID_Z)
+            return false;
+        out->t[i].coef = t->c;
+        if (t->at[2] == 0) {
+            out->t[i].a = (uint8_t)t->at[3];
             out->t[i].b = SG_SASS_ATOM_NONE;
         } else {
-            out->t[i].a = (uint8_t)p->t[i].a;
-            out->t[i].b = (uint8_t)p->t[i].b;
+            out->t[i].a = (uint8_t)t->at[2];
+            out->t[i].b = (uint8_t)t->at[3];
         }
         out->n++;
     }
+    return true;
 }
 
 /* fact -> "L < P" with L free of parameters and P one parameter word. */
-static bool normalize_guard(const cmp_t *f, poly_t *lhs, uint16_t *param)
+static bool normalize_guard(const cmp_t *f, sg_poly_t *lhs, uint16_t *param)
 {
-    poly_t X, Y, one;
-    poly_const(&one, 1);
+    sg_poly_t X, Y, one;
+    sg_poly_const(&one, 1);
     switch (f->cmp) {
     case C_LT: X = f->l, Y = f->r; break;
-    case C_LE: X = f->l; if (!poly_add(&Y, &f->r, &one, 1)) return false; break;
+    case C_LE: X = f->l; if (!sg_poly_add(&Y, &f->r, &one, 1)) return false; break;
     case C_GT: X = f->r, Y = f->l; break;
-    case C_GE: X = f->r; if (!poly_add(&Y, &f->l, &one, 1)) return false; break;
+    case C_GE: X = f->r; if (!sg_poly_add(&Y, &f->l, &one, 1)) return false; break;
     default: return false;
     }
-    if (poly_has_params(&X))
+    if (sg_poly_has_params(&X))
         return false;
     int found = -1;
     for (uint8_t i = 0; i < Y.n; i++)
-        if ((Y.t[i].a | Y.t[i].b) & A_PARAM) {
-            if (found >= 0 || Y.t[i].a != 0 || Y.t[i].c != 1)
+        if (term_has_param(&Y.t[i])) {
+            if (found >= 0 || sg_poly_degree(&Y.t[i]) != 1 || Y.t[i].c != 1)
                 return false;
             found = i;
         }
     if (found < 0)
         return false;
-    *param = Y.t[found].b;
-    poly_t rest = Y;
-    memmove(&rest.t[found], &rest.t[found + 1], (size_t)(rest.n - found - 1) * sizeof(term_t));
+    *param = sg_poly_term_atom(&Y.t[found]);
+    sg_poly_t rest = Y;
+    memmove(&rest.t[found], &rest.t[found + 1], (size_t)(rest.n - found - 1) * sizeof(sg_term_t));
     rest.n--;
-    return poly_add(lhs, &X, &rest, -1);
+    return sg_poly_add(lhs, &X, &rest, -1);
 }
 
 /* A fact as "lhs OP P" (lhs free of parameters) or "lhs OP constant":
@@ -995,13 +759,13 @@ static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
 {
     static const uint8_t swap[] = {SG_SASS_GT, SG_SASS_GE, SG_SASS_LT, SG_SASS_LE, SG_SASS_EQ,
                                    SG_SASS_NE};
-    poly_t d;
-    if (!poly_add(&d, &f->l, &f->r, -1))
+    sg_poly_t d;
+    if (!sg_poly_add(&d, &f->l, &f->r, -1))
         return false;
     int found = -1;
     for (uint8_t i = 0; i < d.n; i++)
-        if ((d.t[i].a | d.t[i].b) & A_PARAM) {
-            if (found >= 0 || d.t[i].a || (d.t[i].c != 1 && d.t[i].c != -1))
+        if (term_has_param(&d.t[i])) {
+            if (found >= 0 || sg_poly_degree(&d.t[i]) != 1 || (d.t[i].c != 1 && d.t[i].c != -1))
                 return false;
             found = i;
         }
@@ -1010,61 +774,63 @@ static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
     if (found < 0) {
         /* D OP 0: keep D's constant on the right */
         int64_t k = 0;
-        poly_t x = d;
+        sg_poly_t x = d;
         for (uint8_t i = 0; i < x.n; i++)
-            if (!x.t[i].a && !x.t[i].b) {
+            if (!sg_poly_degree(&x.t[i])) {
                 k = x.t[i].c;
-                memmove(&x.t[i], &x.t[i + 1], (size_t)(x.n - i - 1) * sizeof(term_t));
+                memmove(&x.t[i], &x.t[i + 1], (size_t)(x.n - i - 1) * sizeof(sg_term_t));
                 x.n--;
                 break;
             }
-        affine_from_poly(&x, &out->lhs);
+        if (!affine_from_poly(&x, &out->lhs))
+            return false;
         out->op = f->cmp;
         out->param = -1;
         out->width = f->wide ? 8 : 4;
         out->rhs_const = -k;
         return true;
     }
-    uint16_t p = d.t[found].b;
+    uint16_t p = sg_poly_term_atom(&d.t[found]);
     int64_t sign = d.t[found].c;
     if (f->wide && !(p & A_P64))
         return false;
-    poly_t x = d;
-    memmove(&x.t[found], &x.t[found + 1], (size_t)(x.n - found - 1) * sizeof(term_t));
+    sg_poly_t x = d;
+    memmove(&x.t[found], &x.t[found + 1], (size_t)(x.n - found - 1) * sizeof(sg_term_t));
     x.n--;
     if (sign > 0) {
-        poly_t z = {0};
-        if (!poly_add(&x, &z, &x, -1))
+        sg_poly_t z = {0};
+        if (!sg_poly_add(&x, &z, &x, -1))
             return false;
         out->op = swap[f->cmp];
     } else {
         out->op = f->cmp;
     }
-    affine_from_poly(&x, &out->lhs);
+    if (!affine_from_poly(&x, &out->lhs))
+        return false;
     out->param = (int32_t)A_OFF(p);
     out->width = (p & A_P64) ? 8 : 4;
     return true;
 }
 
 /* Is the non-constant part of x a positive multiple s of that of y? */
-static bool proportional(const poly_t *x, const poly_t *y, int64_t *s)
+static bool proportional(const sg_poly_t *x, const sg_poly_t *y, int64_t *s)
 {
     int64_t k = 0;
     uint8_t nx = 0, ny = 0;
     for (uint8_t i = 0; i < x->n; i++)
-        if (x->t[i].a || x->t[i].b)
+        if (sg_poly_degree(&x->t[i]))
             nx++;
     for (uint8_t i = 0; i < y->n; i++)
-        if (y->t[i].a || y->t[i].b)
+        if (sg_poly_degree(&y->t[i]))
             ny++;
     if (nx != ny || nx == 0)
         return false;
     for (uint8_t i = 0, j = 0; i < x->n; i++) {
-        if (!x->t[i].a && !x->t[i].b)
+        if (!sg_poly_degree(&x->t[i]))
             continue;
-        while (j < y->n && !y->t[j].a && !y->t[j].b)
+        while (j < y->n && !sg_poly_degree(&y->t[j]))
             j++;
-        if (j >= y->n || x->t[i].a != y->t[j].a || x->t[i].b != y->t[j].b || y->t[j].c <= 0 ||
+        if (j >= y->n || sg_poly_key(&x->t[i]) != sg_poly_key(&y->t[j]) || y->t[j].c <= 0 ||
             x->t[i].c % y->t[j].c)
             return false;
         int64_t q = x->t[i].c / y->t[j].c;
@@ -1093,7 +859,7 @@ static const char *flag_reason(uint16_t f)
         return "address from a constant bank other than the parameters (a __device__ or "
                "__constant__ variable)";
     if (f & F_NONLIN)
-        return "address arithmetic beyond degree 2";
+        return "address arithmetic beyond the polynomials kept (degree 4, 8 terms)";
     if (f & F_HIGH)
         return "the two words of the 64-bit address do not match";
     if (f & F_DIV)
@@ -1144,29 +910,33 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
     if (addr->kind != V_TOP) {
         int bt = -1, nb = 0;
         for (uint8_t i = 0; i < addr->p.n; i++)
-            if (addr->p.t[i].a == 0 && (addr->p.t[i].b & A_P64) && addr->p.t[i].c == 1)
+            if ((sg_poly_term_atom(&addr->p.t[i]) & A_P64) && addr->p.t[i].c == 1)
                 bt = i, nb++;
         if (nb == 1) {
-            a->base = (int32_t)A_OFF(addr->p.t[bt].b);
-            poly_t idx = addr->p;
-            memmove(&idx.t[bt], &idx.t[bt + 1], (size_t)(idx.n - bt - 1) * sizeof(term_t));
+            a->base = (int32_t)A_OFF(sg_poly_term_atom(&addr->p.t[bt]));
+            sg_poly_t idx = addr->p;
+            memmove(&idx.t[bt], &idx.t[bt + 1], (size_t)(idx.n - bt - 1) * sizeof(sg_term_t));
             idx.n--;
-            if (poly_has_params(&idx)) {
+            if (sg_poly_has_params(&idx)) {
                 snprintf(a->reason, sizeof a->reason,
                          "index depends on parameter words (strides or offsets)");
+            } else if (!affine_from_poly(&idx, &a->index)) {
+                snprintf(a->reason, sizeof a->reason,
+                         "index of degree 3 or more in the launch indices");
             } else {
                 a->index_known = true;
                 a->index_32bit = (addr->flags & F_W32) != 0;
-                affine_from_poly(&idx, &a->index);
                 /* linear pattern */
                 int64_t s = 0, off = 0;
                 bool lin = true;
                 for (uint8_t i = 0; i < idx.n; i++) {
-                    const term_t *t = &idx.t[i];
-                    if (!t->a && !t->b)
+                    const sg_term_t *t = &idx.t[i];
+                    uint32_t deg = sg_poly_degree(t);
+                    if (!deg)
                         off = t->c;
-                    else if ((!t->a && t->b == SG_SASS_TID_X) ||
-                             (t->a == SG_SASS_CTAID_X && t->b == SG_SASS_NTID_X)) {
+                    else if ((deg == 1 && t->at[3] == SG_SASS_TID_X) ||
+                             (deg == 2 && t->at[2] == SG_SASS_CTAID_X &&
+                              t->at[3] == SG_SASS_NTID_X)) {
                         if (s && s != t->c)
                             lin = false;
                         s = t->c;
@@ -1191,12 +961,12 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                 for (uint8_t i = 0; i < st->nfacts; i++)
                     facts[nf++] = st->facts[i];
                 bool have = false;
-                poly_t gl = {0};
+                sg_poly_t gl = {0};
                 uint16_t gp = 0;
                 bool gu = false;
                 for (int pass = 0; pass < 2 && !have; pass++)
                     for (uint8_t i = 0; i < nf && !have; i++) {
-                        poly_t L;
+                        sg_poly_t L;
                         uint16_t prm;
                         int64_t sc;
                         if (!normalize_guard(&facts[i], &L, &prm))
@@ -1204,8 +974,9 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                         gl = L, gp = prm, gu = facts[i].uns;
                         if (pass == 0 && !proportional(&idx, &L, &sc))
                             continue;
+                        if (!affine_from_poly(&L, &a->guard_lhs))
+                            continue;
                         a->guarded = true;
-                        affine_from_poly(&L, &a->guard_lhs);
                         a->guard_param = (int32_t)A_OFF(prm);
                         a->guard_width = (prm & A_P64) ? 8 : 4;
                         if (facts[i].wide && !(prm & A_P64))
@@ -1288,15 +1059,15 @@ static uint8_t count_carries(const sg_sass_insn_t *in, uint8_t a)
 }
 
 /* Replace the parameter word P32[off] by the 64-bit word P64[off]. */
-static void poly_widen(poly_t *p, uint32_t off)
+static void poly_widen(sg_poly_t *p, uint32_t off)
 {
     for (uint8_t i = 0; i < p->n; i++)
-        if (p->t[i].a == 0 && p->t[i].b == (uint16_t)(A_P32 | (off >> 2)))
-            p->t[i].b = (uint16_t)(A_P64 | (off >> 2));
+        if (sg_poly_term_atom(&p->t[i]) == (uint16_t)(A_P32 | (off >> 2)))
+            p->t[i].at[SG_POLY_DEGREE - 1] = (uint16_t)(A_P64 | (off >> 2));
     /* the order of terms may change: P64 sorts after every P32 */
     for (uint8_t i = 1; i < p->n; i++)
-        for (uint8_t j = i; j > 0 && tkey(&p->t[j - 1]) > tkey(&p->t[j]); j--) {
-            term_t t = p->t[j];
+        for (uint8_t j = i; j > 0 && sg_poly_key(&p->t[j - 1]) > sg_poly_key(&p->t[j]); j--) {
+            sg_term_t t = p->t[j];
             p->t[j] = p->t[j - 1];
             p->t[j - 1] = t;
         }
@@ -1320,14 +1091,14 @@ static val_t hi_from_carry(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint
             w = rdslot(x, st, o, 0, g);
         else
             continue;
-        if (w.kind != V_VAL || w.p.n != 1 || w.p.t[0].a || w.p.t[0].c != 1 ||
-            !(w.p.t[0].b & A_P32) || A_OFF(w.p.t[0].b) < 4)
+        uint16_t wa = w.p.n == 1 ? sg_poly_term_atom(&w.p.t[0]) : 0;
+        if (w.kind != V_VAL || w.p.t[0].c != 1 || !(wa & A_P32) || A_OFF(wa) < 4)
             continue;
-        uint32_t lo = A_OFF(w.p.t[0].b) - 4;
+        uint32_t lo = A_OFF(wa) - 4;
         if (lo & 7)
             continue;
         for (uint8_t k = 0; k < v.p.n; k++)
-            if (v.p.t[k].a == 0 && v.p.t[k].b == (uint16_t)(A_P32 | (lo >> 2)) && v.p.t[k].c == 1) {
+            if (sg_poly_term_atom(&v.p.t[k]) == (uint16_t)(A_P32 | (lo >> 2)) && v.p.t[k].c == 1) {
                 poly_widen(&v.p, lo);
                 prov_add(&v, (uint16_t)(A_P64 | (lo >> 2)), 1);
                 break;
@@ -1458,10 +1229,10 @@ static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
  * non-negative, as everywhere here.) */
 static bool disjoint_or(const ctx_t *x, const val_t *big, const val_t *small)
 {
-    if (big->kind == V_TOP || small->kind == V_TOP || small->p.n != 1 || small->p.t[0].a ||
-        small->p.t[0].c != 1)
+    if (big->kind == V_TOP || small->kind == V_TOP || small->p.n != 1 ||
+        sg_poly_degree(&small->p.t[0]) != 1 || small->p.t[0].c != 1)
         return false;
-    uint16_t t = small->p.t[0].b;
+    uint16_t t = sg_poly_term_atom(&small->p.t[0]);
     if (t < SG_SASS_TID_X || t > SG_SASS_TID_Z || !x->max_ntid[t - SG_SASS_TID_X])
         return false;
     uint64_t lim = x->max_ntid[t - SG_SASS_TID_X]; /* tid < lim */
@@ -1921,7 +1692,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                 goto generic;
             if (lo.kind == V_VAL && hi.kind == V_VAL) {
                 int64_t c;
-                if (!(poly_is_const(&hi.p, &c) && c == 0))
+                if (!(sg_poly_is_const(&hi.p, &c) && c == 0))
                     goto generic;
             }
             val_t w = make_pair(&lo, &hi);
@@ -2233,7 +2004,7 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
             continue;
         bool same = a->kind == c->kind && a->g == c->g && a->gver == c->gver &&
                     ((a->kind == P_CMP && cmp_eq(&a->c, &c->c)) ||
-                     (a->kind == P_CARRY && poly_eq(&a->p, &c->p)));
+                     (a->kind == P_CARRY && sg_poly_eq(&a->p, &c->p)));
         uint32_t jv = 0x80000000u | (b << 4) | (uint32_t)p;
         pred_t r = same ? *a : (pred_t){0};
         r.ver = jv;
