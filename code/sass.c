@@ -39,7 +39,7 @@ const char *sg_sass_atom_name(sg_sass_atom_t a)
 {
     static const char *n[] = {"1",        "tid.x",    "tid.y",    "tid.z",     "ctaid.x",
                               "ctaid.y",  "ctaid.z",  "ntid.x",   "ntid.y",    "ntid.z",
-                              "nctaid.x", "nctaid.y", "nctaid.z"};
+                              "nctaid.x", "nctaid.y", "nctaid.z", "k*ntid.x*nctaid.x"};
     return (unsigned)a < SG_SASS_ATOM_COUNT ? n[a] : "?";
 }
 
@@ -1173,6 +1173,9 @@ static void launch_box(box_t *b, const uint32_t grid[3], const uint32_t block[3]
         b->lo[SG_SASS_NTID_X + d] = b->hi[SG_SASS_NTID_X + d] = block[d];
         b->lo[SG_SASS_NCTAID_X + d] = b->hi[SG_SASS_NCTAID_X + d] = grid[d];
     }
+    /* a grid-stride loop's progress: bounded only by the conditions */
+    b->lo[SG_SASS_GRID_K] = 0;
+    b->hi[SG_SASS_GRID_K] = INT64_MAX / 4;
 }
 
 /* An affine folded over a box: atoms with one value become constants, the
@@ -1406,6 +1409,18 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
         exact &= contiguous(&G, &bx);
     /* dense: the index steps through G's contiguous values by s <= width */
     dense = exact && (s == 0 || (contiguous(&G, &bx) && s <= a->width));
+    if (a->scaled) {
+        /* the index times a stride word */
+        if ((uint64_t)a->scale_param + a->scale_width > params_len ||
+            (a->scale_width != 4 && a->scale_width != 8))
+            return SG_ENOENT;
+        __int128 k = a->scale_width == 8 ? (__int128)(int64_t)sg_rd64(params + a->scale_param)
+                                         : (__int128)(int32_t)sg_rd32(params + a->scale_param);
+        __int128 u = imin * k, v = imax * k;
+        imin = u < v ? u : v;
+        imax = u < v ? v : u;
+        exact = dense = false;
+    }
     uint64_t ptr = sg_rd64(params + a->base);
     if (imin < -(__int128)INT64_MAX || imax > (__int128)INT64_MAX)
         return SG_ENOENT;
@@ -1462,8 +1477,12 @@ void sg_sass_access_format(const sg_sass_access_t *a, char *buf, size_t len)
                               (unsigned)a->base);
         if (a->index_known) {
             fmt_affine(&a->index, idx, sizeof idx);
-            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " + (%s)%s",
-                                  idx, a->index_32bit ? " [32-bit index]" : "");
+            char scale[32] = "";
+            if (a->scaled)
+                snprintf(scale, sizeof scale, "P[0x%x]%s*", (unsigned)a->scale_param,
+                         a->scale_width == 8 ? ".64" : "");
+            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " + %s(%s)%s",
+                                  scale, idx, a->index_32bit ? " [32-bit index]" : "");
             static const char *ops[] = {"<", "<=", ">", ">=", "==", "!="};
             for (uint32_t i = 0; i < a->n_conds && i < SG_SASS_MAX_CONDS; i++) {
                 const sg_sass_cond_t *c = &a->conds[i];

@@ -51,10 +51,14 @@ typedef enum {
     SG_SASS_CTAID_X, SG_SASS_CTAID_Y, SG_SASS_CTAID_Z,
     SG_SASS_NTID_X, SG_SASS_NTID_Y, SG_SASS_NTID_Z,
     SG_SASS_NCTAID_X, SG_SASS_NCTAID_Y, SG_SASS_NCTAID_Z,
+    /* k*ntid.x*nctaid.x: the progress of a grid-stride loop, k >= 0 the
+     * pass (`for (i = gid; i < n; i += ntid.x*nctaid.x)`: i = gid + this). Only
+     * in accesses inside such a loop; its conditions bound k. */
+    SG_SASS_GRID_K,
     SG_SASS_ATOM_COUNT
 } sg_sass_atom_t;
 
-/* "tid.x", "ctaid.x", ... ("1" for NONE). */
+/* "tid.x", "ctaid.x", ..., "k*ntid.x*nctaid.x" ("1" for NONE). */
 const char *sg_sass_atom_name(sg_sass_atom_t a);
 
 #define SG_SASS_MAX_TERMS 6
@@ -103,6 +107,11 @@ typedef struct {
     bool index_known;
     bool index_32bit; /* the index was computed in 32 bits and extended */
     sg_sass_affine_t index;
+    /* The index is multiplied by the parameter word at scale_param, a signed
+     * scale_width-byte integer (a stride, CuPy's CArray.strides_[0]). */
+    bool scaled;
+    uint16_t scale_param;
+    uint8_t scale_width;
     /* The linear-index pattern: index = offset + stride * (ctaid.x*ntid.x +
      * tid.x) exactly (stride 0 when the index is not of that form). */
     int64_t stride, offset;

@@ -55,7 +55,7 @@ static void prov_add(val_t *v, uint16_t atom, uint8_t base)
     v->nprov++;
 }
 
-static void prov_merge(val_t *d, const val_t *s, bool keep_base)
+void sg_val_merge_prov(val_t *d, const val_t *s, bool keep_base)
 {
     d->flags |= s->flags;
     if (!d->origin)
@@ -69,7 +69,7 @@ static void prov_unbase(val_t *v)
     v->nprov = 0;
 }
 
-static val_t top(uint16_t flags)
+val_t sg_val_top(uint16_t flags)
 {
     val_t v;
     memset(&v, 0, sizeof v);
@@ -77,7 +77,7 @@ static val_t top(uint16_t flags)
     return v;
 }
 
-static val_t mkval(uint8_t kind, const sg_poly_t *p)
+val_t sg_val_make(uint8_t kind, const sg_poly_t *p)
 {
     val_t v;
     memset(&v, 0, sizeof v);
@@ -86,14 +86,14 @@ static val_t mkval(uint8_t kind, const sg_poly_t *p)
     return v;
 }
 
-static val_t constval(int64_t c)
+val_t sg_val_const(int64_t c)
 {
     sg_poly_t p;
     sg_poly_const(&p, c);
-    return mkval(V_VAL, &p);
+    return sg_val_make(V_VAL, &p);
 }
 
-static bool val_eq(const val_t *x, const val_t *y)
+bool sg_val_eq(const val_t *x, const val_t *y)
 {
     if (x->kind != y->kind || x->flags != y->flags || x->nprov != y->nprov)
         return false;
@@ -103,16 +103,16 @@ static bool val_eq(const val_t *x, const val_t *y)
     return x->kind == V_TOP || sg_poly_eq(&x->p, &y->p);
 }
 
-static val_t val_join(const val_t *x, const val_t *y)
+val_t sg_val_join(const val_t *x, const val_t *y)
 {
     if (x->kind != V_TOP && x->kind == y->kind && sg_poly_eq(&x->p, &y->p)) {
         val_t r = *x;
-        prov_merge(&r, y, true);
+        sg_val_merge_prov(&r, y, true);
         return r;
     }
-    val_t r = top(F_JOIN);
-    prov_merge(&r, x, true);
-    prov_merge(&r, y, true);
+    val_t r = sg_val_top(F_JOIN);
+    sg_val_merge_prov(&r, x, true);
+    sg_val_merge_prov(&r, y, true);
     return r;
 }
 
@@ -127,7 +127,7 @@ static void escape(ctx_t *x, const char *why, uint32_t pc)
     x->escaped = true;
 }
 
-static bool has_mod(const char *op, const char *m)
+bool sg_op_has(const char *op, const char *m)
 {
     size_t n = strlen(m);
     for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.'))
@@ -136,7 +136,7 @@ static bool has_mod(const char *op, const char *m)
     return false;
 }
 
-static bool base_is(const char *op, const char *b)
+bool sg_op_is(const char *op, const char *b)
 {
     size_t n = strlen(b);
     return !strncmp(op, b, n) && (op[n] == '.' || op[n] == 0);
@@ -155,7 +155,7 @@ static int slot_of(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus)
     return (int)r;
 }
 
-static bool is_zero_reg(const sg_sass_operand_t *o)
+bool sg_op_zero_reg(const sg_sass_operand_t *o)
 {
     return o->kind == SG_SASS_OP_REG && ((o->uniform && o->reg == 63) || (!o->uniform && o->reg == 255));
 }
@@ -165,11 +165,11 @@ static int pred_index(const sg_sass_operand_t *o)
     return (o->uniform ? 8 : 0) + o->reg;
 }
 
-static val_t slot_read(const slot_t *s, const guard_t *g)
+val_t sg_flow_slot_read(const slot_t *s, const guard_t *g)
 {
     if (s->g < 0 || (g && g->id == s->g && g->ver == s->gver))
         return s->v;
-    return val_join(&s->v, &s->alt);
+    return sg_val_join(&s->v, &s->alt);
 }
 
 static void slot_write(ctx_t *x, state_t *st, int si, const val_t *v, const guard_t *g)
@@ -183,7 +183,7 @@ static void slot_write(ctx_t *x, state_t *st, int si, const val_t *v, const guar
         return;
     }
     if (!(s->g == g->id && s->gver == g->ver))
-        s->alt = slot_read(s, NULL);
+        s->alt = sg_flow_slot_read(s, NULL);
     s->v = *v;
     s->g = g->id;
     s->gver = g->ver;
@@ -208,22 +208,22 @@ static void pred_write(ctx_t *x, state_t *st, int pi, const pred_t *p, const gua
 static val_t cbank_val(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus, bool want64)
 {
     if (o->reg2 != 0)
-        return top(F_CBANK | F_ADDPTR);
+        return sg_val_top(F_CBANK | F_ADDPTR);
     if (o->reg != 0xffff)
-        return top(F_UNK); /* indexed by a register */
+        return sg_val_top(F_UNK); /* indexed by a register */
     int64_t off = o->imm + plus;
     if (off < 0)
-        return top(0);
+        return sg_val_top(0);
     uint64_t u = (uint64_t)off;
     uint64_t pend = (uint64_t)x->param_base + (x->param_size ? x->param_size : 32764u);
     if (u >= x->param_base && u < pend) {
         uint32_t po = (uint32_t)(u - x->param_base);
         if (po & 3 || (want64 && (po & 7)))
-            return top(F_UNK);
+            return sg_val_top(F_UNK);
         sg_poly_t p;
         uint16_t atom = (uint16_t)((want64 ? A_P64 : A_P32) | (po >> 2));
         sg_poly_atom(&p, atom);
-        val_t v = mkval(V_VAL, &p);
+        val_t v = sg_val_make(V_VAL, &p);
         prov_add(&v, atom, 1);
         return v;
     }
@@ -231,9 +231,9 @@ static val_t cbank_val(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus
         uint32_t k = (uint32_t)(u - x->ntid_base) / 4;
         sg_poly_t p;
         sg_poly_atom(&p, (uint16_t)(k < 3 ? SG_SASS_NTID_X + k : SG_SASS_NCTAID_X + (k - 3)));
-        return mkval(V_VAL, &p);
+        return sg_val_make(V_VAL, &p);
     }
-    return top(0);
+    return sg_val_top(0);
 }
 
 static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o,
@@ -241,15 +241,15 @@ static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_
 {
     switch (o->kind) {
     case SG_SASS_OP_REG: {
-        if (is_zero_reg(o))
-            return constval(0);
+        if (sg_op_zero_reg(o))
+            return sg_val_const(0);
         int si = slot_of(x, o, 0);
         if (si < 0)
-            return top(F_UNK);
-        val_t v = slot_read(&st->slots[si], g);
+            return sg_val_top(F_UNK);
+        val_t v = sg_flow_slot_read(&st->slots[si], g);
         if (v.kind == V_HI) {
-            val_t t = top(F_HIGH);
-            prov_merge(&t, &v, false);
+            val_t t = sg_val_top(F_HIGH);
+            sg_val_merge_prov(&t, &v, false);
             return t;
         }
         if (v.kind == V_LO)
@@ -260,7 +260,7 @@ static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_
         int64_t c = o->imm;
         if (c >= 0x80000000ll && c <= 0xffffffffll)
             c -= 0x100000000ll; /* a 32-bit immediate: two's complement */
-        return constval(c);
+        return sg_val_const(c);
     }
     case SG_SASS_OP_CBANK:
         return cbank_val(x, o, 0, false);
@@ -268,13 +268,13 @@ static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_
         if (o->sreg) {
             sg_poly_t p;
             sg_poly_atom(&p, o->sreg);
-            return mkval(V_VAL, &p);
+            return sg_val_make(V_VAL, &p);
         }
-        return top(0);
+        return sg_val_top(0);
     case SG_SASS_OP_FIMM:
-        return top(0);
+        return sg_val_top(0);
     default:
-        return top(F_UNK);
+        return sg_val_top(F_UNK);
     }
 }
 
@@ -282,8 +282,8 @@ static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_
 static val_t modify(val_t v, const sg_sass_operand_t *o)
 {
     if (o->inv || o->abs) {
-        val_t t = top(F_UNK);
-        prov_merge(&t, &v, false);
+        val_t t = sg_val_top(F_UNK);
+        sg_val_merge_prov(&t, &v, false);
         return t;
     }
     if (o->neg) {
@@ -293,8 +293,8 @@ static val_t modify(val_t v, const sg_sass_operand_t *o)
         }
         sg_poly_t z = {0};
         if (!sg_poly_add(&v.p, &z, &v.p, -1)) {
-            val_t t = top(F_NONLIN);
-            prov_merge(&t, &v, false);
+            val_t t = sg_val_top(F_NONLIN);
+            sg_val_merge_prov(&t, &v, false);
             return t;
         }
         prov_unbase(&v);
@@ -312,15 +312,16 @@ static val_t rd32(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o,
 static val_t rdslot(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o, uint32_t plus,
                     const guard_t *g)
 {
-    if (is_zero_reg(o))
-        return constval(0);
+    if (sg_op_zero_reg(o))
+        return sg_val_const(0);
     int si = slot_of(x, o, plus);
     if (si < 0)
-        return top(F_UNK);
-    return slot_read(&st->slots[si], g);
+        return sg_val_top(F_UNK);
+    return sg_flow_slot_read(&st->slots[si], g);
 }
 
 static void poly_widen(sg_poly_t *p, uint32_t off);
+static bool exact32(const val_t *v, bool is_signed);
 
 /* Combine a low and a high word into one 64-bit value (kind VAL). */
 static val_t make_pair(const val_t *lo, const val_t *hi)
@@ -334,7 +335,7 @@ static val_t make_pair(const val_t *lo, const val_t *hi)
         if (sg_poly_eq(&lp, &hi->p)) {
             val_t r = *hi;
             r.kind = V_VAL;
-            prov_merge(&r, lo, true);
+            sg_val_merge_prov(&r, lo, true);
             return r;
         }
     }
@@ -342,8 +343,7 @@ static val_t make_pair(const val_t *lo, const val_t *hi)
     if (lo->kind == V_VAL && hi->kind == V_VAL && sg_poly_is_const(&hi->p, &c) && c == 0) {
         /* zero-extended 32-bit value */
         val_t r = *lo;
-        int64_t k;
-        if (!sg_poly_is_const(&r.p, &k))
+        if (!exact32(lo, false))
             r.flags |= F_W32;
         return r;
     }
@@ -355,13 +355,13 @@ static val_t make_pair(const val_t *lo, const val_t *hi)
         uint16_t atom = (uint16_t)(A_P64 | (la & 0x3fff));
         sg_poly_t p;
         sg_poly_atom(&p, atom);
-        val_t r = mkval(V_VAL, &p);
+        val_t r = sg_val_make(V_VAL, &p);
         prov_add(&r, atom, 1);
         return r;
     }
-    val_t r = top(lo->kind != V_TOP && hi->kind != V_TOP ? F_HIGH : 0);
-    prov_merge(&r, lo, true);
-    prov_merge(&r, hi, true);
+    val_t r = sg_val_top(lo->kind != V_TOP && hi->kind != V_TOP ? F_HIGH : 0);
+    sg_val_merge_prov(&r, lo, true);
+    sg_val_merge_prov(&r, hi, true);
     /* the low and high words of one pointer parameter flowed into the two halves */
     for (uint8_t i = 0; i < lo->nprov; i++) {
         uint16_t a = lo->prov[i].atom;
@@ -379,16 +379,16 @@ static val_t rd64(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o,
 {
     val_t r;
     if (o->kind == SG_SASS_OP_REG) {
-        if (is_zero_reg(o))
-            return constval(0);
+        if (sg_op_zero_reg(o))
+            return sg_val_const(0);
         val_t lo = rdslot(x, st, o, 0, g), hi = rdslot(x, st, o, 1, g);
         r = make_pair(&lo, &hi);
     } else if (o->kind == SG_SASS_OP_CBANK) {
         r = cbank_val(x, o, 0, true);
     } else if (o->kind == SG_SASS_OP_IMM) {
-        r = constval(o->imm);
+        r = sg_val_const(o->imm);
     } else {
-        r = top(F_UNK);
+        r = sg_val_top(F_UNK);
     }
     return modify(r, o);
 }
@@ -418,18 +418,18 @@ static void wr64(ctx_t *x, state_t *st, const sg_sass_operand_t *d, const val_t 
 static void clobber(ctx_t *x, state_t *st, const sg_sass_operand_t *d, uint32_t n, uint16_t flags,
                     const val_t *prov, const guard_t *g)
 {
-    if (d->kind != SG_SASS_OP_REG || is_zero_reg(d))
+    if (d->kind != SG_SASS_OP_REG || sg_op_zero_reg(d))
         return;
-    val_t t = top(flags);
+    val_t t = sg_val_top(flags);
     if (prov)
-        prov_merge(&t, prov, false);
+        sg_val_merge_prov(&t, prov, false);
     for (uint32_t i = 0; i < n; i++)
         slot_write(x, st, slot_of(x, d, i), &t, g);
 }
 
 static void clobber_all(ctx_t *x, state_t *st, bool uniform_too, uint16_t flags)
 {
-    val_t t = top(flags);
+    val_t t = sg_val_top(flags);
     uint32_t n = uniform_too ? x->nslots : x->nr;
     for (uint32_t i = 0; i < n; i++) {
         st->slots[i].v = t;
@@ -447,20 +447,20 @@ static void clobber_all(ctx_t *x, state_t *st, bool uniform_too, uint16_t flags)
 static val_t arith_add(const val_t *a, const val_t *b)
 {
     if (a->kind == V_TOP || b->kind == V_TOP) {
-        val_t t = top(0);
-        prov_merge(&t, a, true);
-        prov_merge(&t, b, true);
+        val_t t = sg_val_top(0);
+        sg_val_merge_prov(&t, a, true);
+        sg_val_merge_prov(&t, b, true);
         return t;
     }
-    val_t r = mkval(V_VAL, &a->p);
+    val_t r = sg_val_make(V_VAL, &a->p);
     if (!sg_poly_add(&r.p, &a->p, &b->p, 1)) {
-        r = top(F_NONLIN);
-        prov_merge(&r, a, true);
-        prov_merge(&r, b, true);
+        r = sg_val_top(F_NONLIN);
+        sg_val_merge_prov(&r, a, true);
+        sg_val_merge_prov(&r, b, true);
         return r;
     }
-    prov_merge(&r, a, true);
-    prov_merge(&r, b, true);
+    sg_val_merge_prov(&r, a, true);
+    sg_val_merge_prov(&r, b, true);
     return r;
 }
 
@@ -477,35 +477,50 @@ static val_t arith_mul(const val_t *a0, const val_t *b0)
         bs.flags &= (uint16_t)~F_ADDPTR;
     const val_t *a = &as, *b = &bs;
     if (a->kind == V_TOP || b->kind == V_TOP) {
-        val_t t = top(0);
-        prov_merge(&t, a, kb && cb == 1);
-        prov_merge(&t, b, ka && ca == 1);
+        val_t t = sg_val_top(0);
+        sg_val_merge_prov(&t, a, kb && cb == 1);
+        sg_val_merge_prov(&t, b, ka && ca == 1);
         return t;
     }
-    val_t r = mkval(V_VAL, &a->p);
+    val_t r = sg_val_make(V_VAL, &a->p);
     if (!sg_poly_mul(&r.p, &a->p, &b->p)) {
-        r = top(F_NONLIN);
-        prov_merge(&r, a, false);
-        prov_merge(&r, b, false);
+        r = sg_val_top(F_NONLIN);
+        sg_val_merge_prov(&r, a, false);
+        sg_val_merge_prov(&r, b, false);
         return r;
     }
-    prov_merge(&r, a, kb && cb == 1);
-    prov_merge(&r, b, ka && ca == 1);
+    sg_val_merge_prov(&r, a, kb && cb == 1);
+    sg_val_merge_prov(&r, b, ka && ca == 1);
     return r;
 }
 
 static val_t arith_shl(const val_t *a, int64_t s)
 {
     if (s < 0 || s > 62) {
-        val_t t = top(F_UNK);
-        prov_merge(&t, a, false);
+        val_t t = sg_val_top(F_UNK);
+        sg_val_merge_prov(&t, a, false);
         return t;
     }
-    val_t k = constval((int64_t)1 << s);
+    val_t k = sg_val_const((int64_t)1 << s);
     return arith_mul(a, &k);
 }
 
 /* Extension of a 32-bit value into 64 bits: flag non-constant ones. */
+/* Is v exactly a 32-bit machine value that cannot have wrapped: a special
+ * register, or a constant that fits (unsigned, or signed for a signed
+ * extension)? Extending it loses nothing. */
+static bool exact32(const val_t *v, bool is_signed)
+{
+    int64_t c;
+    if (v->kind != V_VAL)
+        return false;
+    if (sg_poly_is_const(&v->p, &c))
+        return is_signed ? c >= INT32_MIN && c <= INT32_MAX : c >= 0 && c <= UINT32_MAX;
+    uint16_t a = v->p.n == 1 && v->p.t[0].c == 1 ? sg_poly_term_atom(&v->p.t[0]) : 0;
+    /* tid, ctaid, ntid, nctaid are below 2^31 */
+    return a >= SG_SASS_TID_X && a <= SG_SASS_NCTAID_Z;
+}
+
 static val_t ext32(val_t v)
 {
     int64_t c;
@@ -518,13 +533,13 @@ static val_t ext32(val_t v)
 
 static val_t with_prov(uint16_t flags, const val_t *a, const val_t *b, const val_t *c)
 {
-    val_t t = top(flags);
+    val_t t = sg_val_top(flags);
     if (a)
-        prov_merge(&t, a, false);
+        sg_val_merge_prov(&t, a, false);
     if (b)
-        prov_merge(&t, b, false);
+        sg_val_merge_prov(&t, b, false);
     if (c)
-        prov_merge(&t, c, false);
+        sg_val_merge_prov(&t, c, false);
     return t;
 }
 
@@ -534,7 +549,7 @@ static uint8_t cmp_of(const char *op, bool *ok)
 {
     static const char *n[] = {"LT", "LE", "GT", "GE", "EQ", "NE"};
     for (uint8_t i = 0; i < 6; i++)
-        if (has_mod(op, n[i])) {
+        if (sg_op_has(op, n[i])) {
             *ok = true;
             return i;
         }
@@ -542,23 +557,23 @@ static uint8_t cmp_of(const char *op, bool *ok)
     return 0;
 }
 
-static uint8_t cmp_not(uint8_t c)
+uint8_t sg_cmp_not(uint8_t c)
 {
     static const uint8_t t[] = {C_GE, C_GT, C_LE, C_LT, C_NE, C_EQ};
     return t[c];
 }
 
-static bool cmp_eq(const cmp_t *a, const cmp_t *b)
+bool sg_cmp_eq(const cmp_t *a, const cmp_t *b)
 {
     return a->cmp == b->cmp && a->uns == b->uns && a->wide == b->wide && sg_poly_eq(&a->l, &b->l) &&
            sg_poly_eq(&a->r, &b->r);
 }
 
 /* false when the fact had to be dropped (the list is full) */
-static bool add_fact(state_t *st, const cmp_t *c)
+bool sg_flow_add_fact(state_t *st, const cmp_t *c)
 {
     for (uint8_t i = 0; i < st->nfacts; i++)
-        if (cmp_eq(&st->facts[i], c))
+        if (sg_cmp_eq(&st->facts[i], c))
             return true;
     if (st->nfacts >= MAXFACT)
         return false;
@@ -577,7 +592,7 @@ static const pred_t *pred_get(const state_t *st, int pi, const guard_t *g)
 }
 
 /* The fact that predicate id (pred*2+neg) holds, if it is a comparison. */
-static bool pred_fact(const state_t *st, int id, cmp_t *out)
+bool sg_flow_pred_fact(const state_t *st, int id, cmp_t *out)
 {
     if (id < 0)
         return false;
@@ -586,7 +601,7 @@ static bool pred_fact(const state_t *st, int id, cmp_t *out)
         return false;
     *out = p->c;
     if (id & 1)
-        out->cmp = cmp_not(out->cmp);
+        out->cmp = sg_cmp_not(out->cmp);
     return true;
 }
 
@@ -601,16 +616,16 @@ typedef struct {
 
 static uint8_t mem_width(const char *op, bool atomic)
 {
-    if (has_mod(op, "256"))
+    if (sg_op_has(op, "256"))
         return 32;
-    if (has_mod(op, "128"))
+    if (sg_op_has(op, "128"))
         return 16;
-    if (has_mod(op, "64") || has_mod(op, "U64") || has_mod(op, "S64") || has_mod(op, "F64"))
+    if (sg_op_has(op, "64") || sg_op_has(op, "U64") || sg_op_has(op, "S64") || sg_op_has(op, "F64"))
         return 8;
     if (!atomic) {
-        if (has_mod(op, "U8") || has_mod(op, "S8"))
+        if (sg_op_has(op, "U8") || sg_op_has(op, "S8"))
             return 1;
-        if (has_mod(op, "U16") || has_mod(op, "S16"))
+        if (sg_op_has(op, "U16") || sg_op_has(op, "S16"))
             return 2;
     }
     return 4;
@@ -619,39 +634,39 @@ static uint8_t mem_width(const char *op, bool atomic)
 static memop_t classify_mem(const char *op)
 {
     memop_t m = {0};
-    if (base_is(op, "LDG") || base_is(op, "LDGSTS")) {
+    if (sg_op_is(op, "LDG") || sg_op_is(op, "LDGSTS")) {
         m.kind = SG_SASS_LOAD;
-    } else if (base_is(op, "LD")) {
+    } else if (sg_op_is(op, "LD")) {
         m.kind = SG_SASS_LOAD;
         m.generic = true;
-    } else if (base_is(op, "STG")) {
+    } else if (sg_op_is(op, "STG")) {
         m.kind = SG_SASS_STORE;
-    } else if (base_is(op, "ST")) {
+    } else if (sg_op_is(op, "ST")) {
         m.kind = SG_SASS_STORE;
         m.generic = true;
-    } else if (base_is(op, "ATOMG") || base_is(op, "REDG")) {
+    } else if (sg_op_is(op, "ATOMG") || sg_op_is(op, "REDG")) {
         m.kind = SG_SASS_ATOMIC;
-    } else if (base_is(op, "ATOM") || base_is(op, "RED")) {
+    } else if (sg_op_is(op, "ATOM") || sg_op_is(op, "RED")) {
         m.kind = SG_SASS_ATOMIC;
         m.generic = true;
-    } else if (base_is(op, "SUST")) {
+    } else if (sg_op_is(op, "SUST")) {
         m.kind = SG_SASS_STORE;
         m.escape = true;
-    } else if (base_is(op, "SUATOM") || base_is(op, "SURED")) {
+    } else if (sg_op_is(op, "SUATOM") || sg_op_is(op, "SURED")) {
         m.kind = SG_SASS_ATOMIC;
         m.escape = true;
-    } else if (base_is(op, "SULD")) {
+    } else if (sg_op_is(op, "SULD")) {
         m.kind = SG_SASS_LOAD;
         m.escape = true;
-    } else if (base_is(op, "UTMASTG") || base_is(op, "UTMAREDG") || base_is(op, "UBLKRED") ||
-               (base_is(op, "UBLKCP") && has_mod(op, "G") && strstr(op, ".G.S") == NULL &&
+    } else if (sg_op_is(op, "UTMASTG") || sg_op_is(op, "UTMAREDG") || sg_op_is(op, "UBLKRED") ||
+               (sg_op_is(op, "UBLKCP") && sg_op_has(op, "G") && strstr(op, ".G.S") == NULL &&
                 strstr(op, ".S.G") == NULL)) {
         m.kind = SG_SASS_STORE;
         m.escape = true;
-    } else if (base_is(op, "UBLKCP")) {
+    } else if (sg_op_is(op, "UBLKCP")) {
         m.kind = strstr(op, ".G.S") ? SG_SASS_STORE : SG_SASS_LOAD;
         m.escape = true;
-    } else if (base_is(op, "UTMALDG")) {
+    } else if (sg_op_is(op, "UTMALDG")) {
         m.kind = SG_SASS_LOAD;
         m.escape = true;
     }
@@ -660,13 +675,19 @@ static memop_t classify_mem(const char *op)
     return m;
 }
 
+bool sg_flow_is_global_access(const char *op)
+{
+    memop_t m = classify_mem(op);
+    return m.kind && !m.escape;
+}
+
 /* The 64-bit address of a memory operand. */
 static val_t address_of(const ctx_t *x, const state_t *st, const sg_sass_insn_t *in,
                         const sg_sass_operand_t *m, const guard_t *g)
 {
     val_t a;
     if (m->reg == 0xffff) {
-        a = constval(0);
+        a = sg_val_const(0);
     } else {
         sg_sass_operand_t r = {.kind = SG_SASS_OP_REG, .reg = m->reg, .uniform = m->uniform};
         if (m->u32)
@@ -680,7 +701,7 @@ static val_t address_of(const ctx_t *x, const state_t *st, const sg_sass_insn_t 
         a = arith_add(&a, &b);
     }
     if (m->imm) {
-        val_t c = constval(m->imm);
+        val_t c = sg_val_const(m->imm);
         a = arith_add(&a, &c);
     }
     (void)in;
@@ -699,16 +720,60 @@ static bool term_has_param(const sg_term_t *t)
     return false;
 }
 
-/* p in the exported form: degree <= 2 in the special registers, at most
- * SG_SASS_MAX_TERMS terms; false when it is not of that form. */
-static bool affine_from_poly(const sg_poly_t *p, sg_sass_affine_t *out)
+/* p with a summarized loop's count as the exported atom: every term that
+ * uses the count K of loop L must be c*K*ntid.x*nctaid.x (the loop steps by
+ * the grid), which becomes c*SG_SASS_GRID_K; one loop at most. */
+static bool grid_k_form(const ctx_t *x, const sg_poly_t *p, sg_poly_t *out)
+{
+    (void)x;
+    sg_poly_t o = {0};
+    uint16_t loop = 0;
+    for (uint8_t i = 0; i < p->n; i++) {
+        const sg_term_t *t = &p->t[i];
+        uint16_t k = 0;
+        bool ntid = false, nctaid = false, other = false;
+        for (int j = 0; j < SG_POLY_DEGREE; j++) {
+            uint16_t a = t->at[j];
+            if (a >= A_LOOP && a <= A_LOOP_MAX && !k)
+                k = a;
+            else if (a == SG_SASS_NTID_X && !ntid)
+                ntid = true;
+            else if (a == SG_SASS_NCTAID_X && !nctaid)
+                nctaid = true;
+            else if (a)
+                other = true;
+        }
+        if (!k) {
+            if (!sg_poly_add_term(&o, t->c, t->at))
+                return false;
+            continue;
+        }
+        if (other || !ntid || !nctaid || (loop && loop != k))
+            return false;
+        loop = k;
+        const uint16_t g[SG_POLY_DEGREE] = {0, 0, 0, SG_SASS_GRID_K};
+        if (!sg_poly_add_term(&o, t->c, g))
+            return false;
+    }
+    *out = o;
+    return true;
+}
+
+/* p in the exported form: degree <= 2 in the special registers and the
+ * grid-stride loop's progress, at most SG_SASS_MAX_TERMS terms; false when
+ * it is not of that form. */
+static bool affine_from_poly(const ctx_t *x, const sg_poly_t *p0, sg_sass_affine_t *out)
 {
     memset(out, 0, sizeof *out);
+    sg_poly_t q;
+    if (!grid_k_form(x, p0, &q))
+        return false;
+    const sg_poly_t *p = &q;
     if (p->n > SG_SASS_MAX_TERMS)
         return false;
     for (uint8_t i = 0; i < p->n; i++) {
         const sg_term_t *t = &p->t[i];
-        if (sg_poly_degree(t) > 2 || t->at[2] > SG_SASS_NCTAID_Z || t->at[3] > SG_SASS_NCTAID_Z)
+        if (sg_poly_degree(t) > 2 || t->at[2] > SG_SASS_GRID_K || t->at[3] > SG_SASS_GRID_K)
             return false;
         out->t[i].coef = t->c;
         if (t->at[2] == 0) {
@@ -755,7 +820,7 @@ static bool normalize_guard(const cmp_t *f, sg_poly_t *lhs, uint16_t *param)
 
 /* A fact as "lhs OP P" (lhs free of parameters) or "lhs OP constant":
  * l - r = sign*P + X gives -X swap(OP) P for sign +1 and X OP P for -1. */
-static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
+static bool export_cond(const ctx_t *x, const cmp_t *f, sg_sass_cond_t *out)
 {
     static const uint8_t swap[] = {SG_SASS_GT, SG_SASS_GE, SG_SASS_LT, SG_SASS_LE, SG_SASS_EQ,
                                    SG_SASS_NE};
@@ -774,15 +839,15 @@ static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
     if (found < 0) {
         /* D OP 0: keep D's constant on the right */
         int64_t k = 0;
-        sg_poly_t x = d;
-        for (uint8_t i = 0; i < x.n; i++)
-            if (!sg_poly_degree(&x.t[i])) {
-                k = x.t[i].c;
-                memmove(&x.t[i], &x.t[i + 1], (size_t)(x.n - i - 1) * sizeof(sg_term_t));
-                x.n--;
+        sg_poly_t e = d;
+        for (uint8_t i = 0; i < e.n; i++)
+            if (!sg_poly_degree(&e.t[i])) {
+                k = e.t[i].c;
+                memmove(&e.t[i], &e.t[i + 1], (size_t)(e.n - i - 1) * sizeof(sg_term_t));
+                e.n--;
                 break;
             }
-        if (!affine_from_poly(&x, &out->lhs))
+        if (!affine_from_poly(x, &e, &out->lhs))
             return false;
         out->op = f->cmp;
         out->param = -1;
@@ -794,18 +859,18 @@ static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
     int64_t sign = d.t[found].c;
     if (f->wide && !(p & A_P64))
         return false;
-    sg_poly_t x = d;
-    memmove(&x.t[found], &x.t[found + 1], (size_t)(x.n - found - 1) * sizeof(sg_term_t));
-    x.n--;
+    sg_poly_t e = d;
+    memmove(&e.t[found], &e.t[found + 1], (size_t)(e.n - found - 1) * sizeof(sg_term_t));
+    e.n--;
     if (sign > 0) {
         sg_poly_t z = {0};
-        if (!sg_poly_add(&x, &z, &x, -1))
+        if (!sg_poly_add(&e, &z, &e, -1))
             return false;
         out->op = swap[f->cmp];
     } else {
         out->op = f->cmp;
     }
-    if (!affine_from_poly(&x, &out->lhs))
+    if (!affine_from_poly(x, &e, &out->lhs))
         return false;
     out->param = (int32_t)A_OFF(p);
     out->width = (p & A_P64) ? 8 : 4;
@@ -871,6 +936,66 @@ static const char *flag_reason(uint16_t f)
     return "address not derived from a parameter";
 }
 
+/* p = w * q for a parameter word w in every term, once, and no other
+ * parameter word: a stride that scales the whole index. */
+static bool factor_scale(const sg_poly_t *p, uint16_t *w, sg_poly_t *q)
+{
+    if (!p->n)
+        return false;
+    uint16_t cand = 0;
+    for (int k = 0; k < SG_POLY_DEGREE; k++)
+        if (p->t[0].at[k] & A_PARAM)
+            cand = p->t[0].at[k];
+    if (!cand)
+        return false;
+    sg_poly_t with, without;
+    if (!sg_poly_split(p, cand, &with, &without) || without.n || sg_poly_has_params(&with))
+        return false;
+    *w = cand;
+    *q = with;
+    return true;
+}
+
+/* The index in the exported form (a->index, a->scaled); NULL, or why not. */
+static const char *export_index(const ctx_t *x, sg_poly_t *idx, sg_sass_access_t *a)
+{
+    if (sg_poly_has_params(idx)) {
+        uint16_t w;
+        if (!factor_scale(idx, &w, idx))
+            return "index depends on parameter words (strides or offsets)";
+        a->scaled = true;
+        a->scale_param = (uint16_t)A_OFF(w);
+        a->scale_width = (w & A_P64) ? 8 : 4;
+    }
+    sg_poly_t g;
+    if (sg_poly_has_atom_in(idx, A_LOOP, A_LOOP_MAX) && !grid_k_form(x, idx, &g))
+        return "index unknown: it changes around a loop by a step other than the grid "
+               "(ntid.x*nctaid.x)";
+    if (!affine_from_poly(x, idx, &a->index))
+        return "index of degree 3 or more in the launch indices";
+    return NULL;
+}
+
+/* An index that uses a grid-stride loop's progress needs a condition
+ * bounding it from above. */
+static bool loop_bounded(const sg_sass_access_t *a)
+{
+    bool uses = false;
+    for (uint32_t i = 0; i < a->index.n; i++)
+        uses |= a->index.t[i].a == SG_SASS_GRID_K || a->index.t[i].b == SG_SASS_GRID_K;
+    if (!uses)
+        return true;
+    for (uint32_t c = 0; c < a->n_conds; c++) {
+        const sg_sass_cond_t *k = &a->conds[c];
+        for (uint32_t i = 0; i < k->lhs.n; i++)
+            if (k->lhs.t[i].a == SG_SASS_GRID_K && k->lhs.t[i].b == SG_SASS_ATOM_NONE &&
+                ((k->lhs.t[i].coef > 0 && (k->op == SG_SASS_LT || k->op == SG_SASS_LE)) ||
+                 (k->lhs.t[i].coef < 0 && (k->op == SG_SASS_GT || k->op == SG_SASS_GE))))
+                return true;
+    }
+    return false;
+}
+
 static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const memop_t *m,
                    const val_t *addr, const guard_t *g)
 {
@@ -897,8 +1022,8 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
     snprintf(a->op, sizeof a->op, "%.39s", in->op);
     if (m->escape) {
         snprintf(a->reason, sizeof a->reason, "%s",
-                 base_is(in->op, "SULD") || base_is(in->op, "SUST") || base_is(in->op, "SUATOM") ||
-                         base_is(in->op, "SURED")
+                 sg_op_is(in->op, "SULD") || sg_op_is(in->op, "SUST") || sg_op_is(in->op, "SUATOM") ||
+                         sg_op_is(in->op, "SURED")
                      ? "surface access: address from a surface object"
                      : "bulk tensor copy: address from a tensor map or shared memory");
         return;
@@ -917,12 +1042,9 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
             sg_poly_t idx = addr->p;
             memmove(&idx.t[bt], &idx.t[bt + 1], (size_t)(idx.n - bt - 1) * sizeof(sg_term_t));
             idx.n--;
-            if (sg_poly_has_params(&idx)) {
-                snprintf(a->reason, sizeof a->reason,
-                         "index depends on parameter words (strides or offsets)");
-            } else if (!affine_from_poly(&idx, &a->index)) {
-                snprintf(a->reason, sizeof a->reason,
-                         "index of degree 3 or more in the launch indices");
+            const char *why = export_index(x, &idx, a);
+            if (why) {
+                snprintf(a->reason, sizeof a->reason, "%s", why);
             } else {
                 a->index_known = true;
                 a->index_32bit = (addr->flags & F_W32) != 0;
@@ -945,7 +1067,7 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                     }
                 }
                 uint8_t nvar = (uint8_t)(idx.n - (off ? 1 : 0));
-                if (lin && nvar == 2 && s) {
+                if (lin && nvar == 2 && s && !a->scaled) {
                     a->stride = s;
                     a->offset = off;
                 }
@@ -954,7 +1076,7 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                 uint8_t nf = 0;
                 cmp_t gf;
                 bool guard_read = g->id < 0;
-                if (pred_fact(st, g->id, &gf)) {
+                if (sg_flow_pred_fact(st, g->id, &gf)) {
                     facts[nf++] = gf;
                     guard_read = true;
                 }
@@ -974,7 +1096,7 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                         gl = L, gp = prm, gu = facts[i].uns;
                         if (pass == 0 && !proportional(&idx, &L, &sc))
                             continue;
-                        if (!affine_from_poly(&L, &a->guard_lhs))
+                        if (!affine_from_poly(x, &L, &a->guard_lhs))
                             continue;
                         a->guarded = true;
                         a->guard_param = (int32_t)A_OFF(prm);
@@ -989,12 +1111,18 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                 bool all = true;
                 for (uint8_t i = 0; i < nf; i++) {
                     if (a->n_conds < SG_SASS_MAX_CONDS &&
-                        export_cond(&facts[i], &a->conds[a->n_conds]))
+                        export_cond(x, &facts[i], &a->conds[a->n_conds]))
                         a->n_conds++;
                     else
                         all = false;
                 }
                 a->conditions_exact = guard_read && !st->cond_unknown && all;
+                if (!loop_bounded(a)) {
+                    a->index_known = false;
+                    a->conditions_exact = false;
+                    snprintf(a->reason, sizeof a->reason,
+                             "index unknown: no bound proven on the grid-stride loop's passes");
+                }
             }
         } else if (nb > 1) {
             snprintf(a->reason, sizeof a->reason, "address adds several parameter words");
@@ -1027,11 +1155,11 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
         /* The address is unknown, but what is known about when it runs still
          * tells a launch where it never runs (a tail no block reaches). */
         cmp_t gf;
-        if (pred_fact(st, g->id, &gf) && a->n_conds < SG_SASS_MAX_CONDS &&
-            export_cond(&gf, &a->conds[a->n_conds]))
+        if (sg_flow_pred_fact(st, g->id, &gf) && a->n_conds < SG_SASS_MAX_CONDS &&
+            export_cond(x, &gf, &a->conds[a->n_conds]))
             a->n_conds++;
         for (uint8_t i = 0; i < st->nfacts && a->n_conds < SG_SASS_MAX_CONDS; i++)
-            if (export_cond(&st->facts[i], &a->conds[a->n_conds])) a->n_conds++;
+            if (export_cond(x, &st->facts[i], &a->conds[a->n_conds])) a->n_conds++;
     }
 }
 
@@ -1080,14 +1208,14 @@ static void poly_widen(sg_poly_t *p, uint32_t off)
 static val_t hi_from_carry(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint8_t from,
                            const pred_t *p, const guard_t *g)
 {
-    val_t v = mkval(V_HI, &p->p);
+    val_t v = sg_val_make(V_HI, &p->p);
     v.flags = p->flags;
     for (uint8_t i = from; i < in->n_ops; i++) {
         const sg_sass_operand_t *o = &in->ops[i];
         val_t w;
         if (o->kind == SG_SASS_OP_CBANK)
             w = cbank_val(x, o, 0, false);
-        else if (o->kind == SG_SASS_OP_REG && !is_zero_reg(o))
+        else if (o->kind == SG_SASS_OP_REG && !sg_op_zero_reg(o))
             w = rdslot(x, st, o, 0, g);
         else
             continue;
@@ -1112,12 +1240,12 @@ static val_t hi_from_carry(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint
 static void high_word_unknown(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint8_t from,
                               const guard_t *g)
 {
-    val_t t = top(0);
+    val_t t = sg_val_top(0);
     for (uint8_t i = from; i < in->n_ops; i++)
         if (in->ops[i].kind == SG_SASS_OP_REG || in->ops[i].kind == SG_SASS_OP_CBANK) {
             sg_sass_operand_t r = in->ops[i];
             val_t v = r.kind == SG_SASS_OP_REG ? rdslot(x, st, &r, 0, g) : cbank_val(x, &r, 0, false);
-            prov_merge(&t, &v, !r.neg && !r.inv);
+            sg_val_merge_prov(&t, &v, !r.neg && !r.inv);
         }
     uint8_t d = 0;
     for (uint8_t i = 1; i < in->n_ops && in->ops[i].kind == SG_SASS_OP_PRED; i++) {
@@ -1132,20 +1260,20 @@ static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const gu
     char base[48];
     size_t bl = strcspn(in->op, ".");
     snprintf(base, sizeof base, "%.*s", (int)bl, in->op);
-    bool all = (bl >= 3 && !strcmp(base + bl - 3, "MMA")) || base_is(in->op, "LDSM") ||
-               base_is(in->op, "LDTM") || base_is(in->op, "TEX") || base_is(in->op, "TLD") ||
-               base_is(in->op, "TLD4") || base_is(in->op, "TXD") || base_is(in->op, "TXQ") ||
-               base_is(in->op, "TMML") || !strncmp(base, "UTC", 3) || !strcmp(in->op, "?");
-    val_t pr = top(0);
+    bool all = (bl >= 3 && !strcmp(base + bl - 3, "MMA")) || sg_op_is(in->op, "LDSM") ||
+               sg_op_is(in->op, "LDTM") || sg_op_is(in->op, "TEX") || sg_op_is(in->op, "TLD") ||
+               sg_op_is(in->op, "TLD4") || sg_op_is(in->op, "TXD") || sg_op_is(in->op, "TXQ") ||
+               sg_op_is(in->op, "TMML") || !strncmp(base, "UTC", 3) || !strcmp(in->op, "?");
+    val_t pr = sg_val_top(0);
     for (uint8_t i = skip_preds(in, 0) + 1; i < in->n_ops; i++)
         if (in->ops[i].kind == SG_SASS_OP_REG || in->ops[i].kind == SG_SASS_OP_CBANK) {
             val_t v = val32_raw(x, st, &in->ops[i], g);
-            prov_merge(&pr, &v, false);
+            sg_val_merge_prov(&pr, &v, false);
         }
     uint16_t carried = (uint16_t)(pr.flags & F_ADDPTR);
     uint8_t dst = skip_preds(in, 0);
     for (uint8_t i = dst + 1; i < in->n_ops; i++)
-        if (in->ops[i].kind == SG_SASS_OP_REG && !is_zero_reg(&in->ops[i])) {
+        if (in->ops[i].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&in->ops[i])) {
             val_t v = rdslot(x, st, &in->ops[i], 0, g);
             if (v.nprov)
                 carried = F_ADDPTR; /* e.g. a pointer rounded with LOP3 */
@@ -1153,7 +1281,7 @@ static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const gu
     pr.flags = carried;
     pr.origin = in->pc + 1;
     uint16_t fl = F_UNK;
-    if (all || base_is(in->op, "R2P")) {
+    if (all || sg_op_is(in->op, "R2P")) {
         clobber_all(x, st, false, F_UNK);
         return;
     }
@@ -1173,10 +1301,10 @@ static uint32_t dest_width(const char *op)
     memop_t m = classify_mem(op);
     if (m.kind && m.kind != SG_SASS_STORE)
         return (m.width + 3u) / 4u;
-    if (has_mod(op, "128"))
+    if (sg_op_has(op, "128"))
         return 4;
-    if (has_mod(op, "64") || has_mod(op, "WIDE") || strstr(op, "F64") || strstr(op, "U64") ||
-        strstr(op, "S64") || (op[0] == 'D' && !base_is(op, "DEPBAR")) || base_is(op, "CS2R"))
+    if (sg_op_has(op, "64") || sg_op_has(op, "WIDE") || strstr(op, "F64") || strstr(op, "U64") ||
+        strstr(op, "S64") || (op[0] == 'D' && !sg_op_is(op, "DEPBAR")) || sg_op_is(op, "CS2R"))
         return 2;
     return 1;
 }
@@ -1187,16 +1315,16 @@ static uint32_t dest_width(const char *op)
 static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
 {
     uint16_t fl = F_CALL;
-    for (uint32_t i = from; i < x->n && !base_is(x->in[i].op, "RET"); i++)
-        if (has_mod(x->in[i].op, "64") &&
-            (base_is(x->in[i].op, "LDC") || base_is(x->in[i].op, "ULDC") ||
-             base_is(x->in[i].op, "LDCU") || classify_mem(x->in[i].op).kind))
+    for (uint32_t i = from; i < x->n && !sg_op_is(x->in[i].op, "RET"); i++)
+        if (sg_op_has(x->in[i].op, "64") &&
+            (sg_op_is(x->in[i].op, "LDC") || sg_op_is(x->in[i].op, "ULDC") ||
+             sg_op_is(x->in[i].op, "LDCU") || classify_mem(x->in[i].op).kind))
             fl |= F_ADDPTR;
     for (uint32_t i = from; i < x->n; i++) {
         const sg_sass_insn_t *in = &x->in[i];
-        if (base_is(in->op, "RET"))
+        if (sg_op_is(in->op, "RET"))
             return;
-        if (base_is(in->op, "CALL")) {
+        if (sg_op_is(in->op, "CALL")) {
             clobber_all(x, st, true, F_CALL | F_ADDPTR);
             return;
         }
@@ -1209,9 +1337,9 @@ static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
             }
         }
         memop_t m = classify_mem(in->op);
-        if ((m.kind == SG_SASS_STORE) || base_is(in->op, "STS") || base_is(in->op, "STL") ||
-            base_is(in->op, "BRA") || base_is(in->op, "EXIT") || base_is(in->op, "BAR") ||
-            base_is(in->op, "BSSY") || base_is(in->op, "BSYNC"))
+        if ((m.kind == SG_SASS_STORE) || sg_op_is(in->op, "STS") || sg_op_is(in->op, "STL") ||
+            sg_op_is(in->op, "BRA") || sg_op_is(in->op, "EXIT") || sg_op_is(in->op, "BAR") ||
+            sg_op_is(in->op, "BSSY") || sg_op_is(in->op, "BSYNC"))
             continue;
         if (k < in->n_ops && in->ops[k].kind == SG_SASS_OP_REG) {
             size_t bl = strcspn(in->op, ".");
@@ -1259,7 +1387,7 @@ static uint32_t writer_in_block(const ctx_t *x, uint32_t idx, const sg_sass_oper
             d++;
         if (d >= in->n_ops || in->ops[d].kind != SG_SASS_OP_REG || in->ops[d].uniform != r->uniform)
             continue;
-        uint32_t w = has_mod(in->op, "64") ? 2 : 1;
+        uint32_t w = sg_op_has(in->op, "64") ? 2 : 1;
         if (r->reg >= in->ops[d].reg && r->reg < in->ops[d].reg + w)
             return i;
     }
@@ -1275,7 +1403,7 @@ static bool benign_call(const ctx_t *x, uint32_t idx)
     if (w == UINT32_MAX)
         return false;
     const sg_sass_insn_t *ld = &x->in[w];
-    if (!base_is(ld->op, "LDC") || !has_mod(ld->op, "64") || ld->n_ops < 2 ||
+    if (!sg_op_is(ld->op, "LDC") || !sg_op_has(ld->op, "64") || ld->n_ops < 2 ||
         ld->ops[1].kind != SG_SASS_OP_CBANK || ld->ops[1].reg2 != 4 || ld->ops[0].reg != r->reg)
         return false;
     int64_t off = ld->ops[1].imm;
@@ -1286,9 +1414,9 @@ static bool benign_call(const ctx_t *x, uint32_t idx)
         if (iw == UINT32_MAX)
             return false;
         const sg_sass_insn_t *mv = &x->in[iw];
-        if (base_is(mv->op, "MOV") && mv->n_ops >= 2 && mv->ops[1].kind == SG_SASS_OP_IMM)
+        if (sg_op_is(mv->op, "MOV") && mv->n_ops >= 2 && mv->ops[1].kind == SG_SASS_OP_IMM)
             off += mv->ops[1].imm;
-        else if (base_is(mv->op, "IMAD") && has_mod(mv->op, "MOV") && mv->n_ops == 4 &&
+        else if (sg_op_is(mv->op, "IMAD") && sg_op_has(mv->op, "MOV") && mv->n_ops == 4 &&
                  mv->ops[3].kind == SG_SASS_OP_IMM)
             off += mv->ops[3].imm;
         else
@@ -1370,15 +1498,15 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         for (uint8_t i = 0; i < n; i++)
             if (o[i].kind == SG_SASS_OP_MEM) {
                 mo = &o[i];
-                if (!base_is(op, "LDGSTS"))
+                if (!sg_op_is(op, "LDGSTS"))
                     break;
             }
         if (x->final) {
-            val_t addr = mo && !m.escape ? address_of(x, st, in, mo, g) : top(F_UNK);
+            val_t addr = mo && !m.escape ? address_of(x, st, in, mo, g) : sg_val_top(F_UNK);
             record(x, st, in, &m, &addr, g);
         }
-        if (m.kind != SG_SASS_STORE && !base_is(op, "LDGSTS") && !base_is(op, "RED") &&
-            !base_is(op, "REDG")) {
+        if (m.kind != SG_SASS_STORE && !sg_op_is(op, "LDGSTS") && !sg_op_is(op, "RED") &&
+            !sg_op_is(op, "REDG")) {
             uint8_t d = skip_preds(in, 0);
             for (uint8_t i = 0; i < d; i++) {
                 pred_t t = {0};
@@ -1391,8 +1519,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         return;
     }
-    if (base_is(op, "LDS") || base_is(op, "LDL") || base_is(op, "ATOMS") ||
-        base_is(op, "SHFL")) {
+    if (sg_op_is(op, "LDS") || sg_op_is(op, "LDL") || sg_op_is(op, "ATOMS") ||
+        sg_op_is(op, "SHFL")) {
         uint8_t d = skip_preds(in, 0);
         for (uint8_t i = 0; i < d; i++) {
             pred_t t = {0};
@@ -1402,19 +1530,19 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             clobber(x, st, &o[d], (mem_width(op, false) + 3u) / 4u, F_MEM | F_ADDPTR, NULL, g);
         return;
     }
-    if (base_is(op, "STS") || base_is(op, "STL") || base_is(op, "NOP") || base_is(op, "BAR") ||
-        base_is(op, "BSSY") || base_is(op, "BSYNC") || base_is(op, "WARPSYNC") ||
-        base_is(op, "MEMBAR") || base_is(op, "FENCE") || base_is(op, "CCTL") ||
-        base_is(op, "ERRBAR") || base_is(op, "DEPBAR") || base_is(op, "LDGDEPBAR") ||
-        base_is(op, "YIELD") || base_is(op, "BRA") || base_is(op, "EXIT") ||
-        base_is(op, "RET") || base_is(op, "BPT") || base_is(op, "KILL") ||
-        base_is(op, "NANOSLEEP") || base_is(op, "UTMAPF") || base_is(op, "UTMACCTL") ||
-        base_is(op, "ACQBULK"))
+    if (sg_op_is(op, "STS") || sg_op_is(op, "STL") || sg_op_is(op, "NOP") || sg_op_is(op, "BAR") ||
+        sg_op_is(op, "BSSY") || sg_op_is(op, "BSYNC") || sg_op_is(op, "WARPSYNC") ||
+        sg_op_is(op, "MEMBAR") || sg_op_is(op, "FENCE") || sg_op_is(op, "CCTL") ||
+        sg_op_is(op, "ERRBAR") || sg_op_is(op, "DEPBAR") || sg_op_is(op, "LDGDEPBAR") ||
+        sg_op_is(op, "YIELD") || sg_op_is(op, "BRA") || sg_op_is(op, "EXIT") ||
+        sg_op_is(op, "RET") || sg_op_is(op, "BPT") || sg_op_is(op, "KILL") ||
+        sg_op_is(op, "NANOSLEEP") || sg_op_is(op, "UTMAPF") || sg_op_is(op, "UTMACCTL") ||
+        sg_op_is(op, "ACQBULK"))
         return;
-    if (base_is(op, "BRX") || base_is(op, "JMX") || base_is(op, "JMP") || base_is(op, "CALL")) {
-        bool indirect = base_is(op, "BRX") || base_is(op, "JMX") ||
+    if (sg_op_is(op, "BRX") || sg_op_is(op, "JMX") || sg_op_is(op, "JMP") || sg_op_is(op, "CALL")) {
+        bool indirect = sg_op_is(op, "BRX") || sg_op_is(op, "JMX") ||
                         !(n >= 1 && (o[n - 1].kind == SG_SASS_OP_LABEL || o[n - 1].kind == SG_SASS_OP_IMM));
-        if (base_is(op, "CALL") && !indirect) {
+        if (sg_op_is(op, "CALL") && !indirect) {
             int64_t t = o[n - 1].imm;
             /* the callee inside this kernel's code: clobber what it writes */
             uint32_t lo = 0, hi = x->n;
@@ -1442,7 +1570,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             clobber_all(x, st, true, F_CALL | F_ADDPTR);
             return;
         }
-        if (base_is(op, "CALL") && n >= 1 && o[0].kind == SG_SASS_OP_REG && benign_call(x, idx)) {
+        if (sg_op_is(op, "CALL") && n >= 1 && o[0].kind == SG_SASS_OP_REG && benign_call(x, idx)) {
             clobber_all(x, st, true, F_CALL); /* __assertfail, vprintf: no pointers back */
             return;
         }
@@ -1451,10 +1579,10 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         return;
     }
 
-    if (base_is(op, "MOV") || base_is(op, "UMOV") || base_is(op, "R2UR")) {
+    if (sg_op_is(op, "MOV") || sg_op_is(op, "UMOV") || sg_op_is(op, "R2UR")) {
         if (n < 2)
             goto generic;
-        if (has_mod(op, "64")) {
+        if (sg_op_has(op, "64")) {
             val_t v = rd64(x, st, &o[1], g);
             wr64(x, st, &o[0], &v, g);
         } else {
@@ -1465,26 +1593,26 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         return;
     }
-    if (base_is(op, "HFMA2") && n == 5 && is_zero_reg(&o[1]) && is_zero_reg(&o[2])) {
+    if (sg_op_is(op, "HFMA2") && n == 5 && sg_op_zero_reg(&o[1]) && sg_op_zero_reg(&o[2])) {
         /* HFMA2 d, -RZ, RZ, hi, lo: a 32-bit constant made of two halves */
         uint16_t hi, lo;
         if (half_bits(&o[3], &hi) && half_bits(&o[4], &lo)) {
-            wr32(x, st, &o[0], constval((int32_t)(((uint32_t)hi << 16) | lo)), g);
+            wr32(x, st, &o[0], sg_val_const((int32_t)(((uint32_t)hi << 16) | lo)), g);
             return;
         }
         goto generic;
     }
-    if (base_is(op, "S2R") || base_is(op, "S2UR")) {
+    if (sg_op_is(op, "S2R") || sg_op_is(op, "S2UR")) {
         if (n < 2)
             goto generic;
         wr32(x, st, &o[0], rd32(x, st, &o[1], g), g);
         return;
     }
-    if (base_is(op, "CS2R")) {
+    if (sg_op_is(op, "CS2R")) {
         if (n < 2)
             goto generic;
-        val_t v = (o[1].kind == SG_SASS_OP_SREG && o[1].reg == 1) ? constval(0) : top(0);
-        if (has_mod(op, "32")) {
+        val_t v = (o[1].kind == SG_SASS_OP_SREG && o[1].reg == 1) ? sg_val_const(0) : sg_val_top(0);
+        if (sg_op_has(op, "32")) {
             wr32(x, st, &o[0], v, g);
         } else {
             wr32(x, st, &o[0], v, g);
@@ -1494,15 +1622,15 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         return;
     }
-    if (base_is(op, "LDC") || base_is(op, "ULDC") || base_is(op, "LDCU")) {
+    if (sg_op_is(op, "LDC") || sg_op_is(op, "ULDC") || sg_op_is(op, "LDCU")) {
         if (n < 2 || o[1].kind != SG_SASS_OP_CBANK)
             goto generic;
-        if (has_mod(op, "U8") || has_mod(op, "S8") || has_mod(op, "U16") || has_mod(op, "S16")) {
+        if (sg_op_has(op, "U8") || sg_op_has(op, "S8") || sg_op_has(op, "U16") || sg_op_has(op, "S16")) {
             clobber(x, st, &o[0], 1, 0, NULL, g);
             return;
         }
-        if (has_mod(op, "128") || has_mod(op, "64")) {
-            int pairs = has_mod(op, "128") ? 2 : 1;
+        if (sg_op_has(op, "128") || sg_op_has(op, "64")) {
+            int pairs = sg_op_has(op, "128") ? 2 : 1;
             for (int k = 0; k < pairs; k++) {
                 val_t v = cbank_val(x, &o[1], (uint32_t)(8 * k), true);
                 sg_sass_operand_t d = o[0];
@@ -1524,8 +1652,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         return;
     }
 
-    if (base_is(op, "IMAD") || base_is(op, "UIMAD")) {
-        if (has_mod(op, "HI"))
+    if (sg_op_is(op, "IMAD") || sg_op_is(op, "UIMAD")) {
+        if (sg_op_has(op, "HI"))
             goto generic;
         uint8_t a = 1;
         bool carry_out = n > 1 && o[1].kind == SG_SASS_OP_PRED;
@@ -1533,7 +1661,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             a = 2;
         if (n < a + 3)
             goto generic;
-        if (has_mod(op, "X")) {
+        if (sg_op_has(op, "X")) {
             /* high word: the carry-in predicate names the 64-bit sum */
             const sg_sass_operand_t *cp = &o[n - 1];
             if (cp->kind == SG_SASS_OP_PRED && !cp->inv && !carry_out) {
@@ -1543,23 +1671,35 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                     wr32(x, st, &o[0], v, g);
                     return;
                 }
+                if (p->kind == P_ZERO) {
+                    /* no carry comes in: a plain multiply-add */
+                    val_t va = rd32(x, st, &o[a], g), vb = rd32(x, st, &o[a + 1], g);
+                    val_t vc = rd32(x, st, &o[a + 2], g), prod = arith_mul(&va, &vb);
+                    wr32(x, st, &o[0], arith_add(&prod, &vc), g);
+                    return;
+                }
             }
             high_word_unknown(x, st, in, a, g);
             return;
         }
         if (carry_out)
             goto generic;
-        if (is_zero_reg(&o[a]) && is_zero_reg(&o[a + 1]) && !has_mod(op, "WIDE") &&
+        if (sg_op_zero_reg(&o[a]) && sg_op_zero_reg(&o[a + 1]) && !sg_op_has(op, "WIDE") &&
             o[a + 2].kind == SG_SASS_OP_REG && !o[a + 2].neg && !o[a + 2].inv && !o[a + 2].abs) {
             /* IMAD.MOV.U32 d, RZ, RZ, s: a move, which keeps a high word a high word */
             wr32(x, st, &o[0], rdslot(x, st, &o[a + 2], 0, g), g);
             return;
         }
         val_t va = rd32(x, st, &o[a], g), vb = rd32(x, st, &o[a + 1], g);
-        if (has_mod(op, "WIDE")) {
+        if (sg_op_has(op, "WIDE")) {
             val_t vc = rd64(x, st, &o[a + 2], g);
             val_t prod = arith_mul(&va, &vb);
-            prod = ext32(prod);
+            /* the 64-bit product of two exact 32-bit values is exact */
+            bool sgn = !sg_op_has(op, "U32");
+            if (exact32(&va, sgn) && exact32(&vb, sgn) && prod.kind != V_TOP)
+                prod.kind = V_VAL;
+            else
+                prod = ext32(prod);
             val_t r = arith_add(&prod, &vc);
             r.flags |= prod.flags & F_W32;
             wr64(x, st, &o[0], &r, g);
@@ -1571,9 +1711,9 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         return;
     }
 
-    if (base_is(op, "IADD3") || base_is(op, "UIADD3") || base_is(op, "IADD") ||
-        base_is(op, "UIADD") || base_is(op, "VIADD") || base_is(op, "UVIADD") ||
-        base_is(op, "IADD32I")) {
+    if (sg_op_is(op, "IADD3") || sg_op_is(op, "UIADD3") || sg_op_is(op, "IADD") ||
+        sg_op_is(op, "UIADD") || sg_op_is(op, "VIADD") || sg_op_is(op, "UVIADD") ||
+        sg_op_is(op, "IADD32I")) {
         uint8_t a = skip_preds(in, 1);
         uint8_t ncarry = count_carries(in, a);
         if (a >= n)
@@ -1582,7 +1722,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         uint8_t e = a;
         while (e < n && o[e].kind != SG_SASS_OP_PRED)
             e++;
-        if (has_mod(op, "X")) {
+        if (sg_op_has(op, "X")) {
             for (uint8_t i = e; i < n; i++)
                 if (o[i].kind == SG_SASS_OP_PRED && !o[i].inv && pred_index(&o[i]) != 7 &&
                     pred_index(&o[i]) != 15) {
@@ -1590,6 +1730,16 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                     if (p->kind == P_CARRY && ncarry == 0) {
                         val_t v = hi_from_carry(x, st, in, a, p, g);
                         wr32(x, st, &o[0], v, g);
+                        return;
+                    }
+                    if (p->kind == P_ZERO && ncarry == 0) {
+                        /* no carry comes in: a plain 32-bit add */
+                        val_t s = sg_val_const(0);
+                        for (uint8_t k = a; k < e; k++) {
+                            val_t v = rd32(x, st, &o[k], g);
+                            s = arith_add(&s, &v);
+                        }
+                        wr32(x, st, &o[0], s, g);
                         return;
                     }
                     break;
@@ -1600,8 +1750,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             }
             goto generic;
         }
-        if (has_mod(op, "64")) {
-            val_t s = constval(0);
+        if (sg_op_has(op, "64")) {
+            val_t s = sg_val_const(0);
             for (uint8_t i = a; i < e; i++) {
                 val_t v = rd64(x, st, &o[i], g);
                 s = arith_add(&s, &v);
@@ -1609,39 +1759,56 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             wr64(x, st, &o[0], &s, g);
             return;
         }
-        val_t s = constval(0);
+        val_t s = sg_val_const(0);
         bool lo = false;
+        /* operands that may be nonzero, negated ones, and a high word added to zeros */
+        uint8_t nonzero = 0, neg = 0;
+        int hi_op = -1;
         for (uint8_t i = a; i < e; i++) {
-            if (o[i].kind == SG_SASS_OP_REG && !is_zero_reg(&o[i])) {
+            if (o[i].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[i])) {
                 val_t raw = rdslot(x, st, &o[i], 0, g);
                 if (raw.kind == V_LO)
                     lo = true;
+                if (raw.kind == V_HI && !o[i].neg && !o[i].inv)
+                    hi_op = i;
             }
             val_t v = rd32(x, st, &o[i], g);
+            int64_t c;
+            if (!(v.kind != V_TOP && sg_poly_is_const(&v.p, &c) && c == 0)) {
+                nonzero++;
+                neg += o[i].neg || o[i].inv;
+            }
             s = arith_add(&s, &v);
+        }
+        if (hi_op >= 0 && nonzero == 1 && ncarry == 0) {
+            /* a high word plus zeros: a move, which keeps it a high word */
+            wr32(x, st, &o[0], rdslot(x, st, &o[hi_op], 0, g), g);
+            return;
         }
         if (lo && s.kind == V_VAL)
             s.kind = V_LO;
         wr32(x, st, &o[0], s, g);
         for (uint8_t i = 1; i < a; i++) {
-            pred_t p = {.kind = s.kind == V_TOP ? P_TOP : P_CARRY, .p = s.p};
+            /* one unnegated 32-bit operand never carries */
+            pred_t p = {.kind = nonzero <= 1 && !neg ? P_ZERO : s.kind == V_TOP ? P_TOP : P_CARRY,
+                        .p = s.p};
             p.flags = s.flags & F_W32;
             pred_write(x, st, pred_index(&o[i]), &p, g);
         }
         return;
     }
 
-    if (base_is(op, "LEA") || base_is(op, "ULEA")) {
+    if (sg_op_is(op, "LEA") || sg_op_is(op, "ULEA")) {
         uint8_t a = skip_preds(in, 1);
         uint8_t ncarry = count_carries(in, a);
-        if (has_mod(op, "HI")) {
-            if (has_mod(op, "X") && ncarry == 0) {
+        if (sg_op_has(op, "HI")) {
+            if (sg_op_has(op, "X") && ncarry == 0) {
                 const sg_sass_operand_t *cp = &o[n - 1];
                 if (cp->kind == SG_SASS_OP_PRED && !cp->inv) {
                     const pred_t *p = pred_get(st, pred_index(cp), g);
                     if (p->kind == P_CARRY) {
                         val_t v = hi_from_carry(x, st, in, a, p, g);
-                        v.flags |= has_mod(op, "SX32") ? F_W32 : 0;
+                        v.flags |= sg_op_has(op, "SX32") ? F_W32 : 0;
                         wr32(x, st, &o[0], v, g);
                         return;
                     }
@@ -1655,7 +1822,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             goto generic;
         val_t va = rd32(x, st, &o[a], g), vb = rd32(x, st, &o[a + 1], g);
         bool lo = false;
-        if (o[a + 1].kind == SG_SASS_OP_REG && !is_zero_reg(&o[a + 1]) &&
+        if (o[a + 1].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[a + 1]) &&
             rdslot(x, st, &o[a + 1], 0, g).kind == V_LO)
             lo = true;
         val_t sh = arith_shl(&va, o[a + 2].imm);
@@ -1671,13 +1838,13 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         return;
     }
 
-    if (base_is(op, "SHF") || base_is(op, "USHF")) {
+    if (sg_op_is(op, "SHF") || sg_op_is(op, "USHF")) {
         if (n < 4 || o[2].kind != SG_SASS_OP_IMM)
             goto generic;
         int64_t s = o[2].imm;
-        if (has_mod(op, "L") && has_mod(op, "U32") && !has_mod(op, "HI")) {
+        if (sg_op_has(op, "L") && sg_op_has(op, "U32") && !sg_op_has(op, "HI")) {
             val_t va = rd32(x, st, &o[1], g);
-            bool lo = o[1].kind == SG_SASS_OP_REG && !is_zero_reg(&o[1]) &&
+            bool lo = o[1].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[1]) &&
                       rdslot(x, st, &o[1], 0, g).kind == V_LO;
             val_t r = arith_shl(&va, s);
             if (lo && r.kind == V_VAL)
@@ -1685,7 +1852,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             wr32(x, st, &o[0], r, g);
             return;
         }
-        if (has_mod(op, "L") && has_mod(op, "U64") && has_mod(op, "HI")) {
+        if (sg_op_has(op, "L") && sg_op_has(op, "U64") && sg_op_has(op, "HI")) {
             val_t lo = rdslot(x, st, &o[1], 0, g);
             val_t hi = rdslot(x, st, &o[3], 0, g);
             if (o[1].neg || o[1].inv || o[3].neg || o[3].inv)
@@ -1705,8 +1872,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             wr32(x, st, &o[0], r, g);
             return;
         }
-        if (has_mod(op, "R") && has_mod(op, "S32") && has_mod(op, "HI") && s == 31 &&
-            is_zero_reg(&o[1])) {
+        if (sg_op_has(op, "R") && sg_op_has(op, "S32") && sg_op_has(op, "HI") && s == 31 &&
+            sg_op_zero_reg(&o[1])) {
             /* the sign word of o[3]: the high word of its sign extension */
             val_t v = rd32(x, st, &o[3], g);
             if (v.kind == V_TOP)
@@ -1719,32 +1886,49 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         {
             val_t t = with_prov(F_DIV, NULL, NULL, NULL);
             val_t v = rd32(x, st, &o[1], g), w = rd32(x, st, &o[3], g);
-            prov_merge(&t, &v, false);
-            prov_merge(&t, &w, false);
+            sg_val_merge_prov(&t, &v, false);
+            sg_val_merge_prov(&t, &w, false);
             t.flags = F_DIV;
             wr32(x, st, &o[0], t, g);
         }
         return;
     }
 
-    if (base_is(op, "SEL") || base_is(op, "USEL")) {
+    if (sg_op_is(op, "SEL") || sg_op_is(op, "USEL")) {
         if (n < 4 || o[3].kind != SG_SASS_OP_PRED)
             goto generic;
         int pi = pred_index(&o[3]);
         bool always_a = (pi == 7 || pi == 15) && !o[3].inv;
         bool always_b = (pi == 7 || pi == 15) && o[3].inv;
-        if (has_mod(op, "64")) {
+        if (sg_op_has(op, "64")) {
             val_t a = rd64(x, st, &o[1], g), b = rd64(x, st, &o[2], g);
-            val_t r = always_a ? a : always_b ? b : val_join(&a, &b);
+            val_t r = always_a ? a : always_b ? b : sg_val_join(&a, &b);
             wr64(x, st, &o[0], &r, g);
             return;
         }
         val_t a = rd32(x, st, &o[1], g), b = rd32(x, st, &o[2], g);
-        wr32(x, st, &o[0], always_a ? a : always_b ? b : val_join(&a, &b), g);
+        wr32(x, st, &o[0], always_a ? a : always_b ? b : sg_val_join(&a, &b), g);
         return;
     }
 
-    if ((base_is(op, "LOP3") || base_is(op, "ULOP3")) && n == 6 && is_zero_reg(&o[3]) &&
+    if ((sg_op_is(op, "LOP3") || sg_op_is(op, "ULOP3")) && n == 6 && sg_op_zero_reg(&o[1]) &&
+        sg_op_zero_reg(&o[3]) && o[2].kind == SG_SASS_OP_REG && !o[2].neg && !o[2].inv &&
+        o[4].kind == SG_SASS_OP_IMM && o[4].imm == 0x33) {
+        /* ~b: -1 - b, word by word (the NOT of a 64-bit value's low or high
+         * word is that word of its NOT) */
+        val_t v = rdslot(x, st, &o[2], 0, g);
+        if (v.kind != V_TOP) {
+            sg_poly_t m1;
+            sg_poly_const(&m1, -1);
+            if (sg_poly_add(&v.p, &m1, &v.p, -1)) {
+                prov_unbase(&v);
+                wr32(x, st, &o[0], v, g);
+                return;
+            }
+        }
+        goto generic;
+    }
+    if ((sg_op_is(op, "LOP3") || sg_op_is(op, "ULOP3")) && n == 6 && sg_op_zero_reg(&o[3]) &&
         o[4].kind == SG_SASS_OP_IMM && (o[4].imm == 0xfc || o[4].imm == 0xfe) &&
         (o[1].kind == SG_SASS_OP_REG || o[1].kind == SG_SASS_OP_IMM) &&
         (o[2].kind == SG_SASS_OP_REG || o[2].kind == SG_SASS_OP_IMM)) {
@@ -1757,18 +1941,18 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         goto generic;
     }
-    if (base_is(op, "ISETP") || base_is(op, "UISETP")) {
+    if (sg_op_is(op, "ISETP") || sg_op_is(op, "UISETP")) {
         if (n < 5 || o[0].kind != SG_SASS_OP_PRED || o[1].kind != SG_SASS_OP_PRED)
             goto generic;
         pred_t np = {0};
         bool ok;
         uint8_t c = cmp_of(op, &ok);
-        bool wide64 = has_mod(op, "U64") || has_mod(op, "S64");
-        bool uns = has_mod(op, "U32") || has_mod(op, "U64");
+        bool wide64 = sg_op_has(op, "U64") || sg_op_has(op, "S64");
+        bool uns = sg_op_has(op, "U32") || sg_op_has(op, "U64");
         const sg_sass_operand_t *comb = &o[4];
         int ci = comb->kind == SG_SASS_OP_PRED ? pred_index(comb) : -1;
-        bool plain = ok && has_mod(op, "AND") && (ci == 7 || ci == 15) && !comb->inv;
-        if (plain && has_mod(op, "EX")) {
+        bool plain = ok && sg_op_has(op, "AND") && (ci == 7 || ci == 15) && !comb->inv;
+        if (plain && sg_op_has(op, "EX")) {
             const sg_sass_operand_t *ex = &o[n - 1];
             if (n >= 6 && ex->kind == SG_SASS_OP_PRED && !ex->inv) {
                 const pred_t *lo = pred_get(st, pred_index(ex), g);
@@ -1778,11 +1962,11 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                 if (o[3].kind == SG_SASS_OP_CBANK)
                     hb = cbank_val(x, &o[3], 0, false);
                 if (o[2].kind == SG_SASS_OP_IMM)
-                    ha = constval(o[2].imm);
+                    ha = sg_val_const(o[2].imm);
                 if (o[3].kind == SG_SASS_OP_IMM)
-                    hb = constval(o[3].imm);
+                    hb = sg_val_const(o[3].imm);
                 if (lo->kind == P_CMP && !lo->c.wide) {
-                    val_t la = mkval(V_VAL, &lo->c.l), lb = mkval(V_VAL, &lo->c.r);
+                    val_t la = sg_val_make(V_VAL, &lo->c.l), lb = sg_val_make(V_VAL, &lo->c.r);
                     val_t wa = make_pair(&la, &ha), wb = make_pair(&lb, &hb);
                     /* a 64-bit parameter compared in two words */
                     if (wa.kind != V_TOP && wb.kind != V_TOP && !o[2].neg && !o[3].neg) {
@@ -1827,14 +2011,14 @@ generic:
 
 static bool is_branch(const sg_sass_insn_t *in)
 {
-    return base_is(in->op, "BRA");
+    return sg_op_is(in->op, "BRA");
 }
 
 static bool ends_block(const sg_sass_insn_t *in)
 {
-    return base_is(in->op, "BRA") || base_is(in->op, "EXIT") || base_is(in->op, "RET") ||
-           base_is(in->op, "BRX") || base_is(in->op, "JMX") || base_is(in->op, "JMP") ||
-           base_is(in->op, "KILL");
+    return sg_op_is(in->op, "BRA") || sg_op_is(in->op, "EXIT") || sg_op_is(in->op, "RET") ||
+           sg_op_is(in->op, "BRX") || sg_op_is(in->op, "JMX") || sg_op_is(in->op, "JMP") ||
+           sg_op_is(in->op, "KILL");
 }
 
 static int64_t branch_target(const sg_sass_insn_t *in)
@@ -1905,16 +2089,16 @@ static int build_blocks(ctx_t *x)
         int gid = -1;
         if (last->guard >= 0 && last->guard != 7)
             gid = ((last->guard_uniform ? 8 : 0) + last->guard) * 2 + (last->guard_neg ? 1 : 0);
-        if (gid < 0 && base_is(last->op, "BRA") && last->n_ops > 1 &&
+        if (gid < 0 && sg_op_is(last->op, "BRA") && last->n_ops > 1 &&
             last->ops[0].kind == SG_SASS_OP_PRED && last->ops[0].reg != 7)
             gid = pred_index(&last->ops[0]) * 2 + (last->ops[0].inv ? 1 : 0); /* BRA.U UP0, L */
         bool never = last->guard == 7 && last->guard_neg;
         if (never) {
             bk->succ[0] = next;
-        } else if (base_is(last->op, "BRA")) {
+        } else if (sg_op_is(last->op, "BRA")) {
             int64_t tpc = branch_target(last);
             uint32_t t = find_pc(x, tpc);
-            bool cond = last->guard >= 0 || has_mod(last->op, "DIV") ||
+            bool cond = last->guard >= 0 || sg_op_has(last->op, "DIV") ||
                         (last->n_ops > 1 && last->ops[0].kind == SG_SASS_OP_PRED);
             if (t == UINT32_MAX)
                 escape(x, "branch out of the kernel", last->pc);
@@ -1925,13 +2109,13 @@ static int build_blocks(ctx_t *x)
                 bk->succ[1] = next;
                 bk->fact_pred[1] = (int8_t)(gid >= 0 ? gid ^ 1 : -2);
             }
-        } else if (base_is(last->op, "EXIT") || base_is(last->op, "KILL")) {
+        } else if (sg_op_is(last->op, "EXIT") || sg_op_is(last->op, "KILL")) {
             if (last->guard >= 0) {
                 bk->succ[0] = next;
                 bk->fact_pred[0] = (int8_t)(gid >= 0 ? gid ^ 1 : -1);
             }
-        } else if (base_is(last->op, "RET") || base_is(last->op, "BRX") ||
-                   base_is(last->op, "JMX") || base_is(last->op, "JMP")) {
+        } else if (sg_op_is(last->op, "RET") || sg_op_is(last->op, "BRX") ||
+                   sg_op_is(last->op, "JMX") || sg_op_is(last->op, "JMP")) {
             if (last->guard >= 0) {
                 bk->succ[0] = next;
                 bk->fact_pred[0] = -2;
@@ -1945,9 +2129,9 @@ static int build_blocks(ctx_t *x)
 
 /* ---- the fixpoint ---------------------------------------------------------------- */
 
-static void state_top(ctx_t *x, state_t *s, uint16_t flags)
+void sg_flow_state_top(ctx_t *x, state_t *s, uint16_t flags)
 {
-    val_t t = top(flags);
+    val_t t = sg_val_top(flags);
     for (uint32_t i = 0; i < x->nslots; i++) {
         s->slots[i].v = t;
         s->slots[i].alt = t;
@@ -1959,7 +2143,7 @@ static void state_top(ctx_t *x, state_t *s, uint16_t flags)
     s->reached = true;
 }
 
-static void state_copy(ctx_t *x, state_t *d, const state_t *s)
+void sg_flow_state_copy(ctx_t *x, state_t *d, const state_t *s)
 {
     slot_t *keep = d->slots;
     memcpy(keep, s->slots, x->nslots * sizeof *keep);
@@ -1968,10 +2152,10 @@ static void state_copy(ctx_t *x, state_t *d, const state_t *s)
 }
 
 /* Join src into dst (entry state of block b); true when dst changed. */
-static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
+bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
 {
     if (!d->reached) {
-        state_copy(x, d, s);
+        sg_flow_state_copy(x, d, s);
         return true;
     }
     bool ch = false;
@@ -1981,18 +2165,18 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
         slot_t r;
         if (a->g == c->g && a->gver == c->gver) {
             r = *a;
-            r.v = val_join(&a->v, &c->v);
+            r.v = sg_val_join(&a->v, &c->v);
             if (a->g >= 0)
-                r.alt = val_join(&a->alt, &c->alt);
+                r.alt = sg_val_join(&a->alt, &c->alt);
         } else {
-            val_t va = slot_read(a, NULL), vc = slot_read(c, NULL);
-            r.v = val_join(&va, &vc);
+            val_t va = sg_flow_slot_read(a, NULL), vc = sg_flow_slot_read(c, NULL);
+            r.v = sg_val_join(&va, &vc);
             r.alt = r.v;
             r.g = -1;
             r.gver = 0;
         }
-        if (!(r.g == a->g && r.gver == a->gver && val_eq(&r.v, &a->v) &&
-              (a->g < 0 || val_eq(&r.alt, &a->alt)))) {
+        if (!(r.g == a->g && r.gver == a->gver && sg_val_eq(&r.v, &a->v) &&
+              (a->g < 0 || sg_val_eq(&r.alt, &a->alt)))) {
             *a = r;
             ch = true;
         }
@@ -2003,8 +2187,8 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
         if (a->ver == c->ver)
             continue;
         bool same = a->kind == c->kind && a->g == c->g && a->gver == c->gver &&
-                    ((a->kind == P_CMP && cmp_eq(&a->c, &c->c)) ||
-                     (a->kind == P_CARRY && sg_poly_eq(&a->p, &c->p)));
+                    ((a->kind == P_CMP && sg_cmp_eq(&a->c, &c->c)) ||
+                     (a->kind == P_CARRY && sg_poly_eq(&a->p, &c->p)) || a->kind == P_ZERO);
         uint32_t jv = 0x80000000u | (b << 4) | (uint32_t)p;
         pred_t r = same ? *a : (pred_t){0};
         r.ver = jv;
@@ -2017,7 +2201,7 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
     cmp_t keep[MAXFACT];
     for (uint8_t i = 0; i < d->nfacts; i++)
         for (uint8_t j = 0; j < s->nfacts; j++)
-            if (cmp_eq(&d->facts[i], &s->facts[j])) {
+            if (sg_cmp_eq(&d->facts[i], &s->facts[j])) {
                 keep[nf++] = d->facts[i];
                 break;
             }
@@ -2033,21 +2217,21 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
             for (uint8_t i = 0; i < d->nfacts; i++) {
                 bool common = false;
                 for (uint8_t j = 0; j < nf; j++)
-                    common |= cmp_eq(&d->facts[i], &keep[j]);
+                    common |= sg_cmp_eq(&d->facts[i], &keep[j]);
                 if (!common)
                     fd = &d->facts[i];
             }
             for (uint8_t i = 0; i < s->nfacts; i++) {
                 bool common = false;
                 for (uint8_t j = 0; j < nf; j++)
-                    common |= cmp_eq(&s->facts[i], &keep[j]);
+                    common |= sg_cmp_eq(&s->facts[i], &keep[j]);
                 if (!common)
                     fs = &s->facts[i];
             }
             if (fd && fs) {
                 cmp_t neg = *fs;
-                neg.cmp = cmp_not(neg.cmp);
-                lost = !cmp_eq(fd, &neg);
+                neg.cmp = sg_cmp_not(neg.cmp);
+                lost = !sg_cmp_eq(fd, &neg);
             }
         }
     }
@@ -2063,7 +2247,7 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
     return ch;
 }
 
-static void run_block(ctx_t *x, state_t *st, uint32_t b)
+void sg_flow_run_block(ctx_t *x, state_t *st, uint32_t b)
 {
     const block_t *bk = &x->blocks[b];
     for (uint32_t i = 0; i < bk->count && !x->err; i++)
@@ -2076,13 +2260,77 @@ static bool is_padding(const ctx_t *x, uint32_t b)
     const block_t *bk = &x->blocks[b];
     for (uint32_t i = 0; i < bk->count; i++) {
         const sg_sass_insn_t *in = &x->in[bk->first + i];
-        if (base_is(in->op, "NOP"))
+        if (sg_op_is(in->op, "NOP"))
             continue;
-        if (base_is(in->op, "BRA") && branch_target(in) == (int64_t)in->pc)
+        if (sg_op_is(in->op, "BRA") && branch_target(in) == (int64_t)in->pc)
             continue;
         return false;
     }
     return true;
+}
+
+void sg_flow_edge_facts(ctx_t *x, state_t *st, uint32_t b, int k)
+{
+    int8_t fp = x->blocks[b].fact_pred[k];
+    cmp_t f;
+    if (fp >= 0 && sg_flow_pred_fact(st, fp, &f)) {
+        if (!sg_flow_add_fact(st, &f))
+            st->cond_unknown = true;
+    } else if (fp != -1) {
+        st->cond_unknown = true;
+    }
+}
+
+/* One forward pass to the fixed point from the kernel entry, summarized
+ * loops applied (sass_loop.c). cur and scratch are working states. */
+static int flow_pass(ctx_t *x, state_t *in, uint8_t *dirty, state_t *cur, state_t *scratch,
+                     uint64_t *work)
+{
+    for (uint32_t b = 0; b < x->nblocks; b++) {
+        in[b].reached = false;
+        in[b].nfacts = 0;
+        in[b].cond_unknown = false;
+        dirty[b] = 0;
+    }
+    if (!x->nblocks)
+        return 0;
+    sg_flow_state_top(x, &in[0], 0);
+    dirty[0] = 1;
+    /* bounds: visits per block (joins only go up a short lattice, 2-4 are
+     * typical), and slot copies in all (~0.3 ns each: a few seconds at most) */
+    uint64_t visits = 0, cap = (uint64_t)x->nblocks * 16 + 256;
+    const uint64_t work_cap = 200000000ull;
+    bool any = true;
+    while (any) {
+        any = false;
+        for (uint32_t b = 0; b < x->nblocks; b++) {
+            if (!dirty[b])
+                continue;
+            dirty[b] = 0;
+            any = true;
+            *work += x->nslots + x->blocks[b].count * 8u;
+            if (++visits > cap || *work > work_cap)
+                return SG_ELIMIT;
+            sg_flow_state_copy(x, cur, &in[b]);
+            sg_flow_run_block(x, cur, b);
+            for (int k = 0; k < 2; k++) {
+                uint32_t s = x->blocks[b].succ[k];
+                if (s == UINT32_MAX)
+                    continue;
+                uint8_t nf0 = cur->nfacts;
+                bool cu0 = cur->cond_unknown;
+                sg_flow_edge_facts(x, cur, b, k);
+                const state_t *j = x->nloops ? sg_loops_edge(x, b, s, cur, scratch, in, dirty) : cur;
+                if (j && sg_flow_state_join(x, &in[s], j, s))
+                    dirty[s] = 1;
+                cur->nfacts = nf0;
+                cur->cond_unknown = cu0;
+            }
+        }
+        if (x->err)
+            return x->err;
+    }
+    return 0;
 }
 
 static int fixpoint(ctx_t *x)
@@ -2090,8 +2338,8 @@ static int fixpoint(ctx_t *x)
     size_t ss = x->nslots * sizeof(slot_t);
     if (x->nblocks && ss > (512u << 20) / x->nblocks)
         return SG_ELIMIT;
-    state_t *in = calloc(x->nblocks, sizeof *in);
-    slot_t *mem = calloc((size_t)x->nblocks + 1, ss ? ss : 1);
+    state_t *in = calloc(x->nblocks ? x->nblocks : 1, sizeof *in);
+    slot_t *mem = calloc((size_t)x->nblocks + 2, ss ? ss : 1);
     uint8_t *dirty = calloc(x->nblocks ? x->nblocks : 1, 1);
     int rc = 0;
     if (!in || !mem || !dirty) {
@@ -2101,52 +2349,23 @@ static int fixpoint(ctx_t *x)
     for (uint32_t b = 0; b < x->nblocks; b++)
         in[b].slots = (slot_t *)((char *)mem + ss * b);
     state_t cur = {.slots = (slot_t *)((char *)mem + ss * x->nblocks)};
-    if (x->nblocks) {
-        state_top(x, &in[0], 0);
-        dirty[0] = 1;
-    }
-    /* bounds: visits per block (joins only go up a short lattice, 2-4 are
-     * typical), and slot copies in all (~0.3 ns each: a few seconds at most) */
-    uint64_t visits = 0, cap = (uint64_t)x->nblocks * 16 + 256;
-    uint64_t work = 0, work_cap = 200000000ull;
-    bool any = x->nblocks > 0;
-    while (any && rc == 0) {
-        any = false;
-        for (uint32_t b = 0; b < x->nblocks && rc == 0; b++) {
-            if (!dirty[b])
-                continue;
-            dirty[b] = 0;
-            any = true;
-            work += x->nslots + x->blocks[b].count * 8u;
-            if (++visits > cap || work > work_cap) {
-                rc = SG_ELIMIT;
-                break;
-            }
-            state_copy(x, &cur, &in[b]);
-            run_block(x, &cur, b);
-            for (int k = 0; k < 2; k++) {
-                uint32_t s = x->blocks[b].succ[k];
-                if (s == UINT32_MAX)
-                    continue;
-                state_t *tmp = &cur;
-                int8_t fp = x->blocks[b].fact_pred[k];
-                cmp_t f;
-                uint8_t nf0 = cur.nfacts;
-                bool cu0 = cur.cond_unknown;
-                if (fp >= 0 && pred_fact(&cur, fp, &f)) {
-                    if (!add_fact(&cur, &f))
-                        cur.cond_unknown = true;
-                } else if (fp != -1) {
-                    cur.cond_unknown = true;
-                }
-                if (state_join(x, &in[s], tmp, s))
-                    dirty[s] = 1;
-                cur.nfacts = nf0;
-                cur.cond_unknown = cu0;
-            }
+    state_t scratch = {.slots = (slot_t *)((char *)mem + ss * (x->nblocks + 1))};
+    uint64_t work = 0;
+    rc = flow_pass(x, in, dirty, &cur, &scratch, &work);
+    /* Loop summaries from the fixed states, then passes with them until the
+     * states their summaries came from no longer change (a summary holds
+     * only for the entry state it was proven from); at the bound, none. */
+    for (uint32_t pass = 0; rc == 0 && x->nloops; pass++) {
+        bool changed = false;
+        rc = sg_loops_update(x, in, &changed);
+        if (rc || !changed)
+            break;
+        if (pass > x->nloops + 2) {
+            sg_loops_drop(x);
+            rc = flow_pass(x, in, dirty, &cur, &scratch, &work);
+            break;
         }
-        if (x->err)
-            rc = x->err;
+        rc = flow_pass(x, in, dirty, &cur, &scratch, &work);
     }
     if (rc)
         goto out;
@@ -2154,13 +2373,13 @@ static int fixpoint(ctx_t *x)
     x->final = true;
     for (uint32_t b = 0; b < x->nblocks && !x->err; b++) {
         if (in[b].reached) {
-            state_copy(x, &cur, &in[b]);
+            sg_flow_state_copy(x, &cur, &in[b]);
         } else {
             if (is_padding(x, b))
                 continue;
-            state_top(x, &cur, F_UNREACHED | F_ADDPTR);
+            sg_flow_state_top(x, &cur, F_UNREACHED | F_ADDPTR);
         }
-        run_block(x, &cur, b);
+        sg_flow_run_block(x, &cur, b);
     }
     rc = x->err;
 out:
@@ -2291,9 +2510,12 @@ int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, 
     x.nslots = x.nr + x.nu;
     int rc = build_blocks(&x);
     if (rc == 0)
+        rc = sg_loops_find(&x);
+    if (rc == 0)
         rc = fixpoint(&x);
     if (rc == 0)
         rc = summarize(out, &x);
+    sg_loops_free(&x);
     free(x.blocks);
     free(x.blk_of);
     if (rc == SG_ELIMIT) {

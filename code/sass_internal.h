@@ -102,10 +102,10 @@ typedef struct {
 /* ---- state ------------------------------------------------------------------- */
 
 #define NPRED 16 /* P0..P6, PT=7, UP0..UP6 = 8..14, UPT = 15 */
-#define MAXFACT 4
+#define MAXFACT 6
 
 enum { C_LT = 0, C_LE, C_GT, C_GE, C_EQ, C_NE };
-enum { P_TOP = 0, P_CMP, P_CARRY };
+enum { P_TOP = 0, P_CMP, P_CARRY, P_ZERO /* a carry that is 0 */ };
 
 typedef struct {
     uint8_t cmp;
@@ -156,6 +156,21 @@ typedef struct {
                               -2 a condition the analysis cannot read */
 } block_t;
 
+/* A natural loop the dataflow summarizes (sass_loop.c): its header's
+ * state at iteration K, proven by induction from the state it is entered
+ * with. */
+typedef struct {
+    uint32_t head_block; /* header block */
+    uint8_t *member;    /* ctx->nblocks flags: the blocks of the loop */
+    uint16_t atom;      /* A_LOOP | index: its iteration count K */
+    bool tried;         /* entry is the state the last summary was made from */
+    bool summarized;    /* head is proven */
+    state_t entry;      /* the join of the states entering the header */
+    state_t head;       /* the header's state at iteration K */
+} sg_loop_t;
+
+#define SG_LOOPS_MAX 16
+
 typedef struct {
     const sg_sass_insn_t *in;
     uint32_t n;
@@ -179,6 +194,62 @@ typedef struct {
     sg_sass_kernel_t *out;
     uint32_t cap_acc;
     int err;
+    sg_loop_t *loops;   /* summarized loops: outermost loops with a memory access */
+    uint32_t nloops;
 } ctx_t;
+
+/* ---- shared by the dataflow's files (code/sass_flow.c) -------------------------- */
+
+/* Opcode text: a modifier m of op ("64" in "IADD3.64"), its base mnemonic b. */
+bool sg_op_has(const char *op, const char *m);
+bool sg_op_is(const char *op, const char *b);
+bool sg_op_zero_reg(const sg_sass_operand_t *o); /* RZ, URZ */
+
+val_t sg_val_top(uint16_t flags);
+val_t sg_val_make(uint8_t kind, const sg_poly_t *p);
+val_t sg_val_const(int64_t c);
+bool sg_val_eq(const val_t *x, const val_t *y);
+val_t sg_val_join(const val_t *x, const val_t *y);
+/* d gets s's flags and pointer candidates (as candidates only when keep_base). */
+void sg_val_merge_prov(val_t *d, const val_t *s, bool keep_base);
+
+bool sg_cmp_eq(const cmp_t *a, const cmp_t *b);
+uint8_t sg_cmp_not(uint8_t c);
+
+/* The value of a slot as an instruction under guard g reads it (NULL: any). */
+val_t sg_flow_slot_read(const slot_t *s, const guard_t *g);
+/* false when the fact did not fit (the list is full) */
+bool sg_flow_add_fact(state_t *st, const cmp_t *c);
+/* The comparison predicate id (pred*2+neg) holds, if it is one. */
+bool sg_flow_pred_fact(const state_t *st, int id, cmp_t *out);
+void sg_flow_state_top(ctx_t *x, state_t *s, uint16_t flags);
+void sg_flow_state_copy(ctx_t *x, state_t *d, const state_t *s);
+/* Join s into d, the entry state of block b; true when d changed. */
+bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b);
+/* Run block b's instructions on st. */
+void sg_flow_run_block(ctx_t *x, state_t *st, uint32_t b);
+/* Add to st the facts that hold along edge k of block b (or mark it
+ * cond_unknown when the branch's condition cannot be read). */
+void sg_flow_edge_facts(ctx_t *x, state_t *st, uint32_t b, int k);
+/* Does the instruction access global memory through a register address? */
+bool sg_flow_is_global_access(const char *op);
+
+/* ---- loop summaries (code/sass_loop.c) ------------------------------------------ */
+
+/* Find the loops to summarize (after the blocks are built). */
+int sg_loops_find(ctx_t *x);
+void sg_loops_free(ctx_t *x);
+/* What the fixpoint joins into block s for the edge b -> s carrying st
+ * (its facts added): st, or a copy in scratch with the values of a
+ * summarized loop it leaves rewritten, or NULL when the edge enters or
+ * returns to a summarized loop's header (whose state, the summary, is set
+ * in in[s] on entry). */
+const state_t *sg_loops_edge(ctx_t *x, uint32_t b, uint32_t s, const state_t *st,
+                             state_t *scratch, state_t *in, uint8_t *dirty);
+/* After a pass: recompute each loop's entry state from in[]; summarize the
+ * loops whose entry changed. *changed: another pass is needed. */
+int sg_loops_update(ctx_t *x, state_t *in, bool *changed);
+/* Forget every summary (the passes did not settle). */
+void sg_loops_drop(ctx_t *x);
 
 #endif /* SGCAP_CODE_SASS_INTERNAL_H */
