@@ -15,6 +15,7 @@
 /* sass.h's atom numbering -> access.h's special registers. */
 static bool sreg_of(uint8_t a, sg_access_atom_t *out)
 {
+    if (a == SG_SASS_GRID_K) return false; /* a product, see atom_expr */
     uint32_t r;
     if (a >= SG_SASS_TID_X && a <= SG_SASS_TID_Z)
         r = SG_ACCESS_TID_X + (a - SG_SASS_TID_X);
@@ -30,29 +31,47 @@ static bool sreg_of(uint8_t a, sg_access_atom_t *out)
     return true;
 }
 
+/* The loop count a grid-stride loop's sites use (one per site: each
+ * site's conditions bound it by themselves). */
+#define GRID_LOOP SG_ACCESS_ATOM(SG_ACCESS_ATOM_LOOP, 0)
+
+/* One sass.h atom as an expression: a special register, or for
+ * SG_SASS_GRID_K the product ntid.x*nctaid.x*K. */
+static bool atom_expr(uint8_t a, sg_access_expr_t *out)
+{
+    sg_access_atom_t r;
+    if (a == SG_SASS_GRID_K) {
+        sg_access_expr_t n, g, k;
+        ax_atom(&n, SG_ACCESS_ATOM(SG_ACCESS_ATOM_SREG, SG_ACCESS_NTID_X), 1);
+        ax_atom(&g, SG_ACCESS_ATOM(SG_ACCESS_ATOM_SREG, SG_ACCESS_NCTAID_X), 1);
+        ax_atom(&k, GRID_LOOP, 1);
+        return ax_mul(&n, &g, out) && ax_mul(out, &k, out);
+    }
+    if (!sreg_of(a, &r)) return false;
+    ax_atom(out, r, 1);
+    return true;
+}
+
 static bool affine_expr(const sg_sass_affine_t *f, sg_access_expr_t *out)
 {
     ax_zero(out);
     if (f->n > SG_SASS_MAX_TERMS) return false;
     for (uint32_t i = 0; i < f->n; i++) {
-        sg_access_expr_t t;
-        sg_access_atom_t a, b;
+        sg_access_expr_t t, x, y;
         uint8_t ta = f->t[i].a, tb = f->t[i].b;
-        if (ta == SG_SASS_ATOM_NONE && tb == SG_SASS_ATOM_NONE) {
-            ax_const(&t, f->t[i].coef);
-        } else if (tb == SG_SASS_ATOM_NONE || ta == SG_SASS_ATOM_NONE) {
-            if (!sreg_of(ta == SG_SASS_ATOM_NONE ? tb : ta, &a)) return false;
-            ax_atom(&t, a, f->t[i].coef);
-        } else {
-            sg_access_expr_t x, y;
-            if (!sreg_of(ta, &a) || !sreg_of(tb, &b)) return false;
-            ax_atom(&x, a, f->t[i].coef);
-            ax_atom(&y, b, 1);
-            if (!ax_mul(&x, &y, &t)) return false;
-        }
+        ax_const(&t, f->t[i].coef);
+        if (ta != SG_SASS_ATOM_NONE && (!atom_expr(ta, &x) || !ax_mul(&t, &x, &t))) return false;
+        if (tb != SG_SASS_ATOM_NONE && (!atom_expr(tb, &y) || !ax_mul(&t, &y, &t))) return false;
         if (!ax_add(out, &t, 1, out)) return false;
     }
     return true;
+}
+
+static bool uses_loop(const sg_sass_affine_t *f)
+{
+    for (uint32_t i = 0; i < f->n && i < SG_SASS_MAX_TERMS; i++)
+        if (f->t[i].a == SG_SASS_GRID_K || f->t[i].b == SG_SASS_GRID_K) return true;
+    return false;
 }
 
 /* The parameter holding byte offset `off` of the argument buffer. */
@@ -101,6 +120,19 @@ static bool sass_fact(const sg_sass_cond_t *c, sg_access_cond_t *fact, sg_access
     chk[0].n_checks = 0;
     chk[0].first_check = 0;
     *n_chk = narrow || c->uns ? 1 : 0;
+    if (*n_chk && uses_loop(&c->lhs)) {
+        /* a grid-stride loop's condition, compared in 32 bits at every pass:
+         * the left side fits at the first pass (K = 0), and a pass where it
+         * held gives one where it fits again (the step check, verified one
+         * pass ahead under the condition itself): by induction the
+         * comparison never wrapped */
+        sg_access_expr_t zero;
+        ax_const(&zero, 0);
+        chk[1] = chk[0];
+        chk[1].from_iter = 1; /* loop 0 */
+        if (!ax_subst(&l, GRID_LOOP, &zero, &chk[0].e)) return false;
+        *n_chk = 2;
+    }
     fact->n_checks = (uint16_t)*n_chk;
     return true;
 }
@@ -119,7 +151,7 @@ static uint8_t reason_of(const sg_sass_access_t *a)
     return SG_ACCESS_R_NONAFFINE;
 }
 
-static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t index)
+static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t index, bool *uses)
 {
     sg_access_site_t s;
     memset(&s, 0, sizeof s);
@@ -137,9 +169,17 @@ static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t
         s.base_param = (uint32_t)a->base;
         locate_param(k, s.base_param, &s);
     }
-    sg_access_cond_t facts[SG_SASS_MAX_CONDS], fchk[SG_SASS_MAX_CONDS], chk[2];
+    sg_access_cond_t facts[SG_SASS_MAX_CONDS], fchk[2 * SG_SASS_MAX_CONDS], chk[2];
     uint32_t nf = 0, nfc = 0, nk = 0;
     bool ok = a->base >= 0 && a->index_known && !a->reason[0] && affine_expr(&a->index, &s.offset);
+    if (ok && a->scaled) {
+        /* the index times a stride word (signed) */
+        sg_access_expr_t w;
+        ok = a->scale_width == 4 || a->scale_width == 8;
+        ax_atom(&w, sg_access_param_atom(a->scale_param, a->scale_width ? a->scale_width : 4, true), 1);
+        ok = ok && ax_mul(&s.offset, &w, &s.offset);
+    }
+    *uses = *uses || (ok && uses_loop(&a->index));
     bool facts_ok = true;
     for (uint32_t i = 0; i < a->n_conds && i < SG_SASS_MAX_CONDS; i++) {
         uint32_t nc;
@@ -149,6 +189,7 @@ static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t
         }
         nf++;
         nfc += nc;
+        *uses = *uses || uses_loop(&a->conds[i].lhs);
     }
     if (!facts_ok) {
         ok = false;
@@ -205,12 +246,24 @@ int sg_access_from_sass(const sg_sass_kernel_t *sk, uint32_t n_params, const uin
         snprintf(out->detail, sizeof out->detail, "SASS: %.150s", sk->reason);
         return SG_OK;
     }
+    bool loop = false;
     for (uint32_t i = 0; i < sk->n_accesses; i++) {
-        int rc = add_access(out, &sk->accesses[i], i);
+        int rc = add_access(out, &sk->accesses[i], i, &loop);
         if (rc) {
             sg_access_kernel_free(out);
             return rc;
         }
+    }
+    if (loop) {
+        /* the grid-stride loops' count: bounded by each site's conditions */
+        out->loops = calloc(1, sizeof *out->loops);
+        if (!out->loops) {
+            sg_access_kernel_free(out);
+            return SG_ENOMEM;
+        }
+        out->loops[0].parent = SG_NONE;
+        out->loops[0].trip_cond = SG_NONE;
+        out->n_loops = 1;
     }
     /* a store through an unattributed address is an unknown site already;
      * anything else that made the kernel uncertain (a call out of it, an

@@ -571,15 +571,34 @@ static void read_param_cbank(const uint8_t *cubin, size_t n, const char *name, u
 
 /* Offsets of the function symbols defined in section `shndx` (the kernel's
  * own helpers). */
-static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uint32_t **out,
-                             uint32_t *count)
+static bool push_u32(uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t v)
 {
-    *out = NULL;
-    *count = 0;
-    sg_elf_section_t st;
+    if (*n == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 8;
+        uint32_t *np = realloc(*a, nc * sizeof *np);
+        if (!np)
+            return false;
+        *a = np;
+        *cap = nc;
+    }
+    (*a)[(*n)++] = v;
+    return true;
+}
+
+/* The FUNC symbols of section shndx (the kernel and its internal callees):
+ * their offsets, and apart those named as CUDA's internal unsigned 64-bit
+ * division. */
+static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uint32_t **out,
+                             uint32_t *count, uint32_t **div, uint32_t *ndiv)
+{
+    *out = *div = NULL;
+    *count = *ndiv = 0;
+    sg_elf_section_t st, str;
     if (sg_elf_find_section(cubin, n, ".symtab", &st) != 0 || st.type == 8)
         return 0;
-    uint32_t cap = 0;
+    bool names = sg_elf_find_section(cubin, n, ".strtab", &str) == 0 && str.type != 8;
+    static const char div_u64[] = "__cuda_sm20_div_u64";
+    uint32_t cap = 0, capd = 0;
     for (uint64_t o = 0; o + 24 <= st.size; o += 24) {
         const uint8_t *sym = cubin + st.offset + o;
         uint8_t info = sym[4];
@@ -587,19 +606,22 @@ static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uin
         uint64_t val = sg_rd64(sym + 8);
         if ((info & 0xf) != 2 || sh != shndx || val > UINT32_MAX)
             continue;
-        if (*count == cap) {
-            uint32_t nc = cap ? cap * 2 : 8;
-            uint32_t *np = realloc(*out, nc * sizeof *np);
-            if (!np) {
-                free(*out);
-                *out = NULL;
-                *count = 0;
-                return SG_ENOMEM;
-            }
-            *out = np;
-            cap = nc;
+        uint32_t nm = sg_rd32(sym);
+        bool is_div = false;
+        if (names && nm < str.size) {
+            const char *s = (const char *)cubin + str.offset + nm;
+            size_t left = str.size - nm, len = strnlen(s, left);
+            is_div = len < left && len >= sizeof div_u64 - 1 &&
+                     !strcmp(s + len - (sizeof div_u64 - 1), div_u64);
         }
-        (*out)[(*count)++] = (uint32_t)val;
+        if (!push_u32(out, count, &cap, (uint32_t)val) ||
+            (is_div && !push_u32(div, ndiv, &capd, (uint32_t)val))) {
+            free(*out);
+            free(*div);
+            *out = *div = NULL;
+            *count = *ndiv = 0;
+            return SG_ENOMEM;
+        }
     }
     return 0;
 }
@@ -662,6 +684,8 @@ typedef struct {
     uint32_t max_ntid[3];
     uint32_t *calls;
     uint32_t ncalls;
+    uint32_t *divs;      /* the calls to the 64-bit division */
+    uint32_t ndivs;
     uint32_t cubin;      /* index into the group's distinct cubins */
     bool ok;
 } kslice_t;
@@ -724,7 +748,8 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
         total += s.size;
         ks[i].pbase = sg_sass_default_param_base(arch);
         read_param_cbank(q->cubin, q->n, q->name, &ks[i].pbase, &ks[i].psize, ks[i].max_ntid);
-        if ((rc = section_functions(q->cubin, q->n, s.index, &ks[i].calls, &ks[i].ncalls)))
+        if ((rc = section_functions(q->cubin, q->n, s.index, &ks[i].calls, &ks[i].ncalls,
+                                    &ks[i].divs, &ks[i].ndivs)))
             goto out;
         ks[i].ok = true;
     }
@@ -862,6 +887,7 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
             const gcubin_t *g = &cb[ks[i].cubin];
             sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
                                   .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls,
+                                  .div_u64_targets = ks[i].divs, .n_div_u64_targets = ks[i].ndivs,
                                   .benign_c4 = g->benign, .n_benign_c4 = g->n_benign,
                                   .max_ntid = {ks[i].max_ntid[0], ks[i].max_ntid[1], ks[i].max_ntid[2]}};
             rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, R(i)->name, &t, O(i));
@@ -883,8 +909,10 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
 out:
 #undef R
 #undef O
-    for (uint32_t i = 0; i < n_idx; i++)
+    for (uint32_t i = 0; i < n_idx; i++) {
         free(ks[i].calls);
+        free(ks[i].divs);
+    }
     for (uint32_t c = 0; c < n_cb; c++)
         free(cb[c].benign);
     free(ks);

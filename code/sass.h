@@ -219,11 +219,21 @@ typedef struct {
     uint32_t first, count; /* instructions [first, first+count) */
 } sg_sass_func_t;
 
+/* A function label inside a section of an ELF-mode listing (a callee:
+ * `$__internal_0_$__cuda_sm20_div_u64:`). */
+typedef struct {
+    char *name;
+    uint32_t func;       /* the section (index into funcs) */
+    uint32_t pc;         /* of its first instruction */
+} sg_sass_sym_t;
+
 typedef struct {
     uint32_t n_insns;
     sg_sass_insn_t *insns;
     uint32_t n_funcs;    /* 0 for a raw listing (nvdisasm -b) */
     sg_sass_func_t *funcs;
+    uint32_t n_syms;     /* 0 for a raw listing */
+    sg_sass_sym_t *syms;
 } sg_sass_listing_t;
 
 /* Parse nvdisasm output: raw mode (-b SMxx, absolute pcs, hex branch
@@ -249,6 +259,13 @@ typedef struct {
      * call leaves the kernel and makes it uncertain. */
     const uint32_t *call_targets;
     uint32_t n_call_targets;
+    /* Those of call_targets named as CUDA's internal unsigned 64-bit
+     * division (`$__internal_N_$__cuda_sm20_div_u64`): a call to one of
+     * them, paired with the inline 32-bit division it is chosen against,
+     * gives a quotient (CuPy's grid-stride loop trip counts). NULL with
+     * call_targets NULL: the listing's function labels say. */
+    const uint32_t *div_u64_targets;
+    uint32_t n_div_u64_targets;
     /* Offsets in constant bank 4 that the cubin's relocations fill with the
      * address of a system function that writes no memory the program sees
      * (__assertfail, vprintf): an indirect call through such a word (how

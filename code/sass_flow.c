@@ -321,10 +321,9 @@ static val_t rdslot(const ctx_t *x, const state_t *st, const sg_sass_operand_t *
 }
 
 static void poly_widen(sg_poly_t *p, uint32_t off);
-static bool exact32(const val_t *v, bool is_signed);
 
 /* Combine a low and a high word into one 64-bit value (kind VAL). */
-static val_t make_pair(const val_t *lo, const val_t *hi)
+val_t sg_val_pair(const val_t *lo, const val_t *hi)
 {
     if ((lo->kind == V_VAL || lo->kind == V_LO) && hi->kind == V_HI) {
         sg_poly_t lp = lo->p;
@@ -343,7 +342,7 @@ static val_t make_pair(const val_t *lo, const val_t *hi)
     if (lo->kind == V_VAL && hi->kind == V_VAL && sg_poly_is_const(&hi->p, &c) && c == 0) {
         /* zero-extended 32-bit value */
         val_t r = *lo;
-        if (!exact32(lo, false))
+        if (!sg_val_exact32(lo, false))
             r.flags |= F_W32;
         return r;
     }
@@ -382,7 +381,7 @@ static val_t rd64(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o,
         if (sg_op_zero_reg(o))
             return sg_val_const(0);
         val_t lo = rdslot(x, st, o, 0, g), hi = rdslot(x, st, o, 1, g);
-        r = make_pair(&lo, &hi);
+        r = sg_val_pair(&lo, &hi);
     } else if (o->kind == SG_SASS_OP_CBANK) {
         r = cbank_val(x, o, 0, true);
     } else if (o->kind == SG_SASS_OP_IMM) {
@@ -509,7 +508,7 @@ static val_t arith_shl(const val_t *a, int64_t s)
 /* Is v exactly a 32-bit machine value that cannot have wrapped: a special
  * register, or a constant that fits (unsigned, or signed for a signed
  * extension)? Extending it loses nothing. */
-static bool exact32(const val_t *v, bool is_signed)
+bool sg_val_exact32(const val_t *v, bool is_signed)
 {
     int64_t c;
     if (v->kind != V_VAL)
@@ -720,43 +719,45 @@ static bool term_has_param(const sg_term_t *t)
     return false;
 }
 
-/* p with a summarized loop's count as the exported atom: every term that
- * uses the count K of loop L must be c*K*ntid.x*nctaid.x (the loop steps by
- * the grid), which becomes c*SG_SASS_GRID_K; one loop at most. */
+/* p with a grid-stride loop's progress as the exported atom: the terms
+ * that use a loop count (or a quotient or remainder) must be c times
+ * flat*ntid.x*nctaid.x of one loop (flat its pass, sg_loop_t), which
+ * becomes c*SG_SASS_GRID_K. */
 static bool grid_k_form(const ctx_t *x, const sg_poly_t *p, sg_poly_t *out)
 {
-    (void)x;
-    sg_poly_t o = {0};
-    uint16_t loop = 0;
+    sg_poly_t t = {0}, rest = {0};
     for (uint8_t i = 0; i < p->n; i++) {
-        const sg_term_t *t = &p->t[i];
-        uint16_t k = 0;
-        bool ntid = false, nctaid = false, other = false;
-        for (int j = 0; j < SG_POLY_DEGREE; j++) {
-            uint16_t a = t->at[j];
-            if (a >= A_LOOP && a <= A_LOOP_MAX && !k)
-                k = a;
-            else if (a == SG_SASS_NTID_X && !ntid)
-                ntid = true;
-            else if (a == SG_SASS_NCTAID_X && !nctaid)
-                nctaid = true;
-            else if (a)
-                other = true;
-        }
-        if (!k) {
-            if (!sg_poly_add_term(&o, t->c, t->at))
-                return false;
-            continue;
-        }
-        if (other || !ntid || !nctaid || (loop && loop != k))
-            return false;
-        loop = k;
-        const uint16_t g[SG_POLY_DEGREE] = {0, 0, 0, SG_SASS_GRID_K};
-        if (!sg_poly_add_term(&o, t->c, g))
+        bool loop = false;
+        for (int j = 0; j < SG_POLY_DEGREE; j++)
+            loop |= p->t[i].at[j] >= A_LOOP && p->t[i].at[j] <= A_MOD_MAX;
+        if (!sg_poly_add_term(loop ? &t : &rest, p->t[i].c, p->t[i].at))
             return false;
     }
-    *out = o;
-    return true;
+    if (!t.n) {
+        *out = *p;
+        return true;
+    }
+    sg_poly_t s = {0};
+    const uint16_t grid[SG_POLY_DEGREE] = {0, 0, SG_SASS_NTID_X, SG_SASS_NCTAID_X};
+    sg_poly_add_term(&s, 1, grid);
+    for (uint32_t l = 0; l < x->nloops; l++) {
+        sg_poly_t fs, cfs, c;
+        if (!sg_poly_mul(&fs, &x->loops[l].flat, &s) || !fs.n)
+            continue;
+        int64_t k = 0;
+        for (uint8_t i = 0; i < t.n; i++)
+            if (sg_poly_key(&t.t[i]) == sg_poly_key(&fs.t[0]) && t.t[i].c % fs.t[0].c == 0)
+                k = t.t[i].c / fs.t[0].c;
+        sg_poly_const(&c, k);
+        if (!k || !sg_poly_mul(&cfs, &fs, &c) || !sg_poly_eq(&cfs, &t))
+            continue;
+        const uint16_t g[SG_POLY_DEGREE] = {0, 0, 0, SG_SASS_GRID_K};
+        if (!sg_poly_add_term(&rest, k, g))
+            return false;
+        *out = rest;
+        return true;
+    }
+    return false;
 }
 
 /* p in the exported form: degree <= 2 in the special registers and the
@@ -968,9 +969,11 @@ static const char *export_index(const ctx_t *x, sg_poly_t *idx, sg_sass_access_t
         a->scale_width = (w & A_P64) ? 8 : 4;
     }
     sg_poly_t g;
-    if (sg_poly_has_atom_in(idx, A_LOOP, A_LOOP_MAX) && !grid_k_form(x, idx, &g))
-        return "index unknown: it changes around a loop by a step other than the grid "
-               "(ntid.x*nctaid.x)";
+    if (sg_poly_has_atom_in(idx, A_LOOP, A_MOD_MAX) && !grid_k_form(x, idx, &g))
+        return sg_poly_has_atom_in(idx, A_LOOP, A_LOOP_MAX)
+                   ? "index unknown: it changes around a loop by a step other than the grid "
+                     "(ntid.x*nctaid.x)"
+                   : "index unknown: it uses a quotient or a remainder";
     if (!affine_from_poly(x, idx, &a->index))
         return "index of degree 3 or more in the launch indices";
     return NULL;
@@ -1173,7 +1176,6 @@ static uint8_t skip_preds(const sg_sass_insn_t *in, uint8_t i)
     return i;
 }
 
-static uint32_t dest_width(const char *op);
 
 /* Carry-out predicates written by operands [1, a), PT not counted. */
 static uint8_t count_carries(const sg_sass_insn_t *in, uint8_t a)
@@ -1219,6 +1221,22 @@ static val_t hi_from_carry(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint
             w = rdslot(x, st, o, 0, g);
         else
             continue;
+        if (w.kind == V_HI) {
+            /* the high word of a pointer already widened (P + offset, from
+             * an add of its two words): the low word's P32 is that P64 */
+            for (uint8_t t = 0; t < w.p.n; t++) {
+                uint16_t pa = sg_poly_term_atom(&w.p.t[t]);
+                if (!(pa & A_P64) || w.p.t[t].c != 1)
+                    continue;
+                for (uint8_t k = 0; k < v.p.n; k++)
+                    if (sg_poly_term_atom(&v.p.t[k]) == (uint16_t)(A_P32 | (pa & 0x3fff)) &&
+                        v.p.t[k].c == 1) {
+                        poly_widen(&v.p, A_OFF(pa));
+                        break;
+                    }
+            }
+            continue;
+        }
         uint16_t wa = w.p.n == 1 ? sg_poly_term_atom(&w.p.t[0]) : 0;
         if (w.kind != V_VAL || w.p.t[0].c != 1 || !(wa & A_P32) || A_OFF(wa) < 4)
             continue;
@@ -1291,18 +1309,20 @@ static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const gu
         pred_write(x, st, pred_index(&in->ops[i]), &t, g);
     }
     if (i < in->n_ops && in->ops[i].kind == SG_SASS_OP_REG)
-        clobber(x, st, &in->ops[i], dest_width(in->op), fl, &pr, g);
+        clobber(x, st, &in->ops[i], sg_op_dest_width(in->op), fl, &pr, g);
 }
 
 /* Registers an instruction writes from its destination (a bound for
  * unmodelled ones: 1, pairs for 64-bit forms, 4 for 128-bit). */
-static uint32_t dest_width(const char *op)
+uint32_t sg_op_dest_width(const char *op)
 {
     memop_t m = classify_mem(op);
     if (m.kind && m.kind != SG_SASS_STORE)
         return (m.width + 3u) / 4u;
     if (sg_op_has(op, "128"))
         return 4;
+    if (sg_op_is(op, "SHF") || sg_op_is(op, "USHF"))
+        return 1; /* a funnel shift of a 64-bit value gives one word of it */
     if (sg_op_has(op, "64") || sg_op_has(op, "WIDE") || strstr(op, "F64") || strstr(op, "U64") ||
         strstr(op, "S64") || (op[0] == 'D' && !sg_op_is(op, "DEPBAR")) || sg_op_is(op, "CS2R"))
         return 2;
@@ -1337,17 +1357,19 @@ static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
             }
         }
         memop_t m = classify_mem(in->op);
+        size_t bl = strcspn(in->op, ".");
+        if (bl >= 4 && !strncmp(in->op + bl - 4, "SETP", 4))
+            continue; /* writes predicates only (done above) */
         if ((m.kind == SG_SASS_STORE) || sg_op_is(in->op, "STS") || sg_op_is(in->op, "STL") ||
             sg_op_is(in->op, "BRA") || sg_op_is(in->op, "EXIT") || sg_op_is(in->op, "BAR") ||
             sg_op_is(in->op, "BSSY") || sg_op_is(in->op, "BSYNC"))
             continue;
         if (k < in->n_ops && in->ops[k].kind == SG_SASS_OP_REG) {
-            size_t bl = strcspn(in->op, ".");
             if (bl >= 3 && !strncmp(in->op + bl - 3, "MMA", 3)) {
                 clobber_all(x, st, false, fl);
                 continue;
             }
-            clobber(x, st, &in->ops[k], dest_width(in->op), fl, NULL, NULL);
+            clobber(x, st, &in->ops[k], sg_op_dest_width(in->op), fl, NULL, NULL);
         }
     }
 }
@@ -1696,7 +1718,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             val_t prod = arith_mul(&va, &vb);
             /* the 64-bit product of two exact 32-bit values is exact */
             bool sgn = !sg_op_has(op, "U32");
-            if (exact32(&va, sgn) && exact32(&vb, sgn) && prod.kind != V_TOP)
+            if (sg_val_exact32(&va, sgn) && sg_val_exact32(&vb, sgn) && prod.kind != V_TOP)
                 prod.kind = V_VAL;
             else
                 prod = ext32(prod);
@@ -1862,7 +1884,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                 if (!(sg_poly_is_const(&hi.p, &c) && c == 0))
                     goto generic;
             }
-            val_t w = make_pair(&lo, &hi);
+            val_t w = sg_val_pair(&lo, &hi);
             if (w.kind == V_TOP)
                 goto generic;
             val_t r = arith_shl(&w, s);
@@ -1911,6 +1933,27 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         return;
     }
 
+    if ((sg_op_is(op, "LOP3") || sg_op_is(op, "ULOP3")) && n == 6 && sg_op_zero_reg(&o[3]) &&
+        o[4].kind == SG_SASS_OP_IMM && o[4].imm == 0xc0 &&
+        ((o[1].kind == SG_SASS_OP_REG && o[2].kind == SG_SASS_OP_IMM) ||
+         (o[2].kind == SG_SASS_OP_REG && o[1].kind == SG_SASS_OP_IMM))) {
+        /* x & (2^k - 1): x mod 2^k, exact whatever x's high bits (a
+         * remainder the loop summaries can reason about) */
+        const sg_sass_operand_t *r = o[1].kind == SG_SASS_OP_REG ? &o[1] : &o[2];
+        int64_t mask = (o[1].kind == SG_SASS_OP_IMM ? &o[1] : &o[2])->imm;
+        val_t v = rdslot(x, st, r, 0, g);
+        uint16_t atom = 0;
+        if ((v.kind == V_VAL || v.kind == V_LO) && !r->neg && !r->inv && mask > 0 &&
+            mask < 0x80000000ll && !(mask & (mask + 1)))
+            atom = sg_div_mod_atom(x, &v.p, (uint32_t)mask + 1);
+        if (atom) {
+            sg_poly_t p;
+            sg_poly_atom(&p, atom);
+            wr32(x, st, &o[0], sg_val_make(V_VAL, &p), g);
+            return;
+        }
+        goto generic;
+    }
     if ((sg_op_is(op, "LOP3") || sg_op_is(op, "ULOP3")) && n == 6 && sg_op_zero_reg(&o[1]) &&
         sg_op_zero_reg(&o[3]) && o[2].kind == SG_SASS_OP_REG && !o[2].neg && !o[2].inv &&
         o[4].kind == SG_SASS_OP_IMM && o[4].imm == 0x33) {
@@ -1967,7 +2010,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                     hb = sg_val_const(o[3].imm);
                 if (lo->kind == P_CMP && !lo->c.wide) {
                     val_t la = sg_val_make(V_VAL, &lo->c.l), lb = sg_val_make(V_VAL, &lo->c.r);
-                    val_t wa = make_pair(&la, &ha), wb = make_pair(&lb, &hb);
+                    val_t wa = sg_val_pair(&la, &ha), wb = sg_val_pair(&lb, &hb);
                     /* a 64-bit parameter compared in two words */
                     if (wa.kind != V_TOP && wb.kind != V_TOP && !o[2].neg && !o[3].neg) {
                         np.kind = P_CMP;
@@ -2152,6 +2195,52 @@ void sg_flow_state_copy(ctx_t *x, state_t *d, const state_t *s)
 }
 
 /* Join src into dst (entry state of block b); true when dst changed. */
+/* Values that differ only where a path's facts pin an atom: when the
+ * state c came from has a fact X == k and a with X := k is c, a holds on
+ * both paths (the remainder loop's index i0 + R*S, and i0 on the path that
+ * skipped it because R == 0). */
+static bool join_by_fact(const val_t *a, const val_t *c, const state_t *cs, val_t *out)
+{
+    if (a->kind == V_TOP || a->kind != c->kind)
+        return false;
+    for (uint8_t i = 0; i < cs->nfacts; i++) {
+        const cmp_t *f = &cs->facts[i];
+        sg_poly_t d, k;
+        if (f->cmp != C_EQ || !sg_poly_add(&d, &f->l, &f->r, -1) || d.n < 1 || d.n > 2)
+            continue;
+        /* d = X - k or X + (-k): one atom term with coefficient 1 and a constant */
+        uint16_t atom = 0;
+        int64_t kc = 0;
+        bool ok = true;
+        for (uint8_t t = 0; t < d.n; t++) {
+            uint16_t at = sg_poly_term_atom(&d.t[t]);
+            if (at && d.t[t].c == 1 && !atom)
+                atom = at;
+            else if (!sg_poly_degree(&d.t[t]))
+                kc = -d.t[t].c;
+            else
+                ok = false;
+        }
+        sg_poly_t r;
+        sg_poly_const(&k, kc);
+        if (ok && atom && sg_poly_subst(&r, &a->p, atom, &k) && sg_poly_eq(&r, &c->p)) {
+            *out = *a;
+            sg_val_merge_prov(out, c, true);
+            return true;
+        }
+    }
+    return false;
+}
+
+static val_t join_values(const val_t *a, const state_t *as, const val_t *c, const state_t *cs)
+{
+    val_t r;
+    if (a->kind != V_TOP && a->kind == c->kind && !sg_poly_eq(&a->p, &c->p) &&
+        (join_by_fact(a, c, cs, &r) || join_by_fact(c, a, as, &r)))
+        return r;
+    return sg_val_join(a, c);
+}
+
 bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
 {
     if (!d->reached) {
@@ -2165,7 +2254,7 @@ bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
         slot_t r;
         if (a->g == c->g && a->gver == c->gver) {
             r = *a;
-            r.v = sg_val_join(&a->v, &c->v);
+            r.v = a->g < 0 ? join_values(&a->v, d, &c->v, s) : sg_val_join(&a->v, &c->v);
             if (a->g >= 0)
                 r.alt = sg_val_join(&a->alt, &c->alt);
         } else {
@@ -2250,8 +2339,13 @@ bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
 void sg_flow_run_block(ctx_t *x, state_t *st, uint32_t b)
 {
     const block_t *bk = &x->blocks[b];
-    for (uint32_t i = 0; i < bk->count && !x->err; i++)
+    if (x->ndivs)
+        sg_div_block_start(x, st, b);
+    for (uint32_t i = 0; i < bk->count && !x->err; i++) {
         step(x, st, bk->first + i);
+    }
+    if (x->ndivs)
+        sg_div_block_end(x, st, b);
 }
 
 /* Is this block only padding (NOPs, a branch to itself)? */
@@ -2448,6 +2542,38 @@ static int summarize(sg_sass_kernel_t *k, ctx_t *x)
     return 0;
 }
 
+/* The pcs of the functions named as the 64-bit division: the target's (raw
+ * listings, from the cubin's symbols), else the listing's function labels
+ * inside this kernel's section. */
+static int division_targets(ctx_t *x, const sg_sass_listing_t *l, uint32_t first,
+                            const sg_sass_target_t *t)
+{
+    static const char div_u64[] = "__cuda_sm20_div_u64";
+    uint32_t n = t->n_div_u64_targets;
+    int64_t f = -1;
+    if (!t->call_targets)
+        for (uint32_t i = 0; i < l->n_funcs; i++)
+            if (l->funcs[i].first == first)
+                f = i;
+    for (uint32_t i = 0; f >= 0 && i < l->n_syms; i++)
+        n += l->syms[i].func == (uint32_t)f;
+    if (!n)
+        return 0;
+    x->div_pcs = malloc(n * sizeof *x->div_pcs);
+    if (!x->div_pcs)
+        return SG_ENOMEM;
+    for (uint32_t i = 0; t->div_u64_targets && i < t->n_div_u64_targets; i++)
+        x->div_pcs[x->n_div_pcs++] = t->div_u64_targets[i] + x->pc0;
+    for (uint32_t i = 0; f >= 0 && i < l->n_syms; i++) {
+        const char *nm = l->syms[i].name;
+        size_t len = strlen(nm);
+        if (l->syms[i].func == (uint32_t)f && len >= sizeof div_u64 - 1 &&
+            !strcmp(nm + len - (sizeof div_u64 - 1), div_u64))
+            x->div_pcs[x->n_div_pcs++] = l->syms[i].pc;
+    }
+    return 0;
+}
+
 int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, uint32_t pc0,
                     const char *name, const sg_sass_target_t *target, sg_sass_kernel_t *out)
 {
@@ -2510,12 +2636,18 @@ int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, 
     x.nslots = x.nr + x.nu;
     int rc = build_blocks(&x);
     if (rc == 0)
+        rc = division_targets(&x, l, first, target);
+    if (rc == 0)
+        rc = sg_div_find(&x);
+    if (rc == 0)
         rc = sg_loops_find(&x);
     if (rc == 0)
         rc = fixpoint(&x);
     if (rc == 0)
         rc = summarize(out, &x);
     sg_loops_free(&x);
+    free(x.div_pcs);
+    free(x.divs);
     free(x.blocks);
     free(x.blk_of);
     if (rc == SG_ELIMIT) {

@@ -21,6 +21,9 @@
  * counts, parameter words last. */
 #define A_LOOP 0x0100u /* | L: the iteration count of loop L (0 at its first pass) */
 #define A_LOOP_MAX 0x01ffu
+#define A_QUO 0x0200u  /* | i: the quotient ctx->quo[i] */
+#define A_MOD 0x0300u  /* | i: the remainder ctx->mods[i] */
+#define A_MOD_MAX 0x03ffu
 #define A_P32 0x4000u  /* | offset / 4: a 32-bit parameter word */
 #define A_P64 0x8000u  /* | offset / 4: a 64-bit parameter word */
 #define A_PARAM (A_P32 | A_P64)
@@ -167,9 +170,38 @@ typedef struct {
     bool summarized;    /* head is proven */
     state_t entry;      /* the join of the states entering the header */
     state_t head;       /* the header's state at iteration K */
+    /* The grid-stride loop's pass at the header, in passes of the loop
+     * `for (i = i0; i < n; i += ntid.x*nctaid.x)` it implements: K, or
+     * R + U*K for a loop unrolled by U after a remainder loop of R passes
+     * (the index at the header is then i0 + flat*ntid.x*nctaid.x). */
+    sg_poly_t flat;
 } sg_loop_t;
 
 #define SG_LOOPS_MAX 16
+
+/* floor(dividend / divisor) as unsigned 64-bit integers (all ones for a
+ * zero divisor), from a recognised division (code/sass_div.c). */
+typedef struct {
+    sg_poly_t dividend, divisor;
+} sg_quo_t;
+
+/* value mod modulus, a power of two (x & (modulus - 1)). */
+typedef struct {
+    sg_poly_t value;
+    uint32_t modulus;
+} sg_mod_t;
+
+#define SG_QUO_MAX 8
+#define SG_MOD_MAX 8
+
+/* A division's two paths (sass_div.c): the fork block, the join, the
+ * registers of the dividend (dl:dh), divisor (sl:sh) and quotient (ql:qh),
+ * and the quotient atom of the fork's last run (0: its words not known). */
+typedef struct {
+    uint32_t fork, join;
+    uint16_t dl, dh, sl, sh, ql, qh;
+    uint16_t atom;
+} sg_div_site_t;
 
 typedef struct {
     const sg_sass_insn_t *in;
@@ -196,6 +228,14 @@ typedef struct {
     int err;
     sg_loop_t *loops;   /* summarized loops: outermost loops with a memory access */
     uint32_t nloops;
+    uint32_t *div_pcs;  /* pcs of the functions named as the 64-bit division */
+    uint32_t n_div_pcs;
+    sg_div_site_t *divs;
+    uint32_t ndivs;
+    sg_quo_t quo[SG_QUO_MAX];
+    uint32_t nquo;
+    sg_mod_t mods[SG_MOD_MAX];
+    uint32_t nmod;
 } ctx_t;
 
 /* ---- shared by the dataflow's files (code/sass_flow.c) -------------------------- */
@@ -204,12 +244,20 @@ typedef struct {
 bool sg_op_has(const char *op, const char *m);
 bool sg_op_is(const char *op, const char *b);
 bool sg_op_zero_reg(const sg_sass_operand_t *o); /* RZ, URZ */
+/* Registers an instruction writes from its destination (1, 2 for 64-bit
+ * forms, 4 for 128-bit; an upper bound for those not modelled). */
+uint32_t sg_op_dest_width(const char *op);
 
 val_t sg_val_top(uint16_t flags);
 val_t sg_val_make(uint8_t kind, const sg_poly_t *p);
 val_t sg_val_const(int64_t c);
 bool sg_val_eq(const val_t *x, const val_t *y);
 val_t sg_val_join(const val_t *x, const val_t *y);
+/* The 64-bit value of a pair of words (TOP when they do not match). */
+val_t sg_val_pair(const val_t *lo, const val_t *hi);
+/* Is v exactly a 32-bit machine value that cannot have wrapped (a special
+ * register, a constant that fits)? */
+bool sg_val_exact32(const val_t *v, bool is_signed);
 /* d gets s's flags and pointer candidates (as candidates only when keep_base). */
 void sg_val_merge_prov(val_t *d, const val_t *s, bool keep_base);
 
@@ -251,5 +299,18 @@ const state_t *sg_loops_edge(ctx_t *x, uint32_t b, uint32_t s, const state_t *st
 int sg_loops_update(ctx_t *x, state_t *in, bool *changed);
 /* Forget every summary (the passes did not settle). */
 void sg_loops_drop(ctx_t *x);
+
+/* ---- divisions (code/sass_div.c) -------------------------------------------------- */
+
+/* Find the divisions (after the blocks are built). */
+int sg_div_find(ctx_t *x);
+/* The atom of a quotient / of a remainder mod a power of two, 0 when the
+ * table is full. */
+uint16_t sg_div_quotient_atom(ctx_t *x, const sg_poly_t *dividend, const sg_poly_t *divisor);
+uint16_t sg_div_mod_atom(ctx_t *x, const sg_poly_t *v, uint32_t modulus);
+/* At the end of a division's fork: its operands; at the start of its join:
+ * the quotient. */
+void sg_div_block_end(ctx_t *x, state_t *st, uint32_t b);
+void sg_div_block_start(ctx_t *x, state_t *st, uint32_t b);
 
 #endif /* SGCAP_CODE_SASS_INTERNAL_H */

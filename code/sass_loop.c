@@ -227,6 +227,7 @@ int sg_loops_find(ctx_t *x)
         memcpy(L->member, body, nb);
         L->head_block = h;
         L->atom = (uint16_t)(A_LOOP | nfound);
+        sg_poly_atom(&L->flat, L->atom);
         nfound++;
     }
 out:
@@ -594,6 +595,149 @@ static void head_facts(const sg_loop_t *L, const state_t *E, const state_t *cur,
     }
 }
 
+/* ---- CuPy's unrolled grid-stride loop ------------------------------------------------ */
+
+/* ntid.x*nctaid.x: the grid's threads, the step of a grid-stride loop. */
+static void grid_size(sg_poly_t *s)
+{
+    const uint16_t at[SG_POLY_DEGREE] = {0, 0, SG_SASS_NTID_X, SG_SASS_NCTAID_X};
+    memset(s, 0, sizeof *s);
+    sg_poly_add_term(s, 1, at);
+}
+
+/* Is the mod atom R = (Q + 1) mod U with Q = floor((n - 1 - i0) / S) for
+ * the bounds check g "i0 < n" (S the grid size)? Then *u = U. */
+static bool remainder_of_trips(const ctx_t *x, uint16_t r, const cmp_t *g, uint32_t *u)
+{
+    if (r < A_MOD || r > A_MOD_MAX || (r & 0xff) >= x->nmod || g->cmp != C_LT)
+        return false;
+    const sg_mod_t *m = &x->mods[r & 0xff];
+    sg_poly_t one, q;
+    sg_poly_const(&one, 1);
+    if (!sg_poly_add(&q, &m->value, &one, -1) || q.n != 1 || q.t[0].c != 1)
+        return false;
+    uint16_t qa = sg_poly_term_atom(&q.t[0]);
+    if ((qa & 0xff00) != A_QUO || (qa & 0xff) >= x->nquo)
+        return false;
+    const sg_quo_t *quo = &x->quo[qa & 0xff];
+    sg_poly_t s, d;
+    grid_size(&s);
+    /* the dividend is n - 1 - i0 */
+    if (!sg_poly_eq(&quo->divisor, &s) || !sg_poly_add(&d, &g->r, &g->l, -1) ||
+        !sg_poly_add(&d, &d, &one, -1) || !sg_poly_eq(&d, &quo->dividend))
+        return false;
+    *u = m->modulus;
+    return true;
+}
+
+/* v = i0 + c*S for a poly c (the rest of v): add c*S to g's left side. */
+static bool shifted(const cmp_t *g, const sg_poly_t *c, cmp_t *out)
+{
+    sg_poly_t s, cs;
+    grid_size(&s);
+    *out = *g;
+    return sg_poly_mul(&cs, c, &s) && sg_poly_add(&out->l, &g->l, &cs, 1);
+}
+
+/* The remainder loop before an unrolled one: its header's fact R - K != 0
+ * (a counter from R down to 0, entered when R != 0) with R = (Q+1) mod U
+ * of the trip count Q + 1 = floor((n-1-i0)/S) + 1 of `for (i = i0; i < n;
+ * i += S)`: the passes K < R <= min(U-1, Q+1) give i0 + K*S < n and
+ * K <= U-2. */
+static void remainder_lemma(const ctx_t *x, const sg_loop_t *L, const state_t *E, state_t *H)
+{
+    sg_poly_t k;
+    sg_poly_atom(&k, L->atom);
+    uint8_t n = H->nfacts;
+    for (uint8_t i = 0; i < n; i++) {
+        const cmp_t *h = &H->facts[i];
+        sg_poly_t d, with, rest;
+        int64_t a;
+        if (h->cmp != C_NE || !sg_poly_add(&d, &h->l, &h->r, -1) ||
+            !sg_poly_split(&d, L->atom, &with, &rest) || !sg_poly_is_const(&with, &a) ||
+            (a != 1 && a != -1) || rest.n != 1 || rest.t[0].c != -a)
+            continue;
+        uint16_t r = sg_poly_term_atom(&rest.t[0]);
+        for (uint8_t j = 0; j < E->nfacts; j++) {
+            uint32_t u;
+            if (!remainder_of_trips(x, r, &E->facts[j], &u) || u < 2)
+                continue;
+            cmp_t f1, f2 = {.cmp = C_LE, .wide = true};
+            sg_poly_t s, top;
+            grid_size(&s);
+            sg_poly_const(&top, (int64_t)u - 2);
+            if (shifted(&E->facts[j], &k, &f1) && sg_poly_mul(&f2.l, &k, &s) &&
+                sg_poly_mul(&f2.r, &top, &s)) {
+                sg_flow_add_fact(H, &f1);
+                sg_flow_add_fact(H, &f2);
+            }
+            return;
+        }
+    }
+}
+
+/* The loop unrolled by U after that remainder loop: its back edge's fact
+ * i0 + (R + U*(K+1))*S < n, its entry fact Q >= U-1 (T = Q+1 >= U passes
+ * in all). The passes T - R left are a multiple of U, so a header pass
+ * i0 + (R + U*K)*S < n (or K = 0, T >= U) has U passes left:
+ * i0 + (R + U*K + U-1)*S < n. Sets L->flat = R + U*K. */
+static void unroll_lemma(const ctx_t *x, sg_loop_t *L, const state_t *E, const state_t *B,
+                         state_t *H)
+{
+    sg_poly_t k, s;
+    sg_poly_atom(&k, L->atom);
+    grid_size(&s);
+    for (uint8_t i = 0; i < B->nfacts; i++) {
+        const cmp_t *f = &B->facts[i];
+        if (f->cmp != C_LT || !cmp_uses(f, L->atom))
+            continue;
+        for (uint8_t j = 0; j < E->nfacts; j++) {
+            const cmp_t *g = &E->facts[j];
+            if (g->cmp != C_LT || g->wide != f->wide || g->uns != f->uns)
+                continue;
+            /* (f.l - f.r) - (g.l - g.r) = S * (R + U*K + U) */
+            sg_poly_t df, dg, diff;
+            if (!sg_poly_add(&df, &f->l, &f->r, -1) || !sg_poly_add(&dg, &g->l, &g->r, -1) ||
+                !sg_poly_add(&diff, &df, &dg, -1))
+                continue;
+            for (uint8_t t = 0; t < diff.n; t++)
+                for (int a = 0; a < SG_POLY_DEGREE; a++) {
+                    uint16_t r = diff.t[t].at[a];
+                    uint32_t u;
+                    if (r < A_MOD || r > A_MOD_MAX || !remainder_of_trips(x, r, g, &u))
+                        continue;
+                    sg_poly_t flat, fu, want, rp, cu;
+                    sg_poly_atom(&rp, r);
+                    sg_poly_const(&cu, u);
+                    if (!sg_poly_mul(&flat, &k, &cu) || !sg_poly_add(&flat, &flat, &rp, 1) ||
+                        !sg_poly_add(&fu, &flat, &cu, 1) || !sg_poly_mul(&want, &fu, &s) ||
+                        !sg_poly_eq(&want, &diff))
+                        continue;
+                    /* Q >= U - 1 on entry */
+                    sg_poly_t q = x->mods[r & 0xff].value, one, um1;
+                    sg_poly_const(&one, 1);
+                    sg_poly_const(&um1, (int64_t)u - 1);
+                    sg_poly_add(&q, &q, &one, -1);
+                    bool entered = false;
+                    for (uint8_t e = 0; e < E->nfacts && !entered; e++) {
+                        const cmp_t *c = &E->facts[e];
+                        entered = (c->cmp == C_GE && sg_poly_eq(&c->l, &q) && sg_poly_eq(&c->r, &um1)) ||
+                                  (c->cmp == C_LE && sg_poly_eq(&c->r, &q) && sg_poly_eq(&c->l, &um1));
+                    }
+                    cmp_t f3, f4;
+                    sg_poly_t last;
+                    if (!entered || !sg_poly_add(&last, &flat, &um1, 1) || !shifted(g, &last, &f3) ||
+                        !shifted(g, &um1, &f4))
+                        continue;
+                    sg_flow_add_fact(H, &f3);
+                    sg_flow_add_fact(H, &f4);
+                    L->flat = flat;
+                    return;
+                }
+        }
+    }
+}
+
 /* Prove L's header state at pass K from L->entry (section 1-3 above). */
 static int summarize(ctx_t *x, sg_loop_t *L)
 {
@@ -643,6 +787,8 @@ static int summarize(ctx_t *x, sg_loop_t *L)
             int64_t z;
             if (eh.kind == V_VAL && sg_poly_is_const(&eh.p, &z) && z == 0 && bh.kind == V_HI &&
                 sg_poly_eq(&bh.p, &b.p)) {
+                if (!sg_val_exact32(&e, false))
+                    e.flags |= F_W32; /* its high word is 0 only if it did not wrap */
                 e.kind = V_LO;
                 eh = e;
                 eh.kind = V_HI;
@@ -714,6 +860,9 @@ static int summarize(ctx_t *x, sg_loop_t *L)
             }
         state_t F = *H; /* facts only: the slots stay shared */
         head_facts(L, E, H, &B, &F, &exact);
+        sg_poly_atom(&L->flat, L->atom);
+        remainder_lemma(x, L, E, &F);
+        unroll_lemma(x, L, E, &B, &F);
         bool same = F.nfacts == H->nfacts;
         for (uint8_t i = 0; i < F.nfacts && same; i++)
             same = sg_cmp_eq(&F.facts[i], &H->facts[i]);
