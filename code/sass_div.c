@@ -596,6 +596,11 @@ static bool match_site(ctx_t *x, uint32_t f, sg_div_site_t *s)
     for (uint32_t i = call + 1; i + 1 < C->first + C->count; i++) {
         if (nm == 4 || !is_move(&x->in[i], &md[nm], &ms[nm]))
             return false;
+        /* each destination once, none read by a later move: the moves
+         * copy the callee's results as it left them */
+        for (int k = 0; k < nm; k++)
+            if (md[k] == md[nm] || md[k] == ms[nm])
+                return false;
         nm++;
     }
     /* the callee */
@@ -658,12 +663,19 @@ static bool match_site(ctx_t *x, uint32_t f, sg_div_site_t *s)
     for (int r = 0; r < 255; r++)
         if (cl.live[r] && r != cl.sl && r != cl.sh && r != xl && r != dh && r != ret)
             return false;
-    /* J is reached from the two paths only */
-    uint32_t into = 0;
+    /* J is reached from the two paths only, and each path from F only (the
+     * registers at their start are F's) */
+    uint32_t into = 0, into_c = 0, into_i = 0;
     for (uint32_t b = 0; b < x->nblocks; b++)
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 2; k++) {
             into += x->blocks[b].succ[k] == jb;
-    if (into != 2)
+            into_c += x->blocks[b].succ[k] == cb;
+            into_i += x->blocks[b].succ[k] == ib;
+        }
+    if (into != 2 || into_c != 1 || into_i != 1 || cb == ib)
+        return false;
+    /* the return address is none of the operands */
+    if (ret == xl || ret == dh || ret == dl || ret == cl.sh)
         return false;
     /* the words at F's end are those the paths divide: not rewritten after the test */
     int regs[4] = {ha, hb, xl, dl};

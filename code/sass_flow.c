@@ -1796,10 +1796,9 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             }
             val_t v = rd32(x, st, &o[i], g);
             int64_t c;
-            if (!(v.kind != V_TOP && sg_poly_is_const(&v.p, &c) && c == 0)) {
+            if (!(v.kind != V_TOP && sg_poly_is_const(&v.p, &c) && c == 0))
                 nonzero++;
-                neg += o[i].neg || o[i].inv;
-            }
+            neg += o[i].neg || o[i].inv; /* -0 is ~0 + 1: it carries */
             s = arith_add(&s, &v);
         }
         if (hi_op >= 0 && nonzero == 1 && ncarry == 0) {

@@ -30,7 +30,7 @@
 #define A_OFF(a) (((uint32_t)(a) & 0x3fffu) << 2)
 
 #define SG_POLY_DEGREE 4
-#define SG_POLY_TERMS 8
+#define SG_POLY_TERMS 6
 
 /* coef * at[0] * at[1] * at[2] * at[3]; at ascending, 0 (no atom) first:
  * a term of degree d has its atoms in the last d places. */

@@ -609,7 +609,8 @@ static void grid_size(sg_poly_t *s)
  * the bounds check g "i0 < n" (S the grid size)? Then *u = U. */
 static bool remainder_of_trips(const ctx_t *x, uint16_t r, const cmp_t *g, uint32_t *u)
 {
-    if (r < A_MOD || r > A_MOD_MAX || (r & 0xff) >= x->nmod || g->cmp != C_LT)
+    /* a 64-bit bounds check: n - 1 - i0 >= 0 is then the dividend's value */
+    if (r < A_MOD || r > A_MOD_MAX || (r & 0xff) >= x->nmod || g->cmp != C_LT || !g->wide)
         return false;
     const sg_mod_t *m = &x->mods[r & 0xff];
     sg_poly_t one, q;
