@@ -925,7 +925,7 @@ static const char *flag_reason(uint16_t f)
         return "address from a constant bank other than the parameters (a __device__ or "
                "__constant__ variable)";
     if (f & F_NONLIN)
-        return "address arithmetic beyond the polynomials kept (degree 4, 8 terms)";
+        return "address arithmetic beyond the polynomials kept (degree 4, 6 terms)";
     if (f & F_HIGH)
         return "the two words of the 64-bit address do not match";
     if (f & F_DIV)
