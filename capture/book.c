@@ -4,9 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* uthash reports allocation failure here instead of exiting the program. */
-static int book_oom;
-#define uthash_nonfatal_oom(obj) (book_oom = 1)
 #include "book.h"
 
 typedef struct sess_event {
@@ -14,7 +11,7 @@ typedef struct sess_event {
     uint32_t label;
     uint32_t n, cap;
     uint64_t *nodes; /* the latest record's dependency set */
-    UT_hash_handle hh;
+    struct sess_event *next_free;
 } sess_event_t;
 
 struct session;
@@ -24,26 +21,47 @@ typedef struct sess_stream {
     struct session *sess;
     uint32_t label;
     uint32_t n, cap;
-    sg_dep_t *set;     /* annotated current dependency set */
-    UT_hash_handle hh; /* in book->streams, by key */
+    sg_dep_t *set; /* annotated current dependency set */
+    struct sess_stream *next_free;
 } sess_stream_t;
 
 typedef struct session {
     uint64_t capture_id;
     sg_capture_record_t *rec; /* owned while the capture is open */
-    sess_event_t *events;     /* by handle */
+    sg_u64map_t events;       /* handle -> sess_event_t */
     sess_stream_t **members;
     uint32_t n_members, cap_members;
     struct session *next;
 } session_t;
 
+/* Tags are carved from chunks owned by their record. */
+typedef struct sg_book_chunk {
+    struct sg_book_chunk *next;
+    size_t used, size;
+    _Alignas(16) unsigned char data[];
+} chunk_t;
+
+enum {
+    CHUNK_BYTES = 4096 - sizeof(chunk_t), /* the usual chunk's payload */
+    POOL_MAX = 32,                        /* recycled objects kept of each kind */
+    MAP_KEEP = 1024,                      /* slots a recycled table keeps */
+    SET_KEEP = 256                        /* dependency-set entries a recycled stream keeps */
+};
+
 struct sg_book {
     sg_book_limits_t lim;
-    sess_stream_t *streams;
+    sg_u64map_t streams;  /* stream key -> sess_stream_t of an open session */
     session_t *sessions;
-    sg_capture_record_t *records;
+    sg_u64map_t records;  /* graph -> sg_capture_record_t */
     uint64_t tick;
     sg_book_stats_t st;
+    /* recycled, each list at most POOL_MAX long */
+    session_t *free_sessions;
+    sess_stream_t *free_streams;
+    sess_event_t *free_events;
+    sg_capture_record_t *free_records; /* linked through ->chunks */
+    chunk_t *free_chunks;              /* CHUNK_BYTES each */
+    uint32_t n_free_sessions, n_free_streams, n_free_events, n_free_records, n_free_chunks;
 };
 
 /* ---- small helpers ---------------------------------------------------------- */
@@ -62,28 +80,154 @@ static bool u64_in(const uint64_t *a, uint32_t n, uint64_t v)
     return false;
 }
 
-static void record_free(sg_capture_record_t *r)
+/* ---- recycling ---------------------------------------------------------------- */
+
+/* n bytes for a tag of r, 16-aligned, from its chunks. */
+static void *tag_alloc(sg_book_t *b, sg_capture_record_t *r, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    chunk_t *c = r->chunks;
+    if (!c || c->size - c->used < n) {
+        if (n <= CHUNK_BYTES && b->free_chunks) {
+            c = b->free_chunks;
+            b->free_chunks = c->next;
+            b->n_free_chunks--;
+        } else {
+            size_t size = n > CHUNK_BYTES ? n : CHUNK_BYTES;
+            c = malloc(sizeof *c + size);
+            if (!c) return NULL;
+            c->size = size;
+        }
+        c->used = 0;
+        c->next = r->chunks;
+        r->chunks = c;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+static void chunks_release(sg_book_t *b, chunk_t *c)
+{
+    while (c) {
+        chunk_t *next = c->next;
+        if (c->size == CHUNK_BYTES && b->n_free_chunks < POOL_MAX) {
+            c->next = b->free_chunks;
+            b->free_chunks = c;
+            b->n_free_chunks++;
+        } else {
+            free(c);
+        }
+        c = next;
+    }
+}
+
+static void record_free(sg_book_t *b, sg_capture_record_t *r)
 {
     if (!r) return;
-    sg_tag_t *t, *tmp;
-    HASH_ITER(hh, r->tags, t, tmp)
-    {
-        HASH_DEL(r->tags, t); /* preds live in the tag's own block */
-        free(t);
+    chunks_release(b, r->chunks);
+    r->chunks = NULL;
+    if (b->n_free_records < POOL_MAX && r->tags.cap <= MAP_KEEP) {
+        sg_u64map_clear(&r->tags, MAP_KEEP);
+        r->chunks = (chunk_t *)b->free_records; /* the free list's link */
+        b->free_records = r;
+        b->n_free_records++;
+        return;
     }
+    sg_u64map_free(&r->tags);
     free(r->streams);
     free(r->events);
     free(r);
 }
 
-static sg_capture_record_t *record_new(uint64_t graph, uint64_t capture_id, const char *mode)
+static sg_capture_record_t *record_new(sg_book_t *b, uint64_t graph, uint64_t capture_id,
+                                       const char *mode)
 {
-    sg_capture_record_t *r = calloc(1, sizeof *r);
-    if (!r) return NULL;
+    sg_capture_record_t *r = b->free_records;
+    if (r) {
+        b->free_records = (sg_capture_record_t *)r->chunks;
+        b->n_free_records--;
+        sg_capture_record_t keep = *r; /* the arrays and the table, emptied */
+        memset(r, 0, sizeof *r);
+        r->streams = keep.streams;
+        r->cap_streams = keep.cap_streams;
+        r->events = keep.events;
+        r->cap_events = keep.cap_events;
+        r->tags = keep.tags;
+    } else {
+        r = calloc(1, sizeof *r);
+        if (!r) return NULL;
+    }
     r->graph = graph;
     r->capture_id = capture_id;
     strncpy(r->mode, mode ? mode : "global", sizeof r->mode - 1);
     return r;
+}
+
+static void event_free(sg_book_t *b, sess_event_t *e)
+{
+    if (b->n_free_events < POOL_MAX && e->cap <= SET_KEEP) {
+        e->next_free = b->free_events;
+        b->free_events = e;
+        b->n_free_events++;
+        return;
+    }
+    free(e->nodes);
+    free(e);
+}
+
+static sess_event_t *event_new(sg_book_t *b)
+{
+    sess_event_t *e = b->free_events;
+    if (!e) return calloc(1, sizeof(sess_event_t));
+    b->free_events = e->next_free;
+    b->n_free_events--;
+    uint64_t *nodes = e->nodes;
+    uint32_t cap = e->cap;
+    memset(e, 0, sizeof *e);
+    e->nodes = nodes;
+    e->cap = cap;
+    return e;
+}
+
+static void stream_free(sg_book_t *b, sess_stream_t *st)
+{
+    if (b->n_free_streams < POOL_MAX && st->cap <= SET_KEEP) {
+        st->next_free = b->free_streams;
+        b->free_streams = st;
+        b->n_free_streams++;
+        return;
+    }
+    free(st->set);
+    free(st);
+}
+
+static sess_stream_t *stream_new(sg_book_t *b)
+{
+    sess_stream_t *st = b->free_streams;
+    if (!st) return calloc(1, sizeof(sess_stream_t));
+    b->free_streams = st->next_free;
+    b->n_free_streams--;
+    sg_dep_t *set = st->set;
+    uint32_t cap = st->cap;
+    memset(st, 0, sizeof *st);
+    st->set = set;
+    st->cap = cap;
+    return st;
+}
+
+static session_t *session_new(sg_book_t *b)
+{
+    session_t *s = b->free_sessions;
+    if (!s) return calloc(1, sizeof(session_t));
+    b->free_sessions = s->next;
+    b->n_free_sessions--;
+    session_t keep = *s;
+    memset(s, 0, sizeof *s);
+    s->events = keep.events; /* emptied when it was freed */
+    s->members = keep.members;
+    s->cap_members = keep.cap_members;
+    return s;
 }
 
 /* Stream label in the record for this key: existing or appended. */
@@ -117,34 +261,31 @@ static int record_event(sg_capture_record_t *r, uint64_t handle, uint32_t *label
 
 /* ---- records cache ---------------------------------------------------------- */
 
+static void drop_record(sg_book_t *b, sg_capture_record_t *r)
+{
+    sg_u64map_del(&b->records, r->graph);
+    b->st.tags_live -= r->n_tags;
+    b->st.records_live--;
+    record_free(b, r);
+}
+
 static void evict_one(sg_book_t *b)
 {
-    sg_capture_record_t *r, *tmp, *old = NULL;
-    HASH_ITER(hh, b->records, r, tmp)
-    {
-        if (!old || r->lru < old->lru) old = r;
+    sg_capture_record_t *old = NULL;
+    for (uint32_t i = 0; i < b->records.cap; i++) {
+        sg_capture_record_t *r = b->records.vals[i];
+        if (r && (!old || r->lru < old->lru)) old = r;
     }
     if (!old) return;
-    HASH_DEL(b->records, old);
-    b->st.tags_live -= old->n_tags;
-    b->st.records_live--;
     b->st.records_evicted++;
-    record_free(old);
+    drop_record(b, old);
 }
 
 static void enforce_limits(sg_book_t *b)
 {
-    while (b->records &&
+    while (b->records.n &&
            (b->st.records_live > b->lim.max_records || b->st.tags_live > b->lim.max_tags))
         evict_one(b);
-}
-
-static void drop_record(sg_book_t *b, sg_capture_record_t *r)
-{
-    HASH_DEL(b->records, r);
-    b->st.tags_live -= r->n_tags;
-    b->st.records_live--;
-    record_free(r);
 }
 
 /* ---- sessions ----------------------------------------------------------------- */
@@ -153,21 +294,15 @@ static void session_free(sg_book_t *b, session_t *s, bool keep_record)
 {
     for (uint32_t i = 0; i < s->n_members; i++) {
         sess_stream_t *st = s->members[i];
-        HASH_DEL(b->streams, st);
-        free(st->set);
-        free(st);
+        sg_u64map_del(&b->streams, st->key);
+        stream_free(b, st);
     }
-    free(s->members);
-    sess_event_t *e, *tmp;
-    HASH_ITER(hh, s->events, e, tmp)
-    {
-        HASH_DEL(s->events, e);
-        free(e->nodes);
-        free(e);
-    }
+    for (uint32_t i = 0; i < s->events.cap; i++)
+        if (s->events.vals[i]) event_free(b, s->events.vals[i]);
+    sg_u64map_clear(&s->events, MAP_KEEP);
     if (!keep_record && s->rec) {
         b->st.tags_live -= s->rec->n_tags;
-        record_free(s->rec);
+        record_free(b, s->rec);
     }
     for (session_t **pp = &b->sessions; *pp; pp = &(*pp)->next)
         if (*pp == s) {
@@ -175,6 +310,14 @@ static void session_free(sg_book_t *b, session_t *s, bool keep_record)
             break;
         }
     b->st.sessions_live--;
+    if (b->n_free_sessions < POOL_MAX && s->cap_members <= SET_KEEP) {
+        s->next = b->free_sessions;
+        b->free_sessions = s;
+        b->n_free_sessions++;
+        return;
+    }
+    sg_u64map_free(&s->events);
+    free(s->members);
     free(s);
 }
 
@@ -187,9 +330,7 @@ static session_t *session_by_id(const sg_book_t *b, uint64_t capture_id)
 
 static sess_stream_t *stream_find(const sg_book_t *b, uint64_t key)
 {
-    sess_stream_t *st = NULL;
-    HASH_FIND(hh, b->streams, &key, sizeof key, st);
-    return st;
+    return sg_u64map_get(&b->streams, key);
 }
 
 static sess_stream_t *stream_join(sg_book_t *b, session_t *s, const sg_book_stream_info_t *info)
@@ -198,15 +339,13 @@ static sess_stream_t *stream_join(sg_book_t *b, session_t *s, const sg_book_stre
     if (record_stream(s->rec, info, &label)) return NULL;
     if (sg_array_grow((void **)&s->members, &s->cap_members, s->n_members + 1, sizeof *s->members))
         return NULL;
-    sess_stream_t *st = calloc(1, sizeof *st);
+    sess_stream_t *st = stream_new(b);
     if (!st) return NULL;
     st->key = info->key;
     st->sess = s;
     st->label = label;
-    book_oom = 0;
-    HASH_ADD(hh, b->streams, key, sizeof st->key, st);
-    if (book_oom) {
-        free(st);
+    if (sg_u64map_put(&b->streams, st->key, st)) {
+        stream_free(b, st);
         return NULL;
     }
     s->members[s->n_members++] = st;
@@ -217,11 +356,14 @@ static sess_stream_t *stream_join(sg_book_t *b, session_t *s, const sg_book_stre
  * ones get classify(). */
 typedef sg_dep_t (*classify_fn)(const void *ctx, uint64_t node);
 
+static int set_store(sess_stream_t *st, const sg_dep_t *next, uint32_t m);
+
 static int set_assign(sess_stream_t *st, const uint64_t *d, size_t n, classify_fn classify,
                       const void *ctx, uint32_t *unexplained)
 {
     if (n > UINT32_MAX / 2) return SG_ELIMIT;
-    sg_dep_t *next = malloc((n ? n : 1) * sizeof *next);
+    sg_dep_t small[64];
+    sg_dep_t *next = n <= 64 ? small : malloc(n * sizeof *next);
     if (!next) return SG_ENOMEM;
     uint32_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -235,11 +377,9 @@ static int set_assign(sess_stream_t *st, const uint64_t *d, size_t n, classify_f
             m++;
         }
     }
-    free(st->set);
-    st->set = next;
-    st->n = m;
-    st->cap = (uint32_t)(n ? n : 1);
-    return SG_OK;
+    int rc = set_store(st, next, m);
+    if (next != small) free(next);
+    return rc;
 }
 
 static sg_dep_t classify_control(const void *ctx, uint64_t node)
@@ -272,10 +412,48 @@ void sg_book_destroy(sg_book_t *b)
 {
     if (!b) return;
     sg_book_drop_sessions(b);
-    sg_capture_record_t *r, *tmp;
-    HASH_ITER(hh, b->records, r, tmp)
-    {
-        drop_record(b, r);
+    for (uint32_t i = 0; i < b->records.cap; i++) {
+        sg_capture_record_t *r = b->records.vals[i];
+        if (!r) continue;
+        chunks_release(b, r->chunks);
+        sg_u64map_free(&r->tags);
+        free(r->streams);
+        free(r->events);
+        free(r);
+    }
+    sg_u64map_free(&b->records);
+    sg_u64map_free(&b->streams);
+    while (b->free_sessions) {
+        session_t *s = b->free_sessions;
+        b->free_sessions = s->next;
+        sg_u64map_free(&s->events);
+        free(s->members);
+        free(s);
+    }
+    while (b->free_streams) {
+        sess_stream_t *st = b->free_streams;
+        b->free_streams = st->next_free;
+        free(st->set);
+        free(st);
+    }
+    while (b->free_events) {
+        sess_event_t *e = b->free_events;
+        b->free_events = e->next_free;
+        free(e->nodes);
+        free(e);
+    }
+    while (b->free_records) {
+        sg_capture_record_t *r = b->free_records;
+        b->free_records = (sg_capture_record_t *)r->chunks;
+        sg_u64map_free(&r->tags);
+        free(r->streams);
+        free(r->events);
+        free(r);
+    }
+    while (b->free_chunks) {
+        chunk_t *c = b->free_chunks;
+        b->free_chunks = c->next;
+        free(c);
     }
     free(b);
 }
@@ -307,20 +485,21 @@ int sg_book_begin(sg_book_t *b, uint64_t capture_id, const sg_book_stream_info_t
         session_free(b, old->sess, false);
         ret = SG_EEXIST;
     }
-    session_t *s = calloc(1, sizeof *s);
+    session_t *s = session_new(b);
     if (!s) return SG_ENOMEM;
     s->capture_id = capture_id;
     /* A second capture into a graph we already hold continues its record. */
-    sg_capture_record_t *rec = NULL;
-    if (graph) HASH_FIND(hh, b->records, &graph, sizeof graph, rec);
+    sg_capture_record_t *rec = graph ? sg_u64map_del(&b->records, graph) : NULL;
     if (rec) {
-        HASH_DEL(b->records, rec);
         b->st.records_live--;
         rec->capture_id = capture_id;
     } else {
-        rec = record_new(graph, capture_id, mode);
+        rec = record_new(b, graph, capture_id, mode);
         if (!rec) {
-            free(s);
+            s->next = b->sessions; /* so that session_free finds and recycles it */
+            b->sessions = s;
+            b->st.sessions_live++;
+            session_free(b, s, true);
             return SG_ENOMEM;
         }
     }
@@ -373,8 +552,7 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
     int rc = SG_ENOMEM;
     if (!fresh || !next) goto out;
     for (size_t i = 0; i < n; i++) {
-        sg_tag_t *t = NULL;
-        HASH_FIND(hh, rec->tags, &d[i], sizeof d[i], t);
+        const sg_tag_t *t = sg_u64map_get(&rec->tags, d[i]);
         if (!t && !sg_dep_find(st->set, st->n, d[i]) && !u64_in(fresh, n_fresh, d[i]))
             fresh[n_fresh++] = d[i];
     }
@@ -387,7 +565,8 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
             }
         }
         /* The tag and its predecessors in one block. */
-        sg_tag_t *t = malloc(sizeof *t + st->n * sizeof(sg_dep_t));
+        if (sg_u64map_reserve(&rec->tags)) break;
+        sg_tag_t *t = tag_alloc(b, rec, sizeof *t + st->n * sizeof(sg_dep_t));
         if (!t) break;
         memset(t, 0, sizeof *t);
         t->node = fresh[i];
@@ -397,12 +576,7 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
         t->n_preds = st->n;
         t->preds = (sg_dep_t *)(t + 1);
         if (st->n) memcpy(t->preds, st->set, st->n * sizeof *t->preds);
-        book_oom = 0;
-        HASH_ADD(hh, rec->tags, node, sizeof t->node, t);
-        if (book_oom) {
-            free(t);
-            break;
-        }
+        sg_u64map_put(&rec->tags, t->node, t); /* room reserved above */
         rec->n_tags++;
         b->st.tags_live++;
         if (b->st.tags_live > b->st.tags_peak) b->st.tags_peak = b->st.tags_live;
@@ -438,22 +612,17 @@ int sg_book_record(sg_book_t *b, uint64_t key, uint64_t event)
     sess_stream_t *st = stream_find(b, key);
     if (!st) return SG_OK;
     session_t *s = st->sess;
-    sess_event_t *e = NULL;
-    HASH_FIND(hh, s->events, &event, sizeof event, e);
+    sess_event_t *e = sg_u64map_get(&s->events, event);
     if (!e) {
-        e = calloc(1, sizeof *e);
+        if (sg_u64map_reserve(&s->events)) return SG_ENOMEM;
+        e = event_new(b);
         if (!e) return SG_ENOMEM;
         e->handle = event;
         if (record_event(s->rec, event, &e->label)) {
-            free(e);
+            event_free(b, e);
             return SG_ENOMEM;
         }
-        book_oom = 0;
-        HASH_ADD(hh, s->events, handle, sizeof e->handle, e);
-        if (book_oom) {
-            free(e);
-            return SG_ENOMEM;
-        }
+        sg_u64map_put(&s->events, event, e); /* room reserved above */
     }
     if (sg_array_grow((void **)&e->nodes, &e->cap, st->n, sizeof *e->nodes)) return SG_ENOMEM;
     for (uint32_t i = 0; i < st->n; i++)
@@ -493,9 +662,7 @@ int sg_book_wait(sg_book_t *b, const sg_book_stream_info_t *s, uint64_t event, u
         if (!st) return SG_ENOMEM;
     }
     wait_ctx_t w = {NULL};
-    sess_event_t *e = NULL;
-    HASH_FIND(hh, st->sess->events, &event, sizeof event, e);
-    w.ev = e;
+    w.ev = sg_u64map_get(&st->sess->events, event);
     return set_assign(st, d, n, classify_wait, &w, &st->sess->rec->unexplained);
 }
 
@@ -536,16 +703,13 @@ int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
     sg_capture_record_t *rec = s->rec;
     s->rec = NULL;
     session_free(b, s, true);
-    sg_capture_record_t *prev = NULL;
-    HASH_FIND(hh, b->records, &graph, sizeof graph, prev);
+    sg_capture_record_t *prev = sg_u64map_get(&b->records, graph);
     if (prev) drop_record(b, prev); /* a handle the driver reused */
     rec->graph = graph;
     rec->lru = ++b->tick;
-    book_oom = 0;
-    HASH_ADD(hh, b->records, graph, sizeof rec->graph, rec);
-    if (book_oom) {
+    if (sg_u64map_put(&b->records, graph, rec)) {
         b->st.tags_live -= rec->n_tags;
-        record_free(rec);
+        record_free(b, rec);
         return SG_ENOMEM;
     }
     b->st.records_live++;
@@ -556,33 +720,27 @@ int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
 
 const sg_capture_record_t *sg_book_find_record(sg_book_t *b, uint64_t graph)
 {
-    sg_capture_record_t *r = NULL;
-    HASH_FIND(hh, b->records, &graph, sizeof graph, r);
+    sg_capture_record_t *r = sg_u64map_get(&b->records, graph);
     if (r) r->lru = ++b->tick;
     return r;
 }
 
 const sg_tag_t *sg_book_find_tag(const sg_capture_record_t *r, uint64_t node)
 {
-    if (!r) return NULL;
-    sg_tag_t *t = NULL;
-    HASH_FIND(hh, r->tags, &node, sizeof node, t);
-    return t;
+    return r ? sg_u64map_get(&r->tags, node) : NULL;
 }
 
 void sg_book_forget(sg_book_t *b, uint64_t graph)
 {
-    sg_capture_record_t *r = NULL;
-    HASH_FIND(hh, b->records, &graph, sizeof graph, r);
+    sg_capture_record_t *r = sg_u64map_get(&b->records, graph);
     if (r) drop_record(b, r);
 }
 
-bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to, uint8_t *kind,
-                       uint32_t *event)
+bool sg_book_edge_kind_of(const sg_tag_t *f, const sg_tag_t *t, uint64_t from, uint8_t *kind,
+                          uint32_t *event)
 {
     *kind = SG_EDGE_CONTROL;
     *event = SG_NONE;
-    const sg_tag_t *t = sg_book_find_tag(r, to);
     if (!t) return false;
     const sg_dep_t *d = sg_dep_find(t->preds, t->n_preds, from);
     if (d) {
@@ -590,7 +748,13 @@ bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to,
         *event = d->kind == SG_EDGE_EVENT ? d->event : SG_NONE;
         return true;
     }
-    const sg_tag_t *f = sg_book_find_tag(r, from);
     if (f && f->stream == t->stream) *kind = SG_EDGE_STREAM;
     return false;
+}
+
+bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to, uint8_t *kind,
+                       uint32_t *event)
+{
+    return sg_book_edge_kind_of(sg_book_find_tag(r, from), sg_book_find_tag(r, to), from, kind,
+                                event);
 }

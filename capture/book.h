@@ -31,6 +31,11 @@
  * (and for later instantiations) or destroyed; the records are a bounded
  * LRU cache (count and total tags). Nothing here locks: the shim serializes
  * calls with one mutex. Handles are plain 64-bit values.
+ *
+ * A program may capture thousands of times a second: the book's tables
+ * (u64map.h) keep their slots when they empty, and sessions, streams,
+ * events, records and the chunks tags are carved from are recycled, so a
+ * re-capture allocates next to nothing.
  */
 #ifndef SGCAP_CAPTURE_BOOK_H
 #define SGCAP_CAPTURE_BOOK_H
@@ -39,8 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <uthash.h>
-
+#include "capture/u64map.h"
 #include "graph/graph.h"
 
 #ifdef __cplusplus
@@ -61,7 +65,6 @@ typedef struct sg_tag {
     uint64_t seq;    /* order of enqueue within the capture */
     uint32_t n_preds;
     sg_dep_t *preds; /* the annotated set it was enqueued after */
-    UT_hash_handle hh;
 } sg_tag_t;
 
 /* What the shim knows about a stream when it enters a capture. */
@@ -82,14 +85,14 @@ typedef struct sg_capture_record {
     uint32_t n_streams, cap_streams;
     sg_book_stream_info_t *streams; /* index = label number */
     uint32_t n_events, cap_events;
-    uint64_t *events; /* event handle per label number */
-    sg_tag_t *tags;   /* uthash by node */
+    uint64_t *events;   /* event handle per label number */
+    sg_u64map_t tags;   /* node -> sg_tag_t (book.c's) */
+    struct sg_book_chunk *chunks; /* where the tags live */
     uint64_t n_tags;
     uint64_t next_seq;
     bool overflow;        /* tagging stopped at the tag bound */
     uint32_t unexplained; /* sets that held nodes no call explained */
     uint64_t lru;         /* last use tick */
-    UT_hash_handle hh;
 } sg_capture_record_t;
 
 typedef struct {
@@ -172,6 +175,11 @@ void sg_book_forget(sg_book_t *b, uint64_t graph);
  * added after capture), and returns false. r may be NULL (explicit graph). */
 bool sg_book_edge_kind(const sg_capture_record_t *r, uint64_t from, uint64_t to, uint8_t *kind,
                        uint32_t *event);
+
+/* The same from the two ends' tags (either may be NULL), when the caller
+ * has them already. */
+bool sg_book_edge_kind_of(const sg_tag_t *from_tag, const sg_tag_t *to_tag, uint64_t from,
+                          uint8_t *kind, uint32_t *event);
 
 /* Does the dependency list hold `node`? Returns its entry or NULL. */
 const sg_dep_t *sg_dep_find(const sg_dep_t *deps, uint32_t n, uint64_t node);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/u64map.h"
 #include "graph/bundle.h"
 #include "graph/views.h"
 
@@ -26,12 +27,12 @@
 typedef struct kinfo_entry {
     uint64_t handle; /* key: the CUfunction, or the CUkernel when func is NULL */
     sg_kinfo_t info;
-    UT_hash_handle hh;
     struct kinfo_entry *retired_next;
 } kinfo_entry_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static kinfo_entry_t *table, *retired;
+static sg_u64map_t table; /* handle -> kinfo_entry_t */
+static kinfo_entry_t *retired;
 static uint32_t n_live;
 static _Atomic uint64_t generation; /* counts invalidations */
 
@@ -87,13 +88,13 @@ static void query(CUfunction func, CUkernel kern, sg_kinfo_t *k)
 
 static void retire_all(void)
 {
-    kinfo_entry_t *e, *tmp;
-    HASH_ITER(hh, table, e, tmp)
-    {
-        HASH_DEL(table, e);
+    for (uint32_t i = 0; i < table.cap; i++) {
+        kinfo_entry_t *e = table.vals[i];
+        if (!e) continue;
         e->retired_next = retired;
         retired = e;
     }
+    sg_u64map_clear(&table, UINT32_MAX);
     n_live = 0;
     generation++;
 }
@@ -104,18 +105,17 @@ const sg_kinfo_t *sg_kinfo_get(CUfunction func, CUkernel kern)
     static const sg_kinfo_t none = {0};
     if (!key) return &none;
     pthread_mutex_lock(&lock);
-    kinfo_entry_t *e = NULL;
-    HASH_FIND(hh, table, &key, sizeof key, e);
+    kinfo_entry_t *e = sg_u64map_get(&table, key);
     if (!e) {
         if (n_live >= KINFO_MAX) retire_all();
-        e = calloc(1, sizeof *e);
+        e = sg_u64map_reserve(&table) ? NULL : calloc(1, sizeof *e);
         if (!e) {
             pthread_mutex_unlock(&lock);
             return &none;
         }
         e->handle = key;
         query(func, kern, &e->info);
-        HASH_ADD(hh, table, handle, sizeof e->handle, e);
+        sg_u64map_put(&table, key, e); /* room reserved above */
         n_live++;
     }
     pthread_mutex_unlock(&lock);

@@ -29,10 +29,12 @@
 
 #include "graph/bundle.h"
 
-/* Two digests in one walk: `full` of everything, `shape` of everything but
- * kernel argument bytes (sg_raw_digest_t.shape). The bytes are gathered in
- * two buffers and hashed once at the end: XXH3's streaming update costs
- * tens of nanoseconds a call, and a walk makes dozens of small ones. */
+/* Two digests in one walk: `shape` of everything but kernel argument bytes
+ * (sg_raw_digest_t.shape), and the full digest of everything, made as the
+ * hash of the argument bytes seeded with the shape's. The bytes are
+ * gathered in two buffers (`shape`, `args`) and each is hashed once at the
+ * end: XXH3's streaming update costs tens of nanoseconds a call, and a walk
+ * makes dozens of small ones. */
 typedef struct {
     uint8_t *p;
     size_t n, cap;
@@ -40,7 +42,7 @@ typedef struct {
 } bytes_t;
 
 typedef struct {
-    bytes_t full, shape;
+    bytes_t args, shape;
 } dg_t;
 
 static bool grow(bytes_t *b, size_t n)
@@ -66,13 +68,12 @@ static inline __attribute__((always_inline)) void append(bytes_t *b, const void 
 
 static inline void put(dg_t *h, const void *p, size_t n)
 {
-    append(&h->full, p, n);
     append(&h->shape, p, n);
 }
 
 static inline void put_args(dg_t *h, const void *p, size_t n)
 {
-    append(&h->full, p, n);
+    append(&h->args, p, n);
 }
 
 static inline void put_u64(dg_t *h, uint64_t v)
@@ -88,11 +89,15 @@ static inline void put_u64(dg_t *h, uint64_t v)
  * lock (the memory map). */
 static void shape_pointers(dg_t *h, const void *arg, size_t n)
 {
+    const sg_memmap_t *m = &sg_shim.mem;
+    if (!m->n) return;
+    /* most words (coefficients, sizes) fall outside the map's span */
+    uint64_t lo = m->r[0].start, hi = m->r[m->n - 1].start + m->r[m->n - 1].size;
     const uint8_t *p = arg;
     for (size_t off = 0; off + 8 <= n; off += 8) {
         uint64_t w;
         memcpy(&w, p + off, 8);
-        if (w && sg_memmap_find(&sg_shim.mem, w)) {
+        if (w >= lo && w < hi && sg_memmap_find(m, w)) {
             uint64_t rec[2] = {off, w};
             append(&h->shape, rec, sizeof rec);
         }
@@ -104,6 +109,7 @@ static void shape_pointers(dg_t *h, const void *arg, size_t n)
 static struct {
     dg_t dg;
     CUgraphNode *nodes, *from, *to;
+    const sg_tag_t **tags; /* per listing index */
     CUgraphEdgeData *ed;
     size_t cap_nodes, cap_edges;
 } scratch;
@@ -112,8 +118,10 @@ static bool scratch_fit(size_t nn, size_t ne)
 {
     if (nn > scratch.cap_nodes) {
         CUgraphNode *n = realloc(scratch.nodes, nn * sizeof *n);
-        if (!n) return false;
-        scratch.nodes = n;
+        if (n) scratch.nodes = n;
+        const sg_tag_t **t = realloc(scratch.tags, nn * sizeof *t);
+        if (t) scratch.tags = t;
+        if (!n || !t) return false;
         scratch.cap_nodes = nn;
     }
     if (ne > scratch.cap_edges) {
@@ -304,36 +312,71 @@ static int node_part(dg_t *h, CUgraphNode node, CUgraphNodeType t, const sg_over
     return r == CUDA_SUCCESS ? SG_OK : SG_ECUDA;
 }
 
+/* The graph's nodes and edges into the scratch arrays: one call each when
+ * they fit what is kept from the last walk (a re-captured graph does),
+ * else a count and a fill. Under the hot lock. */
+static int list_graph(CUgraph graph, size_t *nn, size_t *ne)
+{
+    __typeof__(&cuGraphGetNodes) get_nodes = SG_REAL(cuGraphGetNodes);
+    __typeof__(&cuGraphGetEdges_v2) get_edges = SG_REAL(cuGraphGetEdges_v2);
+    if (!get_nodes || !get_edges) return SG_EUNSUPPORTED;
+    /* The driver fills at most the count given and returns the true count
+     * when it is smaller: a count below the capacity is the whole listing.
+     * It refuses arrays with a count of 0 (build.c). */
+    size_t n = scratch.cap_nodes;
+    bool whole = n && get_nodes(graph, scratch.nodes, &n) == CUDA_SUCCESS && n < scratch.cap_nodes;
+    if (!whole) {
+        n = 0;
+        if (get_nodes(graph, NULL, &n) != CUDA_SUCCESS) return SG_ECUDA;
+        if (n > SG_BUNDLE_MAX_NODES) return SG_ELIMIT;
+        /* room to spare, so that the next walk of this graph fits in one call */
+        if (!scratch_fit(n + n / 2 + 1, scratch.cap_edges ? scratch.cap_edges : 1)) return SG_ENOMEM;
+        size_t got = n;
+        if (n && (get_nodes(graph, scratch.nodes, &got) != CUDA_SUCCESS || got != n))
+            return SG_ECUDA; /* changed under us: let the build say so */
+    }
+    /* edge data the driver leaves alone must not carry the last walk's */
+    size_t e = scratch.cap_edges;
+    if (e) memset(scratch.ed, 0, e * sizeof *scratch.ed);
+    whole = e && get_edges(graph, scratch.from, scratch.to, scratch.ed, &e) == CUDA_SUCCESS &&
+            e < scratch.cap_edges;
+    if (!whole) {
+        e = 0;
+        if (get_edges(graph, NULL, NULL, NULL, &e) != CUDA_SUCCESS) return SG_ECUDA;
+        if (e > SG_BUNDLE_MAX_EDGES) return SG_ELIMIT;
+        if (!scratch_fit(scratch.cap_nodes, e + e / 2 + 1)) return SG_ENOMEM;
+        size_t got = e;
+        memset(scratch.ed, 0, scratch.cap_edges * sizeof *scratch.ed);
+        if (e && (get_edges(graph, scratch.from, scratch.to, scratch.ed, &got) != CUDA_SUCCESS ||
+                  got != e))
+            return SG_ECUDA;
+    }
+    *nn = n;
+    *ne = e;
+    return SG_OK;
+}
+
 int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *out)
 {
     memset(out, 0, sizeof *out);
-    __typeof__(&cuGraphGetNodes) get_nodes = SG_REAL(cuGraphGetNodes);
-    __typeof__(&cuGraphGetEdges_v2) get_edges = SG_REAL(cuGraphGetEdges_v2);
     __typeof__(&cuGraphNodeGetType) get_type = SG_REAL(cuGraphNodeGetType);
-    if (!get_nodes || !get_edges || !get_type) return SG_EUNSUPPORTED;
+    if (!get_type) return SG_EUNSUPPORTED;
     size_t nn = 0, ne = 0;
-    if (get_nodes(graph, NULL, &nn) != CUDA_SUCCESS ||
-        get_edges(graph, NULL, NULL, NULL, &ne) != CUDA_SUCCESS)
-        return SG_ECUDA;
-    if (nn > SG_BUNDLE_MAX_NODES || ne > SG_BUNDLE_MAX_EDGES) return SG_ELIMIT;
-    int rc = SG_ENOMEM;
     index_t idx = {0};
     sg_relaxed_t relaxed;
     sg_inject_relaxed_begin(&relaxed);
     pthread_mutex_lock(&sg_shim.hot);
     dg_t *h = &scratch.dg;
-    h->full.n = h->shape.n = 0;
-    h->full.oom = h->shape.oom = false;
-    if (!scratch_fit(nn ? nn : 1, ne ? ne : 1) || index_init(&idx, nn)) goto out;
+    h->args.n = h->shape.n = 0;
+    h->args.oom = h->shape.oom = false;
+    int rc = list_graph(graph, &nn, &ne);
+    if (rc) goto out;
+    rc = SG_ENOMEM;
+    if (index_init(&idx, nn)) goto out;
     CUgraphNode *nodes = scratch.nodes, *from = scratch.from, *to = scratch.to;
     CUgraphEdgeData *ed = scratch.ed;
-    memset(ed, 0, (ne ? ne : 1) * sizeof *ed);
-    /* the driver refuses arrays for a count of 0 (build.c) */
-    size_t nn2 = nn, ne2 = ne;
+    const sg_tag_t **tags = scratch.tags;
     rc = SG_ECUDA;
-    if (nn && get_nodes(graph, nodes, &nn2) != CUDA_SUCCESS) goto out;
-    if (ne && get_edges(graph, from, to, ed, &ne2) != CUDA_SUCCESS) goto out;
-    if (nn2 != nn || ne2 != ne) goto out; /* changed under us: let the build say so */
     const sg_capture_record_t *rec = sg_book_find_record(sg_shim.book, (uint64_t)(uintptr_t)graph);
     put_u64(h, nn);
     put_u64(h, ne);
@@ -352,6 +395,7 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
         CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
         if (get_type(nodes[i], &t) != CUDA_SUCCESS) goto out;
         const sg_tag_t *tag = rec ? sg_book_find_tag(rec, key) : NULL;
+        tags[i] = tag;
         uint64_t head[3] = {(uint64_t)t, tag ? tag->stream : UINT64_MAX, tag ? tag->seq : 0};
         put(h, head, sizeof head);
         rc = node_part(h, nodes[i], t, ov);
@@ -361,10 +405,12 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
     for (size_t i = 0; i < ne; i++) {
         uint8_t kind = 0;
         uint32_t event = SG_NONE;
-        sg_book_edge_kind(rec, (uint64_t)(uintptr_t)from[i], (uint64_t)(uintptr_t)to[i], &kind,
-                          &event);
-        uint32_t e[6] = {index_get(&idx, (uint64_t)(uintptr_t)from[i]),
-                         index_get(&idx, (uint64_t)(uintptr_t)to[i]),
+        uint32_t fi = index_get(&idx, (uint64_t)(uintptr_t)from[i]),
+                 ti = index_get(&idx, (uint64_t)(uintptr_t)to[i]);
+        sg_book_edge_kind_of(fi < nn ? tags[fi] : NULL, ti < nn ? tags[ti] : NULL,
+                             (uint64_t)(uintptr_t)from[i], &kind, &event);
+        uint32_t e[6] = {fi,
+                         ti,
                          (uint32_t)ed[i].from_port | (uint32_t)ed[i].to_port << 8 |
                              (uint32_t)ed[i].type << 16,
                          kind,
@@ -373,9 +419,9 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
         put(h, e, sizeof e);
     }
     rc = SG_ENOMEM;
-    if (h->full.oom || h->shape.oom) goto out;
-    out->digest = XXH3_64bits(h->full.p, h->full.n);
+    if (h->args.oom || h->shape.oom) goto out;
     out->shape = XXH3_64bits(h->shape.p, h->shape.n);
+    out->digest = XXH3_64bits_withSeed(h->args.p, h->args.n, out->shape);
     out->nodes = (uint32_t)nn;
     out->streams = rec ? rec->n_streams : 0;
     out->events = rec ? rec->n_events : 0;

@@ -14,6 +14,7 @@
  * Anything that fails here is logged and dropped; the program always gets
  * the real result of its call. */
 #include "shim.h"
+#include "capture/u64map.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,26 +85,58 @@ static __thread struct {
     int priority;
 } tls_pending;
 
+/* A stream's flags and priority never change, and its id is unique for
+ * the life of the program (cuStreamGetId): a small per-thread cache keyed
+ * by the id spares two of the three queries when a program captures on
+ * the same streams again and again. */
+static __thread struct {
+    uint64_t key;
+    unsigned long long id;
+    unsigned int flags;
+    int priority;
+} tls_sinfo[16];
+
 static void stream_info_before(CUstream s)
 {
     tls_pending.valid = false;
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    /* Already capturing (or no driver): asking would invalidate it. */
-    if (sg_inject_capture_status(s, &st, NULL) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE)
-        return;
+    static __typeof__(&cuStreamGetCaptureInfo_v3) v3;
+    if (!v3) v3 = SG_REAL(cuStreamGetCaptureInfo_v3);
     __typeof__(&cuStreamGetId) get_id = SG_REAL(cuStreamGetId);
     __typeof__(&cuStreamGetFlags) get_flags = SG_REAL(cuStreamGetFlags);
     __typeof__(&cuStreamGetPriority) get_prio = SG_REAL(cuStreamGetPriority);
+    uint64_t key = sg_shim_stream_key(s);
+    sg_relaxed_t relaxed;
+    sg_inject_relaxed_begin(&relaxed);
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t cid = 0;
+    /* Already capturing (or no driver): asking would invalidate it. */
+    CUresult r = v3 ? v3(s, &st, &cid, NULL, NULL, NULL, NULL)
+                    : sg_inject_capture_status(s, &st, NULL);
+    if (r != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE) {
+        sg_inject_relaxed_end(&relaxed);
+        return;
+    }
     tls_pending.id = 0;
     tls_pending.flags = 0;
     tls_pending.priority = 0;
-    sg_relaxed_t relaxed;
-    sg_inject_relaxed_begin(&relaxed);
-    if (get_id) get_id(s, &tls_pending.id);
-    if (get_flags) get_flags(s, &tls_pending.flags);
-    if (get_prio) get_prio(s, &tls_pending.priority);
+    if (get_id && get_id(s, &tls_pending.id) != CUDA_SUCCESS) tls_pending.id = 0;
+    unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 60);
+    if (tls_pending.id && tls_sinfo[slot].id == tls_pending.id && tls_sinfo[slot].key == key) {
+        tls_pending.flags = tls_sinfo[slot].flags;
+        tls_pending.priority = tls_sinfo[slot].priority;
+    } else {
+        bool ok = true;
+        if (get_flags && get_flags(s, &tls_pending.flags) != CUDA_SUCCESS) ok = false;
+        if (get_prio && get_prio(s, &tls_pending.priority) != CUDA_SUCCESS) ok = false;
+        if (ok && tls_pending.id) {
+            tls_sinfo[slot].key = key;
+            tls_sinfo[slot].id = tls_pending.id;
+            tls_sinfo[slot].flags = tls_pending.flags;
+            tls_sinfo[slot].priority = tls_pending.priority;
+        }
+    }
     sg_inject_relaxed_end(&relaxed);
-    tls_pending.key = sg_shim_stream_key(s);
+    tls_pending.key = key;
     tls_pending.valid = true;
 }
 
@@ -174,7 +207,8 @@ static void enqueue_after(const sg_call_t *c)
     if (c->result != CUDA_SUCCESS || !c->has_stream) return;
     if (atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) == 0) return;
     uint64_t key = sg_shim_stream_key(c->stream);
-    if (!stream_tracked(key)) return;
+    /* Ask the driver first and take the lock once: the book says whether
+     * the stream is ours (an untracked capture costs one query more). */
     CUstreamCaptureStatus st;
     cuuint64_t id = 0;
     uint64_t deps[64];
@@ -194,7 +228,7 @@ static void enqueue_after(const sg_call_t *c)
         if (n > cap) n = cap;
     }
     pthread_mutex_lock(&sg_shim.hot);
-    int rc = sg_book_enqueue(sg_shim.book, key, (uint32_t)c->fn, d, n);
+    int rc = sg_book_enqueue(sg_shim.book, key, (uint32_t)c->fn, d, n); /* 0 when not ours */
     pthread_mutex_unlock(&sg_shim.hot);
     if (rc < 0)
         sg_shim_log("capture: bookkeeping failed after %s (%s)", sg_inject_fn_name(c->fn),
@@ -389,14 +423,13 @@ static void on_wait(sg_phase_t phase, sg_call_t *c, void *user)
     if (n > 256) n = 256;
     sg_book_stream_info_t info;
     uint64_t key = sg_shim_stream_key(c->stream);
-    if (stream_tracked(key)) {
+    stream_info(c->stream, &info); /* what stream_info_before learnt, if it joins now */
+    pthread_mutex_lock(&sg_shim.hot);
+    if (sg_book_capture_of(sg_shim.book, key) != 0) { /* a member already: nothing to learn */
         memset(&info, 0, sizeof info);
         info.key = key;
         info.handle = (uint64_t)(uintptr_t)c->stream;
-    } else {
-        stream_info(c->stream, &info); /* joining: learn what it is */
     }
-    pthread_mutex_lock(&sg_shim.hot);
     int rc = sg_book_wait(sg_shim.book, &info, (uint64_t)(uintptr_t)a->hEvent, id, deps, n);
     pthread_mutex_unlock(&sg_shim.hot);
     if (rc) sg_shim_log("capture: bookkeeping of a wait failed (%s)", sg_strerror(rc));
@@ -623,32 +656,19 @@ static void count_failure(const char *why)
 /* Raw digests already seen (rawdigest.c) -> the model digest they built
  * (or, past SGCAP_MAX_BUNDLES, a stand-in digest that only counts them) and
  * their counts: a graph seen before costs a digest, not a model build.
- * Bounded: cleared when full. Under out. */
+ * Bounded: cleared when full. A program whose every capture is new adds an
+ * entry per step, so entries sit in one array, found through a u64map of
+ * indexes (no allocation per entry, no table rebuilt when it empties).
+ * Under out. */
 typedef struct raw_entry {
     uint64_t raw;
     uint64_t model;
     bool built;   /* model is a real model digest */
     bool variant; /* a variant over SGCAP_MAX_VARIANTS: counted, never written */
     sg_raw_digest_t counts;
-    UT_hash_handle hh;
 } raw_entry_t;
 #define RAW_MAX 65536u
 #define RAW_STAND_IN 0x5ca1ab1e00000001ull /* xor'd into a raw digest used for counting */
-static raw_entry_t *raws;
-static uint32_t n_raws;
-
-/* Empty one of these bounded tables of malloc'd entries (raws, shapes:
- * cleared when full). */
-#define FORGET_ALL(head, type, count)                                                              \
-    do {                                                                                           \
-        type *x_, *t_;                                                                             \
-        HASH_ITER(hh, head, x_, t_)                                                                \
-        {                                                                                          \
-            HASH_DEL(head, x_);                                                                    \
-            free(x_);                                                                              \
-        }                                                                                          \
-        (count) = 0;                                                                               \
-    } while (0)
 
 /* Shapes (sg_raw_digest_t.shape) -> bundles written of that shape: past
  * SGCAP_MAX_VARIANTS a new graph of the shape is counted, not built (a
@@ -658,54 +678,65 @@ static uint32_t n_raws;
 typedef struct shape_entry {
     uint64_t shape;
     uint32_t written;
-    UT_hash_handle hh;
 } shape_entry_t;
-static shape_entry_t *shapes;
-static uint32_t n_shapes;
+
+/* A bounded table of entries of `size` bytes keyed by their first word. */
+typedef struct {
+    sg_u64map_t map; /* key -> index + 1 */
+    void *v;
+    uint32_t n, cap;
+    size_t size;
+} dense_t;
+
+static dense_t raws = {.size = sizeof(raw_entry_t)}, shapes = {.size = sizeof(shape_entry_t)};
+
+static void *dense_find(const dense_t *d, uint64_t key)
+{
+    uintptr_t i = (uintptr_t)sg_u64map_get(&d->map, key);
+    return i ? (char *)d->v + (i - 1) * d->size : NULL;
+}
+
+/* A zeroed entry for key (not present), or NULL when out of memory. When
+ * full, everything is forgotten first. */
+static void *dense_add(dense_t *d, uint64_t key)
+{
+    if (d->n >= RAW_MAX) {
+        sg_u64map_clear(&d->map, UINT32_MAX);
+        d->n = 0;
+    }
+    if (d->n == d->cap) {
+        uint32_t cap = d->cap ? 2 * d->cap : 64;
+        void *v = realloc(d->v, (size_t)cap * d->size);
+        if (!v) return NULL;
+        d->v = v;
+        d->cap = cap;
+    }
+    if (sg_u64map_put(&d->map, key, (void *)(uintptr_t)(d->n + 1))) return NULL;
+    void *e = (char *)d->v + (size_t)d->n++ * d->size;
+    memset(e, 0, d->size);
+    memcpy(e, &key, sizeof key);
+    return e;
+}
 
 static uint32_t shape_written(uint64_t shape)
 {
-    shape_entry_t *e = NULL;
-    HASH_FIND(hh, shapes, &shape, sizeof shape, e);
+    const shape_entry_t *e = dense_find(&shapes, shape);
     return e ? e->written : 0;
 }
 
 static void shape_wrote(uint64_t shape)
 {
-    shape_entry_t *e = NULL;
-    HASH_FIND(hh, shapes, &shape, sizeof shape, e);
-    if (!e) {
-        if (n_shapes >= RAW_MAX) FORGET_ALL(shapes, shape_entry_t, n_shapes);
-        e = calloc(1, sizeof *e);
-        if (!e) return;
-        e->shape = shape;
-        HASH_ADD(hh, shapes, shape, sizeof e->shape, e);
-        if (!e->hh.tbl) {
-            free(e);
-            return;
-        }
-        n_shapes++;
-    }
-    e->written++;
+    shape_entry_t *e = dense_find(&shapes, shape);
+    if (!e) e = dense_add(&shapes, shape);
+    if (e) e->written++;
 }
 
 static void raw_remember(uint64_t raw, uint64_t model, bool built, bool variant,
                          const sg_raw_digest_t *counts)
 {
-    raw_entry_t *e = NULL;
-    HASH_FIND(hh, raws, &raw, sizeof raw, e);
-    if (!e) {
-        if (n_raws >= RAW_MAX) FORGET_ALL(raws, raw_entry_t, n_raws);
-        e = calloc(1, sizeof *e);
-        if (!e) return;
-        e->raw = raw;
-        HASH_ADD(hh, raws, raw, sizeof e->raw, e);
-        if (!e->hh.tbl) { /* HASH_NONFATAL_OOM: not added */
-            free(e);
-            return;
-        }
-        n_raws++;
-    }
+    raw_entry_t *e = dense_find(&raws, raw);
+    if (!e) e = dense_add(&raws, raw);
+    if (!e) return;
     e->model = model;
     e->built = built;
     e->variant = variant;
@@ -723,6 +754,7 @@ static void count_recorded(const sg_raw_digest_t *c)
 
 static void bind_duplicate(CUgraphExec exec, const sg_outbox_entry_t *existing)
 {
+    if (!sg_shim.cfg.snapshot) return; /* the path is for snapshots alone */
     char path[4096 + 160];
     if (sg_outbox_bundle_path(path, sizeof path, sg_shim.cfg.dir, sg_shim.cfg.program,
                               &existing->origin, sg_shim.cfg.pid, existing->sequence) == SG_OK)
@@ -743,8 +775,7 @@ static void over_limit(CUgraphExec exec, bool report)
  * Under out. */
 static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
 {
-    raw_entry_t *e = NULL;
-    HASH_FIND(hh, raws, &raw->digest, sizeof raw->digest, e);
+    raw_entry_t *e = dense_find(&raws, raw->digest);
     uint64_t digest;
     bool variant = e ? e->variant
                      : sg_shim.cfg.max_variants && sg_shim.outbox.written < sg_shim.outbox.max_bundles &&

@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <uthash.h>
 
 #include "book.h"
 #include "graph/graph.h"

@@ -9,7 +9,8 @@
  *   sass_dump --text ARCH LISTING        facts from an ELF-mode nvdisasm listing
  *   sass_dump --summary [--match S] CUBIN...
  *                                        shares analysed / certain / attributed
- *   sass_dump --extract LIB ARCH DIR     LIB's sm_ARCH cubins as DIR/cNNNN.cubin
+ *   sass_dump --extract LIB ARCH DIR     the sm_ARCH cubins of LIB (a library, or a bare fatbin
+ *                                        such as a bundle's code/H.fatbin) as DIR/cNNNN.cubin
  *   sass_dump --check DIR                DIR/kernels_smNN.cubin (and
  *                                        cupy_sm90.cubin) through this
  *                                        machine's nvdisasm against
@@ -158,7 +159,14 @@ static int extract(const char *lib, const char *arch_s, const char *dir)
     sg_elf_section_t s;
     sg_fatbin_t fb;
     char err[256] = "";
-    if (!b || sg_elf_find_section(b, len, ".nv_fatbin", &s) != 0 ||
+    /* a library's .nv_fatbin, or a bare fatbin (a bundle's code/H.fatbin) */
+    bool bare = b && len >= 4 && (uint8_t)b[0] == 0x50 && (uint8_t)b[1] == 0xed &&
+                (uint8_t)b[2] == 0x55 && (uint8_t)b[3] == 0xba;
+    if (bare) {
+        s.offset = 0;
+        s.size = len;
+    }
+    if (!b || (!bare && sg_elf_find_section(b, len, ".nv_fatbin", &s) != 0) ||
         sg_fatbin_parse(b + s.offset, s.size, 0, &fb, err, sizeof err) != 0) {
         fprintf(stderr, "sass_dump: %s: no readable .nv_fatbin%s%s\n", lib, *err ? ": " : "", err);
         free(b);

@@ -7,7 +7,8 @@
 # Captures, under `sgcap run --snapshot`: every sample binary of every build
 # (BUILD_DIR/samples/*), the PyTorch and CuPy scripts (torch_two_stream,
 # frameworks/torch_shared_input, cupy_fork_join, frameworks/cupy_elementwise;
-# skipped when the framework is missing), and tests/gpu/access/access_cases
+# the CuPy ones with a cold and then a warm kernel cache, *_warm; skipped
+# when the framework is missing), and tests/gpu/access/access_cases
 # (sink, va_reuse: correct; missing_wait, free_while_read, waw_halves:
 # planted hazards). For each bundle: `sgcap check --json` and `sgcap inspect
 # --access --json`, and, for the correct programs, `sgcap replay --relocate
@@ -179,8 +180,17 @@ done
 # ---- PyTorch and CuPy ----
 run_clean torch torch_two_stream "$py" "$here/torch_two_stream.py"
 run_clean torch torch_shared_input "$py" "$here/frameworks/torch_shared_input.py"
+# CuPy twice over one kernel cache of its own: cold (CuPy compiles with
+# NVRTC in the process: the shim sees the source, so PTX) and warm (CuPy
+# loads the cubins it cached: SASS only), as a program's first and later
+# runs see it.
+export CUPY_CACHE_DIR=$out/cupy-cache
+rm -rf "$CUPY_CACHE_DIR"
 run_clean cupy cupy_fork_join "$py" "$here/cupy_fork_join.py"
 run_clean cupy cupy_elementwise "$py" "$here/frameworks/cupy_elementwise.py"
+run_clean cupy cupy_fork_join_warm "$py" "$here/cupy_fork_join.py"
+run_clean cupy cupy_elementwise_warm "$py" "$here/frameworks/cupy_elementwise.py"
+unset CUPY_CACHE_DIR
 
 # ---- the cases no sample has ----
 if [ -x "$cases" ]; then

@@ -680,6 +680,169 @@ static void test_book_recapture_bounded(void **state)
     sg_book_destroy(b);
 }
 
+/* The book's tables against a plain array, keys chosen from a small space
+ * (0 included) so that runs form, wrap around the end of the slots and
+ * lose members from their middle: backward-shift deletion must keep every
+ * other key findable. */
+static void test_u64map_random(void **state)
+{
+    (void)state;
+    enum { KEYS = 300 };
+    static uintptr_t ref[KEYS]; /* value per key index, 0 = absent */
+    memset(ref, 0, sizeof ref);
+    sg_u64map_t m = {0};
+    uint64_t seed = 7;
+    uint32_t n = 0;
+    for (int it = 0; it < 200000; it++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t r = (uint32_t)(seed >> 33), k = r % KEYS;
+        uint64_t key = k == 0 ? 0 : (uint64_t)k << 40 | k; /* spread, and 0 */
+        switch ((r >> 12) % 4) {
+        case 0:
+        case 1:
+            assert_int_equal(sg_u64map_put(&m, key, (void *)(uintptr_t)(it + 1)), 0);
+            if (!ref[k]) n++;
+            ref[k] = (uintptr_t)(it + 1);
+            break;
+        case 2:
+            assert_true((uintptr_t)sg_u64map_del(&m, key) == ref[k]);
+            if (ref[k]) n--;
+            ref[k] = 0;
+            break;
+        default:
+            if ((r >> 20) % 64 == 0) { /* now and then empty it, keeping the slots */
+                sg_u64map_clear(&m, 1u << 20);
+                memset(ref, 0, sizeof ref);
+                n = 0;
+            }
+            break;
+        }
+        assert_int_equal(m.n, n);
+        if (it % 997 == 0)
+            for (uint32_t j = 0; j < KEYS; j++) {
+                uint64_t kj = j == 0 ? 0 : (uint64_t)j << 40 | j;
+                assert_true((uintptr_t)sg_u64map_get(&m, kj) == ref[j]);
+            }
+    }
+    assert_true(m.cap <= 1024); /* at most half full: 300 keys never need more */
+    sg_u64map_free(&m);
+    assert_int_equal(m.cap, 0);
+}
+
+/* A random capture (streams, events, waits, wide sets) replayed on `b`. */
+typedef struct {
+    uint64_t node;
+    uint32_t stream, n_preds;
+    uint64_t seq;
+    uint64_t preds[80];
+    uint8_t kinds[80];
+    uint32_t events[80];
+} tag_copy_t;
+
+static uint32_t random_capture(sg_book_t *b, uint64_t *seed, uint64_t graph, uint64_t id,
+                               uint64_t *node, tag_copy_t *out, uint32_t max_out,
+                               uint32_t *n_streams, uint32_t *n_events)
+{
+#define RND() (*seed = *seed * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)(*seed >> 33))
+    uint32_t streams = 1 + RND() % 4, steps = 1 + RND() % 40;
+    uint64_t first = *node;
+    sg_book_stream_info_t s0 = sinfo(0);
+    /* a new graph each capture (0: the driver's own); its handle at the end
+     * may be one a kept record still holds (the driver reuses handles) */
+    assert_int_equal(sg_book_begin(b, id, &s0, 0, "global", NULL, 0), SG_OK);
+    bool joined[4] = {true, false, false, false};
+    uint64_t last[4] = {0};
+    for (uint32_t i = 0; i < steps; i++) {
+        uint32_t s = RND() % streams, what = RND() % 4;
+        if (!joined[s]) what = 2; /* a stream joins by waiting */
+        if (what <= 1) {
+            uint64_t d = (*node)++;
+            sg_book_enqueue(b, skey((int)s), what, &d, 1);
+            last[s] = d;
+        } else if (what == 2) {
+            uint32_t from = RND() % streams;
+            if (!joined[from]) continue;
+            sg_book_record(b, skey((int)from), ehandle((int)(RND() % 6)));
+            uint32_t e = RND() % 6;
+            /* the driver's set after the wait: a wide one now and then (> 64
+             * members: the allocating paths) */
+            uint64_t d[70];
+            uint32_t nd = 0;
+            if (last[from]) d[nd++] = last[from];
+            if (last[s] && s != from) d[nd++] = last[s];
+            if (RND() % 8 == 0)
+                while (nd < 70 && first + nd < *node)
+                    d[nd] = first + nd, nd++;
+            sg_book_stream_info_t si = sinfo((int)s);
+            sg_book_wait(b, &si, ehandle((int)e), id, d, nd);
+            joined[s] = true;
+        } else {
+            sg_book_record(b, skey((int)s), ehandle((int)(RND() % 6)));
+        }
+    }
+    assert_int_equal(sg_book_end(b, skey(0), graph, true), SG_OK);
+#undef RND
+    const sg_capture_record_t *rec = sg_book_find_record(b, graph);
+    assert_non_null(rec);
+    *n_streams = rec->n_streams;
+    *n_events = rec->n_events;
+    uint32_t n = 0;
+    for (uint64_t x = first; x < *node && n < max_out; x++) {
+        const sg_tag_t *t = sg_book_find_tag(rec, x);
+        if (!t) continue;
+        tag_copy_t *c = &out[n++];
+        c->node = x;
+        c->stream = t->stream;
+        c->seq = t->seq;
+        c->n_preds = t->n_preds < 80 ? t->n_preds : 80;
+        for (uint32_t j = 0; j < c->n_preds; j++) {
+            c->preds[j] = t->preds[j].node;
+            c->kinds[j] = t->preds[j].kind;
+            c->events[j] = t->preds[j].event;
+        }
+    }
+    assert_int_equal(n, rec->n_tags);
+    return n;
+}
+
+/* One long-lived book recycles its sessions, streams, events, records and
+ * tag chunks from one capture to the next; a fresh book per capture has
+ * nothing to recycle. Over random captures of every shape both must record
+ * exactly the same (no stale member, event, tag or set survives reuse). */
+static void test_book_recycled_same_as_fresh(void **state)
+{
+    (void)state;
+    sg_book_t *kept = sg_book_create(NULL);
+    static tag_copy_t a[64], c[64];
+    uint64_t seed_a = 99, seed_c = 99, node_a = 1, node_c = 1;
+    for (int it = 0; it < 3000; it++) {
+        uint64_t graph = 0x50000 + (uint64_t)(it % 7); /* handles come back */
+        uint32_t sa, ea, sc, ec;
+        uint32_t na = random_capture(kept, &seed_a, graph, (uint64_t)it + 1, &node_a, a, 64, &sa, &ea);
+        sg_book_t *fresh = sg_book_create(NULL);
+        uint32_t nc = random_capture(fresh, &seed_c, graph, (uint64_t)it + 1, &node_c, c, 64, &sc, &ec);
+        sg_book_destroy(fresh);
+        assert_int_equal(na, nc);
+        assert_int_equal(sa, sc);
+        assert_int_equal(ea, ec);
+        for (uint32_t i = 0; i < na; i++) {
+            assert_int_equal(a[i].node, c[i].node);
+            assert_int_equal(a[i].stream, c[i].stream);
+            assert_int_equal(a[i].seq, c[i].seq);
+            assert_int_equal(a[i].n_preds, c[i].n_preds);
+            assert_memory_equal(a[i].preds, c[i].preds, a[i].n_preds * sizeof a[i].preds[0]);
+            assert_memory_equal(a[i].kinds, c[i].kinds, a[i].n_preds);
+            assert_memory_equal(a[i].events, c[i].events, a[i].n_preds * sizeof a[i].events[0]);
+        }
+        if (it % 3) sg_book_forget(kept, graph); /* some records stay until evicted */
+    }
+    sg_book_stats_t st;
+    sg_book_stats(kept, &st);
+    assert_int_equal(st.sessions_live, 0);
+    assert_true(st.records_live <= 7);
+    sg_book_destroy(kept);
+}
+
 /* ---- digest --------------------------------------------------------------------------- */
 
 static sg_graph_t *small_graph(uint8_t param, uint64_t stream_handle)
@@ -1252,6 +1415,8 @@ int main(void)
         cmocka_unit_test(test_book_update_and_capture_to_graph),
         cmocka_unit_test(test_book_failures_and_bounds),
         cmocka_unit_test(test_book_recapture_bounded),
+        cmocka_unit_test(test_u64map_random),
+        cmocka_unit_test(test_book_recycled_same_as_fresh),
         cmocka_unit_test(test_digest),
         cmocka_unit_test(test_outbox),
         cmocka_unit_test(test_outbox_rank),
