@@ -93,7 +93,7 @@ static uint16_t mk(dag_t *g, uint8_t op, uint8_t n, const uint16_t *a, int64_t k
 {
     for (uint32_t i = 1; i < g->count; i++) {
         const node_t *p = &g->n[i];
-        if (p->op == op && p->n == n && p->k == k && !memcmp(p->a, a, n * sizeof *a))
+        if (p->op == op && p->n == n && p->k == k && (!n || !memcmp(p->a, a, n * sizeof *a)))
             return (uint16_t)i;
     }
     if (g->count == 0)
@@ -107,7 +107,8 @@ static uint16_t mk(dag_t *g, uint8_t op, uint8_t n, const uint16_t *a, int64_t k
     p->op = op;
     p->n = n;
     p->k = k;
-    memcpy(p->a, a, n * sizeof *a);
+    if (n)
+        memcpy(p->a, a, n * sizeof *a);
     return (uint16_t)g->count++;
 }
 

@@ -1047,6 +1047,8 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
             idx.n--;
             const char *why = export_index(x, &idx, a);
             if (why) {
+                a->scaled = false;
+                memset(&a->index, 0, sizeof a->index);
                 snprintf(a->reason, sizeof a->reason, "%s", why);
             } else {
                 a->index_known = true;
@@ -1121,7 +1123,9 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                 }
                 a->conditions_exact = guard_read && !st->cond_unknown && all;
                 if (!loop_bounded(a)) {
-                    a->index_known = false;
+                    a->index_known = a->scaled = a->index_32bit = false;
+                    memset(&a->index, 0, sizeof a->index);
+                    a->stride = a->offset = 0;
                     a->conditions_exact = false;
                     snprintf(a->reason, sizeof a->reason,
                              "index unknown: no bound proven on the grid-stride loop's passes");
