@@ -39,7 +39,7 @@ const char *sg_sass_atom_name(sg_sass_atom_t a)
 {
     static const char *n[] = {"1",        "tid.x",    "tid.y",    "tid.z",     "ctaid.x",
                               "ctaid.y",  "ctaid.z",  "ntid.x",   "ntid.y",    "ntid.z",
-                              "nctaid.x", "nctaid.y", "nctaid.z", "k*ntid.x*nctaid.x"};
+                              "nctaid.x", "nctaid.y", "nctaid.z", "k*ntid.x*nctaid.x", "j"};
     return (unsigned)a < SG_SASS_ATOM_COUNT ? n[a] : "?";
 }
 
@@ -626,21 +626,38 @@ static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uin
     return 0;
 }
 
-/* Offsets in constant bank 4 that relocate to __assertfail or vprintf. */
-static int benign_bank4(const uint8_t *cubin, size_t n, uint32_t **out, uint32_t *count)
+/* What constant bank 4's relocations say: the offsets that relocate to
+ * __assertfail or vprintf (benign calls), and every 64-bit word that holds
+ * a module symbol's address, with its name (syms[i] at offs[i]). */
+typedef struct {
+    uint32_t *benign, n_benign;
+    uint32_t *offs, n_syms;
+    char **syms;
+} bank4_t;
+
+static void bank4_free(bank4_t *b)
 {
-    *out = NULL;
-    *count = 0;
+    for (uint32_t i = 0; i < b->n_syms; i++)
+        free(b->syms[i]);
+    free(b->syms);
+    free(b->offs);
+    free(b->benign);
+    memset(b, 0, sizeof *b);
+}
+
+static int bank4_relocations(const uint8_t *cubin, size_t n, bank4_t *out)
+{
+    memset(out, 0, sizeof *out);
     sg_elf_section_t rel, sym, str;
     if (sg_elf_find_section(cubin, n, ".rela.nv.constant4", &rel) != 0 ||
         sg_elf_find_section(cubin, n, ".symtab", &sym) != 0 ||
         sg_elf_find_section(cubin, n, ".strtab", &str) != 0 || rel.type == 8 || sym.type == 8 ||
         str.type == 8)
         return 0;
-    uint32_t cap = 0;
+    uint32_t cap = 0, caps = 0;
     for (uint64_t o = 0; o + 24 <= rel.size; o += 24) {
         const uint8_t *r = cubin + rel.offset + o;
-        uint64_t where = sg_rd64(r), info = sg_rd64(r + 8);
+        uint64_t where = sg_rd64(r), info = sg_rd64(r + 8), addend = sg_rd64(r + 16);
         uint64_t si = info >> 32;
         if (si * 24 + 24 > sym.size || where > UINT32_MAX)
             continue;
@@ -648,26 +665,31 @@ static int benign_bank4(const uint8_t *cubin, size_t n, uint32_t **out, uint32_t
         if (name >= str.size)
             continue;
         const char *nm = (const char *)cubin + str.offset + name;
-        size_t left = str.size - name;
-        bool benign = (left > 12 && !strncmp(nm, "__assertfail", 13)) ||
-                      (left > 7 && !strncmp(nm, "vprintf", 8));
-        if (!benign)
+        size_t left = str.size - name, len = strnlen(nm, left);
+        if (len == left)
+            continue; /* not terminated */
+        bool benign = !strcmp(nm, "__assertfail") || !strcmp(nm, "vprintf");
+        if (benign && !push_u32(&out->benign, &out->n_benign, &cap, (uint32_t)where))
+            goto oom;
+        /* R_CUDA_64: the word holds the symbol's address (plus the addend) */
+        if (benign || (uint32_t)info != 2 || addend || !len)
             continue;
-        if (*count == cap) {
-            uint32_t nc = cap ? cap * 2 : 4;
-            uint32_t *np = realloc(*out, nc * sizeof *np);
-            if (!np) {
-                free(*out);
-                *out = NULL;
-                *count = 0;
-                return SG_ENOMEM;
-            }
-            *out = np;
-            cap = nc;
+        uint32_t ns = out->n_syms;
+        if (!push_u32(&out->offs, &out->n_syms, &caps, (uint32_t)where))
+            goto oom;
+        char **nn = realloc(out->syms, caps * sizeof *nn);
+        if (!nn || !(nn[ns] = strdup(nm))) {
+            if (nn)
+                out->syms = nn;
+            out->n_syms = ns;
+            goto oom;
         }
-        (*out)[(*count)++] = (uint32_t)where;
+        out->syms = nn;
     }
     return 0;
+oom:
+    bank4_free(out);
+    return SG_ENOMEM;
 }
 
 static void set_unknown(sg_sass_kernel_t *k, const char *name, sg_sass_status_t s, const char *why)
@@ -695,7 +717,7 @@ typedef struct {
 typedef struct {
     const uint8_t *bytes;
     size_t n;
-    uint32_t *benign, n_benign;
+    bank4_t b4;
 } gcubin_t;
 
 /* Requests idx[0..n) (all of one arch) in one batch: their .text sections
@@ -738,7 +760,7 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
         if (c == n_cb) {
             cb[c].bytes = q->cubin;
             cb[c].n = q->n;
-            if ((rc = benign_bank4(q->cubin, q->n, &cb[c].benign, &cb[c].n_benign)))
+            if ((rc = bank4_relocations(q->cubin, q->n, &cb[c].b4)))
                 goto out;
             n_cb++;
         }
@@ -888,7 +910,10 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
             sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
                                   .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls,
                                   .div_u64_targets = ks[i].divs, .n_div_u64_targets = ks[i].ndivs,
-                                  .benign_c4 = g->benign, .n_benign_c4 = g->n_benign,
+                                  .benign_c4 = g->b4.benign, .n_benign_c4 = g->b4.n_benign,
+                                  .c4_symbol_offsets = g->b4.offs,
+                                  .c4_symbol_names = (const char *const *)g->b4.syms,
+                                  .n_c4_symbols = g->b4.n_syms,
                                   .max_ntid = {ks[i].max_ntid[0], ks[i].max_ntid[1], ks[i].max_ntid[2]}};
             rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, R(i)->name, &t, O(i));
             if (rc == SG_EINVAL)
@@ -914,7 +939,7 @@ out:
         free(ks[i].divs);
     }
     for (uint32_t c = 0; c < n_cb; c++)
-        free(cb[c].benign);
+        bank4_free(&cb[c].b4);
     free(ks);
     free(cb);
     free(code);
@@ -1202,8 +1227,8 @@ static void launch_box(box_t *b, const uint32_t grid[3], const uint32_t block[3]
         b->lo[SG_SASS_NCTAID_X + d] = b->hi[SG_SASS_NCTAID_X + d] = grid[d];
     }
     /* a grid-stride loop's progress: bounded only by the conditions */
-    b->lo[SG_SASS_GRID_K] = 0;
-    b->hi[SG_SASS_GRID_K] = INT64_MAX / 4;
+    b->lo[SG_SASS_GRID_K] = b->lo[SG_SASS_LOOP_K] = 0;
+    b->hi[SG_SASS_GRID_K] = b->hi[SG_SASS_LOOP_K] = INT64_MAX / 4;
 }
 
 /* An affine folded over a box: atoms with one value become constants, the
@@ -1500,9 +1525,13 @@ void sg_sass_access_format(const sg_sass_access_t *a, char *buf, size_t len)
     size_t o = (size_t)snprintf(buf, len, "0x%04x %s %s %uB", a->pc, a->op,
                                 a->kind <= 4 ? kinds[a->kind] : "?", a->width);
     char idx[256];
-    if (a->base >= 0) {
-        o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " P[0x%x]",
-                              (unsigned)a->base);
+    if (a->base >= 0 || a->symbol[0]) {
+        if (a->base >= 0)
+            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " P[0x%x]",
+                                  (unsigned)a->base);
+        else
+            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " &%s",
+                                  a->symbol);
         if (a->index_known) {
             fmt_affine(&a->index, idx, sizeof idx);
             char scale[32] = "";
@@ -1533,5 +1562,5 @@ void sg_sass_access_format(const sg_sass_access_t *a, char *buf, size_t len)
     }
     if (a->reason[0])
         snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " %s%s",
-                 a->base >= 0 ? "; " : "unknown: ", a->reason);
+                 a->base >= 0 || a->symbol[0] ? "; " : "unknown: ", a->reason);
 }

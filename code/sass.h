@@ -55,10 +55,13 @@ typedef enum {
      * pass (`for (i = gid; i < n; i += ntid.x*nctaid.x)`: i = gid + this). Only
      * in accesses inside such a loop; its conditions bound k. */
     SG_SASS_GRID_K,
+    /* j: the pass of a loop that does not step by the grid (0 at its
+     * first), bounded by the access's conditions (sinf's table loop) */
+    SG_SASS_LOOP_K,
     SG_SASS_ATOM_COUNT
 } sg_sass_atom_t;
 
-/* "tid.x", "ctaid.x", ..., "k*ntid.x*nctaid.x" ("1" for NONE). */
+/* "tid.x", "ctaid.x", ..., "k*ntid.x*nctaid.x", "j" ("1" for NONE). */
 const char *sg_sass_atom_name(sg_sass_atom_t a);
 
 #define SG_SASS_MAX_TERMS 6
@@ -103,7 +106,10 @@ typedef struct {
      * address (several after a select between pointers). */
     uint32_t n_candidates;
     uint16_t candidates[SG_SASS_MAX_CANDIDATES];
-    /* address = P[base] + index (bytes), index affine in the atoms. */
+    /* base -1 and this: the address starts from the module symbol of that
+     * name (from a constant-bank-4 word its relocation names) */
+    char symbol[48];
+    /* address = P[base] (or the symbol) + index (bytes), index affine in the atoms. */
     bool index_known;
     bool index_32bit; /* the index was computed in 32 bits and extended */
     sg_sass_affine_t index;
@@ -273,6 +279,13 @@ typedef struct {
      * not make the kernel uncertain. */
     const uint32_t *benign_c4;
     uint32_t n_benign_c4;
+    /* 64-bit words of constant bank 4 that the cubin's relocations fill
+     * with the address of a symbol of the module (a __device__ or
+     * __constant__ variable; sinf's table __cudart_i2opi_f), and the
+     * symbol's name: an address read from there is that symbol's. */
+    const uint32_t *c4_symbol_offsets;
+    const char *const *c4_symbol_names;
+    uint32_t n_c4_symbols;
     /* __launch_bounds__ / __maxnreg__ thread limits (EIATTR_MAX_THREADS or
      * EIATTR_REQNTID), 0 when unknown: they bound tid, which lets the
      * analysis read `ctaid*128 | tid` as an add, as ptxas does. */

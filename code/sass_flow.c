@@ -207,6 +207,14 @@ static void pred_write(ctx_t *x, state_t *st, int pi, const pred_t *p, const gua
 /* The value of a constant-bank word. */
 static val_t cbank_val(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus, bool want64)
 {
+    if (o->reg2 == 4 && want64 && o->reg == 0xffff && o->imm >= 0)
+        /* a module symbol's address, which the cubin's relocation names */
+        for (uint32_t i = 0; i < x->n_c4 && i <= (A_SYM_MAX & 0xff); i++)
+            if ((int64_t)x->c4_offsets[i] == o->imm + plus) {
+                sg_poly_t p;
+                sg_poly_atom(&p, (uint16_t)(A_SYM | i));
+                return sg_val_make(V_VAL, &p);
+            }
     if (o->reg2 != 0)
         return sg_val_top(F_CBANK | F_ADDPTR);
     if (o->reg != 0xffff)
@@ -740,6 +748,15 @@ static bool grid_k_form(const ctx_t *x, const sg_poly_t *p, sg_poly_t *out)
     sg_poly_t s = {0};
     const uint16_t grid[SG_POLY_DEGREE] = {0, 0, SG_SASS_NTID_X, SG_SASS_NCTAID_X};
     sg_poly_add_term(&s, 1, grid);
+    /* a loop that does not step by the grid: its count alone, c*K */
+    for (uint32_t l = 0; l < x->nloops && t.n == 1; l++)
+        if (sg_poly_term_atom(&t.t[0]) == x->loops[l].atom) {
+            const uint16_t j[SG_POLY_DEGREE] = {0, 0, 0, SG_SASS_LOOP_K};
+            if (!sg_poly_add_term(&rest, t.t[0].c, j))
+                return false;
+            *out = rest;
+            return true;
+        }
     for (uint32_t l = 0; l < x->nloops; l++) {
         sg_poly_t fs, cfs, c;
         if (!sg_poly_mul(&fs, &x->loops[l].flat, &s) || !fs.n)
@@ -774,7 +791,7 @@ static bool affine_from_poly(const ctx_t *x, const sg_poly_t *p0, sg_sass_affine
         return false;
     for (uint8_t i = 0; i < p->n; i++) {
         const sg_term_t *t = &p->t[i];
-        if (sg_poly_degree(t) > 2 || t->at[2] > SG_SASS_GRID_K || t->at[3] > SG_SASS_GRID_K)
+        if (sg_poly_degree(t) > 2 || t->at[2] > SG_SASS_LOOP_K || t->at[3] > SG_SASS_LOOP_K)
             return false;
         out->t[i].coef = t->c;
         if (t->at[2] == 0) {
@@ -979,24 +996,26 @@ static const char *export_index(const ctx_t *x, sg_poly_t *idx, sg_sass_access_t
     return NULL;
 }
 
-/* An index that uses a grid-stride loop's progress needs a condition
- * bounding it from above. */
+/* An index that uses a loop's pass (SG_SASS_GRID_K, SG_SASS_LOOP_K) needs
+ * a condition bounding it from above. */
 static bool loop_bounded(const sg_sass_access_t *a)
 {
-    bool uses = false;
-    for (uint32_t i = 0; i < a->index.n; i++)
-        uses |= a->index.t[i].a == SG_SASS_GRID_K || a->index.t[i].b == SG_SASS_GRID_K;
-    if (!uses)
-        return true;
-    for (uint32_t c = 0; c < a->n_conds; c++) {
-        const sg_sass_cond_t *k = &a->conds[c];
-        for (uint32_t i = 0; i < k->lhs.n; i++)
-            if (k->lhs.t[i].a == SG_SASS_GRID_K && k->lhs.t[i].b == SG_SASS_ATOM_NONE &&
-                ((k->lhs.t[i].coef > 0 && (k->op == SG_SASS_LT || k->op == SG_SASS_LE)) ||
-                 (k->lhs.t[i].coef < 0 && (k->op == SG_SASS_GT || k->op == SG_SASS_GE))))
-                return true;
+    for (uint8_t atom = SG_SASS_GRID_K; atom <= SG_SASS_LOOP_K; atom++) {
+        bool uses = false, bounded = false;
+        for (uint32_t i = 0; i < a->index.n; i++)
+            uses |= a->index.t[i].a == atom || a->index.t[i].b == atom;
+        for (uint32_t c = 0; uses && c < a->n_conds; c++) {
+            const sg_sass_cond_t *k = &a->conds[c];
+            for (uint32_t i = 0; i < k->lhs.n; i++)
+                if (k->lhs.t[i].a == atom && k->lhs.t[i].b == SG_SASS_ATOM_NONE &&
+                    ((k->lhs.t[i].coef > 0 && (k->op == SG_SASS_LT || k->op == SG_SASS_LE)) ||
+                     (k->lhs.t[i].coef < 0 && (k->op == SG_SASS_GT || k->op == SG_SASS_GE))))
+                    bounded = true;
+        }
+        if (uses && !bounded)
+            return false;
     }
-    return false;
+    return true;
 }
 
 static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const memop_t *m,
@@ -1040,8 +1059,21 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
         for (uint8_t i = 0; i < addr->p.n; i++)
             if ((sg_poly_term_atom(&addr->p.t[i]) & A_P64) && addr->p.t[i].c == 1)
                 bt = i, nb++;
+        int st_sym = -1;
+        for (uint8_t i = 0; nb == 0 && i < addr->p.n; i++) {
+            uint16_t at = sg_poly_term_atom(&addr->p.t[i]);
+            if (at >= A_SYM && at <= A_SYM_MAX && addr->p.t[i].c == 1)
+                st_sym = st_sym < 0 ? i : -2;
+        }
+        if (st_sym >= 0) { /* from a module symbol: the index is the rest */
+            bt = st_sym;
+            nb = 1;
+            snprintf(a->symbol, sizeof a->symbol, "%s",
+                     x->c4_names[sg_poly_term_atom(&addr->p.t[bt]) & 0xff]);
+        }
         if (nb == 1) {
-            a->base = (int32_t)A_OFF(sg_poly_term_atom(&addr->p.t[bt]));
+            if (!a->symbol[0])
+                a->base = (int32_t)A_OFF(sg_poly_term_atom(&addr->p.t[bt]));
             sg_poly_t idx = addr->p;
             memmove(&idx.t[bt], &idx.t[bt + 1], (size_t)(idx.n - bt - 1) * sizeof(sg_term_t));
             idx.n--;
@@ -2599,6 +2631,9 @@ int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, 
     x.n_call_targets = target->n_call_targets;
     x.benign_c4 = target->benign_c4;
     x.n_benign_c4 = target->n_benign_c4;
+    x.c4_offsets = target->c4_symbol_offsets;
+    x.c4_names = target->c4_symbol_names;
+    x.n_c4 = target->c4_symbol_offsets && target->c4_symbol_names ? target->n_c4_symbols : 0;
     memcpy(x.max_ntid, target->max_ntid, sizeof x.max_ntid);
     x.ntid_base = target->arch >= 100 ? 0x360 : 0;
     out->arch = x.arch;

@@ -24,6 +24,8 @@
 #define A_QUO 0x0200u  /* | i: the quotient ctx->quo[i] */
 #define A_MOD 0x0300u  /* | i: the remainder ctx->mods[i] */
 #define A_MOD_MAX 0x03ffu
+#define A_SYM 0x0400u  /* | i: the address of module symbol ctx->c4_names[i] */
+#define A_SYM_MAX 0x04ffu
 #define A_P32 0x4000u  /* | offset / 4: a 32-bit parameter word */
 #define A_P64 0x8000u  /* | offset / 4: a 64-bit parameter word */
 #define A_PARAM (A_P32 | A_P64)
@@ -164,6 +166,7 @@ typedef struct {
  * with. */
 typedef struct {
     uint32_t head_block; /* header block */
+    uint32_t parent;     /* the loop holding it (summarized inside its region), UINT32_MAX */
     uint8_t *member;    /* ctx->nblocks flags: the blocks of the loop */
     uint16_t atom;      /* A_LOOP | index: its iteration count K */
     bool tried;         /* entry is the state the last summary was made from */
@@ -213,6 +216,9 @@ typedef struct {
     uint32_t n_call_targets;
     const uint32_t *benign_c4;
     uint32_t n_benign_c4;
+    const uint32_t *c4_offsets; /* bank-4 words holding symbols' addresses */
+    const char *const *c4_names;
+    uint32_t n_c4;
     uint32_t max_ntid[3];
     uint32_t nr, nu;    /* R slots [0,nr), UR slots [nr, nr+nu) */
     uint32_t nslots;

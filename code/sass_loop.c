@@ -204,10 +204,14 @@ int sg_loops_find(ctx_t *x)
                 }
             }
         }
-        /* inside a loop found before: not outermost */
-        bool inner = false;
-        for (uint32_t l = 0; l < nfound && !inner; l++)
-            inner = found[l].member[h];
+        /* the innermost loop found before that holds it: its parent (one
+         * level of nesting is summarized, as CuPy's loop around sinf's
+         * table loop) */
+        uint32_t parent = UINT32_MAX;
+        for (uint32_t l = nfound; l-- > 0 && parent == UINT32_MAX;)
+            if (found[l].member[h])
+                parent = l;
+        bool inner = parent != UINT32_MAX && found[parent].parent != UINT32_MAX;
         bool access = false;
         for (uint32_t b = 0; b < nb && !access; b++)
             if (body[b])
@@ -226,6 +230,7 @@ int sg_loops_find(ctx_t *x)
         }
         memcpy(L->member, body, nb);
         L->head_block = h;
+        L->parent = parent;
         L->atom = (uint16_t)(A_LOOP | nfound);
         sg_poly_atom(&L->flat, L->atom);
         nfound++;
@@ -365,13 +370,14 @@ static void leave(ctx_t *x, sg_loop_t *L, state_t *st)
 }
 
 /* st rewritten for every summarized loop the edge b -> s leaves (a copy in
- * scratch when there is one). */
-static const state_t *exits(ctx_t *x, uint32_t b, uint32_t s, const state_t *st, state_t *scratch)
+ * scratch when there is one); self (a loop being summarized) left out. */
+static const state_t *exits(ctx_t *x, const sg_loop_t *self, uint32_t b, uint32_t s,
+                            const state_t *st, state_t *scratch)
 {
     const state_t *r = st;
     for (uint32_t l = 0; l < x->nloops; l++) {
         sg_loop_t *L = &x->loops[l];
-        if (!L->summarized || !L->member[b] || L->member[s])
+        if (L == self || !L->summarized || !L->member[b] || L->member[s])
             continue;
         if (r != scratch) {
             sg_flow_state_copy(x, scratch, st);
@@ -382,20 +388,29 @@ static const state_t *exits(ctx_t *x, uint32_t b, uint32_t s, const state_t *st,
     return r;
 }
 
-const state_t *sg_loops_edge(ctx_t *x, uint32_t b, uint32_t s, const state_t *st,
-                             state_t *scratch, state_t *in, uint8_t *dirty)
+/* The summaries on an edge b -> s (self left out): NULL when it enters or
+ * returns to a summarized header (*in_s then gets the summary once, and
+ * *dirty is set), else what to join into s. */
+static const state_t *apply(ctx_t *x, const sg_loop_t *self, uint32_t b, uint32_t s,
+                            const state_t *st, state_t *scratch, state_t *in_s, uint8_t *dirty)
 {
     for (uint32_t l = 0; l < x->nloops; l++) {
         sg_loop_t *L = &x->loops[l];
-        if (!L->summarized || L->head_block != s)
+        if (L == self || !L->summarized || L->head_block != s)
             continue;
-        if (!L->member[b] && !in[s].reached) {
-            sg_flow_state_copy(x, &in[s], &L->head);
-            dirty[s] = 1;
+        if (!L->member[b] && !in_s->reached) {
+            sg_flow_state_copy(x, in_s, &L->head);
+            *dirty = 1;
         }
         return NULL; /* the summary is the header's state */
     }
-    return exits(x, b, s, st, scratch);
+    return exits(x, self, b, s, st, scratch);
+}
+
+const state_t *sg_loops_edge(ctx_t *x, uint32_t b, uint32_t s, const state_t *st,
+                             state_t *scratch, state_t *in, uint8_t *dirty)
+{
+    return apply(x, NULL, b, s, st, scratch, &in[s], &dirty[s]);
 }
 
 /* ---- summaries ------------------------------------------------------------------------ */
@@ -427,34 +442,39 @@ static bool same_state(const ctx_t *x, const state_t *a, const state_t *b)
     return true;
 }
 
-/* The join of the states entering L's header from outside it. */
-static void entry_state(ctx_t *x, sg_loop_t *L, const state_t *in, state_t *E, state_t *tmp,
-                        state_t *scratch)
-{
-    E->reached = false;
-    for (uint32_t p = 0; p < x->nblocks; p++) {
-        if (L->member[p] || !in[p].reached)
-            continue;
-        for (int k = 0; k < 2; k++) {
-            if (x->blocks[p].succ[k] != L->head_block)
-                continue;
-            sg_flow_state_copy(x, tmp, &in[p]);
-            sg_flow_run_block(x, tmp, p);
-            sg_flow_edge_facts(x, tmp, p, k);
-            const state_t *j = exits(x, p, L->head_block, tmp, scratch);
-            sg_flow_state_join(x, E, j, L->head_block);
-        }
-    }
-}
-
 typedef struct {
     uint32_t *members; /* block numbers, ascending */
     uint32_t n;
     uint32_t *index; /* block -> position in members */
     state_t *in;     /* per member */
     uint8_t *dirty;
-    state_t cur;
+    state_t cur, scratch;
 } region_t;
+
+/* The join of the states entering L's header from outside it: from the
+ * whole kernel's in-states (in), or inside the region R of the loop being
+ * summarized (self) that holds L. */
+static void entry_state(ctx_t *x, sg_loop_t *L, const state_t *in, const sg_loop_t *self,
+                        const region_t *R, state_t *E, state_t *tmp, state_t *scratch)
+{
+    E->reached = false;
+    for (uint32_t p = 0; p < x->nblocks; p++) {
+        if (L->member[p] || (self && !self->member[p]))
+            continue;
+        const state_t *ip = self ? &R->in[R->index[p]] : &in[p];
+        if (!ip->reached)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            if (x->blocks[p].succ[k] != L->head_block)
+                continue;
+            sg_flow_state_copy(x, tmp, ip);
+            sg_flow_run_block(x, tmp, p);
+            sg_flow_edge_facts(x, tmp, p, k);
+            const state_t *j = exits(x, self, p, L->head_block, tmp, scratch);
+            sg_flow_state_join(x, E, j, L->head_block);
+        }
+    }
+}
 
 /* Run L's blocks to their fixed point from header state H; back: the join
  * of the states on the edges back to the header. */
@@ -491,8 +511,13 @@ static int run_region(ctx_t *x, const sg_loop_t *L, region_t *R, const state_t *
                 sg_flow_edge_facts(x, &R->cur, b, k);
                 if (s == L->head_block) {
                     sg_flow_state_join(x, back, &R->cur, s);
-                } else if (sg_flow_state_join(x, &R->in[R->index[s]], &R->cur, s)) {
-                    R->dirty[R->index[s]] = 1;
+                } else {
+                    /* the summaries of the loops inside */
+                    uint32_t si = R->index[s];
+                    const state_t *j = apply(x, L, b, s, &R->cur, &R->scratch, &R->in[si],
+                                             &R->dirty[si]);
+                    if (j && sg_flow_state_join(x, &R->in[si], j, s))
+                        R->dirty[si] = 1;
                 }
                 R->cur.nfacts = nf0;
                 R->cur.cond_unknown = cu0;
@@ -502,6 +527,68 @@ static int run_region(ctx_t *x, const sg_loop_t *L, region_t *R, const state_t *
             return x->err;
     }
     return 0;
+}
+
+static int summarize(ctx_t *x, sg_loop_t *L);
+
+/* (Re)summarize the loop C from its entry state E when E changed. */
+static int resummarize(ctx_t *x, sg_loop_t *C, const state_t *E, bool *changed)
+{
+    if (C->tried && same_state(x, E, &C->entry))
+        return 0;
+    bool was = C->summarized;
+    C->tried = true;
+    if (!E->reached) {
+        C->entry.reached = false;
+        C->summarized = false;
+        *changed |= was;
+        return 0;
+    }
+    sg_flow_state_copy(x, &C->entry, E);
+    int rc = summarize(x, C);
+    *changed |= was || C->summarized;
+    return rc;
+}
+
+/* run_region, with the loops directly inside L summarized from its states
+ * until those no longer change (at a bound, without them). */
+static int region_fixed(ctx_t *x, sg_loop_t *L, region_t *R, const state_t *H, state_t *back)
+{
+    uint32_t self = (uint32_t)(L - x->loops);
+    bool inner = false;
+    for (uint32_t l = 0; l < x->nloops; l++)
+        inner |= x->loops[l].parent == self;
+    if (!inner)
+        return run_region(x, L, R, H, back);
+    state_t E = {0}, tmp = {0};
+    int rc = SG_ENOMEM;
+    if (!alloc_state(x, &E) || !alloc_state(x, &tmp))
+        goto out;
+    for (int round = 0;; round++) {
+        if ((rc = run_region(x, L, R, H, back)))
+            break;
+        bool changed = false;
+        for (uint32_t l = 0; l < x->nloops && !rc; l++) {
+            sg_loop_t *C = &x->loops[l];
+            if (C->parent != self)
+                continue;
+            entry_state(x, C, NULL, L, R, &E, &tmp, &R->scratch);
+            rc = resummarize(x, C, &E, &changed);
+        }
+        if (rc || !changed)
+            break;
+        if (round == 3) {
+            for (uint32_t l = 0; l < x->nloops; l++)
+                if (x->loops[l].parent == self)
+                    x->loops[l].summarized = false;
+            rc = run_region(x, L, R, H, back);
+            break;
+        }
+    }
+out:
+    free(E.slots);
+    free(tmp.slots);
+    return rc;
 }
 
 enum { S_TOP = 0, S_INV, S_IV };
@@ -538,6 +625,48 @@ static bool at_pass(uint16_t atom, const sg_poly_t *e, const sg_poly_t *c, sg_po
     return sg_poly_mul(&kc, &k, c) && sg_poly_add(out, e, &kc, 1);
 }
 
+/* Is c a comparison of two constants that holds? */
+static bool const_true(const cmp_t *c)
+{
+    sg_poly_t d;
+    int64_t v;
+    if (!sg_poly_add(&d, &c->l, &c->r, -1) || !sg_poly_is_const(&d, &v))
+        return false;
+    switch (c->cmp) {
+    case C_LT: return v < 0;
+    case C_LE: return v <= 0;
+    case C_GT: return v > 0;
+    case C_GE: return v >= 0;
+    case C_EQ: return v == 0;
+    default: return v != 0;
+    }
+}
+
+/* A counter: the passes K = 0, 1, 2, ... all have K != m (a header fact
+ * K - m != 0, m a constant), so they stop before m: K <= m - 1 (m >= 0;
+ * below 2^32 for a 32-bit comparison, whose first K with K == m mod 2^32
+ * is then m). */
+static void counter_bound(const sg_loop_t *L, state_t *H)
+{
+    uint8_t n = H->nfacts;
+    for (uint8_t i = 0; i < n; i++) {
+        const cmp_t *h = &H->facts[i];
+        sg_poly_t d, with, rest;
+        int64_t a, c0;
+        if (h->cmp != C_NE || !sg_poly_add(&d, &h->l, &h->r, -1) ||
+            !sg_poly_split(&d, L->atom, &with, &rest) || !sg_poly_is_const(&with, &a) ||
+            (a != 1 && a != -1) || !sg_poly_is_const(&rest, &c0))
+            continue;
+        int64_t m = -c0 * a; /* a*K + c0 = 0 at K = m */
+        if (m < 0 || (!h->wide && m > (int64_t)UINT32_MAX) || m == INT64_MIN)
+            continue;
+        cmp_t f = {.cmp = C_LE, .wide = true};
+        sg_poly_atom(&f.l, L->atom);
+        sg_poly_const(&f.r, m - 1);
+        sg_flow_add_fact(H, &f);
+    }
+}
+
 /* The facts of the header at every pass: E's (facts are about values a
  * thread never changes, so what held on entry holds at every pass), and
  * F(K-1) for a fact F of the back edge whose F(-1) is one of E's. exact:
@@ -569,7 +698,8 @@ static void head_facts(const sg_loop_t *L, const state_t *E, const state_t *cur,
                     sg_poly_subst(&g.r, &f->r, L->atom, &km1) &&
                     sg_poly_subst(&g0.l, &f->l, L->atom, &minus1) &&
                     sg_poly_subst(&g0.r, &f->r, L->atom, &minus1);
-        bool in_e = false;
+        /* F(-1): one of E's facts, or a comparison of constants that holds */
+        bool in_e = base && const_true(&g0);
         for (uint8_t i = 0; base && i < E->nfacts && !in_e; i++)
             in_e = sg_cmp_eq(&E->facts[i], &g0);
         if (!in_e || !sg_flow_add_fact(H, &g)) {
@@ -750,7 +880,7 @@ static int summarize(ctx_t *x, sg_loop_t *L)
     R.index = malloc(x->nblocks * sizeof *R.index);
     R.members = malloc(x->nblocks * sizeof *R.members);
     if (!cls || !step || !R.index || !R.members || !alloc_state(x, &B) || !alloc_state(x, &H0) ||
-        !alloc_state(x, &R.cur))
+        !alloc_state(x, &R.cur) || !alloc_state(x, &R.scratch))
         goto out;
     for (uint32_t b = 0; b < x->nblocks; b++)
         if (L->member[b]) {
@@ -775,7 +905,7 @@ static int summarize(ctx_t *x, sg_loop_t *L)
         H0.slots[i].gver = 0;
     }
     H0.cond_unknown = false;
-    if ((rc = run_region(x, L, &R, &H0, &B)) || !B.reached)
+    if ((rc = region_fixed(x, L, &R, &H0, &B)) || !B.reached)
         goto out;
     /* candidates from one pass */
     uint32_t n_iv = 0;
@@ -826,7 +956,7 @@ static int summarize(ctx_t *x, sg_loop_t *L)
     bool exact = false;
     for (int round = 0; round < 8; round++) {
         H->cond_unknown = false;
-        if ((rc = run_region(x, L, &R, H, &B)))
+        if ((rc = region_fixed(x, L, &R, H, &B)))
             goto out;
         if (!B.reached)
             goto out;
@@ -862,6 +992,7 @@ static int summarize(ctx_t *x, sg_loop_t *L)
         state_t F = *H; /* facts only: the slots stay shared */
         head_facts(L, E, H, &B, &F, &exact);
         sg_poly_atom(&L->flat, L->atom);
+        counter_bound(L, &F);
         remainder_lemma(x, L, E, &F);
         unroll_lemma(x, L, E, &B, &F);
         bool same = F.nfacts == H->nfacts;
@@ -885,6 +1016,7 @@ out:
     free(B.slots);
     free(H0.slots);
     free(R.cur.slots);
+    free(R.scratch.slots);
     if (R.in)
         for (uint32_t i = 0; i < R.n; i++)
             free(R.in[i].slots);
@@ -909,21 +1041,11 @@ int sg_loops_update(ctx_t *x, state_t *in, bool *changed)
     rc = 0;
     for (uint32_t l = 0; l < x->nloops && !rc; l++) {
         sg_loop_t *L = &x->loops[l];
-        entry_state(x, L, in, &E, &tmp, &scratch);
-        if (L->tried && same_state(x, &E, &L->entry))
+        /* a loop inside a summarized one is summarized in its region */
+        if (L->parent != UINT32_MAX && x->loops[L->parent].summarized)
             continue;
-        bool was = L->summarized;
-        if (!E.reached) {
-            L->tried = true;
-            L->entry.reached = false;
-            L->summarized = false;
-            *changed |= was;
-            continue;
-        }
-        sg_flow_state_copy(x, &L->entry, &E);
-        L->tried = true;
-        rc = summarize(x, L);
-        *changed |= was || L->summarized;
+        entry_state(x, L, in, NULL, NULL, &E, &tmp, &scratch);
+        rc = resummarize(x, L, &E, changed);
     }
 out:
     free(E.slots);

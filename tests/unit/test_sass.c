@@ -741,6 +741,9 @@ static const struct {
      * 32-bit arithmetic */
     {"cupy14_square", SASS_KNOWN, true, true},
     {"cupy14_add", SASS_KNOWN, true, true},
+    /* sinf: its table (__cudart_i2opi_f, a module symbol the relocations of
+     * constant bank 4 name) read in a loop inside the grid-stride loop */
+    {"cupy14_sin", SASS_KNOWN, true, false},
     /* 64-bit indexing: the stride's product is built from 32-bit halves,
      * which the SASS path does not model (the PTX path knows it) */
     {"cupy14_axpb64", SASS_UNKNOWN, true, false},
@@ -778,16 +781,19 @@ static void cupy_params(const sg_access_kernel_t *pk, uint64_t n, uint8_t *bytes
     }
 }
 
-/* The hull of the known ranges of k's sites of one pointer word and kind
- * (lo > hi: none). */
-static void hull_of(const sg_access_kernel_t *k, const sg_access_eval_t *e, uint32_t word, uint8_t kind,
+/* The hull of the known ranges of k's sites with the base (pointer word or
+ * module symbol) and kind of site s (lo > hi: none). */
+static void hull_of(const sg_access_kernel_t *k, const sg_access_eval_t *e, const sg_access_site_t *s,
                     uint64_t *lo, uint64_t *hi)
 {
     *lo = UINT64_MAX;
     *hi = 0;
     for (uint32_t j = 0; j < e->n_ranges; j++) {
         const sg_access_site_t *q = &k->sites[e->ranges[j].site];
-        if (q->base_param != word || q->kind != kind || e->ranges[j].status != SG_ACCESS_ST_KNOWN)
+        bool same = q->base_kind == s->base_kind &&
+                    (q->base_kind == SG_ACCESS_BASE_SYMBOL ? !strcmp(q->base_symbol, s->base_symbol)
+                                                           : q->base_param == s->base_param);
+        if (!same || q->kind != s->kind || e->ranges[j].status != SG_ACCESS_ST_KNOWN)
             continue;
         if (e->ranges[j].lo < *lo) *lo = e->ranges[j].lo;
         if (e->ranges[j].hi > *hi) *hi = e->ranges[j].hi;
@@ -829,7 +835,8 @@ static void check_cupy_kernel(uint32_t t, const char *ptx, size_t lp, const sg_s
         for (uint32_t i = 0; i < se.n_ranges; i++) {
             const sg_access_range_t *r = &se.ranges[i];
             const sg_access_site_t *s = &sk.sites[r->site];
-            assert_int_equal(s->base_kind, SG_ACCESS_BASE_PARAM); /* the pointer word is known */
+            /* the pointer word is known (or the module symbol) */
+            assert_true(s->base_kind == SG_ACCESS_BASE_PARAM || s->base_kind == SG_ACCESS_BASE_SYMBOL);
             bool array = s->param_index != SG_NONE && pk.param_sizes[s->param_index] == 32;
             if (cupy_kernels[t].sass == SASS_UNKNOWN) {
                 /* never a range through the arrays (the loaded bound's own
@@ -846,8 +853,8 @@ static void check_cupy_kernel(uint32_t t, const char *ptx, size_t lp, const sg_s
             /* within the PTX path's hull for its word and kind, and the
              * hulls equal: no byte more, none missing */
             uint64_t plo, phi, slo, shi;
-            hull_of(&pk, &pe, s->base_param, s->kind, &plo, &phi);
-            hull_of(&sk, &se, s->base_param, s->kind, &slo, &shi);
+            hull_of(&pk, &pe, s, &plo, &phi);
+            hull_of(&sk, &se, s, &slo, &shi);
             if (r->status == SG_ACCESS_ST_KNOWN && (r->lo < plo || r->hi > phi))
                 fail_msg("%s n=%llu: SASS site %u [%#llx, %#llx) outside the PTX hull [%#llx, %#llx)",
                          name, (unsigned long long)cupy_launches[l].n, i, (unsigned long long)r->lo,

@@ -125,7 +125,8 @@ def cupy14_kernels():
     address data + stride * index in the index type (int with 32-bit
     indexing), as tests/data/fuse/cupy_chain/gen.py writes it (its header,
     in a namespace here so that it sits beside the one above). A unary and
-    a binary kernel with 32-bit indexing, a unary one with 64-bit."""
+    a binary kernel with 32-bit indexing, a unary one with 64-bit, and
+    sinf (its table loop)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse", "cupy_chain",
                         "gen.py")
     spec = importlib.util.spec_from_file_location("cupy_chain_gen", path)
@@ -133,7 +134,10 @@ def cupy14_kernels():
     spec.loader.exec_module(gen)
     out = "namespace cupy14 {\n" + gen.HEADER + "}\ntypedef float X;\ntypedef float Y;\n"
     for name, body, idx32 in (("cupy14_square", "y = x * x", True),
-                              ("cupy14_axpb64", "y = 1.5f * x + 2.0f", False)):
+                              ("cupy14_axpb64", "y = 1.5f * x + 2.0f", False),
+                              # sinf's argument reduction reads a table of the
+                              # module in a loop inside the grid-stride one
+                              ("cupy14_sin", "y = sinf(x)", True)):
         k = gen.kernel(0, body, idx32).replace("sg_stage0", name)
         out += k.replace("CArray<", "cupy14::CArray<").replace("CIndexer<", "cupy14::CIndexer<")
     out += r"""
