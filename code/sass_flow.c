@@ -528,6 +528,16 @@ bool sg_val_exact32(const val_t *v, bool is_signed)
     return a >= SG_SASS_TID_X && a <= SG_SASS_NCTAID_Z;
 }
 
+/* Is v a 32-bit value that may have wrapped (not a pointer's word, not
+ * exact)? Carried into a high word it is zero-extended: flag it. */
+static bool narrow32(const val_t *v)
+{
+    if (v->kind != V_VAL || sg_val_exact32(v, false))
+        return false;
+    uint16_t at = v->p.n == 1 && v->p.t[0].c == 1 ? sg_poly_term_atom(&v->p.t[0]) : 0;
+    return !(at & A_PARAM) && !(at >= A_SYM && at <= A_SYM_MAX);
+}
+
 static val_t ext32(val_t v)
 {
     int64_t c;
@@ -1765,7 +1775,15 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         val_t vc = rd32(x, st, &o[a + 2], g);
         val_t prod = arith_mul(&va, &vb);
-        wr32(x, st, &o[0], arith_add(&prod, &vc), g);
+        val_t r = arith_add(&prod, &vc);
+        /* the low word of a 64-bit value times a constant (IMAD.SHL) is the
+         * low word of the 64-bit product */
+        int64_t kc;
+        if (r.kind == V_VAL && !carry_out && o[a].kind == SG_SASS_OP_REG &&
+            !sg_op_zero_reg(&o[a]) && !o[a].neg && rdslot(x, st, &o[a], 0, g).kind == V_LO &&
+            vb.kind == V_VAL && sg_poly_is_const(&vb.p, &kc) && sg_op_zero_reg(&o[a + 2]))
+            r.kind = V_LO;
+        wr32(x, st, &o[0], r, g);
         return;
     }
 
@@ -1822,15 +1840,19 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         /* operands that may be nonzero, negated ones, and a high word added to zeros */
         uint8_t nonzero = 0, neg = 0;
         int hi_op = -1;
+        uint16_t narrow = 0;
         for (uint8_t i = a; i < e; i++) {
+            bool is_lo = false;
             if (o[i].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[i])) {
                 val_t raw = rdslot(x, st, &o[i], 0, g);
                 if (raw.kind == V_LO)
-                    lo = true;
+                    lo = is_lo = true;
                 if (raw.kind == V_HI && !o[i].neg && !o[i].inv)
                     hi_op = i;
             }
             val_t v = rd32(x, st, &o[i], g);
+            if (!is_lo && narrow32(&v))
+                narrow = F_W32;
             int64_t c;
             if (!(v.kind != V_TOP && sg_poly_is_const(&v.p, &c) && c == 0))
                 nonzero++;
@@ -1849,7 +1871,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             /* one unnegated 32-bit operand never carries */
             pred_t p = {.kind = nonzero <= 1 && !neg ? P_ZERO : s.kind == V_TOP ? P_TOP : P_CARRY,
                         .p = s.p};
-            p.flags = s.flags & F_W32;
+            p.flags = (s.flags & F_W32) | narrow;
             pred_write(x, st, pred_index(&o[i]), &p, g);
         }
         return;
@@ -1882,6 +1904,9 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         if (o[a + 1].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[a + 1]) &&
             rdslot(x, st, &o[a + 1], 0, g).kind == V_LO)
             lo = true;
+        bool a_lo = o[a].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[a]) &&
+                    rdslot(x, st, &o[a], 0, g).kind == V_LO;
+        uint16_t narrow = (!a_lo && narrow32(&va)) || (!lo && narrow32(&vb)) ? F_W32 : 0;
         val_t sh = arith_shl(&va, o[a + 2].imm);
         val_t s = arith_add(&sh, &vb);
         if (lo && s.kind == V_VAL)
@@ -1889,7 +1914,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         wr32(x, st, &o[0], s, g);
         for (uint8_t i = 1; i < a; i++) {
             pred_t p = {.kind = s.kind == V_TOP ? P_TOP : P_CARRY, .p = s.p};
-            p.flags = s.flags & F_W32;
+            p.flags = (s.flags & F_W32) | narrow;
             pred_write(x, st, pred_index(&o[i]), &p, g);
         }
         return;

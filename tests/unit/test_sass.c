@@ -439,6 +439,59 @@ static void test_parse_odd(void **state)
     sg_sass_listing_free(&l);
 }
 
+/* A 32-bit value carried into a pointer's high word is zero-extended: the
+ * index is flagged index_32bit unless every 32-bit part is exact or the
+ * low word of a 64-bit value (PyTorch's TrivialOffsetCalculator<1, uint32_t>). */
+static void test_carry_extension(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {
+        /* (tid + 512*ctaid) * P[0x10] in 32 bits, carried into P[0x8] */
+        "/*0030*/ IMAD R0, R3, 0x200, R0 ;\n"
+        "/*0040*/ IMAD R0, R0, c[0x0][0x220], RZ ;\n"
+        "/*0050*/ IADD3 R4, P0, R0, R4, RZ ;\n"
+        "/*0060*/ IMAD.X R5, RZ, RZ, R5, P0 ;\n",
+        /* 4*(tid + 512*ctaid) in 32 bits, by LEA */
+        "/*0030*/ IMAD R0, R3, 0x200, R0 ;\n"
+        "/*0040*/ NOP ;\n"
+        "/*0050*/ LEA R4, P0, R0, R4, 0x2 ;\n"
+        "/*0060*/ LEA.HI.X R5, R0, R5, RZ, 0x2, P0 ;\n",
+        /* exact: 512*ctaid + tid in 64 bits, shifted as a pair */
+        "/*0030*/ IMAD.MOV.U32 R1, RZ, RZ, RZ ;\n"
+        "/*0040*/ IMAD.WIDE.U32 R6, R3, 0x200, R0 ;\n"
+        "/*0050*/ IMAD.SHL.U32 R8, R6, 0x4, RZ ;\n"
+        "/*0060*/ SHF.L.U64.HI R9, R6, 0x2, R7 ;\n"
+        "/*0070*/ IADD3 R4, P0, R8, R4, RZ ;\n"
+        "/*0080*/ IADD3.X R5, R9, R5, RZ, P0, !PT ;\n",
+    };
+    const bool flagged[] = {true, true, false};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "/*0000*/ S2R R0, SR_TID.X ;\n"
+                 "/*0010*/ S2R R3, SR_CTAID.X ;\n"
+                 "/*0020*/ LDC.64 R4, c[0x0][0x218] ;\n"
+                 "%s"
+                 "/*0100*/ STG.E desc[UR4][R4.64], R0 ;\n"
+                 "/*0110*/ EXIT ;\n",
+                 shapes[i]);
+        sg_sass_listing_t l;
+        char err[128];
+        assert_int_equal(sg_sass_parse(text, strlen(text), &l, err, sizeof err), 0);
+        sg_sass_target_t tg = {.arch = 90};
+        sg_sass_kernel_t k;
+        assert_int_equal(sg_sass_analyze(&l, 0, l.n_insns, 0, "carry", &tg, &k), 0);
+        assert_int_equal(k.n_accesses, 1);
+        const sg_sass_access_t *a = &k.accesses[0];
+        if (!a->index_known || a->base != 8 || a->index_32bit != flagged[i])
+            fail_msg("shape %zu: known %d base %d 32-bit %d (%s)", i, a->index_known, a->base,
+                     a->index_32bit, a->reason);
+        assert_true(a->scaled == (i == 0));
+        sg_sass_kernel_free(&k);
+        sg_sass_listing_free(&l);
+    }
+}
+
 /* ---- cubins and the disassembler, without nvdisasm -------------------------------------- */
 
 static char tmpdir[256];
@@ -1034,6 +1087,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cupy_mutations),
         cmocka_unit_test(test_expected_text),
         cmocka_unit_test(test_parse_odd),
+        cmocka_unit_test(test_carry_extension),
         cmocka_unit_test(test_pick_cubin),
         cmocka_unit_test_setup_teardown(test_bad_cubins_and_tools, setup_tmp, teardown_tmp),
     };
