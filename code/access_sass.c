@@ -15,6 +15,7 @@
 /* sass.h's atom numbering -> access.h's special registers. */
 static bool sreg_of(uint8_t a, sg_access_atom_t *out)
 {
+    if (a == SG_SASS_GRID_K || a == SG_SASS_LOOP_K) return false; /* see atom_expr */
     uint32_t r;
     if (a >= SG_SASS_TID_X && a <= SG_SASS_TID_Z)
         r = SG_ACCESS_TID_X + (a - SG_SASS_TID_X);
@@ -30,29 +31,56 @@ static bool sreg_of(uint8_t a, sg_access_atom_t *out)
     return true;
 }
 
+/* The loop counts the sites use, each bounded by each site's own
+ * conditions: K0 a grid-stride loop's pass, K1 another loop's. */
+#define GRID_LOOP SG_ACCESS_ATOM(SG_ACCESS_ATOM_LOOP, 0)
+#define OTHER_LOOP SG_ACCESS_ATOM(SG_ACCESS_ATOM_LOOP, 1)
+
+/* One sass.h atom as an expression: a special register, or for
+ * SG_SASS_GRID_K the product ntid.x*nctaid.x*K. */
+static bool atom_expr(uint8_t a, sg_access_expr_t *out)
+{
+    sg_access_atom_t r;
+    if (a == SG_SASS_LOOP_K) {
+        ax_atom(out, OTHER_LOOP, 1);
+        return true;
+    }
+    if (a == SG_SASS_GRID_K) {
+        sg_access_expr_t n, g, k;
+        ax_atom(&n, SG_ACCESS_ATOM(SG_ACCESS_ATOM_SREG, SG_ACCESS_NTID_X), 1);
+        ax_atom(&g, SG_ACCESS_ATOM(SG_ACCESS_ATOM_SREG, SG_ACCESS_NCTAID_X), 1);
+        ax_atom(&k, GRID_LOOP, 1);
+        return ax_mul(&n, &g, out) && ax_mul(out, &k, out);
+    }
+    if (!sreg_of(a, &r)) return false;
+    ax_atom(out, r, 1);
+    return true;
+}
+
 static bool affine_expr(const sg_sass_affine_t *f, sg_access_expr_t *out)
 {
     ax_zero(out);
     if (f->n > SG_SASS_MAX_TERMS) return false;
     for (uint32_t i = 0; i < f->n; i++) {
-        sg_access_expr_t t;
-        sg_access_atom_t a, b;
+        sg_access_expr_t t, x, y;
         uint8_t ta = f->t[i].a, tb = f->t[i].b;
-        if (ta == SG_SASS_ATOM_NONE && tb == SG_SASS_ATOM_NONE) {
-            ax_const(&t, f->t[i].coef);
-        } else if (tb == SG_SASS_ATOM_NONE || ta == SG_SASS_ATOM_NONE) {
-            if (!sreg_of(ta == SG_SASS_ATOM_NONE ? tb : ta, &a)) return false;
-            ax_atom(&t, a, f->t[i].coef);
-        } else {
-            sg_access_expr_t x, y;
-            if (!sreg_of(ta, &a) || !sreg_of(tb, &b)) return false;
-            ax_atom(&x, a, f->t[i].coef);
-            ax_atom(&y, b, 1);
-            if (!ax_mul(&x, &y, &t)) return false;
-        }
+        ax_const(&t, f->t[i].coef);
+        if (ta != SG_SASS_ATOM_NONE && (!atom_expr(ta, &x) || !ax_mul(&t, &x, &t))) return false;
+        if (tb != SG_SASS_ATOM_NONE && (!atom_expr(tb, &y) || !ax_mul(&t, &y, &t))) return false;
         if (!ax_add(out, &t, 1, out)) return false;
     }
     return true;
+}
+
+/* The loops f uses: bit 0 the grid-stride loop's K0, bit 1 K1. */
+static unsigned uses_loop(const sg_sass_affine_t *f)
+{
+    unsigned m = 0;
+    for (uint32_t i = 0; i < f->n && i < SG_SASS_MAX_TERMS; i++) {
+        m |= f->t[i].a == SG_SASS_GRID_K || f->t[i].b == SG_SASS_GRID_K ? 1u : 0u;
+        m |= f->t[i].a == SG_SASS_LOOP_K || f->t[i].b == SG_SASS_LOOP_K ? 2u : 0u;
+    }
+    return m;
 }
 
 /* The parameter holding byte offset `off` of the argument buffer. */
@@ -101,6 +129,22 @@ static bool sass_fact(const sg_sass_cond_t *c, sg_access_cond_t *fact, sg_access
     chk[0].n_checks = 0;
     chk[0].first_check = 0;
     *n_chk = narrow || c->uns ? 1 : 0;
+    unsigned loops = uses_loop(&c->lhs);
+    if (*n_chk && (loops == 1 || loops == 2)) {
+        /* a loop's condition, compared in 32 bits at every pass: the left
+         * side fits at the first pass (K = 0), and a pass where it held
+         * gives one where it fits again (the step check, verified one pass
+         * ahead under the condition itself): by induction the comparison
+         * never wrapped */
+        sg_access_expr_t zero;
+        ax_const(&zero, 0);
+        chk[1] = chk[0];
+        chk[1].from_iter = (uint16_t)loops; /* loop L + 1: K0 1, K1 2 */
+        if (!ax_subst(&l, loops == 1 ? GRID_LOOP : OTHER_LOOP, &zero, &chk[0].e)) return false;
+        *n_chk = 2;
+    } else if (*n_chk && loops) {
+        return false; /* two loops in one 32-bit comparison: not checked */
+    }
     fact->n_checks = (uint16_t)*n_chk;
     return true;
 }
@@ -110,7 +154,7 @@ static uint8_t reason_of(const sg_sass_access_t *a)
 {
     const char *r = a->reason;
     bool loaded = strstr(r, "loaded from memory") != NULL;
-    if (a->base < 0) return loaded ? SG_ACCESS_R_LOADED_ADDRESS : SG_ACCESS_R_NO_BASE;
+    if (a->base < 0 && !a->symbol[0]) return loaded ? SG_ACCESS_R_LOADED_ADDRESS : SG_ACCESS_R_NO_BASE;
     if (loaded) return SG_ACCESS_R_DATA_DEPENDENT;
     if (strstr(r, "loop") || strstr(r, "across paths")) return SG_ACCESS_R_LOOP;
     if (strstr(r, "not reached")) return SG_ACCESS_R_CONTROL_FLOW;
@@ -119,7 +163,8 @@ static uint8_t reason_of(const sg_sass_access_t *a)
     return SG_ACCESS_R_NONAFFINE;
 }
 
-static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t index)
+static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t index,
+                      unsigned *uses)
 {
     sg_access_site_t s;
     memset(&s, 0, sizeof s);
@@ -136,10 +181,22 @@ static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t
         s.base_kind = SG_ACCESS_BASE_PARAM;
         s.base_param = (uint32_t)a->base;
         locate_param(k, s.base_param, &s);
+    } else if (a->symbol[0]) {
+        s.base_kind = SG_ACCESS_BASE_SYMBOL;
+        snprintf(s.base_symbol, sizeof s.base_symbol, "%s", a->symbol);
     }
-    sg_access_cond_t facts[SG_SASS_MAX_CONDS], fchk[SG_SASS_MAX_CONDS], chk[2];
+    sg_access_cond_t facts[SG_SASS_MAX_CONDS], fchk[2 * SG_SASS_MAX_CONDS], chk[2];
     uint32_t nf = 0, nfc = 0, nk = 0;
-    bool ok = a->base >= 0 && a->index_known && !a->reason[0] && affine_expr(&a->index, &s.offset);
+    bool ok = (a->base >= 0 || a->symbol[0]) && a->index_known && !a->reason[0] &&
+              affine_expr(&a->index, &s.offset);
+    if (ok && a->scaled) {
+        /* the index times a stride word (signed) */
+        sg_access_expr_t w;
+        ok = a->scale_width == 4 || a->scale_width == 8;
+        ax_atom(&w, sg_access_param_atom(a->scale_param, a->scale_width ? a->scale_width : 4, true), 1);
+        ok = ok && ax_mul(&s.offset, &w, &s.offset);
+    }
+    *uses |= ok ? uses_loop(&a->index) : 0;
     bool facts_ok = true;
     for (uint32_t i = 0; i < a->n_conds && i < SG_SASS_MAX_CONDS; i++) {
         uint32_t nc;
@@ -149,6 +206,7 @@ static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t
         }
         nf++;
         nfc += nc;
+        *uses |= uses_loop(&a->conds[i].lhs);
     }
     if (!facts_ok) {
         ok = false;
@@ -170,7 +228,7 @@ static int add_access(sg_access_kernel_t *k, const sg_sass_access_t *a, uint32_t
         snprintf(s.detail, sizeof s.detail, "%.40s at 0x%x", a->op, a->pc);
         return sg_access_kernel_add_site(k, &s, facts, nf, fchk, chk, nk);
     }
-    s.reason = a->reason[0] || a->base < 0 ? reason_of(a) : SG_ACCESS_R_TOO_COMPLEX;
+    s.reason = a->reason[0] || (a->base < 0 && !a->symbol[0]) ? reason_of(a) : SG_ACCESS_R_TOO_COMPLEX;
     snprintf(s.detail, sizeof s.detail, "0x%x %.30s: %.56s", a->pc, a->op,
              a->reason[0] ? a->reason : "conditions beyond the analysis");
     ax_zero(&s.offset);
@@ -205,11 +263,26 @@ int sg_access_from_sass(const sg_sass_kernel_t *sk, uint32_t n_params, const uin
         snprintf(out->detail, sizeof out->detail, "SASS: %.150s", sk->reason);
         return SG_OK;
     }
+    unsigned loops = 0;
     for (uint32_t i = 0; i < sk->n_accesses; i++) {
-        int rc = add_access(out, &sk->accesses[i], i);
+        int rc = add_access(out, &sk->accesses[i], i, &loops);
         if (rc) {
             sg_access_kernel_free(out);
             return rc;
+        }
+    }
+    if (loops) {
+        /* the loop counts K0 (grid-stride loops) and K1 (others): bounded by
+         * each site's conditions */
+        out->n_loops = loops & 2 ? 2 : 1;
+        out->loops = calloc(out->n_loops, sizeof *out->loops);
+        if (!out->loops) {
+            sg_access_kernel_free(out);
+            return SG_ENOMEM;
+        }
+        for (uint32_t l = 0; l < out->n_loops; l++) {
+            out->loops[l].parent = SG_NONE;
+            out->loops[l].trip_cond = SG_NONE;
         }
     }
     /* a store through an unattributed address is an unknown site already;
@@ -243,7 +316,8 @@ int sg_access_from_sass(const sg_sass_kernel_t *sk, uint32_t n_params, const uin
     for (uint32_t i = 0; i < sk->n_accesses && complete; i++) {
         const sg_sass_access_t *a = &sk->accesses[i];
         bool loaded = strstr(a->reason, "loaded from memory") != NULL;
-        complete = a->base >= 0 || loaded || a->n_candidates > 0;
+        /* (a module symbol's address is the module's own: nothing to relocate) */
+        complete = a->base >= 0 || loaded || a->n_candidates > 0 || a->symbol[0];
     }
     out->addresses_complete = complete;
     return SG_OK;

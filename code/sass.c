@@ -39,7 +39,7 @@ const char *sg_sass_atom_name(sg_sass_atom_t a)
 {
     static const char *n[] = {"1",        "tid.x",    "tid.y",    "tid.z",     "ctaid.x",
                               "ctaid.y",  "ctaid.z",  "ntid.x",   "ntid.y",    "ntid.z",
-                              "nctaid.x", "nctaid.y", "nctaid.z"};
+                              "nctaid.x", "nctaid.y", "nctaid.z", "k*ntid.x*nctaid.x", "j"};
     return (unsigned)a < SG_SASS_ATOM_COUNT ? n[a] : "?";
 }
 
@@ -571,15 +571,34 @@ static void read_param_cbank(const uint8_t *cubin, size_t n, const char *name, u
 
 /* Offsets of the function symbols defined in section `shndx` (the kernel's
  * own helpers). */
-static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uint32_t **out,
-                             uint32_t *count)
+static bool push_u32(uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t v)
 {
-    *out = NULL;
-    *count = 0;
-    sg_elf_section_t st;
+    if (*n == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 8;
+        uint32_t *np = realloc(*a, nc * sizeof *np);
+        if (!np)
+            return false;
+        *a = np;
+        *cap = nc;
+    }
+    (*a)[(*n)++] = v;
+    return true;
+}
+
+/* The FUNC symbols of section shndx (the kernel and its internal callees):
+ * their offsets, and apart those named as CUDA's internal unsigned 64-bit
+ * division. */
+static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uint32_t **out,
+                             uint32_t *count, uint32_t **div, uint32_t *ndiv)
+{
+    *out = *div = NULL;
+    *count = *ndiv = 0;
+    sg_elf_section_t st, str;
     if (sg_elf_find_section(cubin, n, ".symtab", &st) != 0 || st.type == 8)
         return 0;
-    uint32_t cap = 0;
+    bool names = sg_elf_find_section(cubin, n, ".strtab", &str) == 0 && str.type != 8;
+    static const char div_u64[] = "__cuda_sm20_div_u64";
+    uint32_t cap = 0, capd = 0;
     for (uint64_t o = 0; o + 24 <= st.size; o += 24) {
         const uint8_t *sym = cubin + st.offset + o;
         uint8_t info = sym[4];
@@ -587,38 +606,58 @@ static int section_functions(const uint8_t *cubin, size_t n, uint32_t shndx, uin
         uint64_t val = sg_rd64(sym + 8);
         if ((info & 0xf) != 2 || sh != shndx || val > UINT32_MAX)
             continue;
-        if (*count == cap) {
-            uint32_t nc = cap ? cap * 2 : 8;
-            uint32_t *np = realloc(*out, nc * sizeof *np);
-            if (!np) {
-                free(*out);
-                *out = NULL;
-                *count = 0;
-                return SG_ENOMEM;
-            }
-            *out = np;
-            cap = nc;
+        uint32_t nm = sg_rd32(sym);
+        bool is_div = false;
+        if (names && nm < str.size) {
+            const char *s = (const char *)cubin + str.offset + nm;
+            size_t left = str.size - nm, len = strnlen(s, left);
+            is_div = len < left && len >= sizeof div_u64 - 1 &&
+                     !strcmp(s + len - (sizeof div_u64 - 1), div_u64);
         }
-        (*out)[(*count)++] = (uint32_t)val;
+        if (!push_u32(out, count, &cap, (uint32_t)val) ||
+            (is_div && !push_u32(div, ndiv, &capd, (uint32_t)val))) {
+            free(*out);
+            free(*div);
+            *out = *div = NULL;
+            *count = *ndiv = 0;
+            return SG_ENOMEM;
+        }
     }
     return 0;
 }
 
-/* Offsets in constant bank 4 that relocate to __assertfail or vprintf. */
-static int benign_bank4(const uint8_t *cubin, size_t n, uint32_t **out, uint32_t *count)
+/* What constant bank 4's relocations say: the offsets that relocate to
+ * __assertfail or vprintf (benign calls), and every 64-bit word that holds
+ * a module symbol's address, with its name (syms[i] at offs[i]). */
+typedef struct {
+    uint32_t *benign, n_benign;
+    uint32_t *offs, n_syms;
+    char **syms;
+} bank4_t;
+
+static void bank4_free(bank4_t *b)
 {
-    *out = NULL;
-    *count = 0;
+    for (uint32_t i = 0; i < b->n_syms; i++)
+        free(b->syms[i]);
+    free(b->syms);
+    free(b->offs);
+    free(b->benign);
+    memset(b, 0, sizeof *b);
+}
+
+static int bank4_relocations(const uint8_t *cubin, size_t n, bank4_t *out)
+{
+    memset(out, 0, sizeof *out);
     sg_elf_section_t rel, sym, str;
     if (sg_elf_find_section(cubin, n, ".rela.nv.constant4", &rel) != 0 ||
         sg_elf_find_section(cubin, n, ".symtab", &sym) != 0 ||
         sg_elf_find_section(cubin, n, ".strtab", &str) != 0 || rel.type == 8 || sym.type == 8 ||
         str.type == 8)
         return 0;
-    uint32_t cap = 0;
+    uint32_t cap = 0, caps = 0;
     for (uint64_t o = 0; o + 24 <= rel.size; o += 24) {
         const uint8_t *r = cubin + rel.offset + o;
-        uint64_t where = sg_rd64(r), info = sg_rd64(r + 8);
+        uint64_t where = sg_rd64(r), info = sg_rd64(r + 8), addend = sg_rd64(r + 16);
         uint64_t si = info >> 32;
         if (si * 24 + 24 > sym.size || where > UINT32_MAX)
             continue;
@@ -626,26 +665,31 @@ static int benign_bank4(const uint8_t *cubin, size_t n, uint32_t **out, uint32_t
         if (name >= str.size)
             continue;
         const char *nm = (const char *)cubin + str.offset + name;
-        size_t left = str.size - name;
-        bool benign = (left > 12 && !strncmp(nm, "__assertfail", 13)) ||
-                      (left > 7 && !strncmp(nm, "vprintf", 8));
-        if (!benign)
+        size_t left = str.size - name, len = strnlen(nm, left);
+        if (len == left)
+            continue; /* not terminated */
+        bool benign = !strcmp(nm, "__assertfail") || !strcmp(nm, "vprintf");
+        if (benign && !push_u32(&out->benign, &out->n_benign, &cap, (uint32_t)where))
+            goto oom;
+        /* R_CUDA_64: the word holds the symbol's address (plus the addend) */
+        if (benign || (uint32_t)info != 2 || addend || !len)
             continue;
-        if (*count == cap) {
-            uint32_t nc = cap ? cap * 2 : 4;
-            uint32_t *np = realloc(*out, nc * sizeof *np);
-            if (!np) {
-                free(*out);
-                *out = NULL;
-                *count = 0;
-                return SG_ENOMEM;
-            }
-            *out = np;
-            cap = nc;
+        uint32_t ns = out->n_syms;
+        if (!push_u32(&out->offs, &out->n_syms, &caps, (uint32_t)where))
+            goto oom;
+        char **nn = realloc(out->syms, caps * sizeof *nn);
+        if (!nn || !(nn[ns] = strdup(nm))) {
+            if (nn)
+                out->syms = nn;
+            out->n_syms = ns;
+            goto oom;
         }
-        (*out)[(*count)++] = (uint32_t)where;
+        out->syms = nn;
     }
     return 0;
+oom:
+    bank4_free(out);
+    return SG_ENOMEM;
 }
 
 static void set_unknown(sg_sass_kernel_t *k, const char *name, sg_sass_status_t s, const char *why)
@@ -662,6 +706,8 @@ typedef struct {
     uint32_t max_ntid[3];
     uint32_t *calls;
     uint32_t ncalls;
+    uint32_t *divs;      /* the calls to the 64-bit division */
+    uint32_t ndivs;
     uint32_t cubin;      /* index into the group's distinct cubins */
     bool ok;
 } kslice_t;
@@ -671,7 +717,7 @@ typedef struct {
 typedef struct {
     const uint8_t *bytes;
     size_t n;
-    uint32_t *benign, n_benign;
+    bank4_t b4;
 } gcubin_t;
 
 /* Requests idx[0..n) (all of one arch) in one batch: their .text sections
@@ -714,7 +760,7 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
         if (c == n_cb) {
             cb[c].bytes = q->cubin;
             cb[c].n = q->n;
-            if ((rc = benign_bank4(q->cubin, q->n, &cb[c].benign, &cb[c].n_benign)))
+            if ((rc = bank4_relocations(q->cubin, q->n, &cb[c].b4)))
                 goto out;
             n_cb++;
         }
@@ -724,7 +770,8 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
         total += s.size;
         ks[i].pbase = sg_sass_default_param_base(arch);
         read_param_cbank(q->cubin, q->n, q->name, &ks[i].pbase, &ks[i].psize, ks[i].max_ntid);
-        if ((rc = section_functions(q->cubin, q->n, s.index, &ks[i].calls, &ks[i].ncalls)))
+        if ((rc = section_functions(q->cubin, q->n, s.index, &ks[i].calls, &ks[i].ncalls,
+                                    &ks[i].divs, &ks[i].ndivs)))
             goto out;
         ks[i].ok = true;
     }
@@ -862,7 +909,11 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
             const gcubin_t *g = &cb[ks[i].cubin];
             sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
                                   .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls,
-                                  .benign_c4 = g->benign, .n_benign_c4 = g->n_benign,
+                                  .div_u64_targets = ks[i].divs, .n_div_u64_targets = ks[i].ndivs,
+                                  .benign_c4 = g->b4.benign, .n_benign_c4 = g->b4.n_benign,
+                                  .c4_symbol_offsets = g->b4.offs,
+                                  .c4_symbol_names = (const char *const *)g->b4.syms,
+                                  .n_c4_symbols = g->b4.n_syms,
                                   .max_ntid = {ks[i].max_ntid[0], ks[i].max_ntid[1], ks[i].max_ntid[2]}};
             rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, R(i)->name, &t, O(i));
             if (rc == SG_EINVAL)
@@ -883,10 +934,12 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
 out:
 #undef R
 #undef O
-    for (uint32_t i = 0; i < n_idx; i++)
+    for (uint32_t i = 0; i < n_idx; i++) {
         free(ks[i].calls);
+        free(ks[i].divs);
+    }
     for (uint32_t c = 0; c < n_cb; c++)
-        free(cb[c].benign);
+        bank4_free(&cb[c].b4);
     free(ks);
     free(cb);
     free(code);
@@ -1173,6 +1226,9 @@ static void launch_box(box_t *b, const uint32_t grid[3], const uint32_t block[3]
         b->lo[SG_SASS_NTID_X + d] = b->hi[SG_SASS_NTID_X + d] = block[d];
         b->lo[SG_SASS_NCTAID_X + d] = b->hi[SG_SASS_NCTAID_X + d] = grid[d];
     }
+    /* a grid-stride loop's progress: bounded only by the conditions */
+    b->lo[SG_SASS_GRID_K] = b->lo[SG_SASS_LOOP_K] = 0;
+    b->hi[SG_SASS_GRID_K] = b->hi[SG_SASS_LOOP_K] = INT64_MAX / 4;
 }
 
 /* An affine folded over a box: atoms with one value become constants, the
@@ -1406,6 +1462,18 @@ int sg_sass_access_extent(const sg_sass_access_t *a, const uint8_t *params, size
         exact &= contiguous(&G, &bx);
     /* dense: the index steps through G's contiguous values by s <= width */
     dense = exact && (s == 0 || (contiguous(&G, &bx) && s <= a->width));
+    if (a->scaled) {
+        /* the index times a stride word */
+        if ((uint64_t)a->scale_param + a->scale_width > params_len ||
+            (a->scale_width != 4 && a->scale_width != 8))
+            return SG_ENOENT;
+        __int128 k = a->scale_width == 8 ? (__int128)(int64_t)sg_rd64(params + a->scale_param)
+                                         : (__int128)(int32_t)sg_rd32(params + a->scale_param);
+        __int128 u = imin * k, v = imax * k;
+        imin = u < v ? u : v;
+        imax = u < v ? v : u;
+        exact = dense = false;
+    }
     uint64_t ptr = sg_rd64(params + a->base);
     if (imin < -(__int128)INT64_MAX || imax > (__int128)INT64_MAX)
         return SG_ENOENT;
@@ -1457,13 +1525,21 @@ void sg_sass_access_format(const sg_sass_access_t *a, char *buf, size_t len)
     size_t o = (size_t)snprintf(buf, len, "0x%04x %s %s %uB", a->pc, a->op,
                                 a->kind <= 4 ? kinds[a->kind] : "?", a->width);
     char idx[256];
-    if (a->base >= 0) {
-        o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " P[0x%x]",
-                              (unsigned)a->base);
+    if (a->base >= 0 || a->symbol[0]) {
+        if (a->base >= 0)
+            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " P[0x%x]",
+                                  (unsigned)a->base);
+        else
+            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " &%s",
+                                  a->symbol);
         if (a->index_known) {
             fmt_affine(&a->index, idx, sizeof idx);
-            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " + (%s)%s",
-                                  idx, a->index_32bit ? " [32-bit index]" : "");
+            char scale[32] = "";
+            if (a->scaled)
+                snprintf(scale, sizeof scale, "P[0x%x]%s*", (unsigned)a->scale_param,
+                         a->scale_width == 8 ? ".64" : "");
+            o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " + %s(%s)%s",
+                                  scale, idx, a->index_32bit ? " [32-bit index]" : "");
             static const char *ops[] = {"<", "<=", ">", ">=", "==", "!="};
             for (uint32_t i = 0; i < a->n_conds && i < SG_SASS_MAX_CONDS; i++) {
                 const sg_sass_cond_t *c = &a->conds[i];
@@ -1486,5 +1562,5 @@ void sg_sass_access_format(const sg_sass_access_t *a, char *buf, size_t len)
     }
     if (a->reason[0])
         snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " %s%s",
-                 a->base >= 0 ? "; " : "unknown: ", a->reason);
+                 a->base >= 0 || a->symbol[0] ? "; " : "unknown: ", a->reason);
 }

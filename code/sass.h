@@ -51,10 +51,17 @@ typedef enum {
     SG_SASS_CTAID_X, SG_SASS_CTAID_Y, SG_SASS_CTAID_Z,
     SG_SASS_NTID_X, SG_SASS_NTID_Y, SG_SASS_NTID_Z,
     SG_SASS_NCTAID_X, SG_SASS_NCTAID_Y, SG_SASS_NCTAID_Z,
+    /* k*ntid.x*nctaid.x: the progress of a grid-stride loop, k >= 0 the
+     * pass (`for (i = gid; i < n; i += ntid.x*nctaid.x)`: i = gid + this). Only
+     * in accesses inside such a loop; its conditions bound k. */
+    SG_SASS_GRID_K,
+    /* j: the pass of a loop that does not step by the grid (0 at its
+     * first), bounded by the access's conditions (sinf's table loop) */
+    SG_SASS_LOOP_K,
     SG_SASS_ATOM_COUNT
 } sg_sass_atom_t;
 
-/* "tid.x", "ctaid.x", ... ("1" for NONE). */
+/* "tid.x", "ctaid.x", ..., "k*ntid.x*nctaid.x", "j" ("1" for NONE). */
 const char *sg_sass_atom_name(sg_sass_atom_t a);
 
 #define SG_SASS_MAX_TERMS 6
@@ -99,10 +106,18 @@ typedef struct {
      * address (several after a select between pointers). */
     uint32_t n_candidates;
     uint16_t candidates[SG_SASS_MAX_CANDIDATES];
-    /* address = P[base] + index (bytes), index affine in the atoms. */
+    /* base -1 and this: the address starts from the module symbol of that
+     * name (from a constant-bank-4 word its relocation names) */
+    char symbol[48];
+    /* address = P[base] (or the symbol) + index (bytes), index affine in the atoms. */
     bool index_known;
     bool index_32bit; /* the index was computed in 32 bits and extended */
     sg_sass_affine_t index;
+    /* The index is multiplied by the parameter word at scale_param, a signed
+     * scale_width-byte integer (a stride, CuPy's CArray.strides_[0]). */
+    bool scaled;
+    uint16_t scale_param;
+    uint8_t scale_width;
     /* The linear-index pattern: index = offset + stride * (ctaid.x*ntid.x +
      * tid.x) exactly (stride 0 when the index is not of that form). */
     int64_t stride, offset;
@@ -210,11 +225,21 @@ typedef struct {
     uint32_t first, count; /* instructions [first, first+count) */
 } sg_sass_func_t;
 
+/* A function label inside a section of an ELF-mode listing (a callee:
+ * `$__internal_0_$__cuda_sm20_div_u64:`). */
+typedef struct {
+    char *name;
+    uint32_t func;       /* the section (index into funcs) */
+    uint32_t pc;         /* of its first instruction */
+} sg_sass_sym_t;
+
 typedef struct {
     uint32_t n_insns;
     sg_sass_insn_t *insns;
     uint32_t n_funcs;    /* 0 for a raw listing (nvdisasm -b) */
     sg_sass_func_t *funcs;
+    uint32_t n_syms;     /* 0 for a raw listing */
+    sg_sass_sym_t *syms;
 } sg_sass_listing_t;
 
 /* Parse nvdisasm output: raw mode (-b SMxx, absolute pcs, hex branch
@@ -240,6 +265,13 @@ typedef struct {
      * call leaves the kernel and makes it uncertain. */
     const uint32_t *call_targets;
     uint32_t n_call_targets;
+    /* Those of call_targets named as CUDA's internal unsigned 64-bit
+     * division (`$__internal_N_$__cuda_sm20_div_u64`): a call to one of
+     * them, paired with the inline 32-bit division it is chosen against,
+     * gives a quotient (CuPy's grid-stride loop trip counts). NULL with
+     * call_targets NULL: the listing's function labels say. */
+    const uint32_t *div_u64_targets;
+    uint32_t n_div_u64_targets;
     /* Offsets in constant bank 4 that the cubin's relocations fill with the
      * address of a system function that writes no memory the program sees
      * (__assertfail, vprintf): an indirect call through such a word (how
@@ -247,6 +279,13 @@ typedef struct {
      * not make the kernel uncertain. */
     const uint32_t *benign_c4;
     uint32_t n_benign_c4;
+    /* 64-bit words of constant bank 4 that the cubin's relocations fill
+     * with the address of a symbol of the module (a __device__ or
+     * __constant__ variable; sinf's table __cudart_i2opi_f), and the
+     * symbol's name: an address read from there is that symbol's. */
+    const uint32_t *c4_symbol_offsets;
+    const char *const *c4_symbol_names;
+    uint32_t n_c4_symbols;
     /* __launch_bounds__ / __maxnreg__ thread limits (EIATTR_MAX_THREADS or
      * EIATTR_REQNTID), 0 when unknown: they bound tid, which lets the
      * analysis read `ctaid*128 | tid` as an add, as ptxas does. */

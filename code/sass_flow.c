@@ -29,184 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "code/sass.h"
+#include "code/sass_internal.h"
 #include "graph/graph.h"
 
-/* ---- polynomials ----------------------------------------------------------- */
-
-/* Internal atoms: 1..12 the sg_sass_atom_t special registers, parameter
- * words as P32/P64 with the byte offset / 4 in the low 14 bits. */
-#define A_P32 0x4000u
-#define A_P64 0x8000u
-#define A_PARAM (A_P32 | A_P64)
-#define A_OFF(a) (((uint32_t)(a) & 0x3fffu) << 2)
-#define PMAX 6
-#define NPROV 6
-
-typedef struct {
-    int64_t c;
-    uint16_t a, b; /* a <= b; degree 1: a = 0; constant: a = b = 0 */
-} term_t;
-
-typedef struct {
-    uint8_t n;
-    term_t t[PMAX];
-} poly_t;
-
-static uint32_t tkey(const term_t *t)
-{
-    return ((uint32_t)t->a << 16) | t->b;
-}
-
-static bool poly_eq(const poly_t *x, const poly_t *y)
-{
-    if (x->n != y->n)
-        return false;
-    for (uint8_t i = 0; i < x->n; i++)
-        if (x->t[i].c != y->t[i].c || x->t[i].a != y->t[i].a || x->t[i].b != y->t[i].b)
-            return false;
-    return true;
-}
-
-static void poly_const(poly_t *p, int64_t c)
-{
-    memset(p, 0, sizeof *p);
-    if (c) {
-        p->n = 1;
-        p->t[0].c = c;
-    }
-}
-
-static void poly_atom(poly_t *p, uint16_t a)
-{
-    memset(p, 0, sizeof *p);
-    p->n = 1;
-    p->t[0].c = 1;
-    p->t[0].b = a;
-}
-
-/* Add coef*term into p, keeping terms sorted; false when full. */
-static bool poly_add_term(poly_t *p, int64_t c, uint16_t a, uint16_t b)
-{
-    if (a > b) {
-        uint16_t t = a;
-        a = b;
-        b = t;
-    }
-    if (!c)
-        return true;
-    term_t nt = {c, a, b};
-    uint32_t k = tkey(&nt);
-    uint8_t i = 0;
-    while (i < p->n && tkey(&p->t[i]) < k)
-        i++;
-    if (i < p->n && tkey(&p->t[i]) == k) {
-        if (__builtin_add_overflow(p->t[i].c, c, &p->t[i].c))
-            return false;
-        if (p->t[i].c == 0) {
-            memmove(&p->t[i], &p->t[i + 1], (size_t)(p->n - i - 1) * sizeof(term_t));
-            p->n--;
-        }
-        return true;
-    }
-    if (p->n >= PMAX)
-        return false;
-    memmove(&p->t[i + 1], &p->t[i], (size_t)(p->n - i) * sizeof(term_t));
-    p->t[i] = nt;
-    p->n++;
-    return true;
-}
-
-static bool poly_add(poly_t *r, const poly_t *x, const poly_t *y, int64_t ys)
-{
-    poly_t o = *x;
-    for (uint8_t i = 0; i < y->n; i++) {
-        int64_t c;
-        if (__builtin_mul_overflow(y->t[i].c, ys, &c) || !poly_add_term(&o, c, y->t[i].a, y->t[i].b))
-            return false;
-    }
-    *r = o;
-    return true;
-}
-
-static bool poly_mul(poly_t *r, const poly_t *x, const poly_t *y)
-{
-    poly_t o = {0};
-    for (uint8_t i = 0; i < x->n; i++)
-        for (uint8_t j = 0; j < y->n; j++) {
-            const term_t *u = &x->t[i], *v = &y->t[j];
-            uint16_t at[4] = {u->a, u->b, v->a, v->b}, f[2] = {0, 0};
-            int nf = 0;
-            for (int k = 0; k < 4; k++)
-                if (at[k]) {
-                    if (nf == 2)
-                        return false; /* degree 3 */
-                    f[nf++] = at[k];
-                }
-            int64_t c;
-            if (__builtin_mul_overflow(u->c, v->c, &c))
-                return false;
-            if (!poly_add_term(&o, c, nf == 2 ? f[0] : 0, nf == 2 ? f[1] : f[0]))
-                return false;
-        }
-    *r = o;
-    return true;
-}
-
-static bool poly_is_const(const poly_t *p, int64_t *c)
-{
-    if (p->n == 0) {
-        *c = 0;
-        return true;
-    }
-    if (p->n == 1 && p->t[0].a == 0 && p->t[0].b == 0) {
-        *c = p->t[0].c;
-        return true;
-    }
-    return false;
-}
-
-static bool poly_has_params(const poly_t *p)
-{
-    for (uint8_t i = 0; i < p->n; i++)
-        if ((p->t[i].a | p->t[i].b) & A_PARAM)
-            return true;
-    return false;
-}
-
 /* ---- values ------------------------------------------------------------------ */
-
-enum { V_TOP = 0, V_VAL, V_LO, V_HI };
-enum {
-    F_MEM = 1u << 0,    /* loaded from memory */
-    F_UNK = 1u << 1,    /* an instruction the analysis does not model */
-    F_JOIN = 1u << 2,   /* differs across paths (loops) */
-    F_CALL = 1u << 3,   /* clobbered by a call */
-    F_CBANK = 1u << 4,  /* from a constant bank other than the parameters */
-    F_NONLIN = 1u << 5, /* beyond degree 2 or too many terms */
-    F_HIGH = 1u << 6,   /* the two words of a pair do not match */
-    F_W32 = 1u << 7,    /* a 32-bit value was extended to 64 bits */
-    F_MANY = 1u << 8,   /* more parameter words than provenance keeps */
-    F_UNREACHED = 1u << 9, /* code not reached from the entry */
-    F_DIV = 1u << 10,   /* shifted right / divided */
-    /* an unknown value that may itself be a pointer (loaded, from another
-     * constant bank, clobbered) flowed in additively: a single parameter
-     * candidate beside it is not proof of the base. Multiplying clears it. */
-    F_ADDPTR = 1u << 11,
-};
-
-typedef struct {
-    uint16_t atom; /* A_P32|off or A_P64|off */
-    uint8_t base;  /* flows in additively (a pointer candidate) */
-} prov_t;
-
-typedef struct {
-    uint8_t kind, nprov;
-    uint16_t flags;
-    uint32_t origin; /* 1 + pc of the unmodelled instruction behind F_UNK, 0 none */
-    prov_t prov[NPROV];
-    poly_t p;
-} val_t;
 
 /* Provenance keeps only the words that flow in additively (pointer
  * candidates): a word once multiplied or shifted never becomes one again,
@@ -229,7 +55,7 @@ static void prov_add(val_t *v, uint16_t atom, uint8_t base)
     v->nprov++;
 }
 
-static void prov_merge(val_t *d, const val_t *s, bool keep_base)
+void sg_val_merge_prov(val_t *d, const val_t *s, bool keep_base)
 {
     d->flags |= s->flags;
     if (!d->origin)
@@ -243,7 +69,7 @@ static void prov_unbase(val_t *v)
     v->nprov = 0;
 }
 
-static val_t top(uint16_t flags)
+val_t sg_val_top(uint16_t flags)
 {
     val_t v;
     memset(&v, 0, sizeof v);
@@ -251,7 +77,7 @@ static val_t top(uint16_t flags)
     return v;
 }
 
-static val_t mkval(uint8_t kind, const poly_t *p)
+val_t sg_val_make(uint8_t kind, const sg_poly_t *p)
 {
     val_t v;
     memset(&v, 0, sizeof v);
@@ -260,117 +86,39 @@ static val_t mkval(uint8_t kind, const poly_t *p)
     return v;
 }
 
-static val_t constval(int64_t c)
+val_t sg_val_const(int64_t c)
 {
-    poly_t p;
-    poly_const(&p, c);
-    return mkval(V_VAL, &p);
+    sg_poly_t p;
+    sg_poly_const(&p, c);
+    return sg_val_make(V_VAL, &p);
 }
 
-static bool val_eq(const val_t *x, const val_t *y)
+bool sg_val_eq(const val_t *x, const val_t *y)
 {
     if (x->kind != y->kind || x->flags != y->flags || x->nprov != y->nprov)
         return false;
     for (uint8_t i = 0; i < x->nprov; i++)
         if (x->prov[i].atom != y->prov[i].atom || x->prov[i].base != y->prov[i].base)
             return false;
-    return x->kind == V_TOP || poly_eq(&x->p, &y->p);
+    return x->kind == V_TOP || sg_poly_eq(&x->p, &y->p);
 }
 
-static val_t val_join(const val_t *x, const val_t *y)
+val_t sg_val_join(const val_t *x, const val_t *y)
 {
-    if (x->kind != V_TOP && x->kind == y->kind && poly_eq(&x->p, &y->p)) {
+    if (x->kind != V_TOP && x->kind == y->kind && sg_poly_eq(&x->p, &y->p)) {
         val_t r = *x;
-        prov_merge(&r, y, true);
+        sg_val_merge_prov(&r, y, true);
         return r;
     }
-    val_t r = top(F_JOIN);
-    prov_merge(&r, x, true);
-    prov_merge(&r, y, true);
+    val_t r = sg_val_top(F_JOIN);
+    sg_val_merge_prov(&r, x, true);
+    sg_val_merge_prov(&r, y, true);
     return r;
 }
 
 /* ---- state ------------------------------------------------------------------- */
 
-#define NPRED 16 /* P0..P6, PT=7, UP0..UP6 = 8..14, UPT = 15 */
-#define MAXFACT 4
-
-enum { C_LT = 0, C_LE, C_GT, C_GE, C_EQ, C_NE };
-enum { P_TOP = 0, P_CMP, P_CARRY };
-
-typedef struct {
-    uint8_t cmp;
-    bool uns, wide;
-    poly_t l, r;
-} cmp_t;
-
-typedef struct {
-    uint8_t kind;
-    uint16_t flags; /* CARRY: the W32 flag of the low word */
-    int16_t g;      /* written under guard g-1 (pred*2+neg) at version gver; 0 none */
-    uint32_t gver;
-    uint32_t ver;
-    cmp_t c;  /* P_CMP */
-    poly_t p; /* P_CARRY: the 64-bit sum whose low word set this carry */
-} pred_t;
-
-typedef struct {
-    val_t v, alt;  /* alt: the value when the guard is false */
-    int16_t g;     /* -1: unguarded; else pred*2 + neg */
-    uint32_t gver; /* version of the guard predicate */
-} slot_t;
-
-typedef struct {
-    bool reached;
-    /* some path here passed a condition that is not among the facts (a
-     * predicate it cannot read, facts lost at a join): which threads get
-     * here is then only bounded, not known */
-    bool cond_unknown;
-    uint8_t nfacts;
-    cmp_t facts[MAXFACT];
-    pred_t preds[NPRED];
-    slot_t *slots; /* ctx->nslots */
-} state_t;
-
-typedef struct {
-    int16_t id; /* pred*2+neg, -1 none */
-    uint32_t ver;
-    bool never; /* @!PT */
-} guard_t;
-
 /* ---- the analysis context ------------------------------------------------------- */
-
-typedef struct {
-    uint32_t first, count; /* instructions */
-    uint32_t succ[2];      /* block indices, UINT32_MAX none */
-    int8_t fact_pred[2];   /* predicate (pred*2+neg) that holds along succ[i], -1 none,
-                              -2 a condition the analysis cannot read */
-} block_t;
-
-typedef struct {
-    const sg_sass_insn_t *in;
-    uint32_t n;
-    uint32_t pc0;
-    uint32_t arch, param_base, param_size;
-    uint32_t ntid_base; /* c[0x0][ntid_base] = ntid.x; nctaid.x at +0xc */
-    const uint32_t *call_targets;
-    uint32_t n_call_targets;
-    const uint32_t *benign_c4;
-    uint32_t n_benign_c4;
-    uint32_t max_ntid[3];
-    uint32_t nr, nu;    /* R slots [0,nr), UR slots [nr, nr+nu) */
-    uint32_t nslots;
-    uint32_t verc;      /* version counter */
-    block_t *blocks;
-    uint32_t nblocks;
-    uint32_t *blk_of;   /* instruction -> block */
-    bool final;         /* record accesses */
-    bool escaped;
-    char escape_reason[SG_SASS_REASON];
-    sg_sass_kernel_t *out;
-    uint32_t cap_acc;
-    int err;
-} ctx_t;
 
 static void escape(ctx_t *x, const char *why, uint32_t pc)
 {
@@ -379,7 +127,7 @@ static void escape(ctx_t *x, const char *why, uint32_t pc)
     x->escaped = true;
 }
 
-static bool has_mod(const char *op, const char *m)
+bool sg_op_has(const char *op, const char *m)
 {
     size_t n = strlen(m);
     for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.'))
@@ -388,7 +136,7 @@ static bool has_mod(const char *op, const char *m)
     return false;
 }
 
-static bool base_is(const char *op, const char *b)
+bool sg_op_is(const char *op, const char *b)
 {
     size_t n = strlen(b);
     return !strncmp(op, b, n) && (op[n] == '.' || op[n] == 0);
@@ -407,7 +155,7 @@ static int slot_of(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus)
     return (int)r;
 }
 
-static bool is_zero_reg(const sg_sass_operand_t *o)
+bool sg_op_zero_reg(const sg_sass_operand_t *o)
 {
     return o->kind == SG_SASS_OP_REG && ((o->uniform && o->reg == 63) || (!o->uniform && o->reg == 255));
 }
@@ -417,11 +165,11 @@ static int pred_index(const sg_sass_operand_t *o)
     return (o->uniform ? 8 : 0) + o->reg;
 }
 
-static val_t slot_read(const slot_t *s, const guard_t *g)
+val_t sg_flow_slot_read(const slot_t *s, const guard_t *g)
 {
     if (s->g < 0 || (g && g->id == s->g && g->ver == s->gver))
         return s->v;
-    return val_join(&s->v, &s->alt);
+    return sg_val_join(&s->v, &s->alt);
 }
 
 static void slot_write(ctx_t *x, state_t *st, int si, const val_t *v, const guard_t *g)
@@ -435,7 +183,7 @@ static void slot_write(ctx_t *x, state_t *st, int si, const val_t *v, const guar
         return;
     }
     if (!(s->g == g->id && s->gver == g->ver))
-        s->alt = slot_read(s, NULL);
+        s->alt = sg_flow_slot_read(s, NULL);
     s->v = *v;
     s->g = g->id;
     s->gver = g->ver;
@@ -459,33 +207,41 @@ static void pred_write(ctx_t *x, state_t *st, int pi, const pred_t *p, const gua
 /* The value of a constant-bank word. */
 static val_t cbank_val(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus, bool want64)
 {
+    if (o->reg2 == 4 && want64 && o->reg == 0xffff && o->imm >= 0)
+        /* a module symbol's address, which the cubin's relocation names */
+        for (uint32_t i = 0; i < x->n_c4 && i <= (A_SYM_MAX & 0xff); i++)
+            if ((int64_t)x->c4_offsets[i] == o->imm + plus) {
+                sg_poly_t p;
+                sg_poly_atom(&p, (uint16_t)(A_SYM | i));
+                return sg_val_make(V_VAL, &p);
+            }
     if (o->reg2 != 0)
-        return top(F_CBANK | F_ADDPTR);
+        return sg_val_top(F_CBANK | F_ADDPTR);
     if (o->reg != 0xffff)
-        return top(F_UNK); /* indexed by a register */
+        return sg_val_top(F_UNK); /* indexed by a register */
     int64_t off = o->imm + plus;
     if (off < 0)
-        return top(0);
+        return sg_val_top(0);
     uint64_t u = (uint64_t)off;
     uint64_t pend = (uint64_t)x->param_base + (x->param_size ? x->param_size : 32764u);
     if (u >= x->param_base && u < pend) {
         uint32_t po = (uint32_t)(u - x->param_base);
         if (po & 3 || (want64 && (po & 7)))
-            return top(F_UNK);
-        poly_t p;
+            return sg_val_top(F_UNK);
+        sg_poly_t p;
         uint16_t atom = (uint16_t)((want64 ? A_P64 : A_P32) | (po >> 2));
-        poly_atom(&p, atom);
-        val_t v = mkval(V_VAL, &p);
+        sg_poly_atom(&p, atom);
+        val_t v = sg_val_make(V_VAL, &p);
         prov_add(&v, atom, 1);
         return v;
     }
     if (!want64 && u >= x->ntid_base && u < x->ntid_base + 0x18 && !(u & 3)) {
         uint32_t k = (uint32_t)(u - x->ntid_base) / 4;
-        poly_t p;
-        poly_atom(&p, (uint16_t)(k < 3 ? SG_SASS_NTID_X + k : SG_SASS_NCTAID_X + (k - 3)));
-        return mkval(V_VAL, &p);
+        sg_poly_t p;
+        sg_poly_atom(&p, (uint16_t)(k < 3 ? SG_SASS_NTID_X + k : SG_SASS_NCTAID_X + (k - 3)));
+        return sg_val_make(V_VAL, &p);
     }
-    return top(0);
+    return sg_val_top(0);
 }
 
 static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o,
@@ -493,15 +249,15 @@ static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_
 {
     switch (o->kind) {
     case SG_SASS_OP_REG: {
-        if (is_zero_reg(o))
-            return constval(0);
+        if (sg_op_zero_reg(o))
+            return sg_val_const(0);
         int si = slot_of(x, o, 0);
         if (si < 0)
-            return top(F_UNK);
-        val_t v = slot_read(&st->slots[si], g);
+            return sg_val_top(F_UNK);
+        val_t v = sg_flow_slot_read(&st->slots[si], g);
         if (v.kind == V_HI) {
-            val_t t = top(F_HIGH);
-            prov_merge(&t, &v, false);
+            val_t t = sg_val_top(F_HIGH);
+            sg_val_merge_prov(&t, &v, false);
             return t;
         }
         if (v.kind == V_LO)
@@ -512,21 +268,21 @@ static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_
         int64_t c = o->imm;
         if (c >= 0x80000000ll && c <= 0xffffffffll)
             c -= 0x100000000ll; /* a 32-bit immediate: two's complement */
-        return constval(c);
+        return sg_val_const(c);
     }
     case SG_SASS_OP_CBANK:
         return cbank_val(x, o, 0, false);
     case SG_SASS_OP_SREG:
         if (o->sreg) {
-            poly_t p;
-            poly_atom(&p, o->sreg);
-            return mkval(V_VAL, &p);
+            sg_poly_t p;
+            sg_poly_atom(&p, o->sreg);
+            return sg_val_make(V_VAL, &p);
         }
-        return top(0);
+        return sg_val_top(0);
     case SG_SASS_OP_FIMM:
-        return top(0);
+        return sg_val_top(0);
     default:
-        return top(F_UNK);
+        return sg_val_top(F_UNK);
     }
 }
 
@@ -534,8 +290,8 @@ static val_t val32_raw(const ctx_t *x, const state_t *st, const sg_sass_operand_
 static val_t modify(val_t v, const sg_sass_operand_t *o)
 {
     if (o->inv || o->abs) {
-        val_t t = top(F_UNK);
-        prov_merge(&t, &v, false);
+        val_t t = sg_val_top(F_UNK);
+        sg_val_merge_prov(&t, &v, false);
         return t;
     }
     if (o->neg) {
@@ -543,10 +299,10 @@ static val_t modify(val_t v, const sg_sass_operand_t *o)
             prov_unbase(&v);
             return v;
         }
-        poly_t z = {0};
-        if (!poly_add(&v.p, &z, &v.p, -1)) {
-            val_t t = top(F_NONLIN);
-            prov_merge(&t, &v, false);
+        sg_poly_t z = {0};
+        if (!sg_poly_add(&v.p, &z, &v.p, -1)) {
+            val_t t = sg_val_top(F_NONLIN);
+            sg_val_merge_prov(&t, &v, false);
             return t;
         }
         prov_unbase(&v);
@@ -564,56 +320,55 @@ static val_t rd32(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o,
 static val_t rdslot(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o, uint32_t plus,
                     const guard_t *g)
 {
-    if (is_zero_reg(o))
-        return constval(0);
+    if (sg_op_zero_reg(o))
+        return sg_val_const(0);
     int si = slot_of(x, o, plus);
     if (si < 0)
-        return top(F_UNK);
-    return slot_read(&st->slots[si], g);
+        return sg_val_top(F_UNK);
+    return sg_flow_slot_read(&st->slots[si], g);
 }
 
-static void poly_widen(poly_t *p, uint32_t off);
+static void poly_widen(sg_poly_t *p, uint32_t off);
 
 /* Combine a low and a high word into one 64-bit value (kind VAL). */
-static val_t make_pair(const val_t *lo, const val_t *hi)
+val_t sg_val_pair(const val_t *lo, const val_t *hi)
 {
     if ((lo->kind == V_VAL || lo->kind == V_LO) && hi->kind == V_HI) {
-        poly_t lp = lo->p;
-        if (!poly_eq(&lp, &hi->p))
+        sg_poly_t lp = lo->p;
+        if (!sg_poly_eq(&lp, &hi->p))
             for (uint8_t i = 0; i < hi->p.n; i++)
-                if (hi->p.t[i].a == 0 && (hi->p.t[i].b & A_P64))
-                    poly_widen(&lp, A_OFF(hi->p.t[i].b));
-        if (poly_eq(&lp, &hi->p)) {
+                if (sg_poly_term_atom(&hi->p.t[i]) & A_P64)
+                    poly_widen(&lp, A_OFF(sg_poly_term_atom(&hi->p.t[i])));
+        if (sg_poly_eq(&lp, &hi->p)) {
             val_t r = *hi;
             r.kind = V_VAL;
-            prov_merge(&r, lo, true);
+            sg_val_merge_prov(&r, lo, true);
             return r;
         }
     }
     int64_t c;
-    if (lo->kind == V_VAL && hi->kind == V_VAL && poly_is_const(&hi->p, &c) && c == 0) {
+    if (lo->kind == V_VAL && hi->kind == V_VAL && sg_poly_is_const(&hi->p, &c) && c == 0) {
         /* zero-extended 32-bit value */
         val_t r = *lo;
-        int64_t k;
-        if (!poly_is_const(&r.p, &k))
+        if (!sg_val_exact32(lo, false))
             r.flags |= F_W32;
         return r;
     }
-    if (lo->kind == V_VAL && hi->kind == V_VAL && lo->p.n == 1 && hi->p.n == 1 &&
-        lo->p.t[0].a == 0 && hi->p.t[0].a == 0 && lo->p.t[0].c == 1 && hi->p.t[0].c == 1 &&
-        (lo->p.t[0].b & A_P32) && (hi->p.t[0].b & A_P32) && hi->p.t[0].b == lo->p.t[0].b + 1 &&
-        !(A_OFF(lo->p.t[0].b) & 7)) {
+    uint16_t la = lo->p.n == 1 ? sg_poly_term_atom(&lo->p.t[0]) : 0;
+    uint16_t ha = hi->p.n == 1 ? sg_poly_term_atom(&hi->p.t[0]) : 0;
+    if (lo->kind == V_VAL && hi->kind == V_VAL && lo->p.t[0].c == 1 && hi->p.t[0].c == 1 &&
+        (la & A_P32) && (ha & A_P32) && ha == la + 1 && !(A_OFF(la) & 7)) {
         /* two 32-bit loads of one 64-bit parameter word */
-        uint16_t atom = (uint16_t)(A_P64 | (lo->p.t[0].b & 0x3fff));
-        poly_t p;
-        poly_atom(&p, atom);
-        val_t r = mkval(V_VAL, &p);
+        uint16_t atom = (uint16_t)(A_P64 | (la & 0x3fff));
+        sg_poly_t p;
+        sg_poly_atom(&p, atom);
+        val_t r = sg_val_make(V_VAL, &p);
         prov_add(&r, atom, 1);
         return r;
     }
-    val_t r = top(lo->kind != V_TOP && hi->kind != V_TOP ? F_HIGH : 0);
-    prov_merge(&r, lo, true);
-    prov_merge(&r, hi, true);
+    val_t r = sg_val_top(lo->kind != V_TOP && hi->kind != V_TOP ? F_HIGH : 0);
+    sg_val_merge_prov(&r, lo, true);
+    sg_val_merge_prov(&r, hi, true);
     /* the low and high words of one pointer parameter flowed into the two halves */
     for (uint8_t i = 0; i < lo->nprov; i++) {
         uint16_t a = lo->prov[i].atom;
@@ -631,16 +386,16 @@ static val_t rd64(const ctx_t *x, const state_t *st, const sg_sass_operand_t *o,
 {
     val_t r;
     if (o->kind == SG_SASS_OP_REG) {
-        if (is_zero_reg(o))
-            return constval(0);
+        if (sg_op_zero_reg(o))
+            return sg_val_const(0);
         val_t lo = rdslot(x, st, o, 0, g), hi = rdslot(x, st, o, 1, g);
-        r = make_pair(&lo, &hi);
+        r = sg_val_pair(&lo, &hi);
     } else if (o->kind == SG_SASS_OP_CBANK) {
         r = cbank_val(x, o, 0, true);
     } else if (o->kind == SG_SASS_OP_IMM) {
-        r = constval(o->imm);
+        r = sg_val_const(o->imm);
     } else {
-        r = top(F_UNK);
+        r = sg_val_top(F_UNK);
     }
     return modify(r, o);
 }
@@ -670,18 +425,18 @@ static void wr64(ctx_t *x, state_t *st, const sg_sass_operand_t *d, const val_t 
 static void clobber(ctx_t *x, state_t *st, const sg_sass_operand_t *d, uint32_t n, uint16_t flags,
                     const val_t *prov, const guard_t *g)
 {
-    if (d->kind != SG_SASS_OP_REG || is_zero_reg(d))
+    if (d->kind != SG_SASS_OP_REG || sg_op_zero_reg(d))
         return;
-    val_t t = top(flags);
+    val_t t = sg_val_top(flags);
     if (prov)
-        prov_merge(&t, prov, false);
+        sg_val_merge_prov(&t, prov, false);
     for (uint32_t i = 0; i < n; i++)
         slot_write(x, st, slot_of(x, d, i), &t, g);
 }
 
 static void clobber_all(ctx_t *x, state_t *st, bool uniform_too, uint16_t flags)
 {
-    val_t t = top(flags);
+    val_t t = sg_val_top(flags);
     uint32_t n = uniform_too ? x->nslots : x->nr;
     for (uint32_t i = 0; i < n; i++) {
         st->slots[i].v = t;
@@ -699,28 +454,28 @@ static void clobber_all(ctx_t *x, state_t *st, bool uniform_too, uint16_t flags)
 static val_t arith_add(const val_t *a, const val_t *b)
 {
     if (a->kind == V_TOP || b->kind == V_TOP) {
-        val_t t = top(0);
-        prov_merge(&t, a, true);
-        prov_merge(&t, b, true);
+        val_t t = sg_val_top(0);
+        sg_val_merge_prov(&t, a, true);
+        sg_val_merge_prov(&t, b, true);
         return t;
     }
-    val_t r = mkval(V_VAL, &a->p);
-    if (!poly_add(&r.p, &a->p, &b->p, 1)) {
-        r = top(F_NONLIN);
-        prov_merge(&r, a, true);
-        prov_merge(&r, b, true);
+    val_t r = sg_val_make(V_VAL, &a->p);
+    if (!sg_poly_add(&r.p, &a->p, &b->p, 1)) {
+        r = sg_val_top(F_NONLIN);
+        sg_val_merge_prov(&r, a, true);
+        sg_val_merge_prov(&r, b, true);
         return r;
     }
-    prov_merge(&r, a, true);
-    prov_merge(&r, b, true);
+    sg_val_merge_prov(&r, a, true);
+    sg_val_merge_prov(&r, b, true);
     return r;
 }
 
 static val_t arith_mul(const val_t *a0, const val_t *b0)
 {
     int64_t ca = 0, cb = 0;
-    bool ka = a0->kind != V_TOP && poly_is_const(&a0->p, &ca);
-    bool kb = b0->kind != V_TOP && poly_is_const(&b0->p, &cb);
+    bool ka = a0->kind != V_TOP && sg_poly_is_const(&a0->p, &ca);
+    bool kb = b0->kind != V_TOP && sg_poly_is_const(&b0->p, &cb);
     /* a factor scaled by anything but 1 is an index, not a pointer */
     val_t as = *a0, bs = *b0;
     if (!(kb && cb == 1))
@@ -729,39 +484,64 @@ static val_t arith_mul(const val_t *a0, const val_t *b0)
         bs.flags &= (uint16_t)~F_ADDPTR;
     const val_t *a = &as, *b = &bs;
     if (a->kind == V_TOP || b->kind == V_TOP) {
-        val_t t = top(0);
-        prov_merge(&t, a, kb && cb == 1);
-        prov_merge(&t, b, ka && ca == 1);
+        val_t t = sg_val_top(0);
+        sg_val_merge_prov(&t, a, kb && cb == 1);
+        sg_val_merge_prov(&t, b, ka && ca == 1);
         return t;
     }
-    val_t r = mkval(V_VAL, &a->p);
-    if (!poly_mul(&r.p, &a->p, &b->p)) {
-        r = top(F_NONLIN);
-        prov_merge(&r, a, false);
-        prov_merge(&r, b, false);
+    val_t r = sg_val_make(V_VAL, &a->p);
+    if (!sg_poly_mul(&r.p, &a->p, &b->p)) {
+        r = sg_val_top(F_NONLIN);
+        sg_val_merge_prov(&r, a, false);
+        sg_val_merge_prov(&r, b, false);
         return r;
     }
-    prov_merge(&r, a, kb && cb == 1);
-    prov_merge(&r, b, ka && ca == 1);
+    sg_val_merge_prov(&r, a, kb && cb == 1);
+    sg_val_merge_prov(&r, b, ka && ca == 1);
     return r;
 }
 
 static val_t arith_shl(const val_t *a, int64_t s)
 {
     if (s < 0 || s > 62) {
-        val_t t = top(F_UNK);
-        prov_merge(&t, a, false);
+        val_t t = sg_val_top(F_UNK);
+        sg_val_merge_prov(&t, a, false);
         return t;
     }
-    val_t k = constval((int64_t)1 << s);
+    val_t k = sg_val_const((int64_t)1 << s);
     return arith_mul(a, &k);
 }
 
 /* Extension of a 32-bit value into 64 bits: flag non-constant ones. */
+/* Is v exactly a 32-bit machine value that cannot have wrapped: a special
+ * register, or a constant that fits (unsigned, or signed for a signed
+ * extension)? Extending it loses nothing. */
+bool sg_val_exact32(const val_t *v, bool is_signed)
+{
+    int64_t c;
+    if (v->kind != V_VAL)
+        return false;
+    if (sg_poly_is_const(&v->p, &c))
+        return is_signed ? c >= INT32_MIN && c <= INT32_MAX : c >= 0 && c <= UINT32_MAX;
+    uint16_t a = v->p.n == 1 && v->p.t[0].c == 1 ? sg_poly_term_atom(&v->p.t[0]) : 0;
+    /* tid, ctaid, ntid, nctaid are below 2^31 */
+    return a >= SG_SASS_TID_X && a <= SG_SASS_NCTAID_Z;
+}
+
+/* Is v a 32-bit value that may have wrapped (not a pointer's word, not
+ * exact)? Carried into a high word it is zero-extended: flag it. */
+static bool narrow32(const val_t *v)
+{
+    if (v->kind != V_VAL || sg_val_exact32(v, false))
+        return false;
+    uint16_t at = v->p.n == 1 && v->p.t[0].c == 1 ? sg_poly_term_atom(&v->p.t[0]) : 0;
+    return !(at & A_PARAM) && !(at >= A_SYM && at <= A_SYM_MAX);
+}
+
 static val_t ext32(val_t v)
 {
     int64_t c;
-    if (v.kind != V_TOP && !poly_is_const(&v.p, &c))
+    if (v.kind != V_TOP && !sg_poly_is_const(&v.p, &c))
         v.flags |= F_W32;
     if (v.kind != V_TOP)
         v.kind = V_VAL;
@@ -770,13 +550,13 @@ static val_t ext32(val_t v)
 
 static val_t with_prov(uint16_t flags, const val_t *a, const val_t *b, const val_t *c)
 {
-    val_t t = top(flags);
+    val_t t = sg_val_top(flags);
     if (a)
-        prov_merge(&t, a, false);
+        sg_val_merge_prov(&t, a, false);
     if (b)
-        prov_merge(&t, b, false);
+        sg_val_merge_prov(&t, b, false);
     if (c)
-        prov_merge(&t, c, false);
+        sg_val_merge_prov(&t, c, false);
     return t;
 }
 
@@ -786,7 +566,7 @@ static uint8_t cmp_of(const char *op, bool *ok)
 {
     static const char *n[] = {"LT", "LE", "GT", "GE", "EQ", "NE"};
     for (uint8_t i = 0; i < 6; i++)
-        if (has_mod(op, n[i])) {
+        if (sg_op_has(op, n[i])) {
             *ok = true;
             return i;
         }
@@ -794,23 +574,23 @@ static uint8_t cmp_of(const char *op, bool *ok)
     return 0;
 }
 
-static uint8_t cmp_not(uint8_t c)
+uint8_t sg_cmp_not(uint8_t c)
 {
     static const uint8_t t[] = {C_GE, C_GT, C_LE, C_LT, C_NE, C_EQ};
     return t[c];
 }
 
-static bool cmp_eq(const cmp_t *a, const cmp_t *b)
+bool sg_cmp_eq(const cmp_t *a, const cmp_t *b)
 {
-    return a->cmp == b->cmp && a->uns == b->uns && a->wide == b->wide && poly_eq(&a->l, &b->l) &&
-           poly_eq(&a->r, &b->r);
+    return a->cmp == b->cmp && a->uns == b->uns && a->wide == b->wide && sg_poly_eq(&a->l, &b->l) &&
+           sg_poly_eq(&a->r, &b->r);
 }
 
 /* false when the fact had to be dropped (the list is full) */
-static bool add_fact(state_t *st, const cmp_t *c)
+bool sg_flow_add_fact(state_t *st, const cmp_t *c)
 {
     for (uint8_t i = 0; i < st->nfacts; i++)
-        if (cmp_eq(&st->facts[i], c))
+        if (sg_cmp_eq(&st->facts[i], c))
             return true;
     if (st->nfacts >= MAXFACT)
         return false;
@@ -829,7 +609,7 @@ static const pred_t *pred_get(const state_t *st, int pi, const guard_t *g)
 }
 
 /* The fact that predicate id (pred*2+neg) holds, if it is a comparison. */
-static bool pred_fact(const state_t *st, int id, cmp_t *out)
+bool sg_flow_pred_fact(const state_t *st, int id, cmp_t *out)
 {
     if (id < 0)
         return false;
@@ -838,7 +618,7 @@ static bool pred_fact(const state_t *st, int id, cmp_t *out)
         return false;
     *out = p->c;
     if (id & 1)
-        out->cmp = cmp_not(out->cmp);
+        out->cmp = sg_cmp_not(out->cmp);
     return true;
 }
 
@@ -853,16 +633,16 @@ typedef struct {
 
 static uint8_t mem_width(const char *op, bool atomic)
 {
-    if (has_mod(op, "256"))
+    if (sg_op_has(op, "256"))
         return 32;
-    if (has_mod(op, "128"))
+    if (sg_op_has(op, "128"))
         return 16;
-    if (has_mod(op, "64") || has_mod(op, "U64") || has_mod(op, "S64") || has_mod(op, "F64"))
+    if (sg_op_has(op, "64") || sg_op_has(op, "U64") || sg_op_has(op, "S64") || sg_op_has(op, "F64"))
         return 8;
     if (!atomic) {
-        if (has_mod(op, "U8") || has_mod(op, "S8"))
+        if (sg_op_has(op, "U8") || sg_op_has(op, "S8"))
             return 1;
-        if (has_mod(op, "U16") || has_mod(op, "S16"))
+        if (sg_op_has(op, "U16") || sg_op_has(op, "S16"))
             return 2;
     }
     return 4;
@@ -871,39 +651,39 @@ static uint8_t mem_width(const char *op, bool atomic)
 static memop_t classify_mem(const char *op)
 {
     memop_t m = {0};
-    if (base_is(op, "LDG") || base_is(op, "LDGSTS")) {
+    if (sg_op_is(op, "LDG") || sg_op_is(op, "LDGSTS")) {
         m.kind = SG_SASS_LOAD;
-    } else if (base_is(op, "LD")) {
+    } else if (sg_op_is(op, "LD")) {
         m.kind = SG_SASS_LOAD;
         m.generic = true;
-    } else if (base_is(op, "STG")) {
+    } else if (sg_op_is(op, "STG")) {
         m.kind = SG_SASS_STORE;
-    } else if (base_is(op, "ST")) {
+    } else if (sg_op_is(op, "ST")) {
         m.kind = SG_SASS_STORE;
         m.generic = true;
-    } else if (base_is(op, "ATOMG") || base_is(op, "REDG")) {
+    } else if (sg_op_is(op, "ATOMG") || sg_op_is(op, "REDG")) {
         m.kind = SG_SASS_ATOMIC;
-    } else if (base_is(op, "ATOM") || base_is(op, "RED")) {
+    } else if (sg_op_is(op, "ATOM") || sg_op_is(op, "RED")) {
         m.kind = SG_SASS_ATOMIC;
         m.generic = true;
-    } else if (base_is(op, "SUST")) {
+    } else if (sg_op_is(op, "SUST")) {
         m.kind = SG_SASS_STORE;
         m.escape = true;
-    } else if (base_is(op, "SUATOM") || base_is(op, "SURED")) {
+    } else if (sg_op_is(op, "SUATOM") || sg_op_is(op, "SURED")) {
         m.kind = SG_SASS_ATOMIC;
         m.escape = true;
-    } else if (base_is(op, "SULD")) {
+    } else if (sg_op_is(op, "SULD")) {
         m.kind = SG_SASS_LOAD;
         m.escape = true;
-    } else if (base_is(op, "UTMASTG") || base_is(op, "UTMAREDG") || base_is(op, "UBLKRED") ||
-               (base_is(op, "UBLKCP") && has_mod(op, "G") && strstr(op, ".G.S") == NULL &&
+    } else if (sg_op_is(op, "UTMASTG") || sg_op_is(op, "UTMAREDG") || sg_op_is(op, "UBLKRED") ||
+               (sg_op_is(op, "UBLKCP") && sg_op_has(op, "G") && strstr(op, ".G.S") == NULL &&
                 strstr(op, ".S.G") == NULL)) {
         m.kind = SG_SASS_STORE;
         m.escape = true;
-    } else if (base_is(op, "UBLKCP")) {
+    } else if (sg_op_is(op, "UBLKCP")) {
         m.kind = strstr(op, ".G.S") ? SG_SASS_STORE : SG_SASS_LOAD;
         m.escape = true;
-    } else if (base_is(op, "UTMALDG")) {
+    } else if (sg_op_is(op, "UTMALDG")) {
         m.kind = SG_SASS_LOAD;
         m.escape = true;
     }
@@ -912,13 +692,19 @@ static memop_t classify_mem(const char *op)
     return m;
 }
 
+bool sg_flow_is_global_access(const char *op)
+{
+    memop_t m = classify_mem(op);
+    return m.kind && !m.escape;
+}
+
 /* The 64-bit address of a memory operand. */
 static val_t address_of(const ctx_t *x, const state_t *st, const sg_sass_insn_t *in,
                         const sg_sass_operand_t *m, const guard_t *g)
 {
     val_t a;
     if (m->reg == 0xffff) {
-        a = constval(0);
+        a = sg_val_const(0);
     } else {
         sg_sass_operand_t r = {.kind = SG_SASS_OP_REG, .reg = m->reg, .uniform = m->uniform};
         if (m->u32)
@@ -932,7 +718,7 @@ static val_t address_of(const ctx_t *x, const state_t *st, const sg_sass_insn_t 
         a = arith_add(&a, &b);
     }
     if (m->imm) {
-        val_t c = constval(m->imm);
+        val_t c = sg_val_const(m->imm);
         a = arith_add(&a, &c);
     }
     (void)in;
@@ -943,65 +729,136 @@ static val_t address_of(const ctx_t *x, const state_t *st, const sg_sass_insn_t 
 
 static uint32_t find_pc(const ctx_t *x, int64_t pc);
 
-static void affine_from_poly(const poly_t *p, sg_sass_affine_t *out)
+static bool term_has_param(const sg_term_t *t)
+{
+    for (int k = 0; k < SG_POLY_DEGREE; k++)
+        if (t->at[k] & A_PARAM)
+            return true;
+    return false;
+}
+
+/* p with a grid-stride loop's progress as the exported atom: the terms
+ * that use a loop count (or a quotient or remainder) must be c times
+ * flat*ntid.x*nctaid.x of one loop (flat its pass, sg_loop_t), which
+ * becomes c*SG_SASS_GRID_K. */
+static bool grid_k_form(const ctx_t *x, const sg_poly_t *p, sg_poly_t *out)
+{
+    sg_poly_t t = {0}, rest = {0};
+    for (uint8_t i = 0; i < p->n; i++) {
+        bool loop = false;
+        for (int j = 0; j < SG_POLY_DEGREE; j++)
+            loop |= p->t[i].at[j] >= A_LOOP && p->t[i].at[j] <= A_MOD_MAX;
+        if (!sg_poly_add_term(loop ? &t : &rest, p->t[i].c, p->t[i].at))
+            return false;
+    }
+    if (!t.n) {
+        *out = *p;
+        return true;
+    }
+    sg_poly_t s = {0};
+    const uint16_t grid[SG_POLY_DEGREE] = {0, 0, SG_SASS_NTID_X, SG_SASS_NCTAID_X};
+    sg_poly_add_term(&s, 1, grid);
+    /* a loop that does not step by the grid: its count alone, c*K */
+    for (uint32_t l = 0; l < x->nloops && t.n == 1; l++)
+        if (sg_poly_term_atom(&t.t[0]) == x->loops[l].atom) {
+            const uint16_t j[SG_POLY_DEGREE] = {0, 0, 0, SG_SASS_LOOP_K};
+            if (!sg_poly_add_term(&rest, t.t[0].c, j))
+                return false;
+            *out = rest;
+            return true;
+        }
+    for (uint32_t l = 0; l < x->nloops; l++) {
+        sg_poly_t fs, cfs, c;
+        if (!sg_poly_mul(&fs, &x->loops[l].flat, &s) || !fs.n)
+            continue;
+        int64_t k = 0;
+        for (uint8_t i = 0; i < t.n; i++)
+            if (sg_poly_key(&t.t[i]) == sg_poly_key(&fs.t[0]) && t.t[i].c % fs.t[0].c == 0)
+                k = t.t[i].c / fs.t[0].c;
+        sg_poly_const(&c, k);
+        if (!k || !sg_poly_mul(&cfs, &fs, &c) || !sg_poly_eq(&cfs, &t))
+            continue;
+        const uint16_t g[SG_POLY_DEGREE] = {0, 0, 0, SG_SASS_GRID_K};
+        if (!sg_poly_add_term(&rest, k, g))
+            return false;
+        *out = rest;
+        return true;
+    }
+    return false;
+}
+
+/* p in the exported form: degree <= 2 in the special registers and the
+ * grid-stride loop's progress, at most SG_SASS_MAX_TERMS terms; false when
+ * it is not of that form. */
+static bool affine_from_poly(const ctx_t *x, const sg_poly_t *p0, sg_sass_affine_t *out)
 {
     memset(out, 0, sizeof *out);
-    for (uint8_t i = 0; i < p->n && i < SG_SASS_MAX_TERMS; i++) {
-        out->t[i].coef = p->t[i].c;
-        if (p->t[i].a == 0) {
-            out->t[i].a = (uint8_t)p->t[i].b;
+    sg_poly_t q;
+    if (!grid_k_form(x, p0, &q))
+        return false;
+    const sg_poly_t *p = &q;
+    if (p->n > SG_SASS_MAX_TERMS)
+        return false;
+    for (uint8_t i = 0; i < p->n; i++) {
+        const sg_term_t *t = &p->t[i];
+        if (sg_poly_degree(t) > 2 || t->at[2] > SG_SASS_LOOP_K || t->at[3] > SG_SASS_LOOP_K)
+            return false;
+        out->t[i].coef = t->c;
+        if (t->at[2] == 0) {
+            out->t[i].a = (uint8_t)t->at[3];
             out->t[i].b = SG_SASS_ATOM_NONE;
         } else {
-            out->t[i].a = (uint8_t)p->t[i].a;
-            out->t[i].b = (uint8_t)p->t[i].b;
+            out->t[i].a = (uint8_t)t->at[2];
+            out->t[i].b = (uint8_t)t->at[3];
         }
         out->n++;
     }
+    return true;
 }
 
 /* fact -> "L < P" with L free of parameters and P one parameter word. */
-static bool normalize_guard(const cmp_t *f, poly_t *lhs, uint16_t *param)
+static bool normalize_guard(const cmp_t *f, sg_poly_t *lhs, uint16_t *param)
 {
-    poly_t X, Y, one;
-    poly_const(&one, 1);
+    sg_poly_t X, Y, one;
+    sg_poly_const(&one, 1);
     switch (f->cmp) {
     case C_LT: X = f->l, Y = f->r; break;
-    case C_LE: X = f->l; if (!poly_add(&Y, &f->r, &one, 1)) return false; break;
+    case C_LE: X = f->l; if (!sg_poly_add(&Y, &f->r, &one, 1)) return false; break;
     case C_GT: X = f->r, Y = f->l; break;
-    case C_GE: X = f->r; if (!poly_add(&Y, &f->l, &one, 1)) return false; break;
+    case C_GE: X = f->r; if (!sg_poly_add(&Y, &f->l, &one, 1)) return false; break;
     default: return false;
     }
-    if (poly_has_params(&X))
+    if (sg_poly_has_params(&X))
         return false;
     int found = -1;
     for (uint8_t i = 0; i < Y.n; i++)
-        if ((Y.t[i].a | Y.t[i].b) & A_PARAM) {
-            if (found >= 0 || Y.t[i].a != 0 || Y.t[i].c != 1)
+        if (term_has_param(&Y.t[i])) {
+            if (found >= 0 || sg_poly_degree(&Y.t[i]) != 1 || Y.t[i].c != 1)
                 return false;
             found = i;
         }
     if (found < 0)
         return false;
-    *param = Y.t[found].b;
-    poly_t rest = Y;
-    memmove(&rest.t[found], &rest.t[found + 1], (size_t)(rest.n - found - 1) * sizeof(term_t));
+    *param = sg_poly_term_atom(&Y.t[found]);
+    sg_poly_t rest = Y;
+    memmove(&rest.t[found], &rest.t[found + 1], (size_t)(rest.n - found - 1) * sizeof(sg_term_t));
     rest.n--;
-    return poly_add(lhs, &X, &rest, -1);
+    return sg_poly_add(lhs, &X, &rest, -1);
 }
 
 /* A fact as "lhs OP P" (lhs free of parameters) or "lhs OP constant":
  * l - r = sign*P + X gives -X swap(OP) P for sign +1 and X OP P for -1. */
-static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
+static bool export_cond(const ctx_t *x, const cmp_t *f, sg_sass_cond_t *out)
 {
     static const uint8_t swap[] = {SG_SASS_GT, SG_SASS_GE, SG_SASS_LT, SG_SASS_LE, SG_SASS_EQ,
                                    SG_SASS_NE};
-    poly_t d;
-    if (!poly_add(&d, &f->l, &f->r, -1))
+    sg_poly_t d;
+    if (!sg_poly_add(&d, &f->l, &f->r, -1))
         return false;
     int found = -1;
     for (uint8_t i = 0; i < d.n; i++)
-        if ((d.t[i].a | d.t[i].b) & A_PARAM) {
-            if (found >= 0 || d.t[i].a || (d.t[i].c != 1 && d.t[i].c != -1))
+        if (term_has_param(&d.t[i])) {
+            if (found >= 0 || sg_poly_degree(&d.t[i]) != 1 || (d.t[i].c != 1 && d.t[i].c != -1))
                 return false;
             found = i;
         }
@@ -1010,61 +867,63 @@ static bool export_cond(const cmp_t *f, sg_sass_cond_t *out)
     if (found < 0) {
         /* D OP 0: keep D's constant on the right */
         int64_t k = 0;
-        poly_t x = d;
-        for (uint8_t i = 0; i < x.n; i++)
-            if (!x.t[i].a && !x.t[i].b) {
-                k = x.t[i].c;
-                memmove(&x.t[i], &x.t[i + 1], (size_t)(x.n - i - 1) * sizeof(term_t));
-                x.n--;
+        sg_poly_t e = d;
+        for (uint8_t i = 0; i < e.n; i++)
+            if (!sg_poly_degree(&e.t[i])) {
+                k = e.t[i].c;
+                memmove(&e.t[i], &e.t[i + 1], (size_t)(e.n - i - 1) * sizeof(sg_term_t));
+                e.n--;
                 break;
             }
-        affine_from_poly(&x, &out->lhs);
+        if (!affine_from_poly(x, &e, &out->lhs))
+            return false;
         out->op = f->cmp;
         out->param = -1;
         out->width = f->wide ? 8 : 4;
         out->rhs_const = -k;
         return true;
     }
-    uint16_t p = d.t[found].b;
+    uint16_t p = sg_poly_term_atom(&d.t[found]);
     int64_t sign = d.t[found].c;
     if (f->wide && !(p & A_P64))
         return false;
-    poly_t x = d;
-    memmove(&x.t[found], &x.t[found + 1], (size_t)(x.n - found - 1) * sizeof(term_t));
-    x.n--;
+    sg_poly_t e = d;
+    memmove(&e.t[found], &e.t[found + 1], (size_t)(e.n - found - 1) * sizeof(sg_term_t));
+    e.n--;
     if (sign > 0) {
-        poly_t z = {0};
-        if (!poly_add(&x, &z, &x, -1))
+        sg_poly_t z = {0};
+        if (!sg_poly_add(&e, &z, &e, -1))
             return false;
         out->op = swap[f->cmp];
     } else {
         out->op = f->cmp;
     }
-    affine_from_poly(&x, &out->lhs);
+    if (!affine_from_poly(x, &e, &out->lhs))
+        return false;
     out->param = (int32_t)A_OFF(p);
     out->width = (p & A_P64) ? 8 : 4;
     return true;
 }
 
 /* Is the non-constant part of x a positive multiple s of that of y? */
-static bool proportional(const poly_t *x, const poly_t *y, int64_t *s)
+static bool proportional(const sg_poly_t *x, const sg_poly_t *y, int64_t *s)
 {
     int64_t k = 0;
     uint8_t nx = 0, ny = 0;
     for (uint8_t i = 0; i < x->n; i++)
-        if (x->t[i].a || x->t[i].b)
+        if (sg_poly_degree(&x->t[i]))
             nx++;
     for (uint8_t i = 0; i < y->n; i++)
-        if (y->t[i].a || y->t[i].b)
+        if (sg_poly_degree(&y->t[i]))
             ny++;
     if (nx != ny || nx == 0)
         return false;
     for (uint8_t i = 0, j = 0; i < x->n; i++) {
-        if (!x->t[i].a && !x->t[i].b)
+        if (!sg_poly_degree(&x->t[i]))
             continue;
-        while (j < y->n && !y->t[j].a && !y->t[j].b)
+        while (j < y->n && !sg_poly_degree(&y->t[j]))
             j++;
-        if (j >= y->n || x->t[i].a != y->t[j].a || x->t[i].b != y->t[j].b || y->t[j].c <= 0 ||
+        if (j >= y->n || sg_poly_key(&x->t[i]) != sg_poly_key(&y->t[j]) || y->t[j].c <= 0 ||
             x->t[i].c % y->t[j].c)
             return false;
         int64_t q = x->t[i].c / y->t[j].c;
@@ -1093,7 +952,7 @@ static const char *flag_reason(uint16_t f)
         return "address from a constant bank other than the parameters (a __device__ or "
                "__constant__ variable)";
     if (f & F_NONLIN)
-        return "address arithmetic beyond degree 2";
+        return "address arithmetic beyond the polynomials kept (degree 4, 6 terms)";
     if (f & F_HIGH)
         return "the two words of the 64-bit address do not match";
     if (f & F_DIV)
@@ -1103,6 +962,70 @@ static const char *flag_reason(uint16_t f)
     if (f & F_UNK)
         return "unrecognised arithmetic";
     return "address not derived from a parameter";
+}
+
+/* p = w * q for a parameter word w in every term, once, and no other
+ * parameter word: a stride that scales the whole index. */
+static bool factor_scale(const sg_poly_t *p, uint16_t *w, sg_poly_t *q)
+{
+    if (!p->n)
+        return false;
+    uint16_t cand = 0;
+    for (int k = 0; k < SG_POLY_DEGREE; k++)
+        if (p->t[0].at[k] & A_PARAM)
+            cand = p->t[0].at[k];
+    if (!cand)
+        return false;
+    sg_poly_t with, without;
+    if (!sg_poly_split(p, cand, &with, &without) || without.n || sg_poly_has_params(&with))
+        return false;
+    *w = cand;
+    *q = with;
+    return true;
+}
+
+/* The index in the exported form (a->index, a->scaled); NULL, or why not. */
+static const char *export_index(const ctx_t *x, sg_poly_t *idx, sg_sass_access_t *a)
+{
+    if (sg_poly_has_params(idx)) {
+        uint16_t w;
+        if (!factor_scale(idx, &w, idx))
+            return "index depends on parameter words (strides or offsets)";
+        a->scaled = true;
+        a->scale_param = (uint16_t)A_OFF(w);
+        a->scale_width = (w & A_P64) ? 8 : 4;
+    }
+    sg_poly_t g;
+    if (sg_poly_has_atom_in(idx, A_LOOP, A_MOD_MAX) && !grid_k_form(x, idx, &g))
+        return sg_poly_has_atom_in(idx, A_LOOP, A_LOOP_MAX)
+                   ? "index unknown: it changes around a loop by a step other than the grid "
+                     "(ntid.x*nctaid.x)"
+                   : "index unknown: it uses a quotient or a remainder";
+    if (!affine_from_poly(x, idx, &a->index))
+        return "index of degree 3 or more in the launch indices";
+    return NULL;
+}
+
+/* An index that uses a loop's pass (SG_SASS_GRID_K, SG_SASS_LOOP_K) needs
+ * a condition bounding it from above. */
+static bool loop_bounded(const sg_sass_access_t *a)
+{
+    for (uint8_t atom = SG_SASS_GRID_K; atom <= SG_SASS_LOOP_K; atom++) {
+        bool uses = false, bounded = false;
+        for (uint32_t i = 0; i < a->index.n; i++)
+            uses |= a->index.t[i].a == atom || a->index.t[i].b == atom;
+        for (uint32_t c = 0; uses && c < a->n_conds; c++) {
+            const sg_sass_cond_t *k = &a->conds[c];
+            for (uint32_t i = 0; i < k->lhs.n; i++)
+                if (k->lhs.t[i].a == atom && k->lhs.t[i].b == SG_SASS_ATOM_NONE &&
+                    ((k->lhs.t[i].coef > 0 && (k->op == SG_SASS_LT || k->op == SG_SASS_LE)) ||
+                     (k->lhs.t[i].coef < 0 && (k->op == SG_SASS_GT || k->op == SG_SASS_GE))))
+                    bounded = true;
+        }
+        if (uses && !bounded)
+            return false;
+    }
+    return true;
 }
 
 static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const memop_t *m,
@@ -1131,8 +1054,8 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
     snprintf(a->op, sizeof a->op, "%.39s", in->op);
     if (m->escape) {
         snprintf(a->reason, sizeof a->reason, "%s",
-                 base_is(in->op, "SULD") || base_is(in->op, "SUST") || base_is(in->op, "SUATOM") ||
-                         base_is(in->op, "SURED")
+                 sg_op_is(in->op, "SULD") || sg_op_is(in->op, "SUST") || sg_op_is(in->op, "SUATOM") ||
+                         sg_op_is(in->op, "SURED")
                      ? "surface access: address from a surface object"
                      : "bulk tensor copy: address from a tensor map or shared memory");
         return;
@@ -1144,29 +1067,45 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
     if (addr->kind != V_TOP) {
         int bt = -1, nb = 0;
         for (uint8_t i = 0; i < addr->p.n; i++)
-            if (addr->p.t[i].a == 0 && (addr->p.t[i].b & A_P64) && addr->p.t[i].c == 1)
+            if ((sg_poly_term_atom(&addr->p.t[i]) & A_P64) && addr->p.t[i].c == 1)
                 bt = i, nb++;
+        int st_sym = -1;
+        for (uint8_t i = 0; nb == 0 && i < addr->p.n; i++) {
+            uint16_t at = sg_poly_term_atom(&addr->p.t[i]);
+            if (at >= A_SYM && at <= A_SYM_MAX && addr->p.t[i].c == 1)
+                st_sym = st_sym < 0 ? i : -2;
+        }
+        if (st_sym >= 0) { /* from a module symbol: the index is the rest */
+            bt = st_sym;
+            nb = 1;
+            snprintf(a->symbol, sizeof a->symbol, "%s",
+                     x->c4_names[sg_poly_term_atom(&addr->p.t[bt]) & 0xff]);
+        }
         if (nb == 1) {
-            a->base = (int32_t)A_OFF(addr->p.t[bt].b);
-            poly_t idx = addr->p;
-            memmove(&idx.t[bt], &idx.t[bt + 1], (size_t)(idx.n - bt - 1) * sizeof(term_t));
+            if (!a->symbol[0])
+                a->base = (int32_t)A_OFF(sg_poly_term_atom(&addr->p.t[bt]));
+            sg_poly_t idx = addr->p;
+            memmove(&idx.t[bt], &idx.t[bt + 1], (size_t)(idx.n - bt - 1) * sizeof(sg_term_t));
             idx.n--;
-            if (poly_has_params(&idx)) {
-                snprintf(a->reason, sizeof a->reason,
-                         "index depends on parameter words (strides or offsets)");
+            const char *why = export_index(x, &idx, a);
+            if (why) {
+                a->scaled = false;
+                memset(&a->index, 0, sizeof a->index);
+                snprintf(a->reason, sizeof a->reason, "%s", why);
             } else {
                 a->index_known = true;
                 a->index_32bit = (addr->flags & F_W32) != 0;
-                affine_from_poly(&idx, &a->index);
                 /* linear pattern */
                 int64_t s = 0, off = 0;
                 bool lin = true;
                 for (uint8_t i = 0; i < idx.n; i++) {
-                    const term_t *t = &idx.t[i];
-                    if (!t->a && !t->b)
+                    const sg_term_t *t = &idx.t[i];
+                    uint32_t deg = sg_poly_degree(t);
+                    if (!deg)
                         off = t->c;
-                    else if ((!t->a && t->b == SG_SASS_TID_X) ||
-                             (t->a == SG_SASS_CTAID_X && t->b == SG_SASS_NTID_X)) {
+                    else if ((deg == 1 && t->at[3] == SG_SASS_TID_X) ||
+                             (deg == 2 && t->at[2] == SG_SASS_CTAID_X &&
+                              t->at[3] == SG_SASS_NTID_X)) {
                         if (s && s != t->c)
                             lin = false;
                         s = t->c;
@@ -1175,7 +1114,7 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                     }
                 }
                 uint8_t nvar = (uint8_t)(idx.n - (off ? 1 : 0));
-                if (lin && nvar == 2 && s) {
+                if (lin && nvar == 2 && s && !a->scaled) {
                     a->stride = s;
                     a->offset = off;
                 }
@@ -1184,19 +1123,19 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                 uint8_t nf = 0;
                 cmp_t gf;
                 bool guard_read = g->id < 0;
-                if (pred_fact(st, g->id, &gf)) {
+                if (sg_flow_pred_fact(st, g->id, &gf)) {
                     facts[nf++] = gf;
                     guard_read = true;
                 }
                 for (uint8_t i = 0; i < st->nfacts; i++)
                     facts[nf++] = st->facts[i];
                 bool have = false;
-                poly_t gl = {0};
+                sg_poly_t gl = {0};
                 uint16_t gp = 0;
                 bool gu = false;
                 for (int pass = 0; pass < 2 && !have; pass++)
                     for (uint8_t i = 0; i < nf && !have; i++) {
-                        poly_t L;
+                        sg_poly_t L;
                         uint16_t prm;
                         int64_t sc;
                         if (!normalize_guard(&facts[i], &L, &prm))
@@ -1204,8 +1143,9 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                         gl = L, gp = prm, gu = facts[i].uns;
                         if (pass == 0 && !proportional(&idx, &L, &sc))
                             continue;
+                        if (!affine_from_poly(x, &L, &a->guard_lhs))
+                            continue;
                         a->guarded = true;
-                        affine_from_poly(&L, &a->guard_lhs);
                         a->guard_param = (int32_t)A_OFF(prm);
                         a->guard_width = (prm & A_P64) ? 8 : 4;
                         if (facts[i].wide && !(prm & A_P64))
@@ -1218,12 +1158,20 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
                 bool all = true;
                 for (uint8_t i = 0; i < nf; i++) {
                     if (a->n_conds < SG_SASS_MAX_CONDS &&
-                        export_cond(&facts[i], &a->conds[a->n_conds]))
+                        export_cond(x, &facts[i], &a->conds[a->n_conds]))
                         a->n_conds++;
                     else
                         all = false;
                 }
                 a->conditions_exact = guard_read && !st->cond_unknown && all;
+                if (!loop_bounded(a)) {
+                    a->index_known = a->scaled = a->index_32bit = false;
+                    memset(&a->index, 0, sizeof a->index);
+                    a->stride = a->offset = 0;
+                    a->conditions_exact = false;
+                    snprintf(a->reason, sizeof a->reason,
+                             "index unknown: no bound proven on the grid-stride loop's passes");
+                }
             }
         } else if (nb > 1) {
             snprintf(a->reason, sizeof a->reason, "address adds several parameter words");
@@ -1256,11 +1204,11 @@ static void record(ctx_t *x, const state_t *st, const sg_sass_insn_t *in, const 
         /* The address is unknown, but what is known about when it runs still
          * tells a launch where it never runs (a tail no block reaches). */
         cmp_t gf;
-        if (pred_fact(st, g->id, &gf) && a->n_conds < SG_SASS_MAX_CONDS &&
-            export_cond(&gf, &a->conds[a->n_conds]))
+        if (sg_flow_pred_fact(st, g->id, &gf) && a->n_conds < SG_SASS_MAX_CONDS &&
+            export_cond(x, &gf, &a->conds[a->n_conds]))
             a->n_conds++;
         for (uint8_t i = 0; i < st->nfacts && a->n_conds < SG_SASS_MAX_CONDS; i++)
-            if (export_cond(&st->facts[i], &a->conds[a->n_conds])) a->n_conds++;
+            if (export_cond(x, &st->facts[i], &a->conds[a->n_conds])) a->n_conds++;
     }
 }
 
@@ -1274,7 +1222,6 @@ static uint8_t skip_preds(const sg_sass_insn_t *in, uint8_t i)
     return i;
 }
 
-static uint32_t dest_width(const char *op);
 
 /* Carry-out predicates written by operands [1, a), PT not counted. */
 static uint8_t count_carries(const sg_sass_insn_t *in, uint8_t a)
@@ -1288,15 +1235,15 @@ static uint8_t count_carries(const sg_sass_insn_t *in, uint8_t a)
 }
 
 /* Replace the parameter word P32[off] by the 64-bit word P64[off]. */
-static void poly_widen(poly_t *p, uint32_t off)
+static void poly_widen(sg_poly_t *p, uint32_t off)
 {
     for (uint8_t i = 0; i < p->n; i++)
-        if (p->t[i].a == 0 && p->t[i].b == (uint16_t)(A_P32 | (off >> 2)))
-            p->t[i].b = (uint16_t)(A_P64 | (off >> 2));
+        if (sg_poly_term_atom(&p->t[i]) == (uint16_t)(A_P32 | (off >> 2)))
+            p->t[i].at[SG_POLY_DEGREE - 1] = (uint16_t)(A_P64 | (off >> 2));
     /* the order of terms may change: P64 sorts after every P32 */
     for (uint8_t i = 1; i < p->n; i++)
-        for (uint8_t j = i; j > 0 && tkey(&p->t[j - 1]) > tkey(&p->t[j]); j--) {
-            term_t t = p->t[j];
+        for (uint8_t j = i; j > 0 && sg_poly_key(&p->t[j - 1]) > sg_poly_key(&p->t[j]); j--) {
+            sg_term_t t = p->t[j];
             p->t[j] = p->t[j - 1];
             p->t[j - 1] = t;
         }
@@ -1309,25 +1256,41 @@ static void poly_widen(poly_t *p, uint32_t off)
 static val_t hi_from_carry(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint8_t from,
                            const pred_t *p, const guard_t *g)
 {
-    val_t v = mkval(V_HI, &p->p);
+    val_t v = sg_val_make(V_HI, &p->p);
     v.flags = p->flags;
     for (uint8_t i = from; i < in->n_ops; i++) {
         const sg_sass_operand_t *o = &in->ops[i];
         val_t w;
         if (o->kind == SG_SASS_OP_CBANK)
             w = cbank_val(x, o, 0, false);
-        else if (o->kind == SG_SASS_OP_REG && !is_zero_reg(o))
+        else if (o->kind == SG_SASS_OP_REG && !sg_op_zero_reg(o))
             w = rdslot(x, st, o, 0, g);
         else
             continue;
-        if (w.kind != V_VAL || w.p.n != 1 || w.p.t[0].a || w.p.t[0].c != 1 ||
-            !(w.p.t[0].b & A_P32) || A_OFF(w.p.t[0].b) < 4)
+        if (w.kind == V_HI) {
+            /* the high word of a pointer already widened (P + offset, from
+             * an add of its two words): the low word's P32 is that P64 */
+            for (uint8_t t = 0; t < w.p.n; t++) {
+                uint16_t pa = sg_poly_term_atom(&w.p.t[t]);
+                if (!(pa & A_P64) || w.p.t[t].c != 1)
+                    continue;
+                for (uint8_t k = 0; k < v.p.n; k++)
+                    if (sg_poly_term_atom(&v.p.t[k]) == (uint16_t)(A_P32 | (pa & 0x3fff)) &&
+                        v.p.t[k].c == 1) {
+                        poly_widen(&v.p, A_OFF(pa));
+                        break;
+                    }
+            }
             continue;
-        uint32_t lo = A_OFF(w.p.t[0].b) - 4;
+        }
+        uint16_t wa = w.p.n == 1 ? sg_poly_term_atom(&w.p.t[0]) : 0;
+        if (w.kind != V_VAL || w.p.t[0].c != 1 || !(wa & A_P32) || A_OFF(wa) < 4)
+            continue;
+        uint32_t lo = A_OFF(wa) - 4;
         if (lo & 7)
             continue;
         for (uint8_t k = 0; k < v.p.n; k++)
-            if (v.p.t[k].a == 0 && v.p.t[k].b == (uint16_t)(A_P32 | (lo >> 2)) && v.p.t[k].c == 1) {
+            if (sg_poly_term_atom(&v.p.t[k]) == (uint16_t)(A_P32 | (lo >> 2)) && v.p.t[k].c == 1) {
                 poly_widen(&v.p, lo);
                 prov_add(&v, (uint16_t)(A_P64 | (lo >> 2)), 1);
                 break;
@@ -1341,12 +1304,12 @@ static val_t hi_from_carry(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint
 static void high_word_unknown(ctx_t *x, state_t *st, const sg_sass_insn_t *in, uint8_t from,
                               const guard_t *g)
 {
-    val_t t = top(0);
+    val_t t = sg_val_top(0);
     for (uint8_t i = from; i < in->n_ops; i++)
         if (in->ops[i].kind == SG_SASS_OP_REG || in->ops[i].kind == SG_SASS_OP_CBANK) {
             sg_sass_operand_t r = in->ops[i];
             val_t v = r.kind == SG_SASS_OP_REG ? rdslot(x, st, &r, 0, g) : cbank_val(x, &r, 0, false);
-            prov_merge(&t, &v, !r.neg && !r.inv);
+            sg_val_merge_prov(&t, &v, !r.neg && !r.inv);
         }
     uint8_t d = 0;
     for (uint8_t i = 1; i < in->n_ops && in->ops[i].kind == SG_SASS_OP_PRED; i++) {
@@ -1361,20 +1324,20 @@ static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const gu
     char base[48];
     size_t bl = strcspn(in->op, ".");
     snprintf(base, sizeof base, "%.*s", (int)bl, in->op);
-    bool all = (bl >= 3 && !strcmp(base + bl - 3, "MMA")) || base_is(in->op, "LDSM") ||
-               base_is(in->op, "LDTM") || base_is(in->op, "TEX") || base_is(in->op, "TLD") ||
-               base_is(in->op, "TLD4") || base_is(in->op, "TXD") || base_is(in->op, "TXQ") ||
-               base_is(in->op, "TMML") || !strncmp(base, "UTC", 3) || !strcmp(in->op, "?");
-    val_t pr = top(0);
+    bool all = (bl >= 3 && !strcmp(base + bl - 3, "MMA")) || sg_op_is(in->op, "LDSM") ||
+               sg_op_is(in->op, "LDTM") || sg_op_is(in->op, "TEX") || sg_op_is(in->op, "TLD") ||
+               sg_op_is(in->op, "TLD4") || sg_op_is(in->op, "TXD") || sg_op_is(in->op, "TXQ") ||
+               sg_op_is(in->op, "TMML") || !strncmp(base, "UTC", 3) || !strcmp(in->op, "?");
+    val_t pr = sg_val_top(0);
     for (uint8_t i = skip_preds(in, 0) + 1; i < in->n_ops; i++)
         if (in->ops[i].kind == SG_SASS_OP_REG || in->ops[i].kind == SG_SASS_OP_CBANK) {
             val_t v = val32_raw(x, st, &in->ops[i], g);
-            prov_merge(&pr, &v, false);
+            sg_val_merge_prov(&pr, &v, false);
         }
     uint16_t carried = (uint16_t)(pr.flags & F_ADDPTR);
     uint8_t dst = skip_preds(in, 0);
     for (uint8_t i = dst + 1; i < in->n_ops; i++)
-        if (in->ops[i].kind == SG_SASS_OP_REG && !is_zero_reg(&in->ops[i])) {
+        if (in->ops[i].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&in->ops[i])) {
             val_t v = rdslot(x, st, &in->ops[i], 0, g);
             if (v.nprov)
                 carried = F_ADDPTR; /* e.g. a pointer rounded with LOP3 */
@@ -1382,7 +1345,7 @@ static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const gu
     pr.flags = carried;
     pr.origin = in->pc + 1;
     uint16_t fl = F_UNK;
-    if (all || base_is(in->op, "R2P")) {
+    if (all || sg_op_is(in->op, "R2P")) {
         clobber_all(x, st, false, F_UNK);
         return;
     }
@@ -1392,20 +1355,22 @@ static void do_generic(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const gu
         pred_write(x, st, pred_index(&in->ops[i]), &t, g);
     }
     if (i < in->n_ops && in->ops[i].kind == SG_SASS_OP_REG)
-        clobber(x, st, &in->ops[i], dest_width(in->op), fl, &pr, g);
+        clobber(x, st, &in->ops[i], sg_op_dest_width(in->op), fl, &pr, g);
 }
 
 /* Registers an instruction writes from its destination (a bound for
  * unmodelled ones: 1, pairs for 64-bit forms, 4 for 128-bit). */
-static uint32_t dest_width(const char *op)
+uint32_t sg_op_dest_width(const char *op)
 {
     memop_t m = classify_mem(op);
     if (m.kind && m.kind != SG_SASS_STORE)
         return (m.width + 3u) / 4u;
-    if (has_mod(op, "128"))
+    if (sg_op_has(op, "128"))
         return 4;
-    if (has_mod(op, "64") || has_mod(op, "WIDE") || strstr(op, "F64") || strstr(op, "U64") ||
-        strstr(op, "S64") || (op[0] == 'D' && !base_is(op, "DEPBAR")) || base_is(op, "CS2R"))
+    if (sg_op_is(op, "SHF") || sg_op_is(op, "USHF"))
+        return 1; /* a funnel shift of a 64-bit value gives one word of it */
+    if (sg_op_has(op, "64") || sg_op_has(op, "WIDE") || strstr(op, "F64") || strstr(op, "U64") ||
+        strstr(op, "S64") || (op[0] == 'D' && !sg_op_is(op, "DEPBAR")) || sg_op_is(op, "CS2R"))
         return 2;
     return 1;
 }
@@ -1416,16 +1381,16 @@ static uint32_t dest_width(const char *op)
 static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
 {
     uint16_t fl = F_CALL;
-    for (uint32_t i = from; i < x->n && !base_is(x->in[i].op, "RET"); i++)
-        if (has_mod(x->in[i].op, "64") &&
-            (base_is(x->in[i].op, "LDC") || base_is(x->in[i].op, "ULDC") ||
-             base_is(x->in[i].op, "LDCU") || classify_mem(x->in[i].op).kind))
+    for (uint32_t i = from; i < x->n && !sg_op_is(x->in[i].op, "RET"); i++)
+        if (sg_op_has(x->in[i].op, "64") &&
+            (sg_op_is(x->in[i].op, "LDC") || sg_op_is(x->in[i].op, "ULDC") ||
+             sg_op_is(x->in[i].op, "LDCU") || classify_mem(x->in[i].op).kind))
             fl |= F_ADDPTR;
     for (uint32_t i = from; i < x->n; i++) {
         const sg_sass_insn_t *in = &x->in[i];
-        if (base_is(in->op, "RET"))
+        if (sg_op_is(in->op, "RET"))
             return;
-        if (base_is(in->op, "CALL")) {
+        if (sg_op_is(in->op, "CALL")) {
             clobber_all(x, st, true, F_CALL | F_ADDPTR);
             return;
         }
@@ -1438,17 +1403,19 @@ static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
             }
         }
         memop_t m = classify_mem(in->op);
-        if ((m.kind == SG_SASS_STORE) || base_is(in->op, "STS") || base_is(in->op, "STL") ||
-            base_is(in->op, "BRA") || base_is(in->op, "EXIT") || base_is(in->op, "BAR") ||
-            base_is(in->op, "BSSY") || base_is(in->op, "BSYNC"))
+        size_t bl = strcspn(in->op, ".");
+        if (bl >= 4 && !strncmp(in->op + bl - 4, "SETP", 4))
+            continue; /* writes predicates only (done above) */
+        if ((m.kind == SG_SASS_STORE) || sg_op_is(in->op, "STS") || sg_op_is(in->op, "STL") ||
+            sg_op_is(in->op, "BRA") || sg_op_is(in->op, "EXIT") || sg_op_is(in->op, "BAR") ||
+            sg_op_is(in->op, "BSSY") || sg_op_is(in->op, "BSYNC"))
             continue;
         if (k < in->n_ops && in->ops[k].kind == SG_SASS_OP_REG) {
-            size_t bl = strcspn(in->op, ".");
             if (bl >= 3 && !strncmp(in->op + bl - 3, "MMA", 3)) {
                 clobber_all(x, st, false, fl);
                 continue;
             }
-            clobber(x, st, &in->ops[k], dest_width(in->op), fl, NULL, NULL);
+            clobber(x, st, &in->ops[k], sg_op_dest_width(in->op), fl, NULL, NULL);
         }
     }
 }
@@ -1458,10 +1425,10 @@ static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
  * non-negative, as everywhere here.) */
 static bool disjoint_or(const ctx_t *x, const val_t *big, const val_t *small)
 {
-    if (big->kind == V_TOP || small->kind == V_TOP || small->p.n != 1 || small->p.t[0].a ||
-        small->p.t[0].c != 1)
+    if (big->kind == V_TOP || small->kind == V_TOP || small->p.n != 1 ||
+        sg_poly_degree(&small->p.t[0]) != 1 || small->p.t[0].c != 1)
         return false;
-    uint16_t t = small->p.t[0].b;
+    uint16_t t = sg_poly_term_atom(&small->p.t[0]);
     if (t < SG_SASS_TID_X || t > SG_SASS_TID_Z || !x->max_ntid[t - SG_SASS_TID_X])
         return false;
     uint64_t lim = x->max_ntid[t - SG_SASS_TID_X]; /* tid < lim */
@@ -1488,7 +1455,7 @@ static uint32_t writer_in_block(const ctx_t *x, uint32_t idx, const sg_sass_oper
             d++;
         if (d >= in->n_ops || in->ops[d].kind != SG_SASS_OP_REG || in->ops[d].uniform != r->uniform)
             continue;
-        uint32_t w = has_mod(in->op, "64") ? 2 : 1;
+        uint32_t w = sg_op_has(in->op, "64") ? 2 : 1;
         if (r->reg >= in->ops[d].reg && r->reg < in->ops[d].reg + w)
             return i;
     }
@@ -1504,7 +1471,7 @@ static bool benign_call(const ctx_t *x, uint32_t idx)
     if (w == UINT32_MAX)
         return false;
     const sg_sass_insn_t *ld = &x->in[w];
-    if (!base_is(ld->op, "LDC") || !has_mod(ld->op, "64") || ld->n_ops < 2 ||
+    if (!sg_op_is(ld->op, "LDC") || !sg_op_has(ld->op, "64") || ld->n_ops < 2 ||
         ld->ops[1].kind != SG_SASS_OP_CBANK || ld->ops[1].reg2 != 4 || ld->ops[0].reg != r->reg)
         return false;
     int64_t off = ld->ops[1].imm;
@@ -1515,9 +1482,9 @@ static bool benign_call(const ctx_t *x, uint32_t idx)
         if (iw == UINT32_MAX)
             return false;
         const sg_sass_insn_t *mv = &x->in[iw];
-        if (base_is(mv->op, "MOV") && mv->n_ops >= 2 && mv->ops[1].kind == SG_SASS_OP_IMM)
+        if (sg_op_is(mv->op, "MOV") && mv->n_ops >= 2 && mv->ops[1].kind == SG_SASS_OP_IMM)
             off += mv->ops[1].imm;
-        else if (base_is(mv->op, "IMAD") && has_mod(mv->op, "MOV") && mv->n_ops == 4 &&
+        else if (sg_op_is(mv->op, "IMAD") && sg_op_has(mv->op, "MOV") && mv->n_ops == 4 &&
                  mv->ops[3].kind == SG_SASS_OP_IMM)
             off += mv->ops[3].imm;
         else
@@ -1599,15 +1566,15 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         for (uint8_t i = 0; i < n; i++)
             if (o[i].kind == SG_SASS_OP_MEM) {
                 mo = &o[i];
-                if (!base_is(op, "LDGSTS"))
+                if (!sg_op_is(op, "LDGSTS"))
                     break;
             }
         if (x->final) {
-            val_t addr = mo && !m.escape ? address_of(x, st, in, mo, g) : top(F_UNK);
+            val_t addr = mo && !m.escape ? address_of(x, st, in, mo, g) : sg_val_top(F_UNK);
             record(x, st, in, &m, &addr, g);
         }
-        if (m.kind != SG_SASS_STORE && !base_is(op, "LDGSTS") && !base_is(op, "RED") &&
-            !base_is(op, "REDG")) {
+        if (m.kind != SG_SASS_STORE && !sg_op_is(op, "LDGSTS") && !sg_op_is(op, "RED") &&
+            !sg_op_is(op, "REDG")) {
             uint8_t d = skip_preds(in, 0);
             for (uint8_t i = 0; i < d; i++) {
                 pred_t t = {0};
@@ -1620,8 +1587,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         return;
     }
-    if (base_is(op, "LDS") || base_is(op, "LDL") || base_is(op, "ATOMS") ||
-        base_is(op, "SHFL")) {
+    if (sg_op_is(op, "LDS") || sg_op_is(op, "LDL") || sg_op_is(op, "ATOMS") ||
+        sg_op_is(op, "SHFL")) {
         uint8_t d = skip_preds(in, 0);
         for (uint8_t i = 0; i < d; i++) {
             pred_t t = {0};
@@ -1631,19 +1598,19 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             clobber(x, st, &o[d], (mem_width(op, false) + 3u) / 4u, F_MEM | F_ADDPTR, NULL, g);
         return;
     }
-    if (base_is(op, "STS") || base_is(op, "STL") || base_is(op, "NOP") || base_is(op, "BAR") ||
-        base_is(op, "BSSY") || base_is(op, "BSYNC") || base_is(op, "WARPSYNC") ||
-        base_is(op, "MEMBAR") || base_is(op, "FENCE") || base_is(op, "CCTL") ||
-        base_is(op, "ERRBAR") || base_is(op, "DEPBAR") || base_is(op, "LDGDEPBAR") ||
-        base_is(op, "YIELD") || base_is(op, "BRA") || base_is(op, "EXIT") ||
-        base_is(op, "RET") || base_is(op, "BPT") || base_is(op, "KILL") ||
-        base_is(op, "NANOSLEEP") || base_is(op, "UTMAPF") || base_is(op, "UTMACCTL") ||
-        base_is(op, "ACQBULK"))
+    if (sg_op_is(op, "STS") || sg_op_is(op, "STL") || sg_op_is(op, "NOP") || sg_op_is(op, "BAR") ||
+        sg_op_is(op, "BSSY") || sg_op_is(op, "BSYNC") || sg_op_is(op, "WARPSYNC") ||
+        sg_op_is(op, "MEMBAR") || sg_op_is(op, "FENCE") || sg_op_is(op, "CCTL") ||
+        sg_op_is(op, "ERRBAR") || sg_op_is(op, "DEPBAR") || sg_op_is(op, "LDGDEPBAR") ||
+        sg_op_is(op, "YIELD") || sg_op_is(op, "BRA") || sg_op_is(op, "EXIT") ||
+        sg_op_is(op, "RET") || sg_op_is(op, "BPT") || sg_op_is(op, "KILL") ||
+        sg_op_is(op, "NANOSLEEP") || sg_op_is(op, "UTMAPF") || sg_op_is(op, "UTMACCTL") ||
+        sg_op_is(op, "ACQBULK"))
         return;
-    if (base_is(op, "BRX") || base_is(op, "JMX") || base_is(op, "JMP") || base_is(op, "CALL")) {
-        bool indirect = base_is(op, "BRX") || base_is(op, "JMX") ||
+    if (sg_op_is(op, "BRX") || sg_op_is(op, "JMX") || sg_op_is(op, "JMP") || sg_op_is(op, "CALL")) {
+        bool indirect = sg_op_is(op, "BRX") || sg_op_is(op, "JMX") ||
                         !(n >= 1 && (o[n - 1].kind == SG_SASS_OP_LABEL || o[n - 1].kind == SG_SASS_OP_IMM));
-        if (base_is(op, "CALL") && !indirect) {
+        if (sg_op_is(op, "CALL") && !indirect) {
             int64_t t = o[n - 1].imm;
             /* the callee inside this kernel's code: clobber what it writes */
             uint32_t lo = 0, hi = x->n;
@@ -1671,7 +1638,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             clobber_all(x, st, true, F_CALL | F_ADDPTR);
             return;
         }
-        if (base_is(op, "CALL") && n >= 1 && o[0].kind == SG_SASS_OP_REG && benign_call(x, idx)) {
+        if (sg_op_is(op, "CALL") && n >= 1 && o[0].kind == SG_SASS_OP_REG && benign_call(x, idx)) {
             clobber_all(x, st, true, F_CALL); /* __assertfail, vprintf: no pointers back */
             return;
         }
@@ -1680,10 +1647,10 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         return;
     }
 
-    if (base_is(op, "MOV") || base_is(op, "UMOV") || base_is(op, "R2UR")) {
+    if (sg_op_is(op, "MOV") || sg_op_is(op, "UMOV") || sg_op_is(op, "R2UR")) {
         if (n < 2)
             goto generic;
-        if (has_mod(op, "64")) {
+        if (sg_op_has(op, "64")) {
             val_t v = rd64(x, st, &o[1], g);
             wr64(x, st, &o[0], &v, g);
         } else {
@@ -1694,26 +1661,26 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         return;
     }
-    if (base_is(op, "HFMA2") && n == 5 && is_zero_reg(&o[1]) && is_zero_reg(&o[2])) {
+    if (sg_op_is(op, "HFMA2") && n == 5 && sg_op_zero_reg(&o[1]) && sg_op_zero_reg(&o[2])) {
         /* HFMA2 d, -RZ, RZ, hi, lo: a 32-bit constant made of two halves */
         uint16_t hi, lo;
         if (half_bits(&o[3], &hi) && half_bits(&o[4], &lo)) {
-            wr32(x, st, &o[0], constval((int32_t)(((uint32_t)hi << 16) | lo)), g);
+            wr32(x, st, &o[0], sg_val_const((int32_t)(((uint32_t)hi << 16) | lo)), g);
             return;
         }
         goto generic;
     }
-    if (base_is(op, "S2R") || base_is(op, "S2UR")) {
+    if (sg_op_is(op, "S2R") || sg_op_is(op, "S2UR")) {
         if (n < 2)
             goto generic;
         wr32(x, st, &o[0], rd32(x, st, &o[1], g), g);
         return;
     }
-    if (base_is(op, "CS2R")) {
+    if (sg_op_is(op, "CS2R")) {
         if (n < 2)
             goto generic;
-        val_t v = (o[1].kind == SG_SASS_OP_SREG && o[1].reg == 1) ? constval(0) : top(0);
-        if (has_mod(op, "32")) {
+        val_t v = (o[1].kind == SG_SASS_OP_SREG && o[1].reg == 1) ? sg_val_const(0) : sg_val_top(0);
+        if (sg_op_has(op, "32")) {
             wr32(x, st, &o[0], v, g);
         } else {
             wr32(x, st, &o[0], v, g);
@@ -1723,15 +1690,15 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         return;
     }
-    if (base_is(op, "LDC") || base_is(op, "ULDC") || base_is(op, "LDCU")) {
+    if (sg_op_is(op, "LDC") || sg_op_is(op, "ULDC") || sg_op_is(op, "LDCU")) {
         if (n < 2 || o[1].kind != SG_SASS_OP_CBANK)
             goto generic;
-        if (has_mod(op, "U8") || has_mod(op, "S8") || has_mod(op, "U16") || has_mod(op, "S16")) {
+        if (sg_op_has(op, "U8") || sg_op_has(op, "S8") || sg_op_has(op, "U16") || sg_op_has(op, "S16")) {
             clobber(x, st, &o[0], 1, 0, NULL, g);
             return;
         }
-        if (has_mod(op, "128") || has_mod(op, "64")) {
-            int pairs = has_mod(op, "128") ? 2 : 1;
+        if (sg_op_has(op, "128") || sg_op_has(op, "64")) {
+            int pairs = sg_op_has(op, "128") ? 2 : 1;
             for (int k = 0; k < pairs; k++) {
                 val_t v = cbank_val(x, &o[1], (uint32_t)(8 * k), true);
                 sg_sass_operand_t d = o[0];
@@ -1753,8 +1720,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         return;
     }
 
-    if (base_is(op, "IMAD") || base_is(op, "UIMAD")) {
-        if (has_mod(op, "HI"))
+    if (sg_op_is(op, "IMAD") || sg_op_is(op, "UIMAD")) {
+        if (sg_op_has(op, "HI"))
             goto generic;
         uint8_t a = 1;
         bool carry_out = n > 1 && o[1].kind == SG_SASS_OP_PRED;
@@ -1762,7 +1729,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             a = 2;
         if (n < a + 3)
             goto generic;
-        if (has_mod(op, "X")) {
+        if (sg_op_has(op, "X")) {
             /* high word: the carry-in predicate names the 64-bit sum */
             const sg_sass_operand_t *cp = &o[n - 1];
             if (cp->kind == SG_SASS_OP_PRED && !cp->inv && !carry_out) {
@@ -1772,23 +1739,35 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                     wr32(x, st, &o[0], v, g);
                     return;
                 }
+                if (p->kind == P_ZERO) {
+                    /* no carry comes in: a plain multiply-add */
+                    val_t va = rd32(x, st, &o[a], g), vb = rd32(x, st, &o[a + 1], g);
+                    val_t vc = rd32(x, st, &o[a + 2], g), prod = arith_mul(&va, &vb);
+                    wr32(x, st, &o[0], arith_add(&prod, &vc), g);
+                    return;
+                }
             }
             high_word_unknown(x, st, in, a, g);
             return;
         }
         if (carry_out)
             goto generic;
-        if (is_zero_reg(&o[a]) && is_zero_reg(&o[a + 1]) && !has_mod(op, "WIDE") &&
+        if (sg_op_zero_reg(&o[a]) && sg_op_zero_reg(&o[a + 1]) && !sg_op_has(op, "WIDE") &&
             o[a + 2].kind == SG_SASS_OP_REG && !o[a + 2].neg && !o[a + 2].inv && !o[a + 2].abs) {
             /* IMAD.MOV.U32 d, RZ, RZ, s: a move, which keeps a high word a high word */
             wr32(x, st, &o[0], rdslot(x, st, &o[a + 2], 0, g), g);
             return;
         }
         val_t va = rd32(x, st, &o[a], g), vb = rd32(x, st, &o[a + 1], g);
-        if (has_mod(op, "WIDE")) {
+        if (sg_op_has(op, "WIDE")) {
             val_t vc = rd64(x, st, &o[a + 2], g);
             val_t prod = arith_mul(&va, &vb);
-            prod = ext32(prod);
+            /* the 64-bit product of two exact 32-bit values is exact */
+            bool sgn = !sg_op_has(op, "U32");
+            if (sg_val_exact32(&va, sgn) && sg_val_exact32(&vb, sgn) && prod.kind != V_TOP)
+                prod.kind = V_VAL;
+            else
+                prod = ext32(prod);
             val_t r = arith_add(&prod, &vc);
             r.flags |= prod.flags & F_W32;
             wr64(x, st, &o[0], &r, g);
@@ -1796,13 +1775,21 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         val_t vc = rd32(x, st, &o[a + 2], g);
         val_t prod = arith_mul(&va, &vb);
-        wr32(x, st, &o[0], arith_add(&prod, &vc), g);
+        val_t r = arith_add(&prod, &vc);
+        /* the low word of a 64-bit value times a constant (IMAD.SHL) is the
+         * low word of the 64-bit product */
+        int64_t kc;
+        if (r.kind == V_VAL && !carry_out && o[a].kind == SG_SASS_OP_REG &&
+            !sg_op_zero_reg(&o[a]) && !o[a].neg && rdslot(x, st, &o[a], 0, g).kind == V_LO &&
+            vb.kind == V_VAL && sg_poly_is_const(&vb.p, &kc) && sg_op_zero_reg(&o[a + 2]))
+            r.kind = V_LO;
+        wr32(x, st, &o[0], r, g);
         return;
     }
 
-    if (base_is(op, "IADD3") || base_is(op, "UIADD3") || base_is(op, "IADD") ||
-        base_is(op, "UIADD") || base_is(op, "VIADD") || base_is(op, "UVIADD") ||
-        base_is(op, "IADD32I")) {
+    if (sg_op_is(op, "IADD3") || sg_op_is(op, "UIADD3") || sg_op_is(op, "IADD") ||
+        sg_op_is(op, "UIADD") || sg_op_is(op, "VIADD") || sg_op_is(op, "UVIADD") ||
+        sg_op_is(op, "IADD32I")) {
         uint8_t a = skip_preds(in, 1);
         uint8_t ncarry = count_carries(in, a);
         if (a >= n)
@@ -1811,7 +1798,7 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         uint8_t e = a;
         while (e < n && o[e].kind != SG_SASS_OP_PRED)
             e++;
-        if (has_mod(op, "X")) {
+        if (sg_op_has(op, "X")) {
             for (uint8_t i = e; i < n; i++)
                 if (o[i].kind == SG_SASS_OP_PRED && !o[i].inv && pred_index(&o[i]) != 7 &&
                     pred_index(&o[i]) != 15) {
@@ -1819,6 +1806,16 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                     if (p->kind == P_CARRY && ncarry == 0) {
                         val_t v = hi_from_carry(x, st, in, a, p, g);
                         wr32(x, st, &o[0], v, g);
+                        return;
+                    }
+                    if (p->kind == P_ZERO && ncarry == 0) {
+                        /* no carry comes in: a plain 32-bit add */
+                        val_t s = sg_val_const(0);
+                        for (uint8_t k = a; k < e; k++) {
+                            val_t v = rd32(x, st, &o[k], g);
+                            s = arith_add(&s, &v);
+                        }
+                        wr32(x, st, &o[0], s, g);
                         return;
                     }
                     break;
@@ -1829,8 +1826,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             }
             goto generic;
         }
-        if (has_mod(op, "64")) {
-            val_t s = constval(0);
+        if (sg_op_has(op, "64")) {
+            val_t s = sg_val_const(0);
             for (uint8_t i = a; i < e; i++) {
                 val_t v = rd64(x, st, &o[i], g);
                 s = arith_add(&s, &v);
@@ -1838,39 +1835,59 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             wr64(x, st, &o[0], &s, g);
             return;
         }
-        val_t s = constval(0);
+        val_t s = sg_val_const(0);
         bool lo = false;
+        /* operands that may be nonzero, negated ones, and a high word added to zeros */
+        uint8_t nonzero = 0, neg = 0;
+        int hi_op = -1;
+        uint16_t narrow = 0;
         for (uint8_t i = a; i < e; i++) {
-            if (o[i].kind == SG_SASS_OP_REG && !is_zero_reg(&o[i])) {
+            bool is_lo = false;
+            if (o[i].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[i])) {
                 val_t raw = rdslot(x, st, &o[i], 0, g);
                 if (raw.kind == V_LO)
-                    lo = true;
+                    lo = is_lo = true;
+                if (raw.kind == V_HI && !o[i].neg && !o[i].inv)
+                    hi_op = i;
             }
             val_t v = rd32(x, st, &o[i], g);
+            if (!is_lo && narrow32(&v))
+                narrow = F_W32;
+            int64_t c;
+            if (!(v.kind != V_TOP && sg_poly_is_const(&v.p, &c) && c == 0))
+                nonzero++;
+            neg += o[i].neg || o[i].inv; /* -0 is ~0 + 1: it carries */
             s = arith_add(&s, &v);
+        }
+        if (hi_op >= 0 && nonzero == 1 && ncarry == 0) {
+            /* a high word plus zeros: a move, which keeps it a high word */
+            wr32(x, st, &o[0], rdslot(x, st, &o[hi_op], 0, g), g);
+            return;
         }
         if (lo && s.kind == V_VAL)
             s.kind = V_LO;
         wr32(x, st, &o[0], s, g);
         for (uint8_t i = 1; i < a; i++) {
-            pred_t p = {.kind = s.kind == V_TOP ? P_TOP : P_CARRY, .p = s.p};
-            p.flags = s.flags & F_W32;
+            /* one unnegated 32-bit operand never carries */
+            pred_t p = {.kind = nonzero <= 1 && !neg ? P_ZERO : s.kind == V_TOP ? P_TOP : P_CARRY,
+                        .p = s.p};
+            p.flags = (s.flags & F_W32) | narrow;
             pred_write(x, st, pred_index(&o[i]), &p, g);
         }
         return;
     }
 
-    if (base_is(op, "LEA") || base_is(op, "ULEA")) {
+    if (sg_op_is(op, "LEA") || sg_op_is(op, "ULEA")) {
         uint8_t a = skip_preds(in, 1);
         uint8_t ncarry = count_carries(in, a);
-        if (has_mod(op, "HI")) {
-            if (has_mod(op, "X") && ncarry == 0) {
+        if (sg_op_has(op, "HI")) {
+            if (sg_op_has(op, "X") && ncarry == 0) {
                 const sg_sass_operand_t *cp = &o[n - 1];
                 if (cp->kind == SG_SASS_OP_PRED && !cp->inv) {
                     const pred_t *p = pred_get(st, pred_index(cp), g);
                     if (p->kind == P_CARRY) {
                         val_t v = hi_from_carry(x, st, in, a, p, g);
-                        v.flags |= has_mod(op, "SX32") ? F_W32 : 0;
+                        v.flags |= sg_op_has(op, "SX32") ? F_W32 : 0;
                         wr32(x, st, &o[0], v, g);
                         return;
                     }
@@ -1884,9 +1901,12 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             goto generic;
         val_t va = rd32(x, st, &o[a], g), vb = rd32(x, st, &o[a + 1], g);
         bool lo = false;
-        if (o[a + 1].kind == SG_SASS_OP_REG && !is_zero_reg(&o[a + 1]) &&
+        if (o[a + 1].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[a + 1]) &&
             rdslot(x, st, &o[a + 1], 0, g).kind == V_LO)
             lo = true;
+        bool a_lo = o[a].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[a]) &&
+                    rdslot(x, st, &o[a], 0, g).kind == V_LO;
+        uint16_t narrow = (!a_lo && narrow32(&va)) || (!lo && narrow32(&vb)) ? F_W32 : 0;
         val_t sh = arith_shl(&va, o[a + 2].imm);
         val_t s = arith_add(&sh, &vb);
         if (lo && s.kind == V_VAL)
@@ -1894,19 +1914,19 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         wr32(x, st, &o[0], s, g);
         for (uint8_t i = 1; i < a; i++) {
             pred_t p = {.kind = s.kind == V_TOP ? P_TOP : P_CARRY, .p = s.p};
-            p.flags = s.flags & F_W32;
+            p.flags = (s.flags & F_W32) | narrow;
             pred_write(x, st, pred_index(&o[i]), &p, g);
         }
         return;
     }
 
-    if (base_is(op, "SHF") || base_is(op, "USHF")) {
+    if (sg_op_is(op, "SHF") || sg_op_is(op, "USHF")) {
         if (n < 4 || o[2].kind != SG_SASS_OP_IMM)
             goto generic;
         int64_t s = o[2].imm;
-        if (has_mod(op, "L") && has_mod(op, "U32") && !has_mod(op, "HI")) {
+        if (sg_op_has(op, "L") && sg_op_has(op, "U32") && !sg_op_has(op, "HI")) {
             val_t va = rd32(x, st, &o[1], g);
-            bool lo = o[1].kind == SG_SASS_OP_REG && !is_zero_reg(&o[1]) &&
+            bool lo = o[1].kind == SG_SASS_OP_REG && !sg_op_zero_reg(&o[1]) &&
                       rdslot(x, st, &o[1], 0, g).kind == V_LO;
             val_t r = arith_shl(&va, s);
             if (lo && r.kind == V_VAL)
@@ -1914,17 +1934,17 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             wr32(x, st, &o[0], r, g);
             return;
         }
-        if (has_mod(op, "L") && has_mod(op, "U64") && has_mod(op, "HI")) {
+        if (sg_op_has(op, "L") && sg_op_has(op, "U64") && sg_op_has(op, "HI")) {
             val_t lo = rdslot(x, st, &o[1], 0, g);
             val_t hi = rdslot(x, st, &o[3], 0, g);
             if (o[1].neg || o[1].inv || o[3].neg || o[3].inv)
                 goto generic;
             if (lo.kind == V_VAL && hi.kind == V_VAL) {
                 int64_t c;
-                if (!(poly_is_const(&hi.p, &c) && c == 0))
+                if (!(sg_poly_is_const(&hi.p, &c) && c == 0))
                     goto generic;
             }
-            val_t w = make_pair(&lo, &hi);
+            val_t w = sg_val_pair(&lo, &hi);
             if (w.kind == V_TOP)
                 goto generic;
             val_t r = arith_shl(&w, s);
@@ -1934,8 +1954,8 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             wr32(x, st, &o[0], r, g);
             return;
         }
-        if (has_mod(op, "R") && has_mod(op, "S32") && has_mod(op, "HI") && s == 31 &&
-            is_zero_reg(&o[1])) {
+        if (sg_op_has(op, "R") && sg_op_has(op, "S32") && sg_op_has(op, "HI") && s == 31 &&
+            sg_op_zero_reg(&o[1])) {
             /* the sign word of o[3]: the high word of its sign extension */
             val_t v = rd32(x, st, &o[3], g);
             if (v.kind == V_TOP)
@@ -1948,32 +1968,70 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         {
             val_t t = with_prov(F_DIV, NULL, NULL, NULL);
             val_t v = rd32(x, st, &o[1], g), w = rd32(x, st, &o[3], g);
-            prov_merge(&t, &v, false);
-            prov_merge(&t, &w, false);
+            sg_val_merge_prov(&t, &v, false);
+            sg_val_merge_prov(&t, &w, false);
             t.flags = F_DIV;
             wr32(x, st, &o[0], t, g);
         }
         return;
     }
 
-    if (base_is(op, "SEL") || base_is(op, "USEL")) {
+    if (sg_op_is(op, "SEL") || sg_op_is(op, "USEL")) {
         if (n < 4 || o[3].kind != SG_SASS_OP_PRED)
             goto generic;
         int pi = pred_index(&o[3]);
         bool always_a = (pi == 7 || pi == 15) && !o[3].inv;
         bool always_b = (pi == 7 || pi == 15) && o[3].inv;
-        if (has_mod(op, "64")) {
+        if (sg_op_has(op, "64")) {
             val_t a = rd64(x, st, &o[1], g), b = rd64(x, st, &o[2], g);
-            val_t r = always_a ? a : always_b ? b : val_join(&a, &b);
+            val_t r = always_a ? a : always_b ? b : sg_val_join(&a, &b);
             wr64(x, st, &o[0], &r, g);
             return;
         }
         val_t a = rd32(x, st, &o[1], g), b = rd32(x, st, &o[2], g);
-        wr32(x, st, &o[0], always_a ? a : always_b ? b : val_join(&a, &b), g);
+        wr32(x, st, &o[0], always_a ? a : always_b ? b : sg_val_join(&a, &b), g);
         return;
     }
 
-    if ((base_is(op, "LOP3") || base_is(op, "ULOP3")) && n == 6 && is_zero_reg(&o[3]) &&
+    if ((sg_op_is(op, "LOP3") || sg_op_is(op, "ULOP3")) && n == 6 && sg_op_zero_reg(&o[3]) &&
+        o[4].kind == SG_SASS_OP_IMM && o[4].imm == 0xc0 &&
+        ((o[1].kind == SG_SASS_OP_REG && o[2].kind == SG_SASS_OP_IMM) ||
+         (o[2].kind == SG_SASS_OP_REG && o[1].kind == SG_SASS_OP_IMM))) {
+        /* x & (2^k - 1): x mod 2^k, exact whatever x's high bits (a
+         * remainder the loop summaries can reason about) */
+        const sg_sass_operand_t *r = o[1].kind == SG_SASS_OP_REG ? &o[1] : &o[2];
+        int64_t mask = (o[1].kind == SG_SASS_OP_IMM ? &o[1] : &o[2])->imm;
+        val_t v = rdslot(x, st, r, 0, g);
+        uint16_t atom = 0;
+        if ((v.kind == V_VAL || v.kind == V_LO) && !r->neg && !r->inv && mask > 0 &&
+            mask < 0x80000000ll && !(mask & (mask + 1)))
+            atom = sg_div_mod_atom(x, &v.p, (uint32_t)mask + 1);
+        if (atom) {
+            sg_poly_t p;
+            sg_poly_atom(&p, atom);
+            wr32(x, st, &o[0], sg_val_make(V_VAL, &p), g);
+            return;
+        }
+        goto generic;
+    }
+    if ((sg_op_is(op, "LOP3") || sg_op_is(op, "ULOP3")) && n == 6 && sg_op_zero_reg(&o[1]) &&
+        sg_op_zero_reg(&o[3]) && o[2].kind == SG_SASS_OP_REG && !o[2].neg && !o[2].inv &&
+        o[4].kind == SG_SASS_OP_IMM && o[4].imm == 0x33) {
+        /* ~b: -1 - b, word by word (the NOT of a 64-bit value's low or high
+         * word is that word of its NOT) */
+        val_t v = rdslot(x, st, &o[2], 0, g);
+        if (v.kind != V_TOP) {
+            sg_poly_t m1;
+            sg_poly_const(&m1, -1);
+            if (sg_poly_add(&v.p, &m1, &v.p, -1)) {
+                prov_unbase(&v);
+                wr32(x, st, &o[0], v, g);
+                return;
+            }
+        }
+        goto generic;
+    }
+    if ((sg_op_is(op, "LOP3") || sg_op_is(op, "ULOP3")) && n == 6 && sg_op_zero_reg(&o[3]) &&
         o[4].kind == SG_SASS_OP_IMM && (o[4].imm == 0xfc || o[4].imm == 0xfe) &&
         (o[1].kind == SG_SASS_OP_REG || o[1].kind == SG_SASS_OP_IMM) &&
         (o[2].kind == SG_SASS_OP_REG || o[2].kind == SG_SASS_OP_IMM)) {
@@ -1986,18 +2044,18 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         goto generic;
     }
-    if (base_is(op, "ISETP") || base_is(op, "UISETP")) {
+    if (sg_op_is(op, "ISETP") || sg_op_is(op, "UISETP")) {
         if (n < 5 || o[0].kind != SG_SASS_OP_PRED || o[1].kind != SG_SASS_OP_PRED)
             goto generic;
         pred_t np = {0};
         bool ok;
         uint8_t c = cmp_of(op, &ok);
-        bool wide64 = has_mod(op, "U64") || has_mod(op, "S64");
-        bool uns = has_mod(op, "U32") || has_mod(op, "U64");
+        bool wide64 = sg_op_has(op, "U64") || sg_op_has(op, "S64");
+        bool uns = sg_op_has(op, "U32") || sg_op_has(op, "U64");
         const sg_sass_operand_t *comb = &o[4];
         int ci = comb->kind == SG_SASS_OP_PRED ? pred_index(comb) : -1;
-        bool plain = ok && has_mod(op, "AND") && (ci == 7 || ci == 15) && !comb->inv;
-        if (plain && has_mod(op, "EX")) {
+        bool plain = ok && sg_op_has(op, "AND") && (ci == 7 || ci == 15) && !comb->inv;
+        if (plain && sg_op_has(op, "EX")) {
             const sg_sass_operand_t *ex = &o[n - 1];
             if (n >= 6 && ex->kind == SG_SASS_OP_PRED && !ex->inv) {
                 const pred_t *lo = pred_get(st, pred_index(ex), g);
@@ -2007,12 +2065,12 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                 if (o[3].kind == SG_SASS_OP_CBANK)
                     hb = cbank_val(x, &o[3], 0, false);
                 if (o[2].kind == SG_SASS_OP_IMM)
-                    ha = constval(o[2].imm);
+                    ha = sg_val_const(o[2].imm);
                 if (o[3].kind == SG_SASS_OP_IMM)
-                    hb = constval(o[3].imm);
+                    hb = sg_val_const(o[3].imm);
                 if (lo->kind == P_CMP && !lo->c.wide) {
-                    val_t la = mkval(V_VAL, &lo->c.l), lb = mkval(V_VAL, &lo->c.r);
-                    val_t wa = make_pair(&la, &ha), wb = make_pair(&lb, &hb);
+                    val_t la = sg_val_make(V_VAL, &lo->c.l), lb = sg_val_make(V_VAL, &lo->c.r);
+                    val_t wa = sg_val_pair(&la, &ha), wb = sg_val_pair(&lb, &hb);
                     /* a 64-bit parameter compared in two words */
                     if (wa.kind != V_TOP && wb.kind != V_TOP && !o[2].neg && !o[3].neg) {
                         np.kind = P_CMP;
@@ -2056,14 +2114,14 @@ generic:
 
 static bool is_branch(const sg_sass_insn_t *in)
 {
-    return base_is(in->op, "BRA");
+    return sg_op_is(in->op, "BRA");
 }
 
 static bool ends_block(const sg_sass_insn_t *in)
 {
-    return base_is(in->op, "BRA") || base_is(in->op, "EXIT") || base_is(in->op, "RET") ||
-           base_is(in->op, "BRX") || base_is(in->op, "JMX") || base_is(in->op, "JMP") ||
-           base_is(in->op, "KILL");
+    return sg_op_is(in->op, "BRA") || sg_op_is(in->op, "EXIT") || sg_op_is(in->op, "RET") ||
+           sg_op_is(in->op, "BRX") || sg_op_is(in->op, "JMX") || sg_op_is(in->op, "JMP") ||
+           sg_op_is(in->op, "KILL");
 }
 
 static int64_t branch_target(const sg_sass_insn_t *in)
@@ -2134,16 +2192,16 @@ static int build_blocks(ctx_t *x)
         int gid = -1;
         if (last->guard >= 0 && last->guard != 7)
             gid = ((last->guard_uniform ? 8 : 0) + last->guard) * 2 + (last->guard_neg ? 1 : 0);
-        if (gid < 0 && base_is(last->op, "BRA") && last->n_ops > 1 &&
+        if (gid < 0 && sg_op_is(last->op, "BRA") && last->n_ops > 1 &&
             last->ops[0].kind == SG_SASS_OP_PRED && last->ops[0].reg != 7)
             gid = pred_index(&last->ops[0]) * 2 + (last->ops[0].inv ? 1 : 0); /* BRA.U UP0, L */
         bool never = last->guard == 7 && last->guard_neg;
         if (never) {
             bk->succ[0] = next;
-        } else if (base_is(last->op, "BRA")) {
+        } else if (sg_op_is(last->op, "BRA")) {
             int64_t tpc = branch_target(last);
             uint32_t t = find_pc(x, tpc);
-            bool cond = last->guard >= 0 || has_mod(last->op, "DIV") ||
+            bool cond = last->guard >= 0 || sg_op_has(last->op, "DIV") ||
                         (last->n_ops > 1 && last->ops[0].kind == SG_SASS_OP_PRED);
             if (t == UINT32_MAX)
                 escape(x, "branch out of the kernel", last->pc);
@@ -2154,13 +2212,13 @@ static int build_blocks(ctx_t *x)
                 bk->succ[1] = next;
                 bk->fact_pred[1] = (int8_t)(gid >= 0 ? gid ^ 1 : -2);
             }
-        } else if (base_is(last->op, "EXIT") || base_is(last->op, "KILL")) {
+        } else if (sg_op_is(last->op, "EXIT") || sg_op_is(last->op, "KILL")) {
             if (last->guard >= 0) {
                 bk->succ[0] = next;
                 bk->fact_pred[0] = (int8_t)(gid >= 0 ? gid ^ 1 : -1);
             }
-        } else if (base_is(last->op, "RET") || base_is(last->op, "BRX") ||
-                   base_is(last->op, "JMX") || base_is(last->op, "JMP")) {
+        } else if (sg_op_is(last->op, "RET") || sg_op_is(last->op, "BRX") ||
+                   sg_op_is(last->op, "JMX") || sg_op_is(last->op, "JMP")) {
             if (last->guard >= 0) {
                 bk->succ[0] = next;
                 bk->fact_pred[0] = -2;
@@ -2174,9 +2232,9 @@ static int build_blocks(ctx_t *x)
 
 /* ---- the fixpoint ---------------------------------------------------------------- */
 
-static void state_top(ctx_t *x, state_t *s, uint16_t flags)
+void sg_flow_state_top(ctx_t *x, state_t *s, uint16_t flags)
 {
-    val_t t = top(flags);
+    val_t t = sg_val_top(flags);
     for (uint32_t i = 0; i < x->nslots; i++) {
         s->slots[i].v = t;
         s->slots[i].alt = t;
@@ -2188,7 +2246,7 @@ static void state_top(ctx_t *x, state_t *s, uint16_t flags)
     s->reached = true;
 }
 
-static void state_copy(ctx_t *x, state_t *d, const state_t *s)
+void sg_flow_state_copy(ctx_t *x, state_t *d, const state_t *s)
 {
     slot_t *keep = d->slots;
     memcpy(keep, s->slots, x->nslots * sizeof *keep);
@@ -2197,10 +2255,56 @@ static void state_copy(ctx_t *x, state_t *d, const state_t *s)
 }
 
 /* Join src into dst (entry state of block b); true when dst changed. */
-static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
+/* Values that differ only where a path's facts pin an atom: when the
+ * state c came from has a fact X == k and a with X := k is c, a holds on
+ * both paths (the remainder loop's index i0 + R*S, and i0 on the path that
+ * skipped it because R == 0). */
+static bool join_by_fact(const val_t *a, const val_t *c, const state_t *cs, val_t *out)
+{
+    if (a->kind == V_TOP || a->kind != c->kind)
+        return false;
+    for (uint8_t i = 0; i < cs->nfacts; i++) {
+        const cmp_t *f = &cs->facts[i];
+        sg_poly_t d, k;
+        if (f->cmp != C_EQ || !sg_poly_add(&d, &f->l, &f->r, -1) || d.n < 1 || d.n > 2)
+            continue;
+        /* d = X - k or X + (-k): one atom term with coefficient 1 and a constant */
+        uint16_t atom = 0;
+        int64_t kc = 0;
+        bool ok = true;
+        for (uint8_t t = 0; t < d.n; t++) {
+            uint16_t at = sg_poly_term_atom(&d.t[t]);
+            if (at && d.t[t].c == 1 && !atom)
+                atom = at;
+            else if (!sg_poly_degree(&d.t[t]))
+                kc = -d.t[t].c;
+            else
+                ok = false;
+        }
+        sg_poly_t r;
+        sg_poly_const(&k, kc);
+        if (ok && atom && sg_poly_subst(&r, &a->p, atom, &k) && sg_poly_eq(&r, &c->p)) {
+            *out = *a;
+            sg_val_merge_prov(out, c, true);
+            return true;
+        }
+    }
+    return false;
+}
+
+static val_t join_values(const val_t *a, const state_t *as, const val_t *c, const state_t *cs)
+{
+    val_t r;
+    if (a->kind != V_TOP && a->kind == c->kind && !sg_poly_eq(&a->p, &c->p) &&
+        (join_by_fact(a, c, cs, &r) || join_by_fact(c, a, as, &r)))
+        return r;
+    return sg_val_join(a, c);
+}
+
+bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
 {
     if (!d->reached) {
-        state_copy(x, d, s);
+        sg_flow_state_copy(x, d, s);
         return true;
     }
     bool ch = false;
@@ -2210,18 +2314,18 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
         slot_t r;
         if (a->g == c->g && a->gver == c->gver) {
             r = *a;
-            r.v = val_join(&a->v, &c->v);
+            r.v = a->g < 0 ? join_values(&a->v, d, &c->v, s) : sg_val_join(&a->v, &c->v);
             if (a->g >= 0)
-                r.alt = val_join(&a->alt, &c->alt);
+                r.alt = sg_val_join(&a->alt, &c->alt);
         } else {
-            val_t va = slot_read(a, NULL), vc = slot_read(c, NULL);
-            r.v = val_join(&va, &vc);
+            val_t va = sg_flow_slot_read(a, NULL), vc = sg_flow_slot_read(c, NULL);
+            r.v = sg_val_join(&va, &vc);
             r.alt = r.v;
             r.g = -1;
             r.gver = 0;
         }
-        if (!(r.g == a->g && r.gver == a->gver && val_eq(&r.v, &a->v) &&
-              (a->g < 0 || val_eq(&r.alt, &a->alt)))) {
+        if (!(r.g == a->g && r.gver == a->gver && sg_val_eq(&r.v, &a->v) &&
+              (a->g < 0 || sg_val_eq(&r.alt, &a->alt)))) {
             *a = r;
             ch = true;
         }
@@ -2232,8 +2336,8 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
         if (a->ver == c->ver)
             continue;
         bool same = a->kind == c->kind && a->g == c->g && a->gver == c->gver &&
-                    ((a->kind == P_CMP && cmp_eq(&a->c, &c->c)) ||
-                     (a->kind == P_CARRY && poly_eq(&a->p, &c->p)));
+                    ((a->kind == P_CMP && sg_cmp_eq(&a->c, &c->c)) ||
+                     (a->kind == P_CARRY && sg_poly_eq(&a->p, &c->p)) || a->kind == P_ZERO);
         uint32_t jv = 0x80000000u | (b << 4) | (uint32_t)p;
         pred_t r = same ? *a : (pred_t){0};
         r.ver = jv;
@@ -2246,7 +2350,7 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
     cmp_t keep[MAXFACT];
     for (uint8_t i = 0; i < d->nfacts; i++)
         for (uint8_t j = 0; j < s->nfacts; j++)
-            if (cmp_eq(&d->facts[i], &s->facts[j])) {
+            if (sg_cmp_eq(&d->facts[i], &s->facts[j])) {
                 keep[nf++] = d->facts[i];
                 break;
             }
@@ -2262,21 +2366,21 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
             for (uint8_t i = 0; i < d->nfacts; i++) {
                 bool common = false;
                 for (uint8_t j = 0; j < nf; j++)
-                    common |= cmp_eq(&d->facts[i], &keep[j]);
+                    common |= sg_cmp_eq(&d->facts[i], &keep[j]);
                 if (!common)
                     fd = &d->facts[i];
             }
             for (uint8_t i = 0; i < s->nfacts; i++) {
                 bool common = false;
                 for (uint8_t j = 0; j < nf; j++)
-                    common |= cmp_eq(&s->facts[i], &keep[j]);
+                    common |= sg_cmp_eq(&s->facts[i], &keep[j]);
                 if (!common)
                     fs = &s->facts[i];
             }
             if (fd && fs) {
                 cmp_t neg = *fs;
-                neg.cmp = cmp_not(neg.cmp);
-                lost = !cmp_eq(fd, &neg);
+                neg.cmp = sg_cmp_not(neg.cmp);
+                lost = !sg_cmp_eq(fd, &neg);
             }
         }
     }
@@ -2292,11 +2396,16 @@ static bool state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
     return ch;
 }
 
-static void run_block(ctx_t *x, state_t *st, uint32_t b)
+void sg_flow_run_block(ctx_t *x, state_t *st, uint32_t b)
 {
     const block_t *bk = &x->blocks[b];
-    for (uint32_t i = 0; i < bk->count && !x->err; i++)
+    if (x->ndivs)
+        sg_div_block_start(x, st, b);
+    for (uint32_t i = 0; i < bk->count && !x->err; i++) {
         step(x, st, bk->first + i);
+    }
+    if (x->ndivs)
+        sg_div_block_end(x, st, b);
 }
 
 /* Is this block only padding (NOPs, a branch to itself)? */
@@ -2305,13 +2414,77 @@ static bool is_padding(const ctx_t *x, uint32_t b)
     const block_t *bk = &x->blocks[b];
     for (uint32_t i = 0; i < bk->count; i++) {
         const sg_sass_insn_t *in = &x->in[bk->first + i];
-        if (base_is(in->op, "NOP"))
+        if (sg_op_is(in->op, "NOP"))
             continue;
-        if (base_is(in->op, "BRA") && branch_target(in) == (int64_t)in->pc)
+        if (sg_op_is(in->op, "BRA") && branch_target(in) == (int64_t)in->pc)
             continue;
         return false;
     }
     return true;
+}
+
+void sg_flow_edge_facts(ctx_t *x, state_t *st, uint32_t b, int k)
+{
+    int8_t fp = x->blocks[b].fact_pred[k];
+    cmp_t f;
+    if (fp >= 0 && sg_flow_pred_fact(st, fp, &f)) {
+        if (!sg_flow_add_fact(st, &f))
+            st->cond_unknown = true;
+    } else if (fp != -1) {
+        st->cond_unknown = true;
+    }
+}
+
+/* One forward pass to the fixed point from the kernel entry, summarized
+ * loops applied (sass_loop.c). cur and scratch are working states. */
+static int flow_pass(ctx_t *x, state_t *in, uint8_t *dirty, state_t *cur, state_t *scratch,
+                     uint64_t *work)
+{
+    for (uint32_t b = 0; b < x->nblocks; b++) {
+        in[b].reached = false;
+        in[b].nfacts = 0;
+        in[b].cond_unknown = false;
+        dirty[b] = 0;
+    }
+    if (!x->nblocks)
+        return 0;
+    sg_flow_state_top(x, &in[0], 0);
+    dirty[0] = 1;
+    /* bounds: visits per block (joins only go up a short lattice, 2-4 are
+     * typical), and slot copies in all (~0.3 ns each: a few seconds at most) */
+    uint64_t visits = 0, cap = (uint64_t)x->nblocks * 16 + 256;
+    const uint64_t work_cap = 200000000ull;
+    bool any = true;
+    while (any) {
+        any = false;
+        for (uint32_t b = 0; b < x->nblocks; b++) {
+            if (!dirty[b])
+                continue;
+            dirty[b] = 0;
+            any = true;
+            *work += x->nslots + x->blocks[b].count * 8u;
+            if (++visits > cap || *work > work_cap)
+                return SG_ELIMIT;
+            sg_flow_state_copy(x, cur, &in[b]);
+            sg_flow_run_block(x, cur, b);
+            for (int k = 0; k < 2; k++) {
+                uint32_t s = x->blocks[b].succ[k];
+                if (s == UINT32_MAX)
+                    continue;
+                uint8_t nf0 = cur->nfacts;
+                bool cu0 = cur->cond_unknown;
+                sg_flow_edge_facts(x, cur, b, k);
+                const state_t *j = x->nloops ? sg_loops_edge(x, b, s, cur, scratch, in, dirty) : cur;
+                if (j && sg_flow_state_join(x, &in[s], j, s))
+                    dirty[s] = 1;
+                cur->nfacts = nf0;
+                cur->cond_unknown = cu0;
+            }
+        }
+        if (x->err)
+            return x->err;
+    }
+    return 0;
 }
 
 static int fixpoint(ctx_t *x)
@@ -2319,8 +2492,8 @@ static int fixpoint(ctx_t *x)
     size_t ss = x->nslots * sizeof(slot_t);
     if (x->nblocks && ss > (512u << 20) / x->nblocks)
         return SG_ELIMIT;
-    state_t *in = calloc(x->nblocks, sizeof *in);
-    slot_t *mem = calloc((size_t)x->nblocks + 1, ss ? ss : 1);
+    state_t *in = calloc(x->nblocks ? x->nblocks : 1, sizeof *in);
+    slot_t *mem = calloc((size_t)x->nblocks + 2, ss ? ss : 1);
     uint8_t *dirty = calloc(x->nblocks ? x->nblocks : 1, 1);
     int rc = 0;
     if (!in || !mem || !dirty) {
@@ -2330,52 +2503,23 @@ static int fixpoint(ctx_t *x)
     for (uint32_t b = 0; b < x->nblocks; b++)
         in[b].slots = (slot_t *)((char *)mem + ss * b);
     state_t cur = {.slots = (slot_t *)((char *)mem + ss * x->nblocks)};
-    if (x->nblocks) {
-        state_top(x, &in[0], 0);
-        dirty[0] = 1;
-    }
-    /* bounds: visits per block (joins only go up a short lattice, 2-4 are
-     * typical), and slot copies in all (~0.3 ns each: a few seconds at most) */
-    uint64_t visits = 0, cap = (uint64_t)x->nblocks * 16 + 256;
-    uint64_t work = 0, work_cap = 200000000ull;
-    bool any = x->nblocks > 0;
-    while (any && rc == 0) {
-        any = false;
-        for (uint32_t b = 0; b < x->nblocks && rc == 0; b++) {
-            if (!dirty[b])
-                continue;
-            dirty[b] = 0;
-            any = true;
-            work += x->nslots + x->blocks[b].count * 8u;
-            if (++visits > cap || work > work_cap) {
-                rc = SG_ELIMIT;
-                break;
-            }
-            state_copy(x, &cur, &in[b]);
-            run_block(x, &cur, b);
-            for (int k = 0; k < 2; k++) {
-                uint32_t s = x->blocks[b].succ[k];
-                if (s == UINT32_MAX)
-                    continue;
-                state_t *tmp = &cur;
-                int8_t fp = x->blocks[b].fact_pred[k];
-                cmp_t f;
-                uint8_t nf0 = cur.nfacts;
-                bool cu0 = cur.cond_unknown;
-                if (fp >= 0 && pred_fact(&cur, fp, &f)) {
-                    if (!add_fact(&cur, &f))
-                        cur.cond_unknown = true;
-                } else if (fp != -1) {
-                    cur.cond_unknown = true;
-                }
-                if (state_join(x, &in[s], tmp, s))
-                    dirty[s] = 1;
-                cur.nfacts = nf0;
-                cur.cond_unknown = cu0;
-            }
+    state_t scratch = {.slots = (slot_t *)((char *)mem + ss * (x->nblocks + 1))};
+    uint64_t work = 0;
+    rc = flow_pass(x, in, dirty, &cur, &scratch, &work);
+    /* Loop summaries from the fixed states, then passes with them until the
+     * states their summaries came from no longer change (a summary holds
+     * only for the entry state it was proven from); at the bound, none. */
+    for (uint32_t pass = 0; rc == 0 && x->nloops; pass++) {
+        bool changed = false;
+        rc = sg_loops_update(x, in, &changed);
+        if (rc || !changed)
+            break;
+        if (pass > x->nloops + 2) {
+            sg_loops_drop(x);
+            rc = flow_pass(x, in, dirty, &cur, &scratch, &work);
+            break;
         }
-        if (x->err)
-            rc = x->err;
+        rc = flow_pass(x, in, dirty, &cur, &scratch, &work);
     }
     if (rc)
         goto out;
@@ -2383,13 +2527,13 @@ static int fixpoint(ctx_t *x)
     x->final = true;
     for (uint32_t b = 0; b < x->nblocks && !x->err; b++) {
         if (in[b].reached) {
-            state_copy(x, &cur, &in[b]);
+            sg_flow_state_copy(x, &cur, &in[b]);
         } else {
             if (is_padding(x, b))
                 continue;
-            state_top(x, &cur, F_UNREACHED | F_ADDPTR);
+            sg_flow_state_top(x, &cur, F_UNREACHED | F_ADDPTR);
         }
-        run_block(x, &cur, b);
+        sg_flow_run_block(x, &cur, b);
     }
     rc = x->err;
 out:
@@ -2458,6 +2602,38 @@ static int summarize(sg_sass_kernel_t *k, ctx_t *x)
     return 0;
 }
 
+/* The pcs of the functions named as the 64-bit division: the target's (raw
+ * listings, from the cubin's symbols), else the listing's function labels
+ * inside this kernel's section. */
+static int division_targets(ctx_t *x, const sg_sass_listing_t *l, uint32_t first,
+                            const sg_sass_target_t *t)
+{
+    static const char div_u64[] = "__cuda_sm20_div_u64";
+    uint32_t n = t->n_div_u64_targets;
+    int64_t f = -1;
+    if (!t->call_targets)
+        for (uint32_t i = 0; i < l->n_funcs; i++)
+            if (l->funcs[i].first == first)
+                f = i;
+    for (uint32_t i = 0; f >= 0 && i < l->n_syms; i++)
+        n += l->syms[i].func == (uint32_t)f;
+    if (!n)
+        return 0;
+    x->div_pcs = malloc(n * sizeof *x->div_pcs);
+    if (!x->div_pcs)
+        return SG_ENOMEM;
+    for (uint32_t i = 0; t->div_u64_targets && i < t->n_div_u64_targets; i++)
+        x->div_pcs[x->n_div_pcs++] = t->div_u64_targets[i] + x->pc0;
+    for (uint32_t i = 0; f >= 0 && i < l->n_syms; i++) {
+        const char *nm = l->syms[i].name;
+        size_t len = strlen(nm);
+        if (l->syms[i].func == (uint32_t)f && len >= sizeof div_u64 - 1 &&
+            !strcmp(nm + len - (sizeof div_u64 - 1), div_u64))
+            x->div_pcs[x->n_div_pcs++] = l->syms[i].pc;
+    }
+    return 0;
+}
+
 int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, uint32_t pc0,
                     const char *name, const sg_sass_target_t *target, sg_sass_kernel_t *out)
 {
@@ -2480,6 +2656,9 @@ int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, 
     x.n_call_targets = target->n_call_targets;
     x.benign_c4 = target->benign_c4;
     x.n_benign_c4 = target->n_benign_c4;
+    x.c4_offsets = target->c4_symbol_offsets;
+    x.c4_names = target->c4_symbol_names;
+    x.n_c4 = target->c4_symbol_offsets && target->c4_symbol_names ? target->n_c4_symbols : 0;
     memcpy(x.max_ntid, target->max_ntid, sizeof x.max_ntid);
     x.ntid_base = target->arch >= 100 ? 0x360 : 0;
     out->arch = x.arch;
@@ -2520,9 +2699,18 @@ int sg_sass_analyze(const sg_sass_listing_t *l, uint32_t first, uint32_t count, 
     x.nslots = x.nr + x.nu;
     int rc = build_blocks(&x);
     if (rc == 0)
+        rc = division_targets(&x, l, first, target);
+    if (rc == 0)
+        rc = sg_div_find(&x);
+    if (rc == 0)
+        rc = sg_loops_find(&x);
+    if (rc == 0)
         rc = fixpoint(&x);
     if (rc == 0)
         rc = summarize(out, &x);
+    sg_loops_free(&x);
+    free(x.div_pcs);
+    free(x.divs);
     free(x.blocks);
     free(x.blk_of);
     if (rc == SG_ELIMIT) {

@@ -578,6 +578,19 @@ int sg_sass_parse(const char *text, size_t len, sg_sass_listing_t *out, char *er
     }
     if (rc == 0)
         resolve_labels(&ps);
+    /* labels of functions inside a section (not branch targets .L_x_N) */
+    uint32_t cap_syms = 0;
+    for (uint32_t i = 0; rc == 0 && i < ps.n_labels; i++) {
+        if (ps.labels[i].func == UINT32_MAX || !strncmp(ps.labels[i].name, ".L", 2))
+            continue;
+        if ((rc = grow((void **)&out->syms, &cap_syms, out->n_syms + 1, sizeof *out->syms)))
+            break;
+        out->syms[out->n_syms].name = ps.labels[i].name;
+        out->syms[out->n_syms].func = ps.labels[i].func;
+        out->syms[out->n_syms].pc = ps.labels[i].pc;
+        out->n_syms++;
+        ps.labels[i].name = NULL;
+    }
     for (uint32_t i = 0; i < ps.n_labels; i++)
         free(ps.labels[i].name);
     free(ps.labels);
@@ -600,5 +613,8 @@ void sg_sass_listing_free(sg_sass_listing_t *l)
         free(l->funcs[i].name);
     free(l->funcs);
     free(l->insns);
+    for (uint32_t i = 0; i < l->n_syms; i++)
+        free(l->syms[i].name);
+    free(l->syms);
     memset(l, 0, sizeof *l);
 }

@@ -11,10 +11,12 @@
  *                                        shares analysed / certain / attributed
  *   sass_dump --extract LIB ARCH DIR     the sm_ARCH cubins of LIB (a library, or a bare fatbin
  *                                        such as a bundle's code/H.fatbin) as DIR/cNNNN.cubin
- *   sass_dump --check DIR                DIR/kernels_smNN.cubin through this
+ *   sass_dump --check DIR                DIR/kernels_smNN.cubin (and
+ *                                        cupy_sm90.cubin) through this
  *                                        machine's nvdisasm against
- *                                        DIR/expected_smNN.txt, whole and split
- *                                        over 5 nvdisasm runs
+ *                                        DIR/expected_smNN.txt (expected_cupy_
+ *                                        sm90.txt), whole and split over 5
+ *                                        nvdisasm runs
  *
  * Exit 0 ok, 1 a failure (a fact differs, an unreadable input, no cubin
  * extracted), 2 bad usage, 77 (--check) no nvdisasm found. */
@@ -205,16 +207,20 @@ static int check(const char *dir)
         return 77;
     }
     printf("using %s\n", path);
-    static const uint32_t archs[] = {75, 80, 86, 89, 90, 100, 120};
+    /* every arch of kernels.cu, and CuPy's loops (cupy_sm90) */
+    static const uint32_t archs[] = {75, 80, 86, 89, 90, 100, 120, 90};
+    const size_t n_archs = sizeof archs / sizeof *archs;
     int bad = 0;
-    for (size_t i = 0; i < sizeof archs / sizeof *archs; i++) {
+    for (size_t i = 0; i < n_archs; i++) {
         char cubin[4096], expected[4096];
-        snprintf(cubin, sizeof cubin, "%s/kernels_sm%u.cubin", dir, archs[i]);
-        snprintf(expected, sizeof expected, "%s/expected_sm%u.txt", dir, archs[i]);
+        const char *stem = i + 1 == n_archs ? "cupy" : "kernels";
+        snprintf(cubin, sizeof cubin, "%s/%s_sm%u.cubin", dir, stem, archs[i]);
+        snprintf(expected, sizeof expected, "%s/expected_%ssm%u.txt", dir,
+                 i + 1 == n_archs ? "cupy_" : "", archs[i]);
         size_t len;
         char *want = sg_sass_read_file(expected, &len);
         if (!want) {
-            printf("FAIL sm_%u: cannot read %s\n", archs[i], expected);
+            printf("FAIL %s sm_%u: cannot read %s\n", stem, archs[i], expected);
             bad = 1;
             continue;
         }
@@ -224,7 +230,7 @@ static int check(const char *dir)
             uint32_t n;
             char err[512];
             if (sg_sass_analyze_cubin_file(cubin, &opt, NULL, &k, &n, err, sizeof err)) {
-                printf("FAIL sm_%u: %s\n", archs[i], err);
+                printf("FAIL %s sm_%u: %s\n", stem, archs[i], err);
                 bad = 1;
                 break;
             }
@@ -235,12 +241,12 @@ static int check(const char *dir)
             sg_sass_kernels_free(k, n);
             const char *how = jobs ? "split over 5 nvdisasm runs" : "one nvdisasm run";
             if (!got || strcmp(got, want) != 0) {
-                printf("FAIL sm_%u (%s): the facts differ from %s; got:\n%s", archs[i], how,
+                printf("FAIL %s sm_%u (%s): the facts differ from %s; got:\n%s", stem, archs[i], how,
                        expected, got ? got : "(out of memory)\n");
                 bad = 1;
             } else {
-                printf("ok   sm_%u (%s): %u kernels, %u analysed, facts as in %s\n", archs[i], how,
-                       n, analysed, expected);
+                printf("ok   %s sm_%u (%s): %u kernels, %u analysed, facts as in %s\n", stem, archs[i],
+                       how, n, analysed, expected);
             }
             free(got);
         }

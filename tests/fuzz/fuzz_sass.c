@@ -1,5 +1,6 @@
 /* fuzz_sass.c: libFuzzer target for the SASS listing parser and the access
- * analysis (code/sass_text.c, code/sass_flow.c). Arbitrary text is parsed as
+ * analysis (code/sass_text.c, code/sass_flow.c, and the loop summaries and
+ * divisions of code/sass_loop.c, code/sass_div.c). Arbitrary text is parsed as
  * nvdisasm output; every function it names (or the whole raw listing) is
  * analysed for an arch picked by the first byte, and the facts are checked
  * against the analysis's promises: accesses in the kernel's pc range, bases
@@ -36,6 +37,9 @@ static void check_kernel(const sg_sass_kernel_t *k, uint32_t first_pc, uint32_t 
         CHECK(a->n_candidates <= SG_SASS_MAX_CANDIDATES);
         CHECK(a->index.n <= SG_SASS_MAX_TERMS && a->guard_lhs.n <= SG_SASS_MAX_TERMS);
         CHECK(memchr(a->reason, 0, sizeof a->reason) && memchr(a->op, 0, sizeof a->op));
+        /* a scaled index names a 4- or 8-byte stride word, aligned */
+        CHECK(!a->scaled || ((a->scale_width == 4 || a->scale_width == 8) &&
+                             a->scale_param % a->scale_width == 0 && a->index_known));
         if (!k->certain)
             continue;
         CHECK(a->kind == SG_SASS_LOAD || a->base >= 0);

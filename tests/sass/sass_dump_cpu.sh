@@ -12,13 +12,15 @@ failed=0
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 ok() { echo "ok: $*"; }
 
-for a in 90 80; do
-  if "$tool" --text $a "$data/kernels_sm$a.sass" >"$work/text$a.txt" 2>&1 &&
-    cmp -s "$work/text$a.txt" "$data/expected_text_sm$a.txt"; then
-    ok "--text $a: the facts of kernels_sm$a.sass as in expected_text_sm$a.txt"
+for a in 90 80 cupy_90; do
+  stem=kernels_sm$a expected=expected_text_sm$a.txt arch=$a
+  if [ $a = cupy_90 ]; then stem=cupy_sm90 expected=expected_text_cupy_sm90.txt arch=90; fi
+  if "$tool" --text $arch "$data/$stem.sass" >"$work/text$a.txt" 2>&1 &&
+    cmp -s "$work/text$a.txt" "$data/$expected"; then
+    ok "--text $arch: the facts of $stem.sass as in $expected"
   else
-    fail "--text $a"
-    diff "$work/text$a.txt" "$data/expected_text_sm$a.txt" | head -n 20
+    fail "--text $arch $stem.sass"
+    diff "$work/text$a.txt" "$data/$expected" | head -n 20
   fi
 done
 "$tool" 2>/dev/null; [ $? -eq 2 ] && ok "no argument: usage, exit 2" || fail "no argument"
@@ -42,18 +44,20 @@ if [ $rc -eq 77 ]; then
   [ $failed -eq 0 ] && exit 77
   exit 1
 fi
-if [ $rc -eq 0 ] && [ "$(grep -c '^ok   sm_' "$work/check.out")" = 14 ]; then
-  ok "--check: 7 archs, whole and split, facts as expected"
+if [ $rc -eq 0 ] && [ "$(grep -c '^ok   kernels sm_' "$work/check.out")" = 14 ] &&
+  [ "$(grep -c '^ok   cupy sm_90' "$work/check.out")" = 2 ]; then
+  ok "--check: 7 archs and CuPy's loops, whole and split, facts as expected"
 else
   fail "--check (exit $rc)"
   head -n 40 "$work/check.out"
 fi
 # a wrong expected file is caught
 mkdir -p "$work/wrong"
-cp "$data"/kernels_sm*.cubin "$data"/expected_sm*.txt "$work/wrong/"
+cp "$data"/kernels_sm*.cubin "$data"/expected_sm*.txt "$data"/cupy_sm90.cubin \
+  "$data"/expected_cupy_sm90.txt "$work/wrong/"
 sed -i '1s/certain/CERTAIN/' "$work/wrong/expected_sm90.txt"
 "$tool" --check "$work/wrong" >"$work/wrong.out" 2>&1
-[ $? -eq 1 ] && grep -q "FAIL sm_90 (one nvdisasm run): the facts differ" "$work/wrong.out" &&
+[ $? -eq 1 ] && grep -q "FAIL kernels sm_90 (one nvdisasm run): the facts differ" "$work/wrong.out" &&
   ok "--check: a changed expected file fails" || fail "--check did not catch a changed expected file"
 "$tool" "$data/kernels_sm90.cubin" >"$work/dump90.txt" 2>&1 && cmp -s "$work/dump90.txt" "$data/expected_sm90.txt" &&
   ok "dump of kernels_sm90.cubin as in expected_sm90.txt" || fail "dump of kernels_sm90.cubin"

@@ -294,13 +294,28 @@ static void test_unknowns(void **state)
             assert_int_equal(k->accesses[i].index.n, 0);
         }
 
-    /* grid-stride loop: bases known, indices unknown because of the loop */
+    /* grid-stride loop, 64-bit index, unrolled by four after a remainder
+     * loop whose count comes from the 64-bit division (sass_div.c): every
+     * access 8*(gid + k*ntid.x*nctaid.x) plus its unrolled copy's offset,
+     * its pass k bounded by a condition on the bound P[0x10] */
     k = find(f->k, f->n, "grid_stride");
     assert_true(k->certain);
+    assert_int_equal(k->n_accesses, 10);
     for (uint32_t i = 0; i < k->n_accesses; i++) {
-        assert_int_equal(k->accesses[i].base, k->accesses[i].kind == SG_SASS_STORE ? 0 : 8);
-        assert_false(k->accesses[i].index_known);
-        assert_non_null(strstr(k->accesses[i].reason, "across paths"));
+        const sg_sass_access_t *a = &k->accesses[i];
+        assert_int_equal(a->base, a->kind == SG_SASS_STORE ? 0 : 8);
+        if (!a->index_known) fail_msg("grid_stride 0x%x: %s", a->pc, a->reason);
+        assert_false(a->scaled);
+        int64_t grid_k = 0;
+        for (uint32_t t = 0; t < a->index.n; t++)
+            if (a->index.t[t].a == SG_SASS_GRID_K) grid_k = a->index.t[t].coef;
+        assert_int_equal(grid_k, 8);
+        bool bounded = false;
+        for (uint32_t c = 0; c < a->n_conds; c++)
+            for (uint32_t t = 0; t < a->conds[c].lhs.n; t++)
+                bounded |= a->conds[c].lhs.t[t].a == SG_SASS_GRID_K && a->conds[c].param == 0x10 &&
+                           a->conds[c].op == SG_SASS_LT;
+        assert_true(bounded);
     }
 
     /* one of two pointers: both are store candidates, nothing certain */
@@ -321,6 +336,7 @@ static void test_expected_text(void **state)
     } cases[] = {
         {DATA "kernels_sm90.sass", DATA "expected_text_sm90.txt", 90},
         {DATA "kernels_sm80.sass", DATA "expected_text_sm80.txt", 80},
+        {DATA "cupy_sm90.sass", DATA "expected_text_cupy_sm90.txt", 90},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t len;
@@ -329,7 +345,7 @@ static void test_expected_text(void **state)
         uint32_t n;
         sg_sass_kernel_t *k = analyse_listing(text, len, cases[c].arch, &n);
         assert_non_null(k);
-        assert_true(n >= 12);
+        assert_true(n >= 6);
         char *got = dump_all(k, n);
         check_against(got, cases[c].expected);
         free(got);
@@ -421,6 +437,59 @@ static void test_parse_odd(void **state)
     assert_int_equal(k.n_accesses, 1);
     sg_sass_kernel_free(&k);
     sg_sass_listing_free(&l);
+}
+
+/* A 32-bit value carried into a pointer's high word is zero-extended: the
+ * index is flagged index_32bit unless every 32-bit part is exact or the
+ * low word of a 64-bit value (PyTorch's TrivialOffsetCalculator<1, uint32_t>). */
+static void test_carry_extension(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {
+        /* (tid + 512*ctaid) * P[0x10] in 32 bits, carried into P[0x8] */
+        "/*0030*/ IMAD R0, R3, 0x200, R0 ;\n"
+        "/*0040*/ IMAD R0, R0, c[0x0][0x220], RZ ;\n"
+        "/*0050*/ IADD3 R4, P0, R0, R4, RZ ;\n"
+        "/*0060*/ IMAD.X R5, RZ, RZ, R5, P0 ;\n",
+        /* 4*(tid + 512*ctaid) in 32 bits, by LEA */
+        "/*0030*/ IMAD R0, R3, 0x200, R0 ;\n"
+        "/*0040*/ NOP ;\n"
+        "/*0050*/ LEA R4, P0, R0, R4, 0x2 ;\n"
+        "/*0060*/ LEA.HI.X R5, R0, R5, RZ, 0x2, P0 ;\n",
+        /* exact: 512*ctaid + tid in 64 bits, shifted as a pair */
+        "/*0030*/ IMAD.MOV.U32 R1, RZ, RZ, RZ ;\n"
+        "/*0040*/ IMAD.WIDE.U32 R6, R3, 0x200, R0 ;\n"
+        "/*0050*/ IMAD.SHL.U32 R8, R6, 0x4, RZ ;\n"
+        "/*0060*/ SHF.L.U64.HI R9, R6, 0x2, R7 ;\n"
+        "/*0070*/ IADD3 R4, P0, R8, R4, RZ ;\n"
+        "/*0080*/ IADD3.X R5, R9, R5, RZ, P0, !PT ;\n",
+    };
+    const bool flagged[] = {true, true, false};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "/*0000*/ S2R R0, SR_TID.X ;\n"
+                 "/*0010*/ S2R R3, SR_CTAID.X ;\n"
+                 "/*0020*/ LDC.64 R4, c[0x0][0x218] ;\n"
+                 "%s"
+                 "/*0100*/ STG.E desc[UR4][R4.64], R0 ;\n"
+                 "/*0110*/ EXIT ;\n",
+                 shapes[i]);
+        sg_sass_listing_t l;
+        char err[128];
+        assert_int_equal(sg_sass_parse(text, strlen(text), &l, err, sizeof err), 0);
+        sg_sass_target_t tg = {.arch = 90};
+        sg_sass_kernel_t k;
+        assert_int_equal(sg_sass_analyze(&l, 0, l.n_insns, 0, "carry", &tg, &k), 0);
+        assert_int_equal(k.n_accesses, 1);
+        const sg_sass_access_t *a = &k.accesses[0];
+        if (!a->index_known || a->base != 8 || a->index_32bit != flagged[i])
+            fail_msg("shape %zu: known %d base %d 32-bit %d (%s)", i, a->index_known, a->base,
+                     a->index_32bit, a->reason);
+        assert_true(a->scaled == (i == 0));
+        sg_sass_kernel_free(&k);
+        sg_sass_listing_free(&l);
+    }
 }
 
 /* ---- cubins and the disassembler, without nvdisasm -------------------------------------- */
@@ -703,52 +772,107 @@ static void test_batch_images(void **state)
     free(other);
 }
 
-/* CuPy-style ElementwiseKernels (tests/data/ptx/nvrtc_cupy.py), one NVRTC
- * source compiled to PTX and to an sm_90 cubin. The PTX path bounds their
- * grid-stride loops; the SASS path does not follow loops yet: each of its
- * sites must be unknown with a reason, or give exactly the PTX path's range
- * for the same pointer word and kind, never something else. The loops that
- * are not the grid-stride shape (a blockDim-only step, a bound loaded from
- * memory) must stay unknown on the SASS path. */
-static void test_cupy_sass_vs_ptx(void **state)
+/* ---- CuPy's grid-stride loops against the PTX path ------------------------------------- */
+
+/* The kernels of tests/data/sass/cupy_sm90.* (tests/data/ptx/nvrtc_cupy.py,
+ * one NVRTC source as PTX and as an sm_90 cubin): how each must come out of
+ * the SASS path. KNOWN: every site known (or never run), the same ranges as
+ * the PTX path for each pointer word and kind; UNKNOWN: the sites through
+ * the arrays unknown. */
+enum { SASS_KNOWN, SASS_UNKNOWN };
+static const struct {
+    const char *name;
+    int sass;
+    bool ptx_known;
+    bool one_site; /* one site per pointer word and kind (no unrolled copies) */
+} cupy_kernels[] = {
+    /* 64-bit index, unrolled by four after a remainder loop (the division) */
+    {"cupy_axpb", SASS_KNOWN, true, false},
+    /* 32-bit index, one loop */
+    {"cupy_add32", SASS_KNOWN, true, true},
+    /* CuPy 14's shape: `#pragma unroll 1`, address data + stride * i in
+     * 32-bit arithmetic */
+    {"cupy14_square", SASS_KNOWN, true, true},
+    {"cupy14_add", SASS_KNOWN, true, true},
+    /* sinf: its table (__cudart_i2opi_f, a module symbol the relocations of
+     * constant bank 4 name) read in a loop inside the grid-stride loop */
+    {"cupy14_sin", SASS_KNOWN, true, false},
+    /* 64-bit indexing: the stride's product is built from 32-bit halves,
+     * which the SASS path does not model (the PTX path knows it) */
+    {"cupy14_axpb64", SASS_UNKNOWN, true, false},
+    /* a strided view: i % shape, unknown to the PTX path too */
+    {"cupy_copy_strided", SASS_UNKNOWN, false, false},
+    /* not CuPy's loop: a blockDim-only step, a bound loaded from memory */
+    {"loop_block_step", SASS_UNKNOWN, false, false},
+    {"loop_loaded_bound", SASS_UNKNOWN, false, false},
+};
+
+/* Launches: n below the grid, not a multiple of the stride, one element,
+ * many passes, and one past 2^32 elements (the 64-bit division's call
+ * path; only for a 64-bit index). */
+static const struct {
+    uint32_t grid, block;
+    uint64_t n;
+    bool wide_only;
+} cupy_launches[] = {{4, 128, 100000, false}, {4, 128, 100, false},   {4, 128, 1000, false},
+                     {4, 128, 1, false},      {1, 32, 1000, false},    {80, 256, 123457, false},
+                     {1024, 1024, 200000000, false}, {1024, 1024, 5000000000ull, true}};
+
+/* Parameter bytes in CuPy's layout: CArray {data, size, shape, strides}
+ * (32 bytes; data 0x10000000 * (param + 1), a float's stride), CIndexer
+ * {size, shape[, index]} (16 or 24 bytes), a pointer (8, to the loaded
+ * bound). */
+static void cupy_params(const sg_access_kernel_t *pk, uint64_t n, uint8_t *bytes, size_t cap)
 {
-    (void)state;
-    size_t lc, lp;
-    uint8_t *cubin = (uint8_t *)sg_sass_read_file(DATA "cupy_sm90.cubin", &lc);
-    char *ptx = sg_sass_read_file(DATA "cupy_sm90.ptx", &lp);
-    assert_non_null(cubin);
-    assert_non_null(ptx);
-    static const struct {
-        const char *name;
-        bool grid_stride, ptx_known; /* the strided view's index is unknown to PTX too */
-    } ks[] = {{"cupy_axpb", true, true},         {"cupy_add32", true, true},
-              {"cupy_copy_strided", true, false}, {"loop_block_step", false, false},
-              {"loop_loaded_bound", false, false}};
-    const uint64_t n = 1000;
-    for (uint32_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
-        sg_access_kernel_t pk, sk;
-        memset(&pk, 0, sizeof pk);
-        assert_int_equal(sg_access_analyze_text(ptx, lp, ks[t].name, &pk), 0);
-        assert_int_equal(pk.status, 0);
-        sg_sass_kernel_t sass;
-        assert_int_equal(sg_sass_analyze_cubin(cubin, lc, &ks[t].name, 1, NULL, &sass), 0);
-        assert_int_equal(sass.status, SG_SASS_ANALYSED);
-        assert_int_equal(sg_access_from_sass(&sass, pk.n_params, pk.param_offsets, pk.param_sizes,
-                                             pk.params_size, &sk), 0);
-        /* CArray {data, size, shape, strides}: 32 bytes; CIndexer {size,
-         * shape}: 16; a pointer: 8 (to the loaded bound) */
-        uint8_t bytes[256] = {0};
-        assert_true(pk.params_size <= sizeof bytes);
-        for (uint32_t i = 0; i < pk.n_params; i++) {
-            uint64_t w[4] = {0x10000000ull * (i + 1), n, n, 8};
-            if (pk.param_sizes[i] == 16) w[0] = n;
-            if (pk.param_sizes[i] == 8 || pk.param_sizes[i] >= 16)
-                memcpy(bytes + pk.param_offsets[i], w, pk.param_sizes[i] < 32 ? pk.param_sizes[i] : 32);
-        }
+    memset(bytes, 0, cap);
+    assert_true(pk->params_size <= cap);
+    for (uint32_t i = 0; i < pk->n_params; i++) {
+        uint64_t w[4] = {0x10000000ull * (i + 1), n, n, 4};
+        if (pk->param_sizes[i] == 16 || pk->param_sizes[i] == 24) w[0] = n;
+        if (pk->param_sizes[i] == 8 || pk->param_sizes[i] >= 16)
+            memcpy(bytes + pk->param_offsets[i], w, pk->param_sizes[i] < 32 ? pk->param_sizes[i] : 32);
+    }
+}
+
+/* The hull of the known ranges of k's sites with the base (pointer word or
+ * module symbol) and kind of site s (lo > hi: none). */
+static void hull_of(const sg_access_kernel_t *k, const sg_access_eval_t *e, const sg_access_site_t *s,
+                    uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (uint32_t j = 0; j < e->n_ranges; j++) {
+        const sg_access_site_t *q = &k->sites[e->ranges[j].site];
+        bool same = q->base_kind == s->base_kind &&
+                    (q->base_kind == SG_ACCESS_BASE_SYMBOL ? !strcmp(q->base_symbol, s->base_symbol)
+                                                           : q->base_param == s->base_param);
+        if (!same || q->kind != s->kind || e->ranges[j].status != SG_ACCESS_ST_KNOWN)
+            continue;
+        if (e->ranges[j].lo < *lo) *lo = e->ranges[j].lo;
+        if (e->ranges[j].hi > *hi) *hi = e->ranges[j].hi;
+    }
+}
+
+/* One kernel's SASS facts against the PTX path's, at every launch. */
+static void check_cupy_kernel(uint32_t t, const char *ptx, size_t lp, const sg_sass_kernel_t *sass)
+{
+    const char *name = cupy_kernels[t].name;
+    sg_access_kernel_t pk, sk;
+    memset(&pk, 0, sizeof pk);
+    assert_int_equal(sg_access_analyze_text(ptx, lp, name, &pk), 0);
+    assert_int_equal(pk.status, 0);
+    assert_int_equal(sass->status, SG_SASS_ANALYSED);
+    assert_int_equal(sg_access_from_sass(sass, pk.n_params, pk.param_offsets, pk.param_sizes,
+                                         pk.params_size, &sk), 0);
+    bool wide = strcmp(name, "cupy_axpb") == 0;
+    for (size_t l = 0; l < sizeof cupy_launches / sizeof cupy_launches[0]; l++) {
+        if (cupy_launches[l].wide_only && !wide) continue;
+        uint8_t bytes[256];
+        cupy_params(&pk, cupy_launches[l].n, bytes, sizeof bytes);
         sg_kernel_t node;
         memset(&node, 0, sizeof node);
-        node.grid[0] = 4;
-        node.block[0] = 128;
+        node.grid[0] = cupy_launches[l].grid;
+        node.block[0] = cupy_launches[l].block;
         node.grid[1] = node.grid[2] = node.block[1] = node.block[2] = 1;
         node.param_bytes = bytes;
         node.params_size = pk.params_size;
@@ -758,40 +882,181 @@ static void test_cupy_sass_vs_ptx(void **state)
         sg_access_eval_t pe, se;
         assert_int_equal(sg_access_eval(&pk, &node, NULL, 0, &pe), 0);
         assert_int_equal(sg_access_eval(&sk, &node, NULL, 0, &se), 0);
-        if (ks[t].ptx_known) {
-            /* the PTX path: every site known, within [data, data + n*elem) */
-            if (!pe.all_known) fail_msg("%s: PTX not all known: %s", ks[t].name, pe.reason);
-            for (uint32_t i = 0; i < pe.n_ranges; i++)
-                assert_true(pe.ranges[i].hi - pe.ranges[i].lo <= 8 * n);
-        }
+        if (cupy_kernels[t].ptx_known && !pe.all_known)
+            fail_msg("%s n=%llu: PTX not all known: %s", name, (unsigned long long)cupy_launches[l].n,
+                     pe.reason);
         for (uint32_t i = 0; i < se.n_ranges; i++) {
             const sg_access_range_t *r = &se.ranges[i];
             const sg_access_site_t *s = &sk.sites[r->site];
-            assert_int_equal(s->base_kind, SG_ACCESS_BASE_PARAM); /* the pointer word is known */
-            if (r->status != SG_ACCESS_ST_KNOWN) {
-                assert_true(r->reason != SG_ACCESS_OK || s->reason != SG_ACCESS_OK);
-                assert_true(s->detail[0] != 0);
+            /* the pointer word is known (or the module symbol) */
+            assert_true(s->base_kind == SG_ACCESS_BASE_PARAM || s->base_kind == SG_ACCESS_BASE_SYMBOL);
+            bool array = s->param_index != SG_NONE && pk.param_sizes[s->param_index] == 32;
+            if (cupy_kernels[t].sass == SASS_UNKNOWN) {
+                /* never a range through the arrays (the loaded bound's own
+                 * 8-byte load is known) */
+                if (array && r->status != SG_ACCESS_ST_UNKNOWN)
+                    fail_msg("%s: site %u (%s) known", name, i, s->detail);
+                if (r->status == SG_ACCESS_ST_UNKNOWN) assert_true(s->detail[0] != 0);
                 continue;
             }
-            /* never a range through the arrays of the other loops (the
-             * loaded bound's own 8-byte load is known) */
-            assert_true(ks[t].grid_stride || s->param_index == SG_NONE ||
-                        pk.param_sizes[s->param_index] != 32);
-            /* the hull of the PTX sites of that word and kind */
-            uint64_t lo = UINT64_MAX, hi = 0;
-            for (uint32_t j = 0; j < pe.n_ranges; j++) {
-                const sg_access_site_t *q = &pk.sites[pe.ranges[j].site];
-                if (q->base_param != s->base_param || q->kind != s->kind) continue;
-                assert_int_equal(pe.ranges[j].status, SG_ACCESS_ST_KNOWN);
-                if (pe.ranges[j].lo < lo) lo = pe.ranges[j].lo;
-                if (pe.ranges[j].hi > hi) hi = pe.ranges[j].hi;
+            if (r->status == SG_ACCESS_ST_UNKNOWN)
+                fail_msg("%s n=%llu grid %u: SASS site %u unknown: %s / %s", name,
+                         (unsigned long long)cupy_launches[l].n, cupy_launches[l].grid, i, s->detail,
+                         r->detail);
+            /* within the PTX path's hull for its word and kind, and the
+             * hulls equal: no byte more, none missing */
+            uint64_t plo, phi, slo, shi;
+            hull_of(&pk, &pe, s, &plo, &phi);
+            hull_of(&sk, &se, s, &slo, &shi);
+            if (r->status == SG_ACCESS_ST_KNOWN && (r->lo < plo || r->hi > phi))
+                fail_msg("%s n=%llu: SASS site %u [%#llx, %#llx) outside the PTX hull [%#llx, %#llx)",
+                         name, (unsigned long long)cupy_launches[l].n, i, (unsigned long long)r->lo,
+                         (unsigned long long)r->hi, (unsigned long long)plo, (unsigned long long)phi);
+            if (slo != plo || shi != phi)
+                fail_msg("%s n=%llu grid %u: word %u kind %u: SASS [%#llx, %#llx), PTX [%#llx, %#llx)",
+                         name, (unsigned long long)cupy_launches[l].n, cupy_launches[l].grid,
+                         s->base_param, s->kind, (unsigned long long)slo, (unsigned long long)shi,
+                         (unsigned long long)plo, (unsigned long long)phi);
+            /* one site per word and kind: as exact and dense as the PTX path's */
+            for (uint32_t j = 0; cupy_kernels[t].one_site && j < pe.n_ranges; j++) {
+                const sg_access_range_t *q = &pe.ranges[j];
+                const sg_access_site_t *qs = &pk.sites[q->site];
+                if (qs->base_param == s->base_param && qs->kind == s->kind &&
+                    (q->exact != r->exact || q->dense != r->dense))
+                    fail_msg("%s n=%llu grid %u: site %u exact %d dense %d, PTX %d %d", name,
+                             (unsigned long long)cupy_launches[l].n, cupy_launches[l].grid, i,
+                             r->exact, r->dense, q->exact, q->dense);
             }
-            assert_true(r->lo >= lo && r->hi <= hi);
         }
         sg_access_eval_free(&pe);
         sg_access_eval_free(&se);
-        sg_access_kernel_free(&pk);
-        sg_access_kernel_free(&sk);
+    }
+    sg_access_kernel_free(&pk);
+    sg_access_kernel_free(&sk);
+}
+
+/* The listing of the loop kernels (no nvdisasm needed), against the PTX. */
+static void test_cupy_listing(void **state)
+{
+    (void)state;
+    size_t ll, lp;
+    char *text = sg_sass_read_file(DATA "cupy_sm90.sass", &ll);
+    char *ptx = sg_sass_read_file(DATA "cupy_sm90.ptx", &lp);
+    assert_non_null(text);
+    assert_non_null(ptx);
+    uint32_t n;
+    sg_sass_kernel_t *k = analyse_listing(text, ll, 90, &n);
+    assert_non_null(k);
+    uint32_t seen = 0;
+    for (uint32_t t = 0; t < sizeof cupy_kernels / sizeof cupy_kernels[0]; t++) {
+        const sg_sass_kernel_t *s = find(k, n, cupy_kernels[t].name);
+        if (!s) continue; /* not in the listing */
+        seen++;
+        check_cupy_kernel(t, ptx, lp, s);
+    }
+    assert_int_equal(seen, 6);
+    /* CuPy 14's addressing: P[data] + P[stride]*(gid + k*grid), the stride
+     * word CArray.strides_[0] */
+    const sg_sass_kernel_t *sq = find(k, n, "cupy14_square");
+    assert_int_equal(sq->n_accesses, 2);
+    for (uint32_t i = 0; i < 2; i++) {
+        assert_true(sq->accesses[i].scaled);
+        assert_int_equal(sq->accesses[i].scale_param, sq->accesses[i].base + 0x18);
+        assert_int_equal(sq->accesses[i].scale_width, 4);
+        assert_true(sq->accesses[i].index_32bit);
+        assert_true(sq->accesses[i].conditions_exact);
+    }
+    free_kernels(k, n);
+    free(text);
+    free(ptx);
+}
+
+/* cupy_axpb's listing with one piece of the argument wrong: the sites that
+ * rested on it must become unknown (pcs: the remainder loop's sites below
+ * 0x600, the unrolled loop's above). */
+static void test_cupy_mutations(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = sg_sass_read_file(DATA "cupy_sm90.sass", &len);
+    assert_non_null(text);
+    static const struct {
+        const char *what, *from, *to;
+        int which; /* the occurrence in cupy_axpb (0 first) */
+        bool remainder_known, unrolled_known;
+        uint32_t store_only; /* nonzero: only the sites of this kind go unknown */
+    } cases[] = {
+        {"as compiled", "", "", 0, true, true, 0},
+        /* the unrolled loop's index steps by 3 grids, its pointers by 4 */
+        {"unroll step", "IADD3 R5, P0, P1, R2, R5, R2 ;", "IADD3 R5, P0, P1, R2, R5, RZ ;", 1,
+         true, false, 0},
+        /* the x pointer steps by the high word of 4 grids */
+        {"pointer step", "IADD3 R19, P1, R10, R4, RZ ;", "IADD3 R19, P1, R10, R6, RZ ;", 0, true,
+         false, SG_ACCESS_LOAD},
+        /* the remainder mod 2, not the unroll factor 4 */
+        {"remainder mask", "LOP3.LUT R16, R16, 0x3, RZ, 0xc0, !PT ;",
+         "LOP3.LUT R16, R16, 0x1, RZ, 0xc0, !PT ;", 0, true, false, 0},
+        /* the remainder of q + 2 passes, not of the trip count q + 1 */
+        {"remainder count", "VIADD R16, R8.reuse, 0x1 ;", "VIADD R16, R8.reuse, 0x2 ;", 0, false,
+         false, 0},
+        /* the unrolled loop exits on x.size, not on the CIndexer's n */
+        {"exit bound", "ULDC.64 UR6, c[0x0][0x258] ;", "ULDC.64 UR6, c[0x0][0x218] ;", 0, true,
+         false, 0},
+        /* the inline division's divisor is another register */
+        {"divisor", "I2F.U32.RP R4, R2 ;", "I2F.U32.RP R4, R3 ;", 0, false, false, 0},
+    };
+    char *sec = strstr(text, ".text.cupy_axpb:");
+    assert_non_null(sec);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *m = malloc(len + 64);
+        assert_non_null(m);
+        memcpy(m, text, len + 1);
+        if (cases[c].from[0]) {
+            char *at = m + (sec - text);
+            for (int w = 0; w <= cases[c].which; w++) {
+                at = strstr(at + (w ? 1 : 0), cases[c].from);
+                if (!at) fail_msg("%s: '%s' not in cupy_axpb", cases[c].what, cases[c].from);
+            }
+            size_t fl = strlen(cases[c].from), tl = strlen(cases[c].to);
+            memmove(at + tl, at + fl, strlen(at + fl) + 1);
+            memcpy(at, cases[c].to, tl);
+        }
+        uint32_t n;
+        sg_sass_kernel_t *k = analyse_listing(m, strlen(m), 90, &n);
+        assert_non_null(k);
+        const sg_sass_kernel_t *a = find(k, n, "cupy_axpb");
+        assert_non_null(a);
+        assert_int_equal(a->n_accesses, 10);
+        for (uint32_t i = 0; i < a->n_accesses; i++) {
+            const sg_sass_access_t *s = &a->accesses[i];
+            bool remainder = s->pc < 0x600;
+            bool want = remainder ? cases[c].remainder_known : cases[c].unrolled_known;
+            if (cases[c].store_only && !remainder && s->kind != cases[c].store_only) want = true;
+            if (s->index_known != want)
+                fail_msg("%s: 0x%x %s: index %s (%s)", cases[c].what, s->pc, s->op,
+                         s->index_known ? "known" : "unknown", s->reason);
+            if (!s->index_known) assert_true(s->reason[0] != 0);
+            assert_true(s->base >= 0); /* the pointer word stays attributed */
+        }
+        free_kernels(k, n);
+        free(m);
+    }
+    free(text);
+}
+
+/* The cubin through nvdisasm: the same, every kernel of it. */
+static void test_cupy_sass_vs_ptx(void **state)
+{
+    (void)state;
+    size_t lc, lp;
+    uint8_t *cubin = (uint8_t *)sg_sass_read_file(DATA "cupy_sm90.cubin", &lc);
+    char *ptx = sg_sass_read_file(DATA "cupy_sm90.ptx", &lp);
+    assert_non_null(cubin);
+    assert_non_null(ptx);
+    for (uint32_t t = 0; t < sizeof cupy_kernels / sizeof cupy_kernels[0]; t++) {
+        sg_sass_kernel_t sass;
+        assert_int_equal(sg_sass_analyze_cubin(cubin, lc, &cupy_kernels[t].name, 1, NULL, &sass), 0);
+        check_cupy_kernel(t, ptx, lp, &sass);
         sg_sass_kernel_free(&sass);
     }
     free(cubin);
@@ -818,8 +1083,11 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_plain_index, setup_sm90, teardown),
         cmocka_unit_test_setup_teardown(test_vectorized, setup_sm90, teardown),
         cmocka_unit_test_setup_teardown(test_unknowns, setup_sm90, teardown),
+        cmocka_unit_test(test_cupy_listing),
+        cmocka_unit_test(test_cupy_mutations),
         cmocka_unit_test(test_expected_text),
         cmocka_unit_test(test_parse_odd),
+        cmocka_unit_test(test_carry_extension),
         cmocka_unit_test(test_pick_cubin),
         cmocka_unit_test_setup_teardown(test_bad_cubins_and_tools, setup_tmp, teardown_tmp),
     };

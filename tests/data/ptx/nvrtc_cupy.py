@@ -10,6 +10,7 @@ it is not CuPy's code. Output: cupy_elementwise.ptx (compute_90).
 Usage: python3 nvrtc_cupy.py OUT_DIR [SASS_DIR] (SASS_DIR: also
 cupy_sm90.ptx and cupy_sm90.cubin, one source both ways, for the SASS path)"""
 import ctypes
+import importlib.util
 import os
 import sys
 
@@ -118,6 +119,46 @@ extern "C" __global__ void loop_loaded_bound(const CArray<float, 1, true> _raw_x
 """
 
 
+def cupy14_kernels():
+    """CuPy 14's own loop shape for the SASS path (cupy_sm90.*): `#pragma
+    unroll 1` over CUPY_FOR, references through `_ind.get()`, the element
+    address data + stride * index in the index type (int with 32-bit
+    indexing), as tests/data/fuse/cupy_chain/gen.py writes it (its header,
+    in a namespace here so that it sits beside the one above). A unary and
+    a binary kernel with 32-bit indexing, a unary one with 64-bit, and
+    sinf (its table loop)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuse", "cupy_chain",
+                        "gen.py")
+    spec = importlib.util.spec_from_file_location("cupy_chain_gen", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    out = "namespace cupy14 {\n" + gen.HEADER + "}\ntypedef float X;\ntypedef float Y;\n"
+    for name, body, idx32 in (("cupy14_square", "y = x * x", True),
+                              ("cupy14_axpb64", "y = 1.5f * x + 2.0f", False),
+                              # sinf's argument reduction reads a table of the
+                              # module in a loop inside the grid-stride one
+                              ("cupy14_sin", "y = sinf(x)", True)):
+        k = gen.kernel(0, body, idx32).replace("sg_stage0", name)
+        out += k.replace("CArray<", "cupy14::CArray<").replace("CIndexer<", "cupy14::CIndexer<")
+    out += r"""
+extern "C" __global__ void cupy14_add(const cupy14::CArray<float, 1, true, true> _raw_in0,
+                                      const cupy14::CArray<float, 1, true, true> _raw_in1,
+                                      cupy14::CArray<float, 1, true, true> _raw_out0,
+                                      cupy14::CIndexer<1> _ind) {
+  ;
+  #pragma unroll 1
+  CUPY_FOR(i, _ind.size()) {
+    _ind.set(i);
+    const float in0 = _raw_in0[_ind.get()];
+    const float in1 = _raw_in1[_ind.get()];
+    _raw_out0[_ind.get()] = in0 + in1;
+  }
+  ;
+}
+"""
+    return out
+
+
 def nvrtc():
     for name in ("libnvrtc.so", "libnvrtc.so.13"):
         for d in (os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/lib64", ""):
@@ -176,7 +217,7 @@ def main():
     # source compiled both ways (PTX and sm_90 cubin) so the two paths can
     # be compared kernel by kernel
     if len(sys.argv) > 2:
-        src = HEADER + KERNELS + NOT_GRID_STRIDE
+        src = HEADER + KERNELS + NOT_GRID_STRIDE + cupy14_kernels()
         sass = sys.argv[2]
         with open(os.path.join(sass, "cupy_sm90.ptx"), "w") as f:
             f.write(compile_ptx(lib, src, "cupy_sass.cu",

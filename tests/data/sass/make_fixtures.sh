@@ -24,4 +24,12 @@ for a in 75 80 86 89 90 100 120; do
 done
 "$build/bin/sass_dump" --text 90 "$here/kernels_sm90.sass" > "$here/expected_text_sm90.txt"
 "$build/bin/sass_dump" --text 80 "$here/kernels_sm80.sass" > "$here/expected_text_sm80.txt"
+# CuPy's loops (cupy_sm90.cubin comes from ../ptx/nvrtc_cupy.py, with its
+# PTX): the cubin's facts, and the loop kernels' sections as a listing for
+# the tests that run without nvdisasm
+SGCAP_NVDISASM="$dis" "$build/bin/sass_dump" "$here/cupy_sm90.cubin" > "$here/expected_cupy_sm90.txt"
+"$dis" -c "$here/cupy_sm90.cubin" | awk -v keep=" cupy_axpb cupy_add32 cupy14_square cupy14_add loop_block_step loop_loaded_bound " '
+/^\/\/-+ /{ name = $2; sub(/^\.text\./, "", name); on = index(keep, " " name " ") > 0 }
+on' > "$here/cupy_sm90.sass"
+"$build/bin/sass_dump" --text 90 "$here/cupy_sm90.sass" > "$here/expected_text_cupy_sm90.txt"
 echo "fixtures written to $here"
