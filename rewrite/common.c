@@ -359,8 +359,14 @@ uint32_t sg_rw_alloc_index_at(const sg_rw_alloc_index_t *ix, const sg_graph_t *g
     while (hi > 0) {
         uint64_t start = ix->e[hi - 1].address;
         if (addr - start >= ix->max_size) break;
-        uint32_t run = hi;
-        while (run > 0 && ix->e[run - 1].address == start) run--;
+        /* run: the first entry of this start address (a pool address
+         * reused m times has m entries: found by search, not a walk) */
+        uint32_t run = 0, top = hi - 1;
+        while (run < top) {
+            uint32_t m = run + (top - run) / 2;
+            if (ix->e[m].address < start) run = m + 1;
+            else top = m;
+        }
         /* in the run (by seq): the last enqueued before seq that holds addr */
         uint32_t l = run, h = hi;
         while (l < h) {
