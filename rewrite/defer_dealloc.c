@@ -810,8 +810,10 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     bool careful = false;
     if ((rc = run_all(ctx, &e, plans, n, false, &u, ch, &n_cycles))) goto out;
     /* the check is the snapshot of the output that the verifier needs: the
-     * graph does not change after it, so it is handed over */
-    rc = sg_reach_build_after(g, e.r, SG_REACH_FORWARD, &ctx->out_reach);
+     * graph does not change after it, so it is handed over (one that only
+     * answers the verifier's queries unless the next pass takes it) */
+    rc = ctx->out_kept ? sg_reach_build_after(g, e.r, SG_REACH_FORWARD, &ctx->out_reach)
+                       : sg_reach_build_query(g, e.r, 0, &ctx->out_reach);
     if (rc == SG_ECYCLE) {
         careful = true;
         if ((rc = undo_to(g, &u, 0))) goto out;

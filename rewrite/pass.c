@@ -345,12 +345,14 @@ typedef struct {
     const sg_reach_t *input; /* the input's reachability snapshot, when there is one */
     uint32_t n_edges;   /* live edges */
     sg_node_id_t (*edges)[2];
+    sg_edge_id_t *ids;  /* their ids */
 } snapshot_t;
 
 static void snapshot_free(snapshot_t *s)
 {
     free(s->was_live);
     free(s->edges);
+    free(s->ids);
     memset(s, 0, sizeof *s);
 }
 
@@ -363,7 +365,8 @@ static int snapshot_take(const sg_graph_t *g, const sg_reach_t *input, snapshot_
     s->input = input;
     if (!input) s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
     s->edges = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->edges);
-    if ((!input && !s->was_live) || !s->edges) {
+    s->ids = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->ids);
+    if ((!input && !s->was_live) || !s->edges || !s->ids) {
         snapshot_free(s);
         return SG_ENOMEM;
     }
@@ -372,6 +375,7 @@ static int snapshot_take(const sg_graph_t *g, const sg_reach_t *input, snapshot_
         if (g->edges[i].removed) continue;
         s->edges[s->n_edges][0] = g->edges[i].from;
         s->edges[s->n_edges][1] = g->edges[i].to;
+        s->ids[s->n_edges] = i;
         s->n_edges++;
     }
     return SG_OK;
@@ -505,9 +509,14 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     *checked = 0;
     sg_reach_t *r = ctx->out_reach;
     ctx->out_reach = NULL;
-    /* forward clocks only for a snapshot that is kept: the next pass's;
-     * a pass that only added edges gets it from the input's adjacency */
-    int rc = r ? SG_OK : sg_reach_build_after(g, s->input, keep ? SG_REACH_FORWARD : 0, &r);
+    /* A snapshot that is kept is the next pass's input: exactly
+     * sg_reach_build's, with forward clocks (a pass that only added edges
+     * gets it from the input's adjacency). One that only answers the
+     * queries below (and is the cycle check) may be read from the edge
+     * array alone. */
+    int rc = r      ? SG_OK
+             : keep ? sg_reach_build_after(g, s->input, SG_REACH_FORWARD, &r)
+                    : sg_reach_build_query(g, s->input, 0, &r);
     if (rc == SG_ECYCLE) {
         *ok = false;
         sg_rw_printf(ctx, "verify: FAILED: the pass left a cycle\n");
@@ -540,9 +549,17 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
         *checked = s->n_edges;
         goto out;
     }
+    /* an edge of the input that is still there keeps its ordering: only
+     * the others are queried */
+    size_t direct = 0;
     for (uint32_t i = 0; i < s->n_edges; i++) {
         sg_node_id_t a = s->edges[i][0], b = s->edges[i][1];
         if (exempt[a] || exempt[b]) continue;
+        const sg_edge_t *e = &g->edges[s->ids[i]]; /* ids are never reused */
+        if (!e->removed && e->from == a && e->to == b) {
+            direct++;
+            continue;
+        }
         if ((rc = sg_rw_pairs_push(&ps, a, b))) goto out;
     }
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
@@ -580,7 +597,7 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
         goto out;
     }
     if ((rc = sg_reach_query_batch(r, (const sg_node_id_t(*)[2])ps.p, ps.n, ans))) goto out;
-    *checked = ps.n;
+    *checked = ps.n + direct;
     uint32_t shown = 0, lost = 0;
     for (size_t i = 0; i < ps.n; i++) {
         if (ans[i]) continue;
@@ -631,6 +648,7 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     ctx.len = report ? &report->len : &ctx.own_len;
     ctx.cap = report ? &report->cap : &ctx.own_cap;
     ctx.reach = *reach; /* a snapshot of exactly this graph, or NULL */
+    ctx.out_kept = keep && opt->verify;
     *reach = NULL;
     ctx.name = p->name;
     sg_jw_init(&ctx.json, PASS_DEPTH);

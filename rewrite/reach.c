@@ -50,10 +50,12 @@ struct sg_reach {
      * (sg_reach_build_after) */
     id_adj_t adj;
     uint32_t n_edges, live_edges;
+    bool exact; /* adj is in the model's list order (not sg_reach_build_query's) */
 };
 
 static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw);
 static void id_adj_free(id_adj_t *a);
+static bool live(const sg_reach_t *r, sg_node_id_t v);
 
 void sg_reach_destroy(sg_reach_t *r)
 {
@@ -414,7 +416,9 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     *out = NULL;
     id_adj_t adj;
     int rc = id_adj_build(g, &adj);
-    return rc ? rc : build_from_adj(g, flags, adj, out);
+    if (rc == SG_OK) rc = build_from_adj(g, flags, adj, out);
+    if (rc == SG_OK) (*out)->exact = true;
+    return rc;
 }
 
 /* Has g only gained edges since prev was taken of it: the same nodes (ids
@@ -424,7 +428,7 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
  * entry into the hole), so then the adjacency is read again. */
 static bool only_added_edges(const sg_graph_t *g, const sg_reach_t *prev)
 {
-    if (prev->g != g || g->n_nodes != prev->n_ids || g->live_nodes != prev->n_order ||
+    if (!prev->exact || prev->g != g || g->n_nodes != prev->n_ids || g->live_nodes != prev->n_order ||
         g->n_edges < prev->n_edges)
         return false;
     uint32_t added = g->n_edges - prev->n_edges;
@@ -489,6 +493,83 @@ int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned f
     *out = NULL;
     id_adj_t adj;
     int rc = id_adj_extend(g, prev, &adj);
+    if (rc == SG_OK) rc = build_from_adj(g, flags, adj, out);
+    if (rc == SG_OK) (*out)->exact = true;
+    return rc;
+}
+
+/* Has g the node set prev was taken of (ids are never reused: with as many
+ * ids and live nodes, no node was added or removed)? */
+static bool same_nodes(const sg_graph_t *g, const sg_reach_t *prev)
+{
+    return prev->g == g && g->n_nodes == prev->n_ids && g->live_nodes == prev->n_order;
+}
+
+/* The adjacency of g's live edges in edge id order, one pass over the edge
+ * array: the nodes are prev's (same_nodes), so the node array is not read
+ * (each node's edge lists are separate small arrays: a cache miss apiece
+ * on a large graph). Streams are prev's: a pass that moved a node to
+ * another stream only changes how the chains fall, not reachability. */
+static int id_adj_from_edges(const sg_graph_t *g, const sg_reach_t *prev, id_adj_t *a)
+{
+    uint32_t n = g->n_nodes;
+    memset(a, 0, sizeof *a);
+    a->out_start = calloc((size_t)n + 1, sizeof *a->out_start);
+    a->in_start = calloc((size_t)n + 1, sizeof *a->in_start);
+    size_t ne = g->live_edges ? g->live_edges : 1;
+    a->out = malloc(ne * sizeof *a->out);
+    a->in = malloc(ne * sizeof *a->in);
+    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
+    uint32_t *fo = malloc((n ? n : 1) * sizeof *fo), *fi = malloc((n ? n : 1) * sizeof *fi);
+    if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream || !fo || !fi) {
+        free(fo);
+        free(fi);
+        id_adj_free(a);
+        return SG_ENOMEM;
+    }
+    if (n) memcpy(a->stream, prev->adj.stream, n * sizeof *a->stream);
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        if (e->from >= n || e->to >= n || !live(prev, e->from) || !live(prev, e->to) ||
+            ++count > ne) { /* inconsistent model */
+            free(fo);
+            free(fi);
+            id_adj_free(a);
+            return SG_EINVAL;
+        }
+        a->out_start[e->from + 1]++;
+        a->in_start[e->to + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        a->out_start[i + 1] += a->out_start[i];
+        a->in_start[i + 1] += a->in_start[i];
+    }
+    if (n) {
+        memcpy(fo, a->out_start, n * sizeof *fo);
+        memcpy(fi, a->in_start, n * sizeof *fi);
+    }
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        a->out[fo[e->from]++] = e->to;
+        a->in[fi[e->to]++] = e->from;
+    }
+    free(fo);
+    free(fi);
+    return SG_OK;
+}
+
+int sg_reach_build_query(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
+                         sg_reach_t **out)
+{
+    if (!g || !out) return SG_EINVAL;
+    if (!prev || only_added_edges(g, prev) || !same_nodes(g, prev))
+        return sg_reach_build_after(g, prev, flags, out);
+    *out = NULL;
+    id_adj_t adj;
+    int rc = id_adj_from_edges(g, prev, &adj);
     return rc ? rc : build_from_adj(g, flags, adj, out);
 }
 

@@ -54,6 +54,15 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out);
  * the one sg_reach_build would give either way (order, chains, clocks). */
 int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
                          sg_reach_t **out);
+/* A snapshot of g for reachability queries and the acyclicity check only
+ * (the verifier's, when no later pass takes it as its input): when g has
+ * prev's nodes (none added or removed), its adjacency is read from the edge
+ * array in id order instead of each node's edge lists, so its topological
+ * order and chains may differ from sg_reach_build's (the answers do not);
+ * otherwise exactly sg_reach_build_after. A later sg_reach_build_after from
+ * it reads the graph again. */
+int sg_reach_build_query(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
+                         sg_reach_t **out);
 void sg_reach_destroy(sg_reach_t *r);
 /* SG_OK when g (root-level) is a DAG, SG_ECYCLE when not; O(V+E). */
 int sg_reach_check_acyclic(const sg_graph_t *g);

@@ -40,6 +40,9 @@ typedef struct sg_pass_ctx {
     sg_reach_t *out_reach; /* optional: a pass that built a snapshot (forward clocks) of
                               the graph exactly as it returns it leaves it here for the
                               verifier, which would build the same */
+    bool out_kept; /* the output's snapshot becomes the next pass's input: out_reach
+                      must then be sg_reach_build_after's; else it only answers the
+                      verifier's queries (sg_reach_build_query's will do) */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
