@@ -476,6 +476,71 @@ static void test_reach_build_after(void **state)
     }
 }
 
+/* The verifier's query-only snapshot: after edges were added and removed
+ * (nodes kept), its answers are the closure's though its adjacency comes
+ * from the edge array; a cycle is found as sg_reach_build finds it; with a
+ * node removed it is a plain build; a later sg_reach_build_after from it
+ * reads the graph again (exactly a fresh build). */
+static void test_reach_build_query(void **state)
+{
+    (void)state;
+    rng = 0x8c4a1f0b5e3d2c17ull;
+    for (int round = 0; round < 120; round++) {
+        sg_graph_t *g = random_graph(5 + rnd(60), round % 2);
+        unsigned flags = round & 2 ? SG_REACH_FORWARD : 0;
+        sg_reach_t *r0 = NULL, *q = NULL, *fresh = NULL;
+        assert_int_equal(sg_reach_build(g, flags, &r0), SG_OK);
+        uint32_t n = g->n_nodes, removes = 1 + rnd(5);
+        for (uint32_t k = 0; k < removes && g->live_edges; k++) {
+            sg_edge_id_t e = rnd(g->n_edges);
+            while (g->edges[e].removed) e = (e + 1) % g->n_edges;
+            assert_int_equal(sg_graph_remove_edge(g, e), SG_OK);
+        }
+        for (uint32_t k = 0; k < 3; k++) {
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a == b) continue;
+            if (sg_reach_rank(r0, a) > sg_reach_rank(r0, b)) {
+                sg_node_id_t t = a;
+                a = b;
+                b = t;
+            }
+            assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+        }
+        int change = round % 4; /* 2: a cycle; 3: a node removed */
+        if (change == 2) {
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a != b && sg_reach_query(r0, a, b))
+                assert_int_equal(sg_graph_add_edge(g, b, a, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+        }
+        if (change == 3) assert_int_equal(sg_graph_remove_node(g, rnd(n)), SG_OK);
+        int rc_q = sg_reach_build_query(g, r0, flags, &q);
+        int rc_fresh = sg_reach_build(g, flags, &fresh);
+        assert_int_equal(rc_q, rc_fresh);
+        if (rc_fresh == SG_OK) {
+            closure_t c = closure(g);
+            for (uint32_t a = 0; a < g->n_nodes; a++)
+                for (uint32_t b = 0; b < g->n_nodes; b++)
+                    assert_int_equal(sg_reach_query(q, a, b), cl_get(&c, a, b));
+            free(c.bits);
+            if (change == 3) assert_same_reach(q, fresh, g->n_nodes);
+            /* edges added after the query snapshot: built from the graph */
+            sg_reach_t *after = NULL, *fresh2 = NULL;
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a != b && sg_reach_query(q, a, b))
+                assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+            assert_int_equal(sg_reach_build_after(g, q, flags, &after), SG_OK);
+            assert_int_equal(sg_reach_build(g, flags, &fresh2), SG_OK);
+            assert_same_reach(after, fresh2, g->n_nodes);
+            sg_reach_destroy(after);
+            sg_reach_destroy(fresh2);
+        }
+        sg_reach_destroy(q);
+        sg_reach_destroy(fresh);
+        sg_reach_destroy(r0);
+        sg_graph_destroy(g);
+    }
+}
+
 static void test_reach_cycle_and_holes(void **state)
 {
     (void)state;
@@ -1646,6 +1711,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reach_matches_brute_force),
         cmocka_unit_test(test_reach_build_after),
+        cmocka_unit_test(test_reach_build_query),
         cmocka_unit_test(test_alloc_index),
         cmocka_unit_test(test_reach_cycle_and_holes),
         cmocka_unit_test(test_reach_wide_graph),
