@@ -600,14 +600,17 @@ static int adj_push(sg_edge_id_t **arr, uint32_t *n, uint32_t *cap, sg_edge_id_t
     return SG_OK;
 }
 
-static void adj_remove(sg_edge_id_t *arr, uint32_t *n, sg_edge_id_t e)
+/* Remove e from the list; true when another entry moved into its place
+ * (the list is no longer in id order). */
+static bool adj_remove(sg_edge_id_t *arr, uint32_t *n, sg_edge_id_t e)
 {
     for (uint32_t i = 0; i < *n; i++) {
         if (arr[i] == e) {
             arr[i] = arr[--*n];
-            return;
+            return i != *n;
         }
     }
+    return false;
 }
 
 static int add_edge_full(sg_graph_t *g, sg_node_id_t from, sg_node_id_t to, sg_edge_kind_t kind,
@@ -656,8 +659,8 @@ int sg_graph_remove_edge(sg_graph_t *g, sg_edge_id_t id)
     sg_edge_t *e = sg_graph_edge(g, id);
     if (!e) return SG_EINVAL;
     sg_node_t *a = &g->nodes[e->from], *b = &g->nodes[e->to];
-    adj_remove(a->out, &a->n_out, id);
-    adj_remove(b->in, &b->n_in, id);
+    if (adj_remove(a->out, &a->n_out, id)) g->lists_unordered = true;
+    if (adj_remove(b->in, &b->n_in, id)) g->lists_unordered = true;
     e->removed = true;
     g->live_edges--;
     return SG_OK;
@@ -985,6 +988,7 @@ static int clone_dag(const sg_graph_t *src, sg_graph_t *dst)
     }
     dst->n_edges = src->n_edges;
     dst->live_edges = src->live_edges;
+    dst->lists_unordered = src->lists_unordered; /* the lists are copied as they are */
     dst->live_nodes = src->live_nodes;
     for (uint32_t i = 0; i < src->n_nodes; i++) {
         const sg_node_t *s = &src->nodes[i];

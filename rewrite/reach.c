@@ -128,19 +128,89 @@ static void id_adj_free(id_adj_t *a)
     free(a->stream);
 }
 
-static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
+static int id_adj_alloc(id_adj_t *a, uint32_t n, size_t ne)
 {
-    uint32_t n = g->n_nodes;
     memset(a, 0, sizeof *a);
-    a->out_start = malloc(((size_t)n + 1) * sizeof *a->out_start);
-    a->in_start = malloc(((size_t)n + 1) * sizeof *a->in_start);
-    size_t ne = g->live_edges ? g->live_edges : 1;
-    a->out = malloc(ne * sizeof *a->out);
-    a->in = malloc(ne * sizeof *a->in);
+    a->out_start = calloc((size_t)n + 1, sizeof *a->out_start);
+    a->in_start = calloc((size_t)n + 1, sizeof *a->in_start);
+    a->out = malloc((ne ? ne : 1) * sizeof *a->out);
+    a->in = malloc((ne ? ne : 1) * sizeof *a->in);
     a->stream = malloc((n ? n : 1) * sizeof *a->stream);
     if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream) {
         id_adj_free(a);
         return SG_ENOMEM;
+    }
+    return SG_OK;
+}
+
+/* The lists of the live edges in edge id order, from one pass over the edge
+ * array (counting sort by endpoint); live[] says which nodes are live. An
+ * edge at a removed or unknown node is an inconsistent model: SG_EINVAL. */
+static int id_adj_fill_from_edges(const sg_graph_t *g, const uint8_t *live, id_adj_t *a)
+{
+    uint32_t n = g->n_nodes, count = 0;
+    uint32_t *fo = malloc((n ? n : 1) * sizeof *fo), *fi = malloc((n ? n : 1) * sizeof *fi);
+    int rc = SG_OK;
+    if (!fo || !fi) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        if (e->from >= n || e->to >= n || !live[e->from] || !live[e->to] ||
+            ++count > g->live_edges) {
+            rc = SG_EINVAL;
+            goto out;
+        }
+        a->out_start[e->from + 1]++;
+        a->in_start[e->to + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        a->out_start[i + 1] += a->out_start[i];
+        a->in_start[i + 1] += a->in_start[i];
+    }
+    if (n) {
+        memcpy(fo, a->out_start, n * sizeof *fo);
+        memcpy(fi, a->in_start, n * sizeof *fi);
+    }
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        a->out[fo[e->from]++] = e->to;
+        a->in[fi[e->to]++] = e->from;
+    }
+out:
+    free(fo);
+    free(fi);
+    return rc;
+}
+
+/* The model's adjacency, in the order of each node's lists. While the lists
+ * are in edge id order (graph.h: lists_unordered), that order is the edge
+ * array's: read in one pass, with one pass over the node array for streams
+ * and liveness, instead of each node's lists (separate small arrays) and
+ * an edge array entry per list entry. */
+static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
+{
+    uint32_t n = g->n_nodes;
+    size_t ne = g->live_edges;
+    int rc = id_adj_alloc(a, n, ne);
+    if (rc) return rc;
+    if (!g->lists_unordered) {
+        uint8_t *live = malloc(n ? n : 1);
+        if (!live) {
+            id_adj_free(a);
+            return SG_ENOMEM;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            a->stream[i] = g->nodes[i].stream;
+            live[i] = !g->nodes[i].removed;
+        }
+        rc = id_adj_fill_from_edges(g, live, a);
+        free(live);
+        if (rc) id_adj_free(a);
+        return rc;
     }
     uint32_t no = 0, ni = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -507,58 +577,24 @@ static bool same_nodes(const sg_graph_t *g, const sg_reach_t *prev)
 
 /* The adjacency of g's live edges in edge id order, one pass over the edge
  * array: the nodes are prev's (same_nodes), so the node array is not read
- * (each node's edge lists are separate small arrays: a cache miss apiece
- * on a large graph). Streams are prev's: a pass that moved a node to
- * another stream only changes how the chains fall, not reachability. */
+ * at all. Streams are prev's: a pass that moved a node to another stream
+ * only changes how the chains fall, not reachability. */
 static int id_adj_from_edges(const sg_graph_t *g, const sg_reach_t *prev, id_adj_t *a)
 {
     uint32_t n = g->n_nodes;
-    memset(a, 0, sizeof *a);
-    a->out_start = calloc((size_t)n + 1, sizeof *a->out_start);
-    a->in_start = calloc((size_t)n + 1, sizeof *a->in_start);
-    size_t ne = g->live_edges ? g->live_edges : 1;
-    a->out = malloc(ne * sizeof *a->out);
-    a->in = malloc(ne * sizeof *a->in);
-    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
-    uint32_t *fo = malloc((n ? n : 1) * sizeof *fo), *fi = malloc((n ? n : 1) * sizeof *fi);
-    if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream || !fo || !fi) {
-        free(fo);
-        free(fi);
+    int rc = id_adj_alloc(a, n, g->live_edges);
+    if (rc) return rc;
+    uint8_t *alive = malloc(n ? n : 1);
+    if (!alive) {
         id_adj_free(a);
         return SG_ENOMEM;
     }
     if (n) memcpy(a->stream, prev->adj.stream, n * sizeof *a->stream);
-    uint32_t count = 0;
-    for (uint32_t i = 0; i < g->n_edges; i++) {
-        const sg_edge_t *e = &g->edges[i];
-        if (e->removed) continue;
-        if (e->from >= n || e->to >= n || !live(prev, e->from) || !live(prev, e->to) ||
-            ++count > ne) { /* inconsistent model */
-            free(fo);
-            free(fi);
-            id_adj_free(a);
-            return SG_EINVAL;
-        }
-        a->out_start[e->from + 1]++;
-        a->in_start[e->to + 1]++;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        a->out_start[i + 1] += a->out_start[i];
-        a->in_start[i + 1] += a->in_start[i];
-    }
-    if (n) {
-        memcpy(fo, a->out_start, n * sizeof *fo);
-        memcpy(fi, a->in_start, n * sizeof *fi);
-    }
-    for (uint32_t i = 0; i < g->n_edges; i++) {
-        const sg_edge_t *e = &g->edges[i];
-        if (e->removed) continue;
-        a->out[fo[e->from]++] = e->to;
-        a->in[fi[e->to]++] = e->from;
-    }
-    free(fo);
-    free(fi);
-    return SG_OK;
+    for (uint32_t i = 0; i < n; i++) alive[i] = live(prev, i);
+    rc = id_adj_fill_from_edges(g, alive, a);
+    free(alive);
+    if (rc) id_adj_free(a);
+    return rc;
 }
 
 int sg_reach_build_query(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,

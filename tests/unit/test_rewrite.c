@@ -476,6 +476,33 @@ static void test_reach_build_after(void **state)
     }
 }
 
+/* While the model's lists are in id order the snapshot reads them from
+ * the edge array: the same snapshot as from the lists themselves (the flag
+ * set by hand: "may be unordered" is always a safe claim). */
+static void test_reach_edge_array_order(void **state)
+{
+    (void)state;
+    rng = 0x3c6ef372fe94f82bull;
+    int ordered = 0;
+    for (int round = 0; round < 100; round++) {
+        sg_graph_t *g = random_graph(5 + rnd(60), round % 2);
+        if (round % 3 == 0 && g->live_edges) /* the last edge: the order stays */
+            assert_int_equal(sg_graph_remove_edge(g, g->n_edges - 1), SG_OK);
+        if (round % 3 == 1) assert_int_equal(sg_graph_remove_node(g, rnd(g->n_nodes)), SG_OK);
+        ordered += !g->lists_unordered; /* a node's removal may have moved entries */
+        unsigned flags = round & 4 ? SG_REACH_FORWARD : 0;
+        sg_reach_t *a = NULL, *b = NULL;
+        assert_int_equal(sg_reach_build(g, flags, &a), SG_OK);
+        g->lists_unordered = true;
+        assert_int_equal(sg_reach_build(g, flags, &b), SG_OK);
+        assert_same_reach(a, b, g->n_nodes);
+        sg_reach_destroy(a);
+        sg_reach_destroy(b);
+        sg_graph_destroy(g);
+    }
+    assert_true(ordered >= 60);
+}
+
 /* The verifier's query-only snapshot: after edges were added and removed
  * (nodes kept), its answers are the closure's though its adjacency comes
  * from the edge array; a cycle is found as sg_reach_build finds it; with a
@@ -1712,6 +1739,7 @@ int main(void)
         cmocka_unit_test(test_reach_matches_brute_force),
         cmocka_unit_test(test_reach_build_after),
         cmocka_unit_test(test_reach_build_query),
+        cmocka_unit_test(test_reach_edge_array_order),
         cmocka_unit_test(test_alloc_index),
         cmocka_unit_test(test_reach_cycle_and_holes),
         cmocka_unit_test(test_reach_wide_graph),
