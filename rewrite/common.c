@@ -164,25 +164,35 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
 {
     memset(s, 0, sizeof *s);
     s->n_streams = g->root->n_streams;
+    s->n_ids = g->n_nodes;
     uint32_t ns = s->n_streams;
+    size_t ids = g->n_nodes ? g->n_nodes : 1;
     s->start = calloc((size_t)ns + 1, sizeof *s->start);
-    s->index = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *s->index);
-    if (!s->start || !s->index) {
-        sg_rw_streams_free(s);
-        return SG_ENOMEM;
-    }
+    s->index = malloc(ids * sizeof *s->index);
+    s->type = malloc(ids);
+    s->stream = malloc(ids * sizeof *s->stream);
     /* one pass over the nodes: the keys in id order, then by stream */
-    order_key_t *tmp = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *tmp);
-    if (!tmp) {
+    order_key_t *tmp = malloc(ids * sizeof *tmp);
+    if (!s->start || !s->index || !s->type || !s->stream || !tmp) {
+        free(tmp);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
     uint32_t n = 0;
+    uint64_t origin_seq = 0;
+    s->origin = SG_NONE;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
+        s->type[i] = x->removed ? SG_RW_REMOVED : (uint8_t)x->type;
+        s->stream[i] = x->stream;
         if (x->removed || x->stream >= ns) continue;
         tmp[n++] = (order_key_t){x->stream, 0, x->seq, i};
         s->start[x->stream + 1]++;
+        /* the first enqueued node, ties by id (ids ascend here) */
+        if (s->origin == SG_NONE || x->seq < origin_seq) {
+            s->origin = x->stream;
+            origin_seq = x->seq;
+        }
     }
     for (uint32_t t = 0; t < ns; t++) s->start[t + 1] += s->start[t];
     order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
@@ -228,23 +238,22 @@ void sg_rw_streams_free(sg_rw_streams_t *s)
     free(s->start);
     free(s->nodes);
     free(s->index);
+    free(s->type);
+    free(s->stream);
     memset(s, 0, sizeof *s);
 }
 
-sg_node_id_t sg_rw_stream_prev(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v)
+sg_node_id_t sg_rw_stream_prev(const sg_rw_streams_t *s, sg_node_id_t v)
 {
-    const sg_node_t *x = sg_graph_node(g, v);
-    if (!x || x->stream >= s->n_streams || s->index[v] == 0 || s->index[v] == UINT32_MAX)
-        return SG_NONE;
-    return s->nodes[s->start[x->stream] + s->index[v] - 1];
+    if (v >= s->n_ids || s->index[v] == 0 || s->index[v] == UINT32_MAX) return SG_NONE;
+    return s->nodes[s->start[s->stream[v]] + s->index[v] - 1];
 }
 
-sg_node_id_t sg_rw_stream_next(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v)
+sg_node_id_t sg_rw_stream_next(const sg_rw_streams_t *s, sg_node_id_t v)
 {
-    const sg_node_t *x = sg_graph_node(g, v);
-    if (!x || x->stream >= s->n_streams || s->index[v] == UINT32_MAX) return SG_NONE;
-    uint32_t i = s->start[x->stream] + s->index[v] + 1;
-    return i < s->start[x->stream + 1] ? s->nodes[i] : SG_NONE;
+    if (v >= s->n_ids || s->index[v] == UINT32_MAX) return SG_NONE;
+    uint32_t i = s->start[s->stream[v]] + s->index[v] + 1;
+    return i < s->start[s->stream[v] + 1] ? s->nodes[i] : SG_NONE;
 }
 
 uint32_t sg_rw_origin_stream(const sg_graph_t *g)

@@ -266,7 +266,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     p->stream = s;
     p->anchor = SG_NONE;
     p->anchor_next = SG_NONE;
-    p->old_prev = sg_rw_stream_prev(g, &e->st, f);
+    p->old_prev = sg_rw_stream_prev(&e->st, f);
     p->t_before = e->finish[f];
     int rc;
     const sg_rw_buffers_t *bf = &e->bufs;

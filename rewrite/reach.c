@@ -801,6 +801,16 @@ const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n)
     return r->in_rank + r->in_start[i];
 }
 
+const sg_node_id_t *sg_reach_out_ids(const sg_reach_t *r, sg_node_id_t v, uint32_t *n)
+{
+    if (!live(r, v)) {
+        *n = 0;
+        return NULL;
+    }
+    *n = r->adj.out_start[v + 1] - r->adj.out_start[v];
+    return r->adj.out + r->adj.out_start[v];
+}
+
 uint32_t sg_reach_chain_count(const sg_reach_t *r)
 {
     return r->n_chains;

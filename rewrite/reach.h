@@ -84,6 +84,12 @@ uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v);
  * listed twice). */
 const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n);
 
+/* The successors of node v as the snapshot has them (by id, in the order of
+ * the model's list, or edge id order for sg_reach_build_query's; a
+ * successor joined by two edges is listed twice); NULL with *n = 0 for a
+ * removed or unknown id. */
+const sg_node_id_t *sg_reach_out_ids(const sg_reach_t *r, sg_node_id_t v, uint32_t *n);
+
 /* Chains: count, chain of a node and its position on it. */
 uint32_t sg_reach_chain_count(const sg_reach_t *r);
 uint32_t sg_reach_chain_of(const sg_reach_t *r, sg_node_id_t v);

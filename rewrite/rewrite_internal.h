@@ -136,14 +136,28 @@ typedef struct {
     uint32_t n_streams;
     uint32_t *start;     /* n_streams + 1 offsets into nodes */
     sg_node_id_t *nodes;
+    uint32_t n_ids;      /* g->n_nodes when built */
     uint32_t *index;     /* by node id: position in its stream, UINT32_MAX if none */
+    /* By node id, as the one pass over the node array read them: a pass
+     * that looks up nodes in stream order or across edges reads these
+     * compact arrays instead of the nodes (on a large graph a cache miss
+     * per node). */
+    uint8_t *type;       /* the node's sg_node_type_t, SG_RW_REMOVED for a removed id */
+    uint32_t *stream;    /* the node's stream (SG_STREAM_EXPLICIT for none) */
+    uint32_t origin;     /* sg_rw_origin_stream's answer */
 } sg_rw_streams_t;
+#define SG_RW_REMOVED 0xffu
 
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s);
 void sg_rw_streams_free(sg_rw_streams_t *s);
 /* Neighbour of v in its stream's program order, or SG_NONE. */
-sg_node_id_t sg_rw_stream_prev(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v);
-sg_node_id_t sg_rw_stream_next(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v);
+sg_node_id_t sg_rw_stream_prev(const sg_rw_streams_t *s, sg_node_id_t v);
+sg_node_id_t sg_rw_stream_next(const sg_rw_streams_t *s, sg_node_id_t v);
+/* v's type as built (SG_RW_REMOVED for a removed or unknown id). */
+static inline uint8_t sg_rw_type(const sg_rw_streams_t *s, sg_node_id_t v)
+{
+    return v < s->n_ids ? s->type[v] : SG_RW_REMOVED;
+}
 /* The capture's origin stream: the stream of the first enqueued node
  * (lowest seq) that has one; SG_NONE when no node has a stream. */
 uint32_t sg_rw_origin_stream(const sg_graph_t *g);
