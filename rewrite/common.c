@@ -74,27 +74,31 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
     return buf;
 }
 
-int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t)
+int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
+                     void (*visit)(void *user, sg_node_id_t id, const sg_node_t *x), void *user)
 {
     memset(t, 0, sizeof *t);
     t->off = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *t->off);
-    if (!t->off) return SG_ENOMEM;
-    t->n_ids = g->n_nodes;
+    int rc = t->off ? SG_OK : SG_ENOMEM;
+    if (t->off) t->n_ids = g->n_nodes;
     for (uint32_t id = 0; id < g->n_nodes; id++) {
-        t->off[id] = UINT32_MAX;
+        if (t->off) t->off[id] = UINT32_MAX;
         if (!want[id]) continue;
+        if (visit && !g->nodes[id].removed) visit(user, id, &g->nodes[id]);
+        if (rc) continue;
         char buf[200];
         sg_rw_node_name(g, id, buf, sizeof buf);
         uint32_t l = (uint32_t)strlen(buf) + 1;
         if (sg_array_grow((void **)&t->text, &t->cap, t->len + l, 1)) {
             sg_rw_names_free(t);
-            return SG_ENOMEM;
+            rc = SG_ENOMEM;
+            continue;
         }
         memcpy(t->text + t->len, buf, l);
         t->off[id] = t->len;
         t->len += l;
     }
-    return SG_OK;
+    return rc;
 }
 
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,

@@ -112,8 +112,12 @@ typedef struct {
 } sg_rw_names_t;
 
 /* Make the names of the nodes with want[id] != 0 (want has g->n_nodes
- * entries). SG_ENOMEM leaves t empty: every lookup then makes its name. */
-int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t);
+ * entries), and call visit (may be NULL) with each of those nodes, in id
+ * order: what else a report reads of them is read in the same pass.
+ * SG_ENOMEM leaves t empty: every lookup then makes its name (the visits
+ * are made either way). */
+int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
+                     void (*visit)(void *user, sg_node_id_t id, const sg_node_t *x), void *user);
 /* The name of id as sg_rw_node_name gives it: from the table, else made
  * into buf. */
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
