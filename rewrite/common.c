@@ -60,18 +60,24 @@ static const char *node_what(const sg_graph_t *g, const sg_node_t *n, char *buf,
     return buf;
 }
 
+/* sg_rw_node_name from what node_what gave (x NULL: removed). */
+static const char *format_name(const sg_graph_t *g, sg_node_id_t id, const sg_node_t *x,
+                               const char *what, char *buf, size_t n)
+{
+    if (!x)
+        snprintf(buf, n, "n%u (removed)", id);
+    else
+        snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "",
+                 SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
+    return buf;
+}
+
 const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n)
 {
     const sg_node_t *x = sg_graph_node(g, id);
-    if (!x) {
-        snprintf(buf, n, "n%u (removed)", id);
-        return buf;
-    }
-    char what[160];
-    node_what(g, x, what, sizeof what);
-    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "",
-             SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
-    return buf;
+    char what[160] = "";
+    if (x) node_what(g, x, what, sizeof what);
+    return format_name(g, id, x, what, buf, n);
 }
 
 int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
@@ -84,19 +90,26 @@ int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
     for (uint32_t id = 0; id < g->n_nodes; id++) {
         if (t->off) t->off[id] = UINT32_MAX;
         if (!want[id]) continue;
-        if (visit && !g->nodes[id].removed) visit(user, id, &g->nodes[id]);
+        const sg_node_t *x = g->nodes[id].removed ? NULL : &g->nodes[id];
+        if (visit && x) visit(user, id, x);
         if (rc) continue;
-        char buf[200];
-        sg_rw_node_name(g, id, buf, sizeof buf);
-        uint32_t l = (uint32_t)strlen(buf) + 1;
-        if (sg_array_grow((void **)&t->text, &t->cap, t->len + l, 1)) {
+        char name[200], what[160] = "";
+        if (x) node_what(g, x, what, sizeof what);
+        format_name(g, id, x, what, name, sizeof name);
+        uint32_t ln = (uint32_t)strlen(name) + 1, lw = (uint32_t)strlen(what) + 1;
+        if (sg_array_grow((void **)&t->text, &t->cap, t->len + 5 + ln + lw, 1)) {
             sg_rw_names_free(t);
             rc = SG_ENOMEM;
             continue;
         }
-        memcpy(t->text + t->len, buf, l);
+        char *e = t->text + t->len;
+        uint32_t stream = x ? x->stream : SG_NONE;
+        e[0] = (char)(x ? (uint8_t)x->type : SG_RW_REMOVED);
+        memcpy(e + 1, &stream, 4);
+        memcpy(e + 5, name, ln);
+        memcpy(e + 5 + ln, what, lw);
         t->off[id] = t->len;
-        t->len += l;
+        t->len += 5 + ln + lw;
     }
     return rc;
 }
@@ -104,8 +117,29 @@ int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
                             char *buf, size_t n)
 {
-    if (id < t->n_ids && t->off[id] != UINT32_MAX) return t->text + t->off[id];
+    if (id < t->n_ids && t->off[id] != UINT32_MAX) return t->text + t->off[id] + 5;
     return sg_rw_node_name(g, id, buf, n);
+}
+
+void sg_rw_names_jw(sg_jw_t *w, const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id)
+{
+    if (id >= t->n_ids || t->off[id] == UINT32_MAX) {
+        sg_rw_node_jw(w, g, id);
+        return;
+    }
+    const char *e = t->text + t->off[id];
+    uint8_t type = (uint8_t)e[0];
+    uint32_t stream;
+    memcpy(&stream, e + 1, 4);
+    const char *what = e + 5 + strlen(e + 5) + 1;
+    sg_jw_object(w);
+    sg_jw_kint(w, "id", id);
+    if (type != SG_RW_REMOVED) {
+        sg_jw_kstring(w, "type", sg_node_type_name((sg_node_type_t)type));
+        sg_jw_kstring(w, "stream", sg_rw_stream_label(g, stream));
+        if (what[0]) sg_jw_kstring(w, "name", what);
+    }
+    sg_jw_end(w);
 }
 
 void sg_rw_names_free(sg_rw_names_t *t)
@@ -464,11 +498,15 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
         b->acc_start[i] = na;
         if (x->removed) continue;
         if (x->n_accesses) {
+            uint32_t cap_g = cap_a;
             if (sg_array_grow((void **)&b->acc_buffer, &cap_a, na + x->n_accesses,
-                              sizeof *b->acc_buffer))
+                              sizeof *b->acc_buffer) ||
+                sg_array_grow((void **)&b->acc_guess, &cap_g, na + x->n_accesses, 1))
                 goto oom;
-            for (uint32_t a = 0; a < x->n_accesses; a++)
+            for (uint32_t a = 0; a < x->n_accesses; a++) {
+                b->acc_guess[na] = x->accesses[a].range == SG_RANGE_GUESS;
                 b->acc_buffer[na++] = meant(g, &b->aix, shared, x, &x->accesses[a]);
+            }
         }
         if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) {
             uint32_t bf = x->u.mem.buffer;
@@ -539,6 +577,7 @@ void sg_rw_buffers_free(sg_rw_buffers_t *b)
     sg_rw_alloc_index_free(&b->aix);
     free(b->acc_start);
     free(b->acc_buffer);
+    free(b->acc_guess);
     free(b->user_start);
     free(b->users);
     free(b->alloc);

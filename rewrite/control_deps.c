@@ -105,7 +105,28 @@ static cand_t *cand_push(cands_t *cs, sg_node_id_t from, sg_node_id_t to, int ru
     return c;
 }
 
-static void cand_why(const sg_graph_t *g, const cand_t *c, char *why, size_t n)
+/* What the report says of the edges an apply adds, read beforehand in id
+ * order (added edges are printed in candidate order, and on a large graph
+ * each node looked up there costs a cache miss): the names of their ends
+ * and, for memory nodes, the buffer (R3's sentence). */
+typedef struct {
+    sg_rw_names_t names;
+    uint32_t *buf; /* by id: u.mem.buffer of a named mem_alloc / mem_free, or NULL */
+} shown_t;
+
+static void take_buffer(void *user, sg_node_id_t id, const sg_node_t *x)
+{
+    shown_t *s = user;
+    if (s->buf && (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE))
+        s->buf[id] = x->u.mem.buffer;
+}
+
+static uint32_t mem_buffer(const sg_graph_t *g, const shown_t *s, sg_node_id_t v)
+{
+    return s && s->buf ? s->buf[v] : g->nodes[v].u.mem.buffer;
+}
+
+static void cand_why(const sg_graph_t *g, const shown_t *s, const cand_t *c, char *why, size_t n)
 {
     switch (c->rule) {
     case RULE_RECORD_WAIT: {
@@ -133,8 +154,8 @@ static void cand_why(const sg_graph_t *g, const cand_t *c, char *why, size_t n)
         snprintf(why, n,
                  "%s reuses addresses of %s, which is only legal after this free; the path was "
                  "transitive",
-                 SG_RW_LABEL(g->root->buffers[g->nodes[c->to].u.mem.buffer].label),
-                 SG_RW_LABEL(g->root->buffers[g->nodes[c->from].u.mem.buffer].label));
+                 SG_RW_LABEL(g->root->buffers[mem_buffer(g, s, c->to)].label),
+                 SG_RW_LABEL(g->root->buffers[mem_buffer(g, s, c->from)].label));
         break;
     default: {
         const sg_event_t *ev = sg_graph_event(g, c->event);
@@ -319,8 +340,9 @@ static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, can
  * after F of buffers overlapping b (the minimal reuses, common.c); later
  * reuses of the same memory are ordered through them. (Overlapping
  * allocations that no free orders are hazards: sgcap check reports them.) */
-static int rule_free_reuse(const sg_graph_t *g, const sg_rw_buffers_t *bufs, sg_reach_t *r,
-                           const edges_t *es, cands_t *cs)
+static int rule_free_reuse(const sg_graph_t *g, const sg_rw_streams_t *st,
+                           const sg_rw_buffers_t *bufs, sg_reach_t *r, const edges_t *es,
+                           cands_t *cs)
 {
     sg_rw_reuse_t ru;
     int rc = sg_rw_reuse_build(g, r, bufs, &ru);
@@ -331,7 +353,7 @@ static int rule_free_reuse(const sg_graph_t *g, const sg_rw_buffers_t *bufs, sg_
             uint32_t m = 0;
             if ((rc = sg_rw_reuse_after(&ru, r, g, bufs, f, b, &mins, &m))) break;
             for (uint32_t i = 0; i < m; i++) {
-                if (g->nodes[mins[i]].type != SG_NODE_MEM_ALLOC) continue;
+                if (sg_rw_type(st, mins[i]) != SG_NODE_MEM_ALLOC) continue;
                 if (has_edge(es, f, mins[i])) continue;
                 if (!cand_push(cs, f, mins[i], RULE_FREE_REUSE, false)) {
                     rc = SG_ENOMEM;
@@ -423,6 +445,7 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
     sg_graph_t *g = ctx->g;
     *n_added = 0;
     if (cs->n == 0) return SG_OK;
+    shown_t shown = {{0}, NULL};
     uint8_t *ans = malloc(cs->n);
     sg_node_id_t(*pairs)[2] = malloc(cs->n * sizeof *pairs);
     int rc = SG_OK;
@@ -455,6 +478,18 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
         for (size_t i = 0; i < cs->n; i++) ans[i] = 0; /* every one left has no path / edge */
     }
     qsort(cs->c, cs->n, sizeof *cs->c, cmp_cand);
+    /* names (and buffers) of the ends of every candidate left, made in id
+     * order; a failure only means each is read where it is printed */
+    uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    if (want) {
+        for (size_t i = 0; i < cs->n; i++) want[cs->c[i].from] = want[cs->c[i].to] = 1;
+        shown.buf = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *shown.buf);
+        if (sg_rw_names_make(g, want, &shown.names, take_buffer, &shown) != SG_OK || !shown.buf) {
+            free(shown.buf);
+            shown.buf = NULL;
+        }
+        free(want);
+    }
     if (mixed) {
         for (size_t i = 0; i < cs->n; i++) {
             pairs[i][0] = cs->c[i].from;
@@ -488,20 +523,23 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
         t->total++;
         (*n_added)++;
         char a[200], b[200], why[WHY_MAX];
-        cand_why(g, c, why, sizeof why);
-        sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n", sg_rw_node_name(g, c->from, a, sizeof a),
-                     sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule], why);
+        cand_why(g, &shown, c, why, sizeof why);
+        sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n",
+                     sg_rw_names_get(&shown.names, g, c->from, a, sizeof a),
+                     sg_rw_names_get(&shown.names, g, c->to, b, sizeof b), rule_names[c->rule], why);
         sg_jw_object(t->arr);
         sg_jw_kstring(t->arr, "rule", rule_names[c->rule]);
         sg_jw_key(t->arr, "from");
-        sg_rw_node_jw(t->arr, g, c->from);
+        sg_rw_names_jw(t->arr, &shown.names, g, c->from);
         sg_jw_key(t->arr, "to");
-        sg_rw_node_jw(t->arr, g, c->to);
+        sg_rw_names_jw(t->arr, &shown.names, g, c->to);
         sg_jw_kstring(t->arr, "why", why);
         sg_jw_end(t->arr);
     }
 out:
     cs->n = 0;
+    sg_rw_names_free(&shown.names);
+    free(shown.buf);
     free(ans);
     free(pairs);
     return rc;
@@ -540,7 +578,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
         edges_reset(&es, r);
     }
     if ((rc = sg_rw_buffers_build(g, &bufs))) goto out;
-    if ((rc = rule_free_reuse(g, &bufs, r, &es, &cs))) goto out;
+    if ((rc = rule_free_reuse(g, &st, &bufs, r, &es, &cs))) goto out;
     if ((rc = apply(ctx, r, &es, &cs, &t, &n_added))) goto out;
     do {
         if ((rc = rule_event_at_free(g, &st, &es, &af, &cs))) goto out;

@@ -106,10 +106,13 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
  * the node and its kernel name) costs a cache miss or two per name. */
 typedef struct {
     uint32_t n_ids;
-    uint32_t *off; /* by id: offset of the name in text, UINT32_MAX when not made */
+    uint32_t *off; /* by id: offset of the node's entry in text, UINT32_MAX when not made:
+                      its type (a byte, SG_RW_REMOVED for a removed node), its stream (4
+                      bytes), its name and what it is (node_what, raw), each NUL-ended */
     char *text;
     uint32_t len, cap;
 } sg_rw_names_t;
+#define SG_RW_REMOVED 0xffu
 
 /* Make the names of the nodes with want[id] != 0 (want has g->n_nodes
  * entries), and call visit (may be NULL) with each of those nodes, in id
@@ -122,6 +125,8 @@ int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
  * into buf. */
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
                             char *buf, size_t n);
+/* sg_rw_node_jw of id, from the table when it has id. */
+void sg_rw_names_jw(sg_jw_t *w, const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id);
 void sg_rw_names_free(sg_rw_names_t *t);
 
 /* Stream label or "explicit", raw (for JSON); SG_RW_STREAM escaped for text. */
@@ -150,7 +155,6 @@ typedef struct {
     uint32_t *stream;    /* the node's stream (SG_STREAM_EXPLICIT for none) */
     uint32_t origin;     /* sg_rw_origin_stream's answer */
 } sg_rw_streams_t;
-#define SG_RW_REMOVED 0xffu
 
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s);
 void sg_rw_streams_free(sg_rw_streams_t *s);
@@ -229,6 +233,8 @@ typedef struct {
     sg_node_id_t *frees;
     uint32_t *acc_start;  /* by node id, n_nodes + 1 offsets into acc_buffer */
     uint32_t *acc_buffer; /* the buffer each access of each node means */
+    uint8_t *acc_guess;   /* beside it: 1 when the access's range is the capture's guess
+                             (SG_RANGE_GUESS), so a pass need not read the node again */
     sg_rw_alloc_index_t aix;
 } sg_rw_buffers_t;
 
