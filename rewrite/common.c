@@ -179,25 +179,26 @@ void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id)
 /* ---- program order ---------------------------------------------------------- */
 
 typedef struct {
-    uint32_t stream;
-    uint32_t rank;
     uint64_t seq;
+    uint32_t rank;
     sg_node_id_t id;
 } order_key_t;
 
+/* Program order within one stream: by seq, ties by rank (then id). */
 static int cmp_order_key(const void *pa, const void *pb)
 {
     const order_key_t *a = pa, *b = pb;
-    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
     if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
-    return a->rank < b->rank ? -1 : a->rank > b->rank;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
 }
 
 /* Nodes are bucketed by stream in id order (a counting sort, stable), so
  * each stream's run is usually in program order already: capture numbers
  * nodes as it enqueues them. Only a run that is not (a pass moved a node
  * and gave it another node's sequence number) is sorted, with the same
- * total order. O(V) for a captured graph. */
+ * total order. One pass over the node array; the rest works on compact
+ * arrays by id. O(V) for a captured graph. */
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s)
 {
     memset(s, 0, sizeof *s);
@@ -209,22 +210,23 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
     s->index = malloc(ids * sizeof *s->index);
     s->type = malloc(ids);
     s->stream = malloc(ids * sizeof *s->stream);
-    /* one pass over the nodes: the keys in id order, then by stream */
-    order_key_t *tmp = malloc(ids * sizeof *tmp);
-    if (!s->start || !s->index || !s->type || !s->stream || !tmp) {
-        free(tmp);
+    uint64_t *seq = malloc(ids * sizeof *seq);
+    uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
+    if (!s->start || !s->index || !s->type || !s->stream || !seq || !fill) {
+        free(seq);
+        free(fill);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
-    uint32_t n = 0;
     uint64_t origin_seq = 0;
     s->origin = SG_NONE;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
         s->type[i] = x->removed ? SG_RW_REMOVED : (uint8_t)x->type;
         s->stream[i] = x->stream;
+        seq[i] = x->seq;
+        s->index[i] = UINT32_MAX;
         if (x->removed || x->stream >= ns) continue;
-        tmp[n++] = (order_key_t){x->stream, 0, x->seq, i};
         s->start[x->stream + 1]++;
         /* the first enqueued node, ties by id (ids ascend here) */
         if (s->origin == SG_NONE || x->seq < origin_seq) {
@@ -233,41 +235,46 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
         }
     }
     for (uint32_t t = 0; t < ns; t++) s->start[t + 1] += s->start[t];
-    order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
-    uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
+    uint32_t n = s->start[ns];
     s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
-    if (!keys || !fill || !s->nodes) {
-        free(tmp);
-        free(keys);
+    if (!s->nodes) {
+        free(seq);
         free(fill);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
     memcpy(fill, s->start, ns * sizeof *fill);
-    for (uint32_t k = 0; k < n; k++) {
-        order_key_t *key = &keys[fill[tmp[k].stream]++];
-        *key = tmp[k];
-        key->rank = sg_reach_rank(r, key->id);
-    }
-    free(tmp);
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (s->type[i] != SG_RW_REMOVED && s->stream[i] < ns) s->nodes[fill[s->stream[i]]++] = i;
     free(fill);
-    for (uint32_t t = 0; t < ns; t++) {
-        order_key_t *run = keys + s->start[t];
+    int rc = SG_OK;
+    for (uint32_t t = 0; t < ns && rc == SG_OK; t++) {
+        sg_node_id_t *run = s->nodes + s->start[t];
         uint32_t len = s->start[t + 1] - s->start[t];
         for (uint32_t i = 1; i < len; i++) {
-            if (cmp_order_key(&run[i - 1], &run[i]) > 0) {
-                qsort(run, len, sizeof *run, cmp_order_key);
+            order_key_t a = {seq[run[i - 1]], sg_reach_rank(r, run[i - 1]), run[i - 1]};
+            order_key_t b = {seq[run[i]], sg_reach_rank(r, run[i]), run[i]};
+            if (cmp_order_key(&a, &b) <= 0) continue;
+            order_key_t *keys = malloc(len * sizeof *keys);
+            if (!keys) {
+                rc = SG_ENOMEM;
                 break;
             }
+            for (uint32_t k = 0; k < len; k++)
+                keys[k] = (order_key_t){seq[run[k]], sg_reach_rank(r, run[k]), run[k]};
+            qsort(keys, len, sizeof *keys, cmp_order_key);
+            for (uint32_t k = 0; k < len; k++) run[k] = keys[k].id;
+            free(keys);
+            break;
         }
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) s->index[i] = UINT32_MAX;
+    free(seq);
+    if (rc) {
+        sg_rw_streams_free(s);
+        return rc;
+    }
     for (uint32_t t = 0; t < ns; t++)
-        for (uint32_t i = s->start[t]; i < s->start[t + 1]; i++) {
-            s->nodes[i] = keys[i].id;
-            s->index[keys[i].id] = i - s->start[t];
-        }
-    free(keys);
+        for (uint32_t i = s->start[t]; i < s->start[t + 1]; i++) s->index[s->nodes[i]] = i - s->start[t];
     return SG_OK;
 }
 
