@@ -833,8 +833,15 @@ bool sg_reach_all_loaded(const sg_reach_t *r, bool forward)
 
 int sg_reach_check_acyclic(const sg_graph_t *g)
 {
+    return sg_reach_check_acyclic_after(g, NULL);
+}
+
+int sg_reach_check_acyclic_after(const sg_graph_t *g, const sg_reach_t *prev)
+{
     id_adj_t adj;
-    int rc = id_adj_build(g, &adj);
+    int rc = prev && only_added_edges(g, prev) ? id_adj_extend(g, prev, &adj)
+             : prev && same_nodes(g, prev)     ? id_adj_from_edges(g, prev, &adj)
+                                               : id_adj_build(g, &adj);
     if (rc) return rc;
     sg_node_id_t *order = NULL;
     uint32_t n = 0;

@@ -66,6 +66,10 @@ int sg_reach_build_query(const sg_graph_t *g, const sg_reach_t *prev, unsigned f
 void sg_reach_destroy(sg_reach_t *r);
 /* SG_OK when g (root-level) is a DAG, SG_ECYCLE when not; O(V+E). */
 int sg_reach_check_acyclic(const sg_graph_t *g);
+/* The same, reading g's adjacency as sg_reach_build_query would (from
+ * prev's compact lists when g only gained edges since, from the edge array
+ * when it has prev's nodes): the check alone, with no snapshot built. */
+int sg_reach_check_acyclic_after(const sg_graph_t *g, const sg_reach_t *prev);
 
 /* Does u reach v (u == v counts)? Removed or unknown nodes reach nothing. */
 bool sg_reach_query(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v);
