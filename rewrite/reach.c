@@ -37,7 +37,7 @@ struct sg_reach {
     uint32_t *in_start, *in_rank, *out_start, *out_rank;
     /* the poset-chain builder's clock rows (jagged, by rank), reused as R */
     int32_t *rows;
-    uint64_t *row_off;
+    uint32_t *row_off;   /* entries before each row (the budget keeps them in 32 bits) */
     uint32_t *row_len;
     uint32_t *stream;    /* by rank: the node's stream (while building) */
     /* DFS scratch for queries outside the loaded block (by rank; only when
@@ -305,7 +305,7 @@ static int build_poset_chains(sg_reach_t *r)
 {
     const sg_graph_t *g = r->g;
     size_t n = r->n_order;
-    uint64_t *off = malloc((n ? n : 1) * sizeof *off);
+    uint32_t *off = malloc((n ? n : 1) * sizeof *off);
     uint32_t *len = malloc((n ? n : 1) * sizeof *len);
     uint32_t *tail = malloc((n ? n : 1) * sizeof *tail);     /* by chain: rank of its tail */
     uint32_t *chain = malloc((n ? n : 1) * sizeof *chain);   /* by rank */
@@ -363,7 +363,7 @@ static int build_poset_chains(sg_reach_t *r)
         chain[i] = pick;
         tail[pick] = (uint32_t)i;
         row[pick] = (int32_t)pos[i];
-        off[i] = used;
+        off[i] = (uint32_t)used; /* used <= max(4n + 16, REACH_BUDGET) */
         len[i] = k;
         used += k;
         if (stream < ns) stream_chain[stream] = pick;
@@ -445,28 +445,39 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
             return SG_ENOMEM;
         }
     }
-    r->R = malloc((size_t)(w * rows) * sizeof *r->R);
+    bool rows_are_R = r->rows && r->n_chains <= r->width && r->n_chains > 0;
+    if (rows_are_R) {
+        /* The builder's rows are R already, jagged (a row holds the chains
+         * made before it): spread them into the table in place, last row
+         * first (row i moves up to i * w, and every earlier row lies below
+         * its start), instead of copying them into a second table. Only
+         * the forward clocks remain to compute. */
+        int32_t *t = realloc(r->rows, (size_t)(w * rows) * sizeof *t);
+        if (!t) {
+            sg_reach_destroy(r);
+            return SG_ENOMEM;
+        }
+        r->rows = NULL;
+        r->R = t;
+        for (uint32_t i = r->n_order; i-- > 0;) {
+            int32_t *row = t + (size_t)i * w;
+            uint32_t l = r->row_len[i];
+            memmove(row, t + r->row_off[i], l * sizeof *row);
+            for (uint32_t c = l; c < w; c++) row[c] = -1;
+        }
+    } else {
+        r->R = malloc((size_t)(w * rows) * sizeof *r->R);
+    }
     if (flags & SG_REACH_FORWARD) r->F = malloc((size_t)(w * rows) * sizeof *r->F);
     if (!r->R || ((flags & SG_REACH_FORWARD) && !r->F)) {
         sg_reach_destroy(r);
         return SG_ENOMEM;
     }
-    if (r->n_chains <= r->width && r->n_chains > 0) {
-        if (r->rows) {
-            /* the builder's rows are R already: copy them into the table,
-             * and only the forward clocks remain to compute */
-            for (uint32_t i = 0; i < r->n_order; i++) {
-                int32_t *row = r->R + (size_t)i * w;
-                const int32_t *src = r->rows + r->row_off[i];
-                uint32_t l = r->row_len[i];
-                memcpy(row, src, l * sizeof *row);
-                for (uint32_t c = l; c < w; c++) row[c] = -1;
-            }
-            if (r->F) forward_clocks(r, 0, r->n_chains);
-            r->loaded = 0;
-        } else {
-            sg_reach_load_block(r, 0, NULL, NULL);
-        }
+    if (rows_are_R) {
+        if (r->F) forward_clocks(r, 0, r->n_chains);
+        r->loaded = 0;
+    } else if (r->n_chains <= r->width && r->n_chains > 0) {
+        sg_reach_load_block(r, 0, NULL, NULL);
     }
     free(r->rows);
     free(r->row_off);
