@@ -616,6 +616,10 @@ sg_graph_t *sg_graph_clone(const sg_graph_t *g);
  * (past UINT32_MAX - 1 entries) leave *arr and *cap as they were. Shared by
  * every growable table of sgcap. */
 int sg_array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
+/* The same without zeroing the new entries, for arrays whose every entry is
+ * written before it is read: a doubled large array (a 100k-node graph's
+ * edges) is not written twice, half of it for nothing. */
+int sg_array_reserve(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 
 #ifdef __cplusplus
 }

@@ -97,7 +97,7 @@ int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
         if (x) node_what(g, x, what, sizeof what);
         format_name(g, id, x, what, name, sizeof name);
         uint32_t ln = (uint32_t)strlen(name) + 1, lw = (uint32_t)strlen(what) + 1;
-        if (sg_array_grow((void **)&t->text, &t->cap, t->len + 5 + ln + lw, 1)) {
+        if (sg_array_reserve((void **)&t->text, &t->cap, t->len + 5 + ln + lw, 1)) {
             sg_rw_names_free(t);
             rc = SG_ENOMEM;
             continue;
@@ -263,7 +263,8 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
             for (uint32_t k = 0; k < len; k++)
                 keys[k] = (order_key_t){seq[run[k]], sg_reach_rank(r, run[k]), run[k]};
             qsort(keys, len, sizeof *keys, cmp_order_key);
-            for (uint32_t k = 0; k < len; k++) run[k] = keys[k].id;
+            for (uint32_t k = 0; k < len; k++)
+                run[k] = keys[k].id;
             free(keys);
             break;
         }
@@ -274,7 +275,8 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
         return rc;
     }
     for (uint32_t t = 0; t < ns; t++)
-        for (uint32_t i = s->start[t]; i < s->start[t + 1]; i++) s->index[s->nodes[i]] = i - s->start[t];
+        for (uint32_t i = s->start[t]; i < s->start[t + 1]; i++)
+            s->index[s->nodes[i]] = i - s->start[t];
     return SG_OK;
 }
 
@@ -418,8 +420,10 @@ uint32_t sg_rw_alloc_index_at(const sg_rw_alloc_index_t *ix, const sg_graph_t *g
         uint32_t run = 0, top = hi - 1;
         while (run < top) {
             uint32_t m = run + (top - run) / 2;
-            if (ix->e[m].address < start) run = m + 1;
-            else top = m;
+            if (ix->e[m].address < start)
+                run = m + 1;
+            else
+                top = m;
         }
         /* in the run (by seq): the last enqueued before seq that holds addr */
         uint32_t l = run, h = hi;
@@ -506,9 +510,9 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
         if (x->removed) continue;
         if (x->n_accesses) {
             uint32_t cap_g = cap_a;
-            if (sg_array_grow((void **)&b->acc_buffer, &cap_a, na + x->n_accesses,
-                              sizeof *b->acc_buffer) ||
-                sg_array_grow((void **)&b->acc_guess, &cap_g, na + x->n_accesses, 1))
+            if (sg_array_reserve((void **)&b->acc_buffer, &cap_a, na + x->n_accesses,
+                                 sizeof *b->acc_buffer) ||
+                sg_array_reserve((void **)&b->acc_guess, &cap_g, na + x->n_accesses, 1))
                 goto oom;
             for (uint32_t a = 0; a < x->n_accesses; a++) {
                 b->acc_guess[na] = x->accesses[a].range == SG_RANGE_GUESS;
@@ -523,7 +527,7 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
                 continue;
             }
             if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
-            if (sg_array_grow((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
+            if (sg_array_reserve((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
             frees[nf++] = (uint64_t)bf << 32 | i;
             b->free_start[bf + 1]++;
             continue;
@@ -532,7 +536,7 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
             uint32_t bf = b->acc_buffer[b->acc_start[i] + a];
             if (bf >= nb || last[bf] == i + 1) continue; /* the same node twice: one user */
             last[bf] = i + 1;
-            if (sg_array_grow((void **)&pairs, &cap_p, np + 1, sizeof *pairs)) goto oom;
+            if (sg_array_reserve((void **)&pairs, &cap_p, np + 1, sizeof *pairs)) goto oom;
             pairs[np++] = (uint64_t)bf << 32 | i;
             b->user_start[bf + 1]++;
         }

@@ -181,7 +181,8 @@ static uint32_t edge_slot(const edges_t *es, uint64_t key)
 {
     uint64_t h = key * 0x9e3779b97f4a7c15ull;
     uint32_t i = (uint32_t)(h >> 32) & (es->cap - 1);
-    while (es->keys[i] && es->keys[i] != key) i = (i + 1) & (es->cap - 1);
+    while (es->keys[i] && es->keys[i] != key)
+        i = (i + 1) & (es->cap - 1);
     return i;
 }
 
@@ -271,7 +272,7 @@ static int rule_record_wait(const sg_graph_t *g, const sg_rw_streams_t *st, cand
         if (st->type[i] != SG_NODE_EVENT_RECORD && st->type[i] != SG_NODE_EVENT_WAIT) continue;
         const sg_node_t *x = &g->nodes[i];
         if (x->u.event >= g->root->n_events) continue;
-        if (sg_array_grow((void **)&ev, &cap, n + 1, sizeof *ev)) {
+        if (sg_array_reserve((void **)&ev, &cap, n + 1, sizeof *ev)) {
             free(ev);
             return SG_ENOMEM;
         }
@@ -312,8 +313,10 @@ static int rule_stream_order(const sg_graph_t *g, const sg_rw_streams_t *st, can
         if (!barrier && !record_point && !wait_point) continue;
         uint8_t what = barrier ? 0 : (uint8_t)((record_point ? 1 : 0) | (wait_point ? 2 : 0));
         sg_node_id_t prev = sg_rw_stream_prev(st, i), next = sg_rw_stream_next(st, i);
-        while (prev != SG_NONE && st->type[prev] == SG_NODE_MEM_FREE) prev = sg_rw_stream_prev(st, prev);
-        while (next != SG_NONE && st->type[next] == SG_NODE_MEM_FREE) next = sg_rw_stream_next(st, next);
+        while (prev != SG_NONE && st->type[prev] == SG_NODE_MEM_FREE)
+            prev = sg_rw_stream_prev(st, prev);
+        while (next != SG_NONE && st->type[next] == SG_NODE_MEM_FREE)
+            next = sg_rw_stream_next(st, next);
         if (prev != SG_NONE && (barrier || record_point)) {
             cand_t *c = cand_push(cs, prev, i, RULE_STREAM_ORDER, true);
             if (!c) {
@@ -384,9 +387,10 @@ static int event_edges_at_frees(const sg_graph_t *g, const sg_rw_streams_t *st, 
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
         if (e->removed || e->kind != SG_EDGE_EVENT ||
-            (sg_rw_type(st, e->from) != SG_NODE_MEM_FREE && sg_rw_type(st, e->to) != SG_NODE_MEM_FREE))
+            (sg_rw_type(st, e->from) != SG_NODE_MEM_FREE &&
+             sg_rw_type(st, e->to) != SG_NODE_MEM_FREE))
             continue;
-        if (sg_array_grow((void **)&af->ids, &cap, af->n + 1, sizeof *af->ids)) return SG_ENOMEM;
+        if (sg_array_reserve((void **)&af->ids, &cap, af->n + 1, sizeof *af->ids)) return SG_ENOMEM;
         af->ids[af->n++] = i;
     }
     af->made = true;
@@ -466,7 +470,8 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
      * (on a large graph tens of thousands of R2 candidates, nearly all
      * ordered already). */
     bool mixed = false;
-    for (size_t i = 1; i < cs->n && !mixed; i++) mixed = cs->c[i].needs_no_path != cs->c[0].needs_no_path;
+    for (size_t i = 1; i < cs->n && !mixed; i++)
+        mixed = cs->c[i].needs_no_path != cs->c[0].needs_no_path;
     if (!mixed) {
         size_t k = 0;
         for (size_t i = 0; i < cs->n; i++) {
@@ -475,14 +480,16 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
             cs->c[k++] = *c;
         }
         cs->n = k;
-        for (size_t i = 0; i < cs->n; i++) ans[i] = 0; /* every one left has no path / edge */
+        for (size_t i = 0; i < cs->n; i++)
+            ans[i] = 0; /* every one left has no path / edge */
     }
     qsort(cs->c, cs->n, sizeof *cs->c, cmp_cand);
     /* names (and buffers) of the ends of every candidate left, made in id
      * order; a failure only means each is read where it is printed */
     uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
     if (want) {
-        for (size_t i = 0; i < cs->n; i++) want[cs->c[i].from] = want[cs->c[i].to] = 1;
+        for (size_t i = 0; i < cs->n; i++)
+            want[cs->c[i].from] = want[cs->c[i].to] = 1;
         shown.buf = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *shown.buf);
         if (sg_rw_names_make(g, want, &shown.names, take_buffer, &shown) != SG_OK || !shown.buf) {
             free(shown.buf);
@@ -526,7 +533,8 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
         cand_why(g, &shown, c, why, sizeof why);
         sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n",
                      sg_rw_names_get(&shown.names, g, c->from, a, sizeof a),
-                     sg_rw_names_get(&shown.names, g, c->to, b, sizeof b), rule_names[c->rule], why);
+                     sg_rw_names_get(&shown.names, g, c->to, b, sizeof b), rule_names[c->rule],
+                     why);
         sg_jw_object(t->arr);
         sg_jw_kstring(t->arr, "rule", rule_names[c->rule]);
         sg_jw_key(t->arr, "from");

@@ -684,7 +684,8 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const sg_rw_names_t *names,
                      "  in place: already after every use and on %s (after %s), expected at "
                      "%.3f us\n",
                      SG_RW_STREAM(g, p->stream),
-                     p->anchor != SG_NONE ? sg_rw_names_get(names, g, p->anchor, a, sizeof a) : "nothing",
+                     p->anchor != SG_NONE ? sg_rw_names_get(names, g, p->anchor, a, sizeof a)
+                                          : "nothing",
                      p->t_after / 1000.0);
     } else {
         if (p->old_prev != SG_NONE)
@@ -709,12 +710,14 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const sg_rw_names_t *names,
                      sg_rw_names_get(names, g, c->added_from.v[i], a, sizeof a),
                      sg_rw_names_get(names, g, c->added_to.v[i], b, sizeof b));
     for (uint32_t i = 0; i < c->removed_from.n; i++)
-        sg_rw_printf(ctx, "  - %s -> %s\n", sg_rw_names_get(names, g, c->removed_from.v[i], a, sizeof a),
+        sg_rw_printf(ctx, "  - %s -> %s\n",
+                     sg_rw_names_get(names, g, c->removed_from.v[i], a, sizeof a),
                      sg_rw_names_get(names, g, c->removed_to.v[i], b, sizeof b));
     if (p->reuse.n) {
         sg_rw_printf(ctx, "  reuse kept: after the free:");
         for (uint32_t i = 0; i < p->reuse.n; i++)
-            sg_rw_printf(ctx, "%s %s", i ? "," : "", sg_rw_names_get(names, g, p->reuse.v[i], a, sizeof a));
+            sg_rw_printf(ctx, "%s %s", i ? "," : "",
+                         sg_rw_names_get(names, g, p->reuse.v[i], a, sizeof a));
         sg_rw_printf(ctx, "\n");
     }
     double delta = p->t_after - p->t_before;
@@ -832,8 +835,8 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         for (uint32_t i = 0; i < n; i++) {
             const plan_t *p = &plans[i];
             const changes_t *c = &ch[i];
-            const ids_t *lists[] = {&p->maxima, &p->reuse, &c->added_from, &c->added_to,
-                                    &c->removed_from, &c->removed_to};
+            const ids_t *lists[] = {&p->maxima,   &p->reuse,        &c->added_from,
+                                    &c->added_to, &c->removed_from, &c->removed_to};
             sg_node_id_t one[] = {p->f, p->anchor, p->old_prev};
             for (size_t k = 0; k < sizeof one / sizeof one[0]; k++)
                 if (one[k] < g->n_nodes) want[one[k]] = 1;

@@ -345,10 +345,10 @@ typedef struct {
 
 typedef struct {
     sg_rw_names_t names;
-    uint32_t *head_of;  /* by node id: 1 + the ordinal of the candidate chain it heads, or 0 */
-    geometry_t *geo;    /* by candidate ordinal */
-    uint32_t *edge_at;  /* by edge id: 1 + its index in edges, or 0 */
-    sg_edge_t *edges;   /* the barrier edges, copied */
+    uint32_t *head_of; /* by node id: 1 + the ordinal of the candidate chain it heads, or 0 */
+    geometry_t *geo;   /* by candidate ordinal */
+    uint32_t *edge_at; /* by edge id: 1 + its index in edges, or 0 */
+    sg_edge_t *edges;  /* the barrier edges, copied */
 } facts_t;
 
 static void take_geometry(void *user, sg_node_id_t id, const sg_node_t *x)
@@ -380,8 +380,10 @@ static void facts_make(const sg_graph_t *g, const sg_fusion_chains_t *fc, bool l
         if (ch->n_nodes >= 2 && f->head_of) f->head_of[ch->nodes[0]] = ++k;
         if (ch->n_nodes < 2 && !list_singles) continue;
         if (want) {
-            for (uint32_t i = 0; i < ch->n_nodes; i++) want[ch->nodes[i]] = 1;
-            for (uint32_t i = 0; i < ch->n_frees; i++) want[ch->frees[i]] = 1;
+            for (uint32_t i = 0; i < ch->n_nodes; i++)
+                want[ch->nodes[i]] = 1;
+            for (uint32_t i = 0; i < ch->n_frees; i++)
+                want[ch->frees[i]] = 1;
             if (ch->head.node != SG_NONE) want[ch->head.node] = 1;
             if (ch->tail.node != SG_NONE) want[ch->tail.node] = 1;
         }
@@ -434,8 +436,8 @@ static void describe_barrier(const sg_graph_t *g, const facts_t *f, const sg_bar
                              char *buf, size_t n)
 {
     char nbuf[200];
-    const char *node = b->node != SG_NONE ? sg_rw_names_get(&f->names, g, b->node, nbuf, sizeof nbuf)
-                                          : "";
+    const char *node =
+        b->node != SG_NONE ? sg_rw_names_get(&f->names, g, b->node, nbuf, sizeof nbuf) : "";
     const sg_edge_t *e = b->edge != SG_NONE ? fact_edge(f, g, b->edge) : NULL;
     char edge[160] = "";
     if (e) {

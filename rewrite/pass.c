@@ -345,7 +345,7 @@ typedef struct {
     const sg_reach_t *input; /* the input's reachability snapshot, when there is one */
     uint32_t n_edges;   /* live edges */
     sg_node_id_t (*edges)[2];
-    sg_edge_id_t *ids;  /* their ids */
+    sg_edge_id_t *ids; /* their ids */
 } snapshot_t;
 
 static void snapshot_free(snapshot_t *s)

@@ -37,7 +37,7 @@ struct sg_reach {
     uint32_t *in_start, *in_rank, *out_start, *out_rank;
     /* the poset-chain builder's clock rows (jagged, by rank), reused as R */
     int32_t *rows;
-    uint32_t *row_off;   /* entries before each row (the budget keeps them in 32 bits) */
+    uint32_t *row_off; /* entries before each row (the budget keeps them in 32 bits) */
     uint32_t *row_len;
     uint32_t *stream;    /* by rank: the node's stream (while building) */
     /* DFS scratch for queries outside the loaded block (by rank; only when
@@ -463,7 +463,8 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
             int32_t *row = t + (size_t)i * w;
             uint32_t l = r->row_len[i];
             memmove(row, t + r->row_off[i], l * sizeof *row);
-            for (uint32_t c = l; c < w; c++) row[c] = -1;
+            for (uint32_t c = l; c < w; c++)
+                row[c] = -1;
         }
     } else {
         r->R = malloc((size_t)(w * rows) * sizeof *r->R);
@@ -509,8 +510,8 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
  * entry into the hole), so then the adjacency is read again. */
 static bool only_added_edges(const sg_graph_t *g, const sg_reach_t *prev)
 {
-    if (!prev->exact || prev->g != g || g->n_nodes != prev->n_ids || g->live_nodes != prev->n_order ||
-        g->n_edges < prev->n_edges)
+    if (!prev->exact || prev->g != g || g->n_nodes != prev->n_ids ||
+        g->live_nodes != prev->n_order || g->n_edges < prev->n_edges)
         return false;
     uint32_t added = g->n_edges - prev->n_edges;
     for (uint32_t i = prev->n_edges; i < g->n_edges; i++)
@@ -601,7 +602,8 @@ static int id_adj_from_edges(const sg_graph_t *g, const sg_reach_t *prev, id_adj
         return SG_ENOMEM;
     }
     if (n) memcpy(a->stream, prev->adj.stream, n * sizeof *a->stream);
-    for (uint32_t i = 0; i < n; i++) alive[i] = live(prev, i);
+    for (uint32_t i = 0; i < n; i++)
+        alive[i] = live(prev, i);
     rc = id_adj_fill_from_edges(g, alive, a);
     free(alive);
     if (rc) id_adj_free(a);

@@ -40,9 +40,9 @@ typedef struct sg_pass_ctx {
     sg_reach_t *out_reach; /* optional: a pass that built a snapshot (forward clocks) of
                               the graph exactly as it returns it leaves it here for the
                               verifier, which would build the same */
-    bool out_kept; /* the output's snapshot becomes the next pass's input: out_reach
-                      must then be sg_reach_build_after's; else it only answers the
-                      verifier's queries (sg_reach_build_query's will do) */
+    bool out_kept;         /* the output's snapshot becomes the next pass's input: out_reach
+                              must then be sg_reach_build_after's; else it only answers the
+                              verifier's queries (sg_reach_build_query's will do) */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -151,9 +151,9 @@ typedef struct {
      * that looks up nodes in stream order or across edges reads these
      * compact arrays instead of the nodes (on a large graph a cache miss
      * per node). */
-    uint8_t *type;       /* the node's sg_node_type_t, SG_RW_REMOVED for a removed id */
-    uint32_t *stream;    /* the node's stream (SG_STREAM_EXPLICIT for none) */
-    uint32_t origin;     /* sg_rw_origin_stream's answer */
+    uint8_t *type;    /* the node's sg_node_type_t, SG_RW_REMOVED for a removed id */
+    uint32_t *stream; /* the node's stream (SG_STREAM_EXPLICIT for none) */
+    uint32_t origin;  /* sg_rw_origin_stream's answer */
 } sg_rw_streams_t;
 
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s);
