@@ -637,7 +637,8 @@ static void test_lists_order(void **state)
             sg_node_id_t id;
             assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, 0, i, &id), SG_OK);
             for (int k = 0; k < 3 && i > 0; k++)
-                sg_graph_add_edge(g, (sg_node_id_t)(xs(&rs) % i), id, SG_EDGE_CONTROL, SG_NONE, NULL);
+                sg_graph_add_edge(g, (sg_node_id_t)(xs(&rs) % i), id, SG_EDGE_CONTROL, SG_NONE,
+                                  NULL);
         }
         assert_false(g->lists_unordered);
         assert_true(lists_match_edge_array(g));
@@ -651,7 +652,8 @@ static void test_lists_order(void **state)
             sg_edge_id_t e = (sg_edge_id_t)(xs(&rs) % g->n_edges);
             if (!g->edges[e].removed) assert_int_equal(sg_graph_remove_edge(g, e), SG_OK);
         }
-        if (round % 4 == 1) assert_int_equal(sg_graph_remove_node(g, (sg_node_id_t)(xs(&rs) % n)), SG_OK);
+        if (round % 4 == 1)
+            assert_int_equal(sg_graph_remove_node(g, (sg_node_id_t)(xs(&rs) % n)), SG_OK);
         if (round % 5 == 2) {
             sg_node_id_t a = (sg_node_id_t)(xs(&rs) % n);
             const sg_node_t *x = sg_graph_node(g, a);

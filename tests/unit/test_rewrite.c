@@ -520,7 +520,8 @@ static void test_reach_build_query(void **state)
         uint32_t n = g->n_nodes, removes = 1 + rnd(5);
         for (uint32_t k = 0; k < removes && g->live_edges; k++) {
             sg_edge_id_t e = rnd(g->n_edges);
-            while (g->edges[e].removed) e = (e + 1) % g->n_edges;
+            while (g->edges[e].removed)
+                e = (e + 1) % g->n_edges;
             assert_int_equal(sg_graph_remove_edge(g, e), SG_OK);
         }
         for (uint32_t k = 0; k < 3; k++) {
