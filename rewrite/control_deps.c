@@ -435,10 +435,80 @@ static int cmp_cand(const void *pa, const void *pb)
     return a->rule < b->rule ? -1 : a->rule > b->rule;
 }
 
+/* What the pass did, in order: an edge added, or a candidate skipped
+ * because the graph orders its pair the other way. The report lines are
+ * written from this once the rules are done, with every name they need made
+ * in one pass in id order (made where each is printed, the lines come in
+ * candidate order, and on a large graph each node read there costs a cache
+ * miss). */
+typedef struct {
+    cand_t c;
+    bool skipped;
+} logged_t;
+
 typedef struct {
     uint32_t added[RULE_COUNT], total, skipped;
     sg_jw_t *arr; /* the pass's edges_added, open */
+    logged_t *log;
+    size_t n_log, cap_log, n_shown; /* n_shown: the lines written so far */
 } tally_t;
+
+static int log_push(tally_t *t, const cand_t *c, bool skipped)
+{
+    if (t->n_log == t->cap_log) {
+        size_t nc = t->cap_log ? t->cap_log * 2 : 64;
+        logged_t *p = realloc(t->log, nc * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        t->log = p;
+        t->cap_log = nc;
+    }
+    t->log[t->n_log++] = (logged_t){*c, skipped};
+    return SG_OK;
+}
+
+/* Write the report lines and JSON entries of what was logged since the
+ * last call. */
+static void log_write(sg_pass_ctx_t *ctx, tally_t *t)
+{
+    const sg_graph_t *g = ctx->g;
+    if (t->n_shown == t->n_log) return;
+    shown_t shown = {{0}, NULL};
+    uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    if (want) {
+        for (size_t i = t->n_shown; i < t->n_log; i++)
+            want[t->log[i].c.from] = want[t->log[i].c.to] = 1;
+        shown.buf = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *shown.buf);
+        if (sg_rw_names_make(g, want, &shown.names, take_buffer, &shown) != SG_OK || !shown.buf) {
+            free(shown.buf);
+            shown.buf = NULL;
+        }
+        free(want);
+    }
+    for (; t->n_shown < t->n_log; t->n_shown++) {
+        const logged_t *l = &t->log[t->n_shown];
+        const cand_t *c = &l->c;
+        char a[200], b[200], why[WHY_MAX];
+        const char *na = sg_rw_names_get(&shown.names, g, c->from, a, sizeof a);
+        const char *nb = sg_rw_names_get(&shown.names, g, c->to, b, sizeof b);
+        if (l->skipped) {
+            sg_rw_printf(ctx, "skip %s -> %s [%s]: the graph orders them the other way\n", na, nb,
+                         rule_names[c->rule]);
+            continue;
+        }
+        cand_why(g, &shown, c, why, sizeof why);
+        sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n", na, nb, rule_names[c->rule], why);
+        sg_jw_object(t->arr);
+        sg_jw_kstring(t->arr, "rule", rule_names[c->rule]);
+        sg_jw_key(t->arr, "from");
+        sg_rw_names_jw(t->arr, &shown.names, g, c->from);
+        sg_jw_key(t->arr, "to");
+        sg_rw_names_jw(t->arr, &shown.names, g, c->to);
+        sg_jw_kstring(t->arr, "why", why);
+        sg_jw_end(t->arr);
+    }
+    sg_rw_names_free(&shown.names);
+    free(shown.buf);
+}
 
 /* Add the candidates that still apply: for R1/R2 when the pairs are not
  * ordered (decided on the snapshot r, rechecked on the live graph), for
@@ -449,7 +519,6 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
     sg_graph_t *g = ctx->g;
     *n_added = 0;
     if (cs->n == 0) return SG_OK;
-    shown_t shown = {{0}, NULL};
     uint8_t *ans = malloc(cs->n);
     sg_node_id_t(*pairs)[2] = malloc(cs->n * sizeof *pairs);
     int rc = SG_OK;
@@ -484,19 +553,6 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
             ans[i] = 0; /* every one left has no path / edge */
     }
     qsort(cs->c, cs->n, sizeof *cs->c, cmp_cand);
-    /* names (and buffers) of the ends of every candidate left, made in id
-     * order; a failure only means each is read where it is printed */
-    uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
-    if (want) {
-        for (size_t i = 0; i < cs->n; i++)
-            want[cs->c[i].from] = want[cs->c[i].to] = 1;
-        shown.buf = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *shown.buf);
-        if (sg_rw_names_make(g, want, &shown.names, take_buffer, &shown) != SG_OK || !shown.buf) {
-            free(shown.buf);
-            shown.buf = NULL;
-        }
-        free(want);
-    }
     if (mixed) {
         for (size_t i = 0; i < cs->n; i++) {
             pairs[i][0] = cs->c[i].from;
@@ -516,38 +572,20 @@ static int apply(sg_pass_ctx_t *ctx, sg_reach_t *r, edges_t *es, cands_t *cs, ta
              * R1/R2 candidates left after the snapshot filter. */
             if (sg_graph_reaches(g, c->from, c->to)) continue;
             if (sg_graph_reaches(g, c->to, c->from)) {
-                char a[200], b[200];
-                sg_rw_printf(ctx, "skip %s -> %s [%s]: the graph orders them the other way\n",
-                             sg_rw_node_name(g, c->from, a, sizeof a),
-                             sg_rw_node_name(g, c->to, b, sizeof b), rule_names[c->rule]);
+                if ((rc = log_push(t, c, true))) goto out;
                 t->skipped++;
                 continue;
             }
         }
         if ((rc = sg_graph_add_edge(g, c->from, c->to, SG_EDGE_CONTROL, SG_NONE, NULL))) goto out;
         if ((rc = note_edge(es, c->from, c->to))) goto out;
+        if ((rc = log_push(t, c, false))) goto out;
         t->added[c->rule]++;
         t->total++;
         (*n_added)++;
-        char a[200], b[200], why[WHY_MAX];
-        cand_why(g, &shown, c, why, sizeof why);
-        sg_rw_printf(ctx, "+ control %s -> %s [%s]: %s\n",
-                     sg_rw_names_get(&shown.names, g, c->from, a, sizeof a),
-                     sg_rw_names_get(&shown.names, g, c->to, b, sizeof b), rule_names[c->rule],
-                     why);
-        sg_jw_object(t->arr);
-        sg_jw_kstring(t->arr, "rule", rule_names[c->rule]);
-        sg_jw_key(t->arr, "from");
-        sg_rw_names_jw(t->arr, &shown.names, g, c->from);
-        sg_jw_key(t->arr, "to");
-        sg_rw_names_jw(t->arr, &shown.names, g, c->to);
-        sg_jw_kstring(t->arr, "why", why);
-        sg_jw_end(t->arr);
     }
 out:
     cs->n = 0;
-    sg_rw_names_free(&shown.names);
-    free(shown.buf);
     free(ans);
     free(pairs);
     return rc;
@@ -560,7 +598,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     sg_rw_streams_t st = {0};
     sg_rw_buffers_t bufs = {0};
     cands_t cs = {0};
-    tally_t t = {{0}, 0, 0, sg_rw_json_member(ctx, "edges_added")};
+    tally_t t = {{0}, 0, 0, sg_rw_json_member(ctx, "edges_added"), NULL, 0, 0, 0};
     uint32_t n_added = 0;
     sg_jw_array(t.arr);
     sg_reach_t *own = NULL; /* a snapshot after R1/R2 added edges */
@@ -593,6 +631,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
         if ((rc = apply(ctx, r, &es, &cs, &t, &n_added))) goto out;
     } while (n_added);
 
+    log_write(ctx, &t);
     if (t.total == 0) sg_rw_printf(ctx, "no change: every implied ordering is already explicit\n");
     sg_jw_end(t.arr);
     json_t *counts = json_object();
@@ -606,6 +645,8 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
                   t.total, sg_plural(t.total, "edge", "edges"), t.added[RULE_RECORD_WAIT], t.added[RULE_STREAM_ORDER],
                   t.added[RULE_FREE_REUSE], t.added[RULE_EVENT_AT_FREE]);
 out:
+    log_write(ctx, &t); /* what was done before a failure */
+    free(t.log);
     free(af.ids);
     free(es.keys);
     free(cs.c);
