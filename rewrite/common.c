@@ -210,35 +210,48 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
     s->index = malloc(ids * sizeof *s->index);
     s->type = malloc(ids);
     s->stream = malloc(ids * sizeof *s->stream);
-    uint64_t *seq = malloc(ids * sizeof *seq);
+    /* what the snapshot read of the nodes, else one pass over them */
+    const uint8_t *ftype;
+    const uint32_t *fstream;
+    const uint64_t *fseq;
+    bool facts = r && sg_reach_node_facts(r, g, &ftype, &fstream, &fseq);
+    uint64_t *own_seq = facts ? NULL : malloc(ids * sizeof *own_seq);
     uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
-    if (!s->start || !s->index || !s->type || !s->stream || !seq || !fill) {
-        free(seq);
+    if (!s->start || !s->index || !s->type || !s->stream || (!facts && !own_seq) || !fill) {
+        free(own_seq);
         free(fill);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
+    if (facts) {
+        memcpy(s->type, ftype, g->n_nodes);
+        memcpy(s->stream, fstream, g->n_nodes * sizeof *s->stream);
+    } else {
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const sg_node_t *x = &g->nodes[i];
+            s->type[i] = x->removed ? SG_RW_REMOVED : (uint8_t)x->type;
+            s->stream[i] = x->stream;
+            own_seq[i] = x->seq;
+        }
+    }
+    const uint64_t *seq = facts ? fseq : own_seq;
     uint64_t origin_seq = 0;
     s->origin = SG_NONE;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        s->type[i] = x->removed ? SG_RW_REMOVED : (uint8_t)x->type;
-        s->stream[i] = x->stream;
-        seq[i] = x->seq;
         s->index[i] = UINT32_MAX;
-        if (x->removed || x->stream >= ns) continue;
-        s->start[x->stream + 1]++;
+        if (s->type[i] == SG_RW_REMOVED || s->stream[i] >= ns) continue;
+        s->start[s->stream[i] + 1]++;
         /* the first enqueued node, ties by id (ids ascend here) */
-        if (s->origin == SG_NONE || x->seq < origin_seq) {
-            s->origin = x->stream;
-            origin_seq = x->seq;
+        if (s->origin == SG_NONE || seq[i] < origin_seq) {
+            s->origin = s->stream[i];
+            origin_seq = seq[i];
         }
     }
     for (uint32_t t = 0; t < ns; t++) s->start[t + 1] += s->start[t];
     uint32_t n = s->start[ns];
     s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
     if (!s->nodes) {
-        free(seq);
+        free(own_seq);
         free(fill);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
@@ -269,7 +282,7 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
             break;
         }
     }
-    free(seq);
+    free(own_seq);
     if (rc) {
         sg_rw_streams_free(s);
         return rc;

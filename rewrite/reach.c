@@ -17,6 +17,11 @@
 typedef struct {
     uint32_t *out_start, *out, *in_start, *in;
     uint32_t *stream; /* by id */
+    /* By id, when the nodes were read for this adjacency (id_adj_build; not
+     * when it was made from an earlier one): each node's type
+     * (SG_REACH_REMOVED for a removed id) and capture sequence number. */
+    uint8_t *type;
+    uint64_t *seq;
 } id_adj_t;
 
 struct sg_reach {
@@ -126,6 +131,8 @@ static void id_adj_free(id_adj_t *a)
     free(a->in_start);
     free(a->in);
     free(a->stream);
+    free(a->type);
+    free(a->seq);
 }
 
 static int id_adj_alloc(id_adj_t *a, uint32_t n, size_t ne)
@@ -197,18 +204,27 @@ static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
     size_t ne = g->live_edges;
     int rc = id_adj_alloc(a, n, ne);
     if (rc) return rc;
+    a->type = malloc(n ? n : 1);
+    a->seq = malloc((n ? n : 1) * sizeof *a->seq);
+    if (!a->type || !a->seq) {
+        id_adj_free(a);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        a->stream[i] = x->stream;
+        a->type[i] = x->removed ? SG_REACH_REMOVED : (uint8_t)x->type;
+        a->seq[i] = x->seq;
+    }
     if (!g->lists_unordered) {
-        uint8_t *live = malloc(n ? n : 1);
-        if (!live) {
+        uint8_t *alive = malloc(n ? n : 1);
+        if (!alive) {
             id_adj_free(a);
             return SG_ENOMEM;
         }
-        for (uint32_t i = 0; i < n; i++) {
-            a->stream[i] = g->nodes[i].stream;
-            live[i] = !g->nodes[i].removed;
-        }
-        rc = id_adj_fill_from_edges(g, live, a);
-        free(live);
+        for (uint32_t i = 0; i < n; i++) alive[i] = a->type[i] != SG_REACH_REMOVED;
+        rc = id_adj_fill_from_edges(g, alive, a);
+        free(alive);
         if (rc) id_adj_free(a);
         return rc;
     }
@@ -217,7 +233,6 @@ static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
         const sg_node_t *x = &g->nodes[i];
         a->out_start[i] = no;
         a->in_start[i] = ni;
-        a->stream[i] = x->stream;
         if (x->removed) continue;
         if (no + (size_t)x->n_out > ne || ni + (size_t)x->n_in > ne) { /* inconsistent model */
             id_adj_free(a);
@@ -812,6 +827,16 @@ const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n)
     }
     *n = r->in_start[i + 1] - r->in_start[i];
     return r->in_rank + r->in_start[i];
+}
+
+bool sg_reach_node_facts(const sg_reach_t *r, const sg_graph_t *g, const uint8_t **type,
+                         const uint32_t **stream, const uint64_t **seq)
+{
+    if (!r->adj.type || r->g != g || r->n_ids != g->n_nodes) return false;
+    *type = r->adj.type;
+    *stream = r->adj.stream;
+    *seq = r->adj.seq;
+    return true;
 }
 
 const sg_node_id_t *sg_reach_out_ids(const sg_reach_t *r, sg_node_id_t v, uint32_t *n)

@@ -88,6 +88,17 @@ uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v);
  * listed twice). */
 const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n);
 
+/* What a snapshot that read g's node array (sg_reach_build, and
+ * sg_reach_build_after when it had to) read of each node, by id: its type
+ * (SG_REACH_REMOVED for a removed id), stream and capture sequence number,
+ * so that a pass starting from the snapshot need not read the nodes again.
+ * False when the snapshot was made from an earlier one without reading the
+ * nodes, or is of another graph. Valid while g's nodes keep those fields:
+ * a pass that changes them must not take them from its input's snapshot. */
+#define SG_REACH_REMOVED 0xffu
+bool sg_reach_node_facts(const sg_reach_t *r, const sg_graph_t *g, const uint8_t **type,
+                         const uint32_t **stream, const uint64_t **seq);
+
 /* The successors of node v as the snapshot has them (by id, in the order of
  * the model's list, or edge id order for sg_reach_build_query's; a
  * successor joined by two edges is listed twice); NULL with *n = 0 for a

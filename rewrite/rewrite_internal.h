@@ -112,7 +112,7 @@ typedef struct {
     char *text;
     uint32_t len, cap;
 } sg_rw_names_t;
-#define SG_RW_REMOVED 0xffu
+#define SG_RW_REMOVED SG_REACH_REMOVED
 
 /* Make the names of the nodes with want[id] != 0 (want has g->n_nodes
  * entries), and call visit (may be NULL) with each of those nodes, in id
@@ -156,6 +156,8 @@ typedef struct {
     uint32_t origin;  /* sg_rw_origin_stream's answer */
 } sg_rw_streams_t;
 
+/* r is a snapshot of g as it is (its ranks break ties; what it read of the
+ * nodes, sg_reach_node_facts, is taken instead of reading them again). */
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s);
 void sg_rw_streams_free(sg_rw_streams_t *s);
 /* Neighbour of v in its stream's program order, or SG_NONE. */
