@@ -581,6 +581,108 @@ oom:
     return SG_ENOMEM;
 }
 
+/* Could sg_rw_reuse_after ask for the users of a buffer? Only of one with no
+ * mem_alloc (plain) that overlaps another, freed one: so only when some
+ * cluster of transitively overlapping buffers (sg_rw_reuse_build's) holds a
+ * freed buffer and a plain one other than it. b->free_start holds each
+ * buffer's count of frees (at id + 1) here, not yet offsets. */
+static int plain_users_asked(const sg_graph_t *g, const sg_rw_buffers_t *b, bool *asked)
+{
+    uint32_t nb = b->n_buffers;
+    *asked = false;
+    sg_rw_span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    if (!sp) return SG_ENOMEM;
+    for (uint32_t i = 0; i < nb; i++) {
+        const sg_buffer_t *x = &g->root->buffers[i];
+        sp[i] = (sg_rw_span_t){x->address, sg_rw_end(x->address, x->size), i};
+    }
+    qsort(sp, nb, sizeof *sp, sg_rw_cmp_span);
+    uint64_t end = 0;
+    uint32_t freed = 0, plain = 0, both = 0; /* in the current cluster */
+    for (uint32_t i = 0; i <= nb && !*asked; i++) {
+        if (i == nb || (i > 0 && sp[i].lo >= end)) {
+            /* a cluster ends: a freed buffer and a plain one other than it */
+            if (freed && plain && !(freed == 1 && plain == 1 && both == 1)) *asked = true;
+            freed = plain = both = 0;
+        }
+        if (i == nb) break;
+        if (i == 0 || sp[i].hi > end) end = sp[i].hi;
+        uint32_t id = sp[i].id;
+        bool f = b->free_start[id + 1] > 0,
+             p = b->alloc[id] == SG_NONE; /* counts, not offsets yet */
+        freed += f;
+        plain += p;
+        both += f && p;
+    }
+    free(sp);
+    return SG_OK;
+}
+
+int sg_rw_buffers_build_memory(const sg_graph_t *g, const sg_rw_streams_t *st, sg_rw_buffers_t *b)
+{
+    if (!st || st->n_ids != g->n_nodes) return sg_rw_buffers_build(g, b);
+    memset(b, 0, sizeof *b);
+    uint32_t nb = g->root->n_buffers;
+    b->n_buffers = nb;
+    b->user_start = calloc((size_t)nb + 1, sizeof *b->user_start);
+    b->users = malloc(sizeof *b->users);
+    b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
+    b->free_start = calloc((size_t)nb + 1, sizeof *b->free_start);
+    uint8_t *shared = calloc(nb ? nb : 1, 1);
+    uint64_t *frees = NULL; /* (buffer << 32 | node), in node order */
+    uint32_t nf = 0, cap_f = 0;
+    if (!b->user_start || !b->users || !b->alloc || !b->free_start || !shared ||
+        shared_allocations(g, shared) || sg_rw_alloc_index_build(g, &b->aix))
+        goto oom;
+    for (uint32_t i = 0; i < nb; i++) {
+        sg_node_id_t a = g->root->buffers[i].alloc_node;
+        b->alloc[i] = sg_rw_type(st, a) == SG_NODE_MEM_ALLOC ? a : SG_NONE;
+    }
+    /* the memory nodes, in id order, as sg_rw_buffers_build takes them */
+    for (uint32_t i = 0; i < st->n_ids; i++) {
+        uint8_t t = st->type[i];
+        if (t != SG_NODE_MEM_ALLOC && t != SG_NODE_MEM_FREE) continue;
+        uint32_t bf = g->nodes[i].u.mem.buffer;
+        if (bf >= nb) continue;
+        if (t == SG_NODE_MEM_ALLOC) {
+            if (b->alloc[bf] == SG_NONE) b->alloc[bf] = i;
+            continue;
+        }
+        if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
+        if (sg_array_reserve((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
+        frees[nf++] = (uint64_t)bf << 32 | i;
+        b->free_start[bf + 1]++;
+    }
+    free(shared);
+    shared = NULL;
+    bool asked;
+    if (plain_users_asked(g, b, &asked)) goto oom;
+    if (asked) {
+        free(frees);
+        sg_rw_buffers_free(b);
+        return sg_rw_buffers_build(g, b);
+    }
+    for (uint32_t i = 0; i < nb; i++)
+        b->free_start[i + 1] += b->free_start[i];
+    b->frees = malloc((nf ? nf : 1) * sizeof *b->frees);
+    uint32_t *fill = malloc((nb ? nb : 1) * sizeof *fill);
+    if (!b->frees || !fill) {
+        free(fill);
+        goto oom;
+    }
+    memcpy(fill, b->free_start, nb * sizeof *fill);
+    for (uint32_t k = 0; k < nf; k++)
+        b->frees[fill[frees[k] >> 32]++] = (sg_node_id_t)frees[k];
+    free(fill);
+    free(frees);
+    return SG_OK;
+oom:
+    free(frees);
+    free(shared);
+    sg_rw_buffers_free(b);
+    return SG_ENOMEM;
+}
+
 uint32_t sg_rw_free_buffer(const sg_rw_buffers_t *b, const sg_graph_t *g, sg_node_id_t f)
 {
     const sg_node_t *x = &g->nodes[f];

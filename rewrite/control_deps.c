@@ -623,7 +623,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
         r = own;
         edges_reset(&es, r);
     }
-    if ((rc = sg_rw_buffers_build(g, &bufs))) goto out;
+    if ((rc = sg_rw_buffers_build_memory(g, &st, &bufs))) goto out;
     if ((rc = rule_free_reuse(g, &st, &bufs, r, &es, &cs))) goto out;
     if ((rc = apply(ctx, r, &es, &cs, &t, &n_added))) goto out;
     do {

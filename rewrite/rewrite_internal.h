@@ -241,6 +241,14 @@ typedef struct {
 } sg_rw_buffers_t;
 
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b);
+/* What the reuse rules ask of it (sg_rw_reuse_build, sg_rw_reuse_after):
+ * allocations and frees read from the memory nodes alone (their types from
+ * st, a program order of g as it is), no per-access table (acc_start is
+ * NULL), and the users of a buffer only where the reuse index can ask for
+ * them: when a buffer with no mem_alloc shares a cluster of overlapping
+ * addresses with another that is freed in the graph, this is
+ * sg_rw_buffers_build (every node's accesses are read). */
+int sg_rw_buffers_build_memory(const sg_graph_t *g, const sg_rw_streams_t *st, sg_rw_buffers_t *b);
 void sg_rw_buffers_free(sg_rw_buffers_t *b);
 /* The buffer access a of node x means; the buffer mem_free node f frees. */
 uint32_t sg_rw_access_buffer(const sg_rw_buffers_t *b, sg_node_id_t x, uint32_t a);
