@@ -876,6 +876,8 @@ void sg_rw_reuse_free(sg_rw_reuse_t *ru)
     free(ru->cluster);
     free(ru->start);
     free(ru->allocs);
+    free(ru->alloc_buf);
+    free(ru->alloc_pos);
     free(ru->rstart);
     free(ru->runs);
     free(ru->pstart);
@@ -922,9 +924,15 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
     }
     qsort(k, na, sizeof *k, cmp_keyed);
     ru->allocs = malloc((na ? na : 1) * sizeof *ru->allocs);
+    ru->alloc_buf = malloc((na ? na : 1) * sizeof *ru->alloc_buf);
+    ru->alloc_pos = malloc((na ? na : 1) * sizeof *ru->alloc_pos);
     ru->plain = malloc((np ? np : 1) * sizeof *ru->plain);
-    if (!ru->allocs || !ru->plain) goto oom;
-    for (uint32_t i = 0; i < na; i++) ru->allocs[i] = k[i].id;
+    if (!ru->allocs || !ru->alloc_buf || !ru->alloc_pos || !ru->plain) goto oom;
+    for (uint32_t i = 0; i < na; i++) {
+        ru->allocs[i] = k[i].id;
+        ru->alloc_buf[i] = g->nodes[k[i].id].u.mem.buffer;
+        ru->alloc_pos[i] = k[i].pos;
+    }
     for (uint32_t c = 0; c < nc; c++) {
         ru->start[c + 1] += ru->start[c];
         ru->pstart[c + 1] += ru->pstart[c];
@@ -1004,13 +1012,13 @@ int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *
             uint32_t lo = i, hi = j;
             while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
-                if ((int64_t)sg_reach_pos(r, ru->allocs[mid]) >= p)
+                if ((int64_t)ru->alloc_pos[mid] >= p)
                     hi = mid;
                 else
                     lo = mid + 1;
             }
             for (; p != INT32_MAX && lo < j; lo++) {
-                uint32_t ob = g->nodes[ru->allocs[lo]].u.mem.buffer;
+                uint32_t ob = ru->alloc_buf[lo];
                 if (ob != b && sg_rw_buffers_overlap(g, ob, b)) {
                     cand[nc++] = ru->allocs[lo];
                     break;
@@ -1018,7 +1026,7 @@ int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *
             }
         } else {
             for (uint32_t k = i; k < j; k++) {
-                uint32_t ob = g->nodes[ru->allocs[k]].u.mem.buffer;
+                uint32_t ob = ru->alloc_buf[k];
                 if (ob != b && sg_rw_buffers_overlap(g, ob, b) && sg_reach_query(r, f, ru->allocs[k]))
                     cand[nc++] = ru->allocs[k];
             }

@@ -278,6 +278,9 @@ typedef struct {
     uint32_t *cluster;    /* by buffer */
     uint32_t *start;      /* n_clusters + 1 offsets into allocs */
     sg_node_id_t *allocs; /* per cluster, by (chain, position) */
+    uint32_t *alloc_buf;  /* beside allocs: the buffer each allocates (its u.mem.buffer) */
+    uint32_t *alloc_pos;  /* and its position on its chain: a query reads neither node
+                             nor snapshot for them */
     uint32_t *rstart;     /* n_clusters + 1 offsets into runs */
     sg_rw_reuse_run_t *runs; /* per cluster, its allocations on each chain: a query
                                 walks these, not every allocation of the cluster */
@@ -290,7 +293,7 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
                       sg_rw_reuse_t *ru);
 void sg_rw_reuse_free(sg_rw_reuse_t *ru);
 /* *out (malloc'd, may be NULL when *n == 0) gets the minimal reuses after
- * free f of buffer b. */
+ * free f of buffer b; r is the snapshot ru was built from. */
 int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *g,
                       const sg_rw_buffers_t *bufs, sg_node_id_t f, uint32_t b, sg_node_id_t **out,
                       uint32_t *n);
