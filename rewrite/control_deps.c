@@ -484,6 +484,9 @@ static void log_write(sg_pass_ctx_t *ctx, tally_t *t)
         }
         free(want);
     }
+    /* a line is ~170 bytes of text and ~500 of JSON */
+    sg_rw_reserve(ctx, (t->n_log - t->n_shown) * 192);
+    sg_jw_reserve(t->arr, (t->n_log - t->n_shown) * 576);
     for (; t->n_shown < t->n_log; t->n_shown++) {
         const logged_t *l = &t->log[t->n_shown];
         const cand_t *c = &l->c;

@@ -260,6 +260,15 @@ void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...)
     va_end(ap);
 }
 
+void sg_rw_reserve(sg_pass_ctx_t *ctx, size_t n)
+{
+    if (*ctx->len + n + 1 <= *ctx->cap) return;
+    char *p = realloc(*ctx->text, *ctx->len + n + 1);
+    if (!p) return; /* only a hint */
+    *ctx->text = p;
+    *ctx->cap = *ctx->len + n + 1;
+}
+
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...)
 {
     va_list ap;

@@ -47,6 +47,8 @@ typedef struct sg_pass_ctx {
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Room for n more bytes of report text, made now (see sg_jw_reserve). */
+void sg_rw_reserve(sg_pass_ctx_t *ctx, size_t n);
 /* Add key to the pass's JSON object (takes the reference to v; keys are
  * written in the order they are added, each once). */
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
