@@ -848,7 +848,11 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         free(want);
     }
     uint32_t count[4] = {0}, ordered = 0;
+    /* a free's report is ~400 bytes of text and ~800 of JSON: the buffers
+     * grow once, not by doubling copies */
+    sg_rw_reserve(ctx, (size_t)n * 448);
     arr = sg_rw_json_member(ctx, "frees");
+    sg_jw_reserve(arr, (size_t)n * 832);
     sg_jw_array(arr);
     double byte_ns = 0;
     uint32_t dealloc_edges = 0;

@@ -475,7 +475,12 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
     facts_t facts;
     facts_make(g, &fc, list_singles, &facts);
+    /* a listed chain is ~250 bytes of text and ~400 of JSON: the buffers
+     * grow once, not by doubling copies */
+    uint32_t listed = list_singles ? fc.n_chains : fc.n_candidates;
+    sg_rw_reserve(ctx, (size_t)listed * 256);
     sg_jw_t *arr = sg_rw_json_member(ctx, "chains");
+    sg_jw_reserve(arr, (size_t)listed * 416);
     sg_jw_array(arr);
     uint32_t fused_away = 0, singles = 0, cand = 0;
     for (uint32_t c = 0; c < fc.n_chains; c++) {
