@@ -29,10 +29,12 @@ struct sg_reach {
     unsigned flags;
     sg_node_id_t *order; /* topological order, live nodes */
     uint32_t n_order;
-    uint32_t *rank;      /* by node id; UINT32_MAX for removed */
+    /* by node id: its rank (UINT32_MAX for removed), chain and position on
+     * it, side by side (a query reads all three of both nodes) */
+    struct {
+        uint32_t rank, chain, pos;
+    } *node;
     uint32_t n_ids;      /* g->n_nodes at build time */
-    uint32_t *chain;     /* by node id */
-    uint32_t *pos;       /* by node id */
     uint32_t n_chains;
     uint32_t width;      /* chains per block */
     uint32_t loaded;     /* loaded block, UINT32_MAX for none */
@@ -66,9 +68,7 @@ void sg_reach_destroy(sg_reach_t *r)
 {
     if (!r) return;
     free(r->order);
-    free(r->rank);
-    free(r->chain);
-    free(r->pos);
+    free(r->node);
     free(r->R);
     free(r->F);
     free(r->stamp);
@@ -102,7 +102,7 @@ static int build_chains(sg_reach_t *r)
         bool best_same = false;
         for (uint32_t k = 0; k < nv->n_in; k++) {
             sg_node_id_t u = g->edges[nv->in[k]].from;
-            if (tail[r->chain[u]] != u) continue;
+            if (tail[r->node[u].chain] != u) continue;
             bool same = g->nodes[u].stream == nv->stream;
             if (best == SG_NONE || (same && !best_same) ||
                 (same == best_same && g->nodes[u].seq > g->nodes[best].seq)) {
@@ -111,13 +111,13 @@ static int build_chains(sg_reach_t *r)
             }
         }
         if (best != SG_NONE) {
-            r->chain[v] = r->chain[best];
-            r->pos[v] = r->pos[best] + 1;
+            r->node[v].chain = r->node[best].chain;
+            r->node[v].pos = r->node[best].pos + 1;
         } else {
-            r->chain[v] = n_chains++;
-            r->pos[v] = 0;
+            r->node[v].chain = n_chains++;
+            r->node[v].pos = 0;
         }
-        tail[r->chain[v]] = v;
+        tail[r->node[v].chain] = v;
     }
     free(tail);
     r->n_chains = n_chains;
@@ -300,8 +300,8 @@ static int build_csr(sg_reach_t *r, const id_adj_t *a)
     for (uint32_t i = 0; i < n; i++) {
         sg_node_id_t v = r->order[i];
         uint32_t *in = r->in_rank + r->in_start[i], *out = r->out_rank + r->out_start[i];
-        for (uint32_t k = a->in_start[v]; k < a->in_start[v + 1]; k++) *in++ = r->rank[a->in[k]];
-        for (uint32_t k = a->out_start[v]; k < a->out_start[v + 1]; k++) *out++ = r->rank[a->out[k]];
+        for (uint32_t k = a->in_start[v]; k < a->in_start[v + 1]; k++) *in++ = r->node[a->in[k]].rank;
+        for (uint32_t k = a->out_start[v]; k < a->out_start[v + 1]; k++) *out++ = r->node[a->out[k]].rank;
     }
     return SG_OK;
 }
@@ -384,8 +384,8 @@ static int build_poset_chains(sg_reach_t *r)
         if (stream < ns) stream_chain[stream] = pick;
     }
     for (size_t i = 0; i < n; i++) {
-        r->chain[r->order[i]] = chain[i];
-        r->pos[r->order[i]] = pos[i];
+        r->node[r->order[i]].chain = chain[i];
+        r->node[r->order[i]].pos = pos[i];
     }
     r->n_chains = k;
     r->rows = arena; /* kept: they are R for all chains */
@@ -427,17 +427,15 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     }
     r->n_ids = g->n_nodes;
     size_t ids = r->n_ids ? r->n_ids : 1;
-    r->rank = malloc(ids * sizeof *r->rank);
-    r->chain = calloc(ids, sizeof *r->chain);
-    r->pos = calloc(ids, sizeof *r->pos);
+    r->node = calloc(ids, sizeof *r->node);
     r->stream = malloc((r->n_order ? r->n_order : 1) * sizeof *r->stream);
-    if (!r->rank || !r->chain || !r->pos || !r->stream) {
+    if (!r->node || !r->stream) {
         sg_reach_destroy(r);
         return SG_ENOMEM;
     }
-    for (uint32_t i = 0; i < r->n_ids; i++) r->rank[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < r->n_ids; i++) r->node[i].rank = UINT32_MAX;
     for (uint32_t i = 0; i < r->n_order; i++) {
-        r->rank[r->order[i]] = i;
+        r->node[r->order[i]].rank = i;
         r->stream[i] = r->adj.stream[r->order[i]];
     }
     rc = build_csr(r, &r->adj);
@@ -651,8 +649,8 @@ static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw)
             for (uint32_t c = 0; c < cw; c++)
                 if (p[c] < row[c]) row[c] = p[c];
         }
-        uint32_t cv = r->chain[v];
-        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
+        uint32_t cv = r->node[v].chain;
+        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->node[v].pos;
     }
 }
 
@@ -680,8 +678,8 @@ int sg_reach_load_block(sg_reach_t *r, uint32_t b, uint32_t *first, uint32_t *co
             for (uint32_t c = 0; c < cw; c++)
                 if (p[c] > row[c]) row[c] = p[c];
         }
-        uint32_t cv = r->chain[v];
-        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
+        uint32_t cv = r->node[v].chain;
+        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->node[v].pos;
     }
     if (r->F) forward_clocks(r, c0, cw);
     r->loaded = b;
@@ -690,14 +688,14 @@ int sg_reach_load_block(sg_reach_t *r, uint32_t b, uint32_t *first, uint32_t *co
 
 static bool live(const sg_reach_t *r, sg_node_id_t v)
 {
-    return v < r->n_ids && r->rank[v] != UINT32_MAX;
+    return v < r->n_ids && r->node[v].rank != UINT32_MAX;
 }
 
 int32_t sg_reach_last_reaching(const sg_reach_t *r, sg_node_id_t v, uint32_t c)
 {
     uint32_t c0 = r->loaded * r->width;
     if (!live(r, v) || r->loaded == UINT32_MAX || c < c0 || c - c0 >= r->width) return -1;
-    return r->R[(size_t)r->rank[v] * r->width + (c - c0)];
+    return r->R[(size_t)r->node[v].rank * r->width + (c - c0)];
 }
 
 int32_t sg_reach_first_reached(const sg_reach_t *r, sg_node_id_t v, uint32_t c)
@@ -705,7 +703,7 @@ int32_t sg_reach_first_reached(const sg_reach_t *r, sg_node_id_t v, uint32_t c)
     uint32_t c0 = r->loaded * r->width;
     if (!r->F || !live(r, v) || r->loaded == UINT32_MAX || c < c0 || c - c0 >= r->width)
         return INT32_MAX;
-    return r->F[(size_t)r->rank[v] * r->width + (c - c0)];
+    return r->F[(size_t)r->node[v].rank * r->width + (c - c0)];
 }
 
 /* Answers that need no clock: identity, rank order, same chain. Returns
@@ -714,8 +712,8 @@ static int quick(const sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
 {
     if (!live(r, u) || !live(r, v)) return 0;
     if (u == v) return 1;
-    if (r->rank[u] >= r->rank[v]) return 0;
-    if (r->chain[u] == r->chain[v]) return r->pos[u] <= r->pos[v];
+    if (r->node[u].rank >= r->node[v].rank) return 0;
+    if (r->node[u].chain == r->node[v].chain) return r->node[u].pos <= r->node[v].pos;
     return -1;
 }
 
@@ -726,8 +724,8 @@ static bool in_loaded(const sg_reach_t *r, uint32_t c)
 
 static bool clock_answer(const sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
 {
-    int32_t q = r->R[(size_t)r->rank[v] * r->width + (r->chain[u] - r->loaded * r->width)];
-    return q >= (int32_t)r->pos[u];
+    int32_t q = r->R[(size_t)r->node[v].rank * r->width + (r->node[u].chain - r->loaded * r->width)];
+    return q >= (int32_t)r->node[u].pos;
 }
 
 /* DFS from u that never enters a node ranked after v (it cannot reach v),
@@ -738,9 +736,9 @@ static bool bounded_dfs(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
         memset(r->stamp, 0, r->n_order * sizeof *r->stamp);
         r->stamp_now = 1;
     }
-    uint32_t limit = r->rank[v], top = 0;
-    r->stack[top++] = r->rank[u];
-    r->stamp[r->rank[u]] = r->stamp_now;
+    uint32_t limit = r->node[v].rank, top = 0;
+    r->stack[top++] = r->node[u].rank;
+    r->stamp[r->node[u].rank] = r->stamp_now;
     while (top) {
         uint32_t x = r->stack[--top];
         for (uint32_t k = r->out_start[x]; k < r->out_start[x + 1]; k++) {
@@ -758,7 +756,7 @@ bool sg_reach_query(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
 {
     int q = quick(r, u, v);
     if (q >= 0) return q == 1;
-    if (in_loaded(r, r->chain[u])) return clock_answer(r, u, v);
+    if (in_loaded(r, r->node[u].chain)) return clock_answer(r, u, v);
     return bounded_dfs(r, u, v);
 }
 
@@ -785,10 +783,10 @@ int sg_reach_query_batch(sg_reach_t *r, const sg_node_id_t (*pairs)[2], size_t n
         int q = quick(r, pairs[i][0], pairs[i][1]);
         if (q >= 0) {
             out[i] = (uint8_t)q;
-        } else if (in_loaded(r, r->chain[pairs[i][0]])) {
+        } else if (in_loaded(r, r->node[pairs[i][0]].chain)) {
             out[i] = clock_answer(r, pairs[i][0], pairs[i][1]);
         } else {
-            p[np].block = r->chain[pairs[i][0]] / r->width;
+            p[np].block = r->node[pairs[i][0]].chain / r->width;
             p[np].index = (uint32_t)i;
             np++;
         }
@@ -816,7 +814,7 @@ const sg_node_id_t *sg_reach_order(const sg_reach_t *r, uint32_t *n)
 
 uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v)
 {
-    return v < r->n_ids ? r->rank[v] : UINT32_MAX;
+    return v < r->n_ids ? r->node[v].rank : UINT32_MAX;
 }
 
 const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n)
@@ -856,12 +854,12 @@ uint32_t sg_reach_chain_count(const sg_reach_t *r)
 
 uint32_t sg_reach_chain_of(const sg_reach_t *r, sg_node_id_t v)
 {
-    return live(r, v) ? r->chain[v] : UINT32_MAX;
+    return live(r, v) ? r->node[v].chain : UINT32_MAX;
 }
 
 uint32_t sg_reach_pos(const sg_reach_t *r, sg_node_id_t v)
 {
-    return live(r, v) ? r->pos[v] : UINT32_MAX;
+    return live(r, v) ? r->node[v].pos : UINT32_MAX;
 }
 
 bool sg_reach_all_loaded(const sg_reach_t *r, bool forward)
