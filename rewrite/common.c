@@ -492,7 +492,21 @@ static uint32_t meant(const sg_graph_t *g, const sg_rw_alloc_index_t *ix, const 
     return sg_rw_alloc_index_at(ix, g, a->buffer, b->address + a->offset, x->seq);
 }
 
+static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost);
+
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
+{
+    return buffers_build(g, b, NULL);
+}
+
+int sg_rw_buffers_build_costs(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost)
+{
+    return buffers_build(g, b, cost);
+}
+
+/* cost (may be NULL): each live node's sg_rw_node_cost_ns, by id, from the
+ * same pass over the nodes */
+static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost)
 {
     memset(b, 0, sizeof *b);
     uint32_t nb = g->root->n_buffers;
@@ -521,6 +535,7 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
         const sg_node_t *x = &g->nodes[i];
         b->acc_start[i] = na;
         if (x->removed) continue;
+        if (cost) cost[i] = sg_rw_node_cost_ns(g, x);
         if (x->n_accesses) {
             uint32_t cap_g = cap_a;
             if (sg_array_reserve((void **)&b->acc_buffer, &cap_a, na + x->n_accesses,
@@ -765,10 +780,21 @@ double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n)
 
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish)
 {
+    double *cost = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *cost);
+    if (!cost) return SG_ENOMEM;
+    /* costs in id order (one pass over the nodes) */
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (!g->nodes[v].removed) cost[v] = sg_rw_node_cost_ns(g, &g->nodes[v]);
+    return sg_rw_timeline_from(g, r, cost, start, finish);
+}
+
+int sg_rw_timeline_from(const sg_graph_t *g, const sg_reach_t *r, double *cost, double **start,
+                        double **finish)
+{
     size_t ids = g->n_nodes ? g->n_nodes : 1;
     uint32_t n;
     const sg_node_id_t *order = sg_reach_order(r, &n);
-    double *s = calloc(ids, sizeof *s), *f = calloc(ids, sizeof *f);
+    double *s = calloc(ids, sizeof *s), *f = cost;
     double *fr = malloc((n ? n : 1) * sizeof *fr); /* finish by rank */
     if (!s || !f || !fr) {
         free(s);
@@ -776,10 +802,7 @@ int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, dou
         free(fr);
         return SG_ENOMEM;
     }
-    /* costs in id order (one pass over the nodes), then the schedule over
-     * the snapshot's adjacency by rank */
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (!g->nodes[v].removed) f[v] = sg_rw_node_cost_ns(g, &g->nodes[v]);
+    /* the schedule over the snapshot's adjacency by rank */
     for (uint32_t i = 0; i < n; i++) {
         uint32_t np;
         const uint32_t *in = sg_reach_in_ranks(r, i, &np);

@@ -788,9 +788,21 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     e.r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
     if ((rc = sg_rw_streams_build(g, e.r, &e.st))) goto out;
-    if ((rc = sg_rw_buffers_build(g, &e.bufs))) goto out;
-    if ((rc = sg_rw_reuse_build(g, e.r, &e.bufs, &e.ru))) goto out;
-    if ((rc = sg_rw_timeline(g, e.r, &e.start, &e.finish))) goto out;
+    /* the nodes' costs from the buffer table's pass over the nodes */
+    double *cost = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *cost);
+    if (!cost) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    if ((rc = sg_rw_buffers_build_costs(g, &e.bufs, cost))) {
+        free(cost);
+        goto out;
+    }
+    if ((rc = sg_rw_reuse_build(g, e.r, &e.bufs, &e.ru))) {
+        free(cost);
+        goto out;
+    }
+    if ((rc = sg_rw_timeline_from(g, e.r, cost, &e.start, &e.finish))) goto out;
     e.origin = e.st.origin;
     /* the frees, in id order (types from st: only frees are read) */
     frees = malloc((e.st.n_ids ? e.st.n_ids : 1) * sizeof *frees);

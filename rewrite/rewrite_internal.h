@@ -243,6 +243,10 @@ typedef struct {
 } sg_rw_buffers_t;
 
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b);
+/* The same, and cost[v] = sg_rw_node_cost_ns of each live node v from the
+ * same pass over the nodes (cost has g->n_nodes entries, zeroed; removed
+ * ids are left alone): what sg_rw_timeline_from takes. */
+int sg_rw_buffers_build_costs(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost);
 /* What the reuse rules ask of it (sg_rw_reuse_build, sg_rw_reuse_after):
  * allocations and frees read from the memory nodes alone (their types from
  * st, a program order of g as it is), no per-access table (acc_start is
@@ -329,6 +333,10 @@ double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n);
  * finish = start + cost. r is a snapshot of g as it is (its adjacency is
  * used). Arrays by node id, malloc'd. */
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish);
+/* The same from each node's cost by id (n_nodes entries, zero for removed
+ * ids; malloc'd): it becomes *finish (freed on failure). */
+int sg_rw_timeline_from(const sg_graph_t *g, const sg_reach_t *r, double *cost, double **start,
+                        double **finish);
 
 
 /* A growable array of node pairs (free p when done). */
