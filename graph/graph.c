@@ -171,7 +171,7 @@ const char *sg_range_kind_name(sg_range_kind_t r)
 
 /* ---- small helpers -------------------------------------------------------- */
 
-int sg_array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+static int array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, bool zero)
 {
     if (need <= *cap) return SG_OK;
     if (need == UINT32_MAX) return SG_ELIMIT;
@@ -180,10 +180,20 @@ int sg_array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
     if (ncap > UINT32_MAX - 1) ncap = UINT32_MAX - 1;
     void *p = realloc(*arr, (size_t)ncap * elem);
     if (!p) return SG_ENOMEM;
-    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
+    if (zero) memset((char *)p + (size_t)*cap * elem, 0, (size_t)(ncap - *cap) * elem);
     *arr = p;
     *cap = (uint32_t)ncap;
     return SG_OK;
+}
+
+int sg_array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    return array_grow(arr, cap, need, elem, true);
+}
+
+int sg_array_reserve(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    return array_grow(arr, cap, need, elem, false);
 }
 
 static char *dup_or_null(const char *s)
@@ -594,20 +604,23 @@ int sg_node_add_cond_body(sg_graph_t *g, sg_node_id_t id, sg_graph_t **out)
 
 static int adj_push(sg_edge_id_t **arr, uint32_t *n, uint32_t *cap, sg_edge_id_t e)
 {
-    int rc = sg_array_grow((void **)arr, cap, *n + 1, sizeof **arr);
+    int rc = sg_array_reserve((void **)arr, cap, *n + 1, sizeof **arr);
     if (rc) return rc;
     (*arr)[(*n)++] = e;
     return SG_OK;
 }
 
-static void adj_remove(sg_edge_id_t *arr, uint32_t *n, sg_edge_id_t e)
+/* Remove e from the list; true when another entry moved into its place
+ * (the list is no longer in id order). */
+static bool adj_remove(sg_edge_id_t *arr, uint32_t *n, sg_edge_id_t e)
 {
     for (uint32_t i = 0; i < *n; i++) {
         if (arr[i] == e) {
             arr[i] = arr[--*n];
-            return;
+            return i != *n;
         }
     }
+    return false;
 }
 
 static int add_edge_full(sg_graph_t *g, sg_node_id_t from, sg_node_id_t to, sg_edge_kind_t kind,
@@ -617,7 +630,8 @@ static int add_edge_full(sg_graph_t *g, sg_node_id_t from, sg_node_id_t to, sg_e
     sg_node_t *a = sg_graph_node(g, from), *b = sg_graph_node(g, to);
     if (!a || !b || from == to || (unsigned)kind >= SG_EDGE_KIND_COUNT) return SG_EINVAL;
     if (kind == SG_EDGE_EVENT ? !sg_graph_event(g, event) : event != SG_NONE) return SG_EINVAL;
-    int rc = sg_array_grow((void **)&g->edges, &g->cap_edges, g->n_edges + 1, sizeof *g->edges);
+    /* every field of the new entry is written below */
+    int rc = sg_array_reserve((void **)&g->edges, &g->cap_edges, g->n_edges + 1, sizeof *g->edges);
     if (rc) return rc;
     sg_edge_id_t id = g->n_edges;
     if ((rc = adj_push(&a->out, &a->n_out, &a->cap_out, id))) return rc;
@@ -656,8 +670,8 @@ int sg_graph_remove_edge(sg_graph_t *g, sg_edge_id_t id)
     sg_edge_t *e = sg_graph_edge(g, id);
     if (!e) return SG_EINVAL;
     sg_node_t *a = &g->nodes[e->from], *b = &g->nodes[e->to];
-    adj_remove(a->out, &a->n_out, id);
-    adj_remove(b->in, &b->n_in, id);
+    if (adj_remove(a->out, &a->n_out, id)) g->lists_unordered = true;
+    if (adj_remove(b->in, &b->n_in, id)) g->lists_unordered = true;
     e->removed = true;
     g->live_edges--;
     return SG_OK;
@@ -985,6 +999,7 @@ static int clone_dag(const sg_graph_t *src, sg_graph_t *dst)
     }
     dst->n_edges = src->n_edges;
     dst->live_edges = src->live_edges;
+    dst->lists_unordered = src->lists_unordered; /* the lists are copied as they are */
     dst->live_nodes = src->live_nodes;
     for (uint32_t i = 0; i < src->n_nodes; i++) {
         const sg_node_t *s = &src->nodes[i];

@@ -465,6 +465,12 @@ typedef struct sg_graph {
     uint32_t n_nodes, cap_nodes, live_nodes;
     sg_edge_t *edges;
     uint32_t n_edges, cap_edges, live_edges;
+    /* internal: false while every node's in and out lists hold its live
+     * edges in id order (edges are appended; a removal moves the list's
+     * last entry into the hole, and sets it when that entry was not the
+     * one removed). Readers that need the lists' order can then take it
+     * from the edge array, read in one pass, instead of each node's lists. */
+    bool lists_unordered;
     /* tables: meaningful on the root only */
     sg_stream_t *streams;
     uint32_t n_streams, cap_streams;
@@ -610,6 +616,10 @@ sg_graph_t *sg_graph_clone(const sg_graph_t *g);
  * (past UINT32_MAX - 1 entries) leave *arr and *cap as they were. Shared by
  * every growable table of sgcap. */
 int sg_array_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
+/* The same without zeroing the new entries, for arrays whose every entry is
+ * written before it is read: a doubled large array (a 100k-node graph's
+ * edges) is not written twice, half of it for nothing. */
+int sg_array_reserve(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 
 #ifdef __cplusplus
 }

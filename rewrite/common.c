@@ -60,48 +60,86 @@ static const char *node_what(const sg_graph_t *g, const sg_node_t *n, char *buf,
     return buf;
 }
 
-const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n)
+/* sg_rw_node_name from what node_what gave (x NULL: removed). */
+static const char *format_name(const sg_graph_t *g, sg_node_id_t id, const sg_node_t *x,
+                               const char *what, char *buf, size_t n)
 {
-    const sg_node_t *x = sg_graph_node(g, id);
-    if (!x) {
+    if (!x)
         snprintf(buf, n, "n%u (removed)", id);
-        return buf;
-    }
-    char what[160];
-    node_what(g, x, what, sizeof what);
-    snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "",
-             SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
+    else
+        snprintf(buf, n, "n%u (%s%s%s, %s)", id, sg_node_type_name(x->type), what[0] ? " " : "",
+                 SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
     return buf;
 }
 
-int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t)
+const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n)
+{
+    const sg_node_t *x = sg_graph_node(g, id);
+    char what[160] = "";
+    if (x) node_what(g, x, what, sizeof what);
+    return format_name(g, id, x, what, buf, n);
+}
+
+int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
+                     void (*visit)(void *user, sg_node_id_t id, const sg_node_t *x), void *user)
 {
     memset(t, 0, sizeof *t);
     t->off = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *t->off);
-    if (!t->off) return SG_ENOMEM;
-    t->n_ids = g->n_nodes;
+    int rc = t->off ? SG_OK : SG_ENOMEM;
+    if (t->off) t->n_ids = g->n_nodes;
     for (uint32_t id = 0; id < g->n_nodes; id++) {
-        t->off[id] = UINT32_MAX;
+        if (t->off) t->off[id] = UINT32_MAX;
         if (!want[id]) continue;
-        char buf[200];
-        sg_rw_node_name(g, id, buf, sizeof buf);
-        uint32_t l = (uint32_t)strlen(buf) + 1;
-        if (sg_array_grow((void **)&t->text, &t->cap, t->len + l, 1)) {
+        const sg_node_t *x = g->nodes[id].removed ? NULL : &g->nodes[id];
+        if (visit && x) visit(user, id, x);
+        if (rc) continue;
+        char name[200], what[160] = "";
+        if (x) node_what(g, x, what, sizeof what);
+        format_name(g, id, x, what, name, sizeof name);
+        uint32_t ln = (uint32_t)strlen(name) + 1, lw = (uint32_t)strlen(what) + 1;
+        if (sg_array_reserve((void **)&t->text, &t->cap, t->len + 5 + ln + lw, 1)) {
             sg_rw_names_free(t);
-            return SG_ENOMEM;
+            rc = SG_ENOMEM;
+            continue;
         }
-        memcpy(t->text + t->len, buf, l);
+        char *e = t->text + t->len;
+        uint32_t stream = x ? x->stream : SG_NONE;
+        e[0] = (char)(x ? (uint8_t)x->type : SG_RW_REMOVED);
+        memcpy(e + 1, &stream, 4);
+        memcpy(e + 5, name, ln);
+        memcpy(e + 5 + ln, what, lw);
         t->off[id] = t->len;
-        t->len += l;
+        t->len += 5 + ln + lw;
     }
-    return SG_OK;
+    return rc;
 }
 
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
                             char *buf, size_t n)
 {
-    if (id < t->n_ids && t->off[id] != UINT32_MAX) return t->text + t->off[id];
+    if (id < t->n_ids && t->off[id] != UINT32_MAX) return t->text + t->off[id] + 5;
     return sg_rw_node_name(g, id, buf, n);
+}
+
+void sg_rw_names_jw(sg_jw_t *w, const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id)
+{
+    if (id >= t->n_ids || t->off[id] == UINT32_MAX) {
+        sg_rw_node_jw(w, g, id);
+        return;
+    }
+    const char *e = t->text + t->off[id];
+    uint8_t type = (uint8_t)e[0];
+    uint32_t stream;
+    memcpy(&stream, e + 1, 4);
+    const char *what = e + 5 + strlen(e + 5) + 1;
+    sg_jw_object(w);
+    sg_jw_kint(w, "id", id);
+    if (type != SG_RW_REMOVED) {
+        sg_jw_kstring(w, "type", sg_node_type_name((sg_node_type_t)type));
+        sg_jw_kstring(w, "stream", sg_rw_stream_label(g, stream));
+        if (what[0]) sg_jw_kstring(w, "name", what);
+    }
+    sg_jw_end(w);
 }
 
 void sg_rw_names_free(sg_rw_names_t *t)
@@ -141,85 +179,117 @@ void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id)
 /* ---- program order ---------------------------------------------------------- */
 
 typedef struct {
-    uint32_t stream;
-    uint32_t rank;
     uint64_t seq;
+    uint32_t rank;
     sg_node_id_t id;
 } order_key_t;
 
+/* Program order within one stream: by seq, ties by rank (then id). */
 static int cmp_order_key(const void *pa, const void *pb)
 {
     const order_key_t *a = pa, *b = pb;
-    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
     if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
-    return a->rank < b->rank ? -1 : a->rank > b->rank;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
 }
 
 /* Nodes are bucketed by stream in id order (a counting sort, stable), so
  * each stream's run is usually in program order already: capture numbers
  * nodes as it enqueues them. Only a run that is not (a pass moved a node
  * and gave it another node's sequence number) is sorted, with the same
- * total order. O(V) for a captured graph. */
+ * total order. One pass over the node array; the rest works on compact
+ * arrays by id. O(V) for a captured graph. */
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s)
 {
     memset(s, 0, sizeof *s);
     s->n_streams = g->root->n_streams;
+    s->n_ids = g->n_nodes;
     uint32_t ns = s->n_streams;
+    size_t ids = g->n_nodes ? g->n_nodes : 1;
     s->start = calloc((size_t)ns + 1, sizeof *s->start);
-    s->index = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *s->index);
-    if (!s->start || !s->index) {
+    s->index = malloc(ids * sizeof *s->index);
+    s->type = malloc(ids);
+    s->stream = malloc(ids * sizeof *s->stream);
+    /* what the snapshot read of the nodes, else one pass over them */
+    const uint8_t *ftype;
+    const uint32_t *fstream;
+    const uint64_t *fseq;
+    bool facts = r && sg_reach_node_facts(r, g, &ftype, &fstream, &fseq);
+    uint64_t *own_seq = facts ? NULL : malloc(ids * sizeof *own_seq);
+    uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
+    if (!s->start || !s->index || !s->type || !s->stream || (!facts && !own_seq) || !fill) {
+        free(own_seq);
+        free(fill);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
-    /* one pass over the nodes: the keys in id order, then by stream */
-    order_key_t *tmp = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *tmp);
-    if (!tmp) {
-        sg_rw_streams_free(s);
-        return SG_ENOMEM;
+    if (facts) {
+        memcpy(s->type, ftype, g->n_nodes);
+        memcpy(s->stream, fstream, g->n_nodes * sizeof *s->stream);
+    } else {
+        for (uint32_t i = 0; i < g->n_nodes; i++) {
+            const sg_node_t *x = &g->nodes[i];
+            s->type[i] = x->removed ? SG_RW_REMOVED : (uint8_t)x->type;
+            s->stream[i] = x->stream;
+            own_seq[i] = x->seq;
+        }
     }
-    uint32_t n = 0;
+    const uint64_t *seq = facts ? fseq : own_seq;
+    uint64_t origin_seq = 0;
+    s->origin = SG_NONE;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->stream >= ns) continue;
-        tmp[n++] = (order_key_t){x->stream, 0, x->seq, i};
-        s->start[x->stream + 1]++;
+        s->index[i] = UINT32_MAX;
+        if (s->type[i] == SG_RW_REMOVED || s->stream[i] >= ns) continue;
+        s->start[s->stream[i] + 1]++;
+        /* the first enqueued node, ties by id (ids ascend here) */
+        if (s->origin == SG_NONE || seq[i] < origin_seq) {
+            s->origin = s->stream[i];
+            origin_seq = seq[i];
+        }
     }
     for (uint32_t t = 0; t < ns; t++) s->start[t + 1] += s->start[t];
-    order_key_t *keys = malloc((n ? n : 1) * sizeof *keys);
-    uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
+    uint32_t n = s->start[ns];
     s->nodes = malloc((n ? n : 1) * sizeof *s->nodes);
-    if (!keys || !fill || !s->nodes) {
-        free(tmp);
-        free(keys);
+    if (!s->nodes) {
+        free(own_seq);
         free(fill);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
     memcpy(fill, s->start, ns * sizeof *fill);
-    for (uint32_t k = 0; k < n; k++) {
-        order_key_t *key = &keys[fill[tmp[k].stream]++];
-        *key = tmp[k];
-        key->rank = sg_reach_rank(r, key->id);
-    }
-    free(tmp);
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (s->type[i] != SG_RW_REMOVED && s->stream[i] < ns) s->nodes[fill[s->stream[i]]++] = i;
     free(fill);
-    for (uint32_t t = 0; t < ns; t++) {
-        order_key_t *run = keys + s->start[t];
+    int rc = SG_OK;
+    for (uint32_t t = 0; t < ns && rc == SG_OK; t++) {
+        sg_node_id_t *run = s->nodes + s->start[t];
         uint32_t len = s->start[t + 1] - s->start[t];
         for (uint32_t i = 1; i < len; i++) {
-            if (cmp_order_key(&run[i - 1], &run[i]) > 0) {
-                qsort(run, len, sizeof *run, cmp_order_key);
+            order_key_t a = {seq[run[i - 1]], sg_reach_rank(r, run[i - 1]), run[i - 1]};
+            order_key_t b = {seq[run[i]], sg_reach_rank(r, run[i]), run[i]};
+            if (cmp_order_key(&a, &b) <= 0) continue;
+            order_key_t *keys = malloc(len * sizeof *keys);
+            if (!keys) {
+                rc = SG_ENOMEM;
                 break;
             }
+            for (uint32_t k = 0; k < len; k++)
+                keys[k] = (order_key_t){seq[run[k]], sg_reach_rank(r, run[k]), run[k]};
+            qsort(keys, len, sizeof *keys, cmp_order_key);
+            for (uint32_t k = 0; k < len; k++)
+                run[k] = keys[k].id;
+            free(keys);
+            break;
         }
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) s->index[i] = UINT32_MAX;
+    free(own_seq);
+    if (rc) {
+        sg_rw_streams_free(s);
+        return rc;
+    }
     for (uint32_t t = 0; t < ns; t++)
-        for (uint32_t i = s->start[t]; i < s->start[t + 1]; i++) {
-            s->nodes[i] = keys[i].id;
-            s->index[keys[i].id] = i - s->start[t];
-        }
-    free(keys);
+        for (uint32_t i = s->start[t]; i < s->start[t + 1]; i++)
+            s->index[s->nodes[i]] = i - s->start[t];
     return SG_OK;
 }
 
@@ -228,23 +298,22 @@ void sg_rw_streams_free(sg_rw_streams_t *s)
     free(s->start);
     free(s->nodes);
     free(s->index);
+    free(s->type);
+    free(s->stream);
     memset(s, 0, sizeof *s);
 }
 
-sg_node_id_t sg_rw_stream_prev(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v)
+sg_node_id_t sg_rw_stream_prev(const sg_rw_streams_t *s, sg_node_id_t v)
 {
-    const sg_node_t *x = sg_graph_node(g, v);
-    if (!x || x->stream >= s->n_streams || s->index[v] == 0 || s->index[v] == UINT32_MAX)
-        return SG_NONE;
-    return s->nodes[s->start[x->stream] + s->index[v] - 1];
+    if (v >= s->n_ids || s->index[v] == 0 || s->index[v] == UINT32_MAX) return SG_NONE;
+    return s->nodes[s->start[s->stream[v]] + s->index[v] - 1];
 }
 
-sg_node_id_t sg_rw_stream_next(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v)
+sg_node_id_t sg_rw_stream_next(const sg_rw_streams_t *s, sg_node_id_t v)
 {
-    const sg_node_t *x = sg_graph_node(g, v);
-    if (!x || x->stream >= s->n_streams || s->index[v] == UINT32_MAX) return SG_NONE;
-    uint32_t i = s->start[x->stream] + s->index[v] + 1;
-    return i < s->start[x->stream + 1] ? s->nodes[i] : SG_NONE;
+    if (v >= s->n_ids || s->index[v] == UINT32_MAX) return SG_NONE;
+    uint32_t i = s->start[s->stream[v]] + s->index[v] + 1;
+    return i < s->start[s->stream[v] + 1] ? s->nodes[i] : SG_NONE;
 }
 
 uint32_t sg_rw_origin_stream(const sg_graph_t *g)
@@ -359,8 +428,16 @@ uint32_t sg_rw_alloc_index_at(const sg_rw_alloc_index_t *ix, const sg_graph_t *g
     while (hi > 0) {
         uint64_t start = ix->e[hi - 1].address;
         if (addr - start >= ix->max_size) break;
-        uint32_t run = hi;
-        while (run > 0 && ix->e[run - 1].address == start) run--;
+        /* run: the first entry of this start address (a pool address
+         * reused m times has m entries: found by search, not a walk) */
+        uint32_t run = 0, top = hi - 1;
+        while (run < top) {
+            uint32_t m = run + (top - run) / 2;
+            if (ix->e[m].address < start)
+                run = m + 1;
+            else
+                top = m;
+        }
         /* in the run (by seq): the last enqueued before seq that holds addr */
         uint32_t l = run, h = hi;
         while (l < h) {
@@ -415,7 +492,21 @@ static uint32_t meant(const sg_graph_t *g, const sg_rw_alloc_index_t *ix, const 
     return sg_rw_alloc_index_at(ix, g, a->buffer, b->address + a->offset, x->seq);
 }
 
+static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost);
+
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
+{
+    return buffers_build(g, b, NULL);
+}
+
+int sg_rw_buffers_build_costs(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost)
+{
+    return buffers_build(g, b, cost);
+}
+
+/* cost (may be NULL): each live node's sg_rw_node_cost_ns, by id, from the
+ * same pass over the nodes */
+static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost)
 {
     memset(b, 0, sizeof *b);
     uint32_t nb = g->root->n_buffers;
@@ -444,12 +535,17 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
         const sg_node_t *x = &g->nodes[i];
         b->acc_start[i] = na;
         if (x->removed) continue;
+        if (cost) cost[i] = sg_rw_node_cost_ns(g, x);
         if (x->n_accesses) {
-            if (sg_array_grow((void **)&b->acc_buffer, &cap_a, na + x->n_accesses,
-                              sizeof *b->acc_buffer))
+            uint32_t cap_g = cap_a;
+            if (sg_array_reserve((void **)&b->acc_buffer, &cap_a, na + x->n_accesses,
+                                 sizeof *b->acc_buffer) ||
+                sg_array_reserve((void **)&b->acc_guess, &cap_g, na + x->n_accesses, 1))
                 goto oom;
-            for (uint32_t a = 0; a < x->n_accesses; a++)
+            for (uint32_t a = 0; a < x->n_accesses; a++) {
+                b->acc_guess[na] = x->accesses[a].range == SG_RANGE_GUESS;
                 b->acc_buffer[na++] = meant(g, &b->aix, shared, x, &x->accesses[a]);
+            }
         }
         if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) {
             uint32_t bf = x->u.mem.buffer;
@@ -459,7 +555,7 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
                 continue;
             }
             if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
-            if (sg_array_grow((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
+            if (sg_array_reserve((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
             frees[nf++] = (uint64_t)bf << 32 | i;
             b->free_start[bf + 1]++;
             continue;
@@ -468,7 +564,7 @@ int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
             uint32_t bf = b->acc_buffer[b->acc_start[i] + a];
             if (bf >= nb || last[bf] == i + 1) continue; /* the same node twice: one user */
             last[bf] = i + 1;
-            if (sg_array_grow((void **)&pairs, &cap_p, np + 1, sizeof *pairs)) goto oom;
+            if (sg_array_reserve((void **)&pairs, &cap_p, np + 1, sizeof *pairs)) goto oom;
             pairs[np++] = (uint64_t)bf << 32 | i;
             b->user_start[bf + 1]++;
         }
@@ -500,6 +596,108 @@ oom:
     return SG_ENOMEM;
 }
 
+/* Could sg_rw_reuse_after ask for the users of a buffer? Only of one with no
+ * mem_alloc (plain) that overlaps another, freed one: so only when some
+ * cluster of transitively overlapping buffers (sg_rw_reuse_build's) holds a
+ * freed buffer and a plain one other than it. b->free_start holds each
+ * buffer's count of frees (at id + 1) here, not yet offsets. */
+static int plain_users_asked(const sg_graph_t *g, const sg_rw_buffers_t *b, bool *asked)
+{
+    uint32_t nb = b->n_buffers;
+    *asked = false;
+    sg_rw_span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);
+    if (!sp) return SG_ENOMEM;
+    for (uint32_t i = 0; i < nb; i++) {
+        const sg_buffer_t *x = &g->root->buffers[i];
+        sp[i] = (sg_rw_span_t){x->address, sg_rw_end(x->address, x->size), i};
+    }
+    qsort(sp, nb, sizeof *sp, sg_rw_cmp_span);
+    uint64_t end = 0;
+    uint32_t freed = 0, plain = 0, both = 0; /* in the current cluster */
+    for (uint32_t i = 0; i <= nb && !*asked; i++) {
+        if (i == nb || (i > 0 && sp[i].lo >= end)) {
+            /* a cluster ends: a freed buffer and a plain one other than it */
+            if (freed && plain && !(freed == 1 && plain == 1 && both == 1)) *asked = true;
+            freed = plain = both = 0;
+        }
+        if (i == nb) break;
+        if (i == 0 || sp[i].hi > end) end = sp[i].hi;
+        uint32_t id = sp[i].id;
+        bool f = b->free_start[id + 1] > 0,
+             p = b->alloc[id] == SG_NONE; /* counts, not offsets yet */
+        freed += f;
+        plain += p;
+        both += f && p;
+    }
+    free(sp);
+    return SG_OK;
+}
+
+int sg_rw_buffers_build_memory(const sg_graph_t *g, const sg_rw_streams_t *st, sg_rw_buffers_t *b)
+{
+    if (!st || st->n_ids != g->n_nodes) return sg_rw_buffers_build(g, b);
+    memset(b, 0, sizeof *b);
+    uint32_t nb = g->root->n_buffers;
+    b->n_buffers = nb;
+    b->user_start = calloc((size_t)nb + 1, sizeof *b->user_start);
+    b->users = malloc(sizeof *b->users);
+    b->alloc = malloc((nb ? nb : 1) * sizeof *b->alloc);
+    b->free_start = calloc((size_t)nb + 1, sizeof *b->free_start);
+    uint8_t *shared = calloc(nb ? nb : 1, 1);
+    uint64_t *frees = NULL; /* (buffer << 32 | node), in node order */
+    uint32_t nf = 0, cap_f = 0;
+    if (!b->user_start || !b->users || !b->alloc || !b->free_start || !shared ||
+        shared_allocations(g, shared) || sg_rw_alloc_index_build(g, &b->aix))
+        goto oom;
+    for (uint32_t i = 0; i < nb; i++) {
+        sg_node_id_t a = g->root->buffers[i].alloc_node;
+        b->alloc[i] = sg_rw_type(st, a) == SG_NODE_MEM_ALLOC ? a : SG_NONE;
+    }
+    /* the memory nodes, in id order, as sg_rw_buffers_build takes them */
+    for (uint32_t i = 0; i < st->n_ids; i++) {
+        uint8_t t = st->type[i];
+        if (t != SG_NODE_MEM_ALLOC && t != SG_NODE_MEM_FREE) continue;
+        uint32_t bf = g->nodes[i].u.mem.buffer;
+        if (bf >= nb) continue;
+        if (t == SG_NODE_MEM_ALLOC) {
+            if (b->alloc[bf] == SG_NONE) b->alloc[bf] = i;
+            continue;
+        }
+        if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
+        if (sg_array_reserve((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
+        frees[nf++] = (uint64_t)bf << 32 | i;
+        b->free_start[bf + 1]++;
+    }
+    free(shared);
+    shared = NULL;
+    bool asked;
+    if (plain_users_asked(g, b, &asked)) goto oom;
+    if (asked) {
+        free(frees);
+        sg_rw_buffers_free(b);
+        return sg_rw_buffers_build(g, b);
+    }
+    for (uint32_t i = 0; i < nb; i++)
+        b->free_start[i + 1] += b->free_start[i];
+    b->frees = malloc((nf ? nf : 1) * sizeof *b->frees);
+    uint32_t *fill = malloc((nb ? nb : 1) * sizeof *fill);
+    if (!b->frees || !fill) {
+        free(fill);
+        goto oom;
+    }
+    memcpy(fill, b->free_start, nb * sizeof *fill);
+    for (uint32_t k = 0; k < nf; k++)
+        b->frees[fill[frees[k] >> 32]++] = (sg_node_id_t)frees[k];
+    free(fill);
+    free(frees);
+    return SG_OK;
+oom:
+    free(frees);
+    free(shared);
+    sg_rw_buffers_free(b);
+    return SG_ENOMEM;
+}
+
 uint32_t sg_rw_free_buffer(const sg_rw_buffers_t *b, const sg_graph_t *g, sg_node_id_t f)
 {
     const sg_node_t *x = &g->nodes[f];
@@ -520,6 +718,7 @@ void sg_rw_buffers_free(sg_rw_buffers_t *b)
     sg_rw_alloc_index_free(&b->aix);
     free(b->acc_start);
     free(b->acc_buffer);
+    free(b->acc_guess);
     free(b->user_start);
     free(b->users);
     free(b->alloc);
@@ -581,10 +780,21 @@ double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n)
 
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish)
 {
+    double *cost = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *cost);
+    if (!cost) return SG_ENOMEM;
+    /* costs in id order (one pass over the nodes) */
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (!g->nodes[v].removed) cost[v] = sg_rw_node_cost_ns(g, &g->nodes[v]);
+    return sg_rw_timeline_from(g, r, cost, start, finish);
+}
+
+int sg_rw_timeline_from(const sg_graph_t *g, const sg_reach_t *r, double *cost, double **start,
+                        double **finish)
+{
     size_t ids = g->n_nodes ? g->n_nodes : 1;
     uint32_t n;
     const sg_node_id_t *order = sg_reach_order(r, &n);
-    double *s = calloc(ids, sizeof *s), *f = calloc(ids, sizeof *f);
+    double *s = calloc(ids, sizeof *s), *f = cost;
     double *fr = malloc((n ? n : 1) * sizeof *fr); /* finish by rank */
     if (!s || !f || !fr) {
         free(s);
@@ -592,10 +802,7 @@ int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, dou
         free(fr);
         return SG_ENOMEM;
     }
-    /* costs in id order (one pass over the nodes), then the schedule over
-     * the snapshot's adjacency by rank */
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (!g->nodes[v].removed) f[v] = sg_rw_node_cost_ns(g, &g->nodes[v]);
+    /* the schedule over the snapshot's adjacency by rank */
     for (uint32_t i = 0; i < n; i++) {
         uint32_t np;
         const uint32_t *in = sg_reach_in_ranks(r, i, &np);
@@ -692,6 +899,8 @@ void sg_rw_reuse_free(sg_rw_reuse_t *ru)
     free(ru->cluster);
     free(ru->start);
     free(ru->allocs);
+    free(ru->alloc_buf);
+    free(ru->alloc_pos);
     free(ru->rstart);
     free(ru->runs);
     free(ru->pstart);
@@ -738,9 +947,15 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
     }
     qsort(k, na, sizeof *k, cmp_keyed);
     ru->allocs = malloc((na ? na : 1) * sizeof *ru->allocs);
+    ru->alloc_buf = malloc((na ? na : 1) * sizeof *ru->alloc_buf);
+    ru->alloc_pos = malloc((na ? na : 1) * sizeof *ru->alloc_pos);
     ru->plain = malloc((np ? np : 1) * sizeof *ru->plain);
-    if (!ru->allocs || !ru->plain) goto oom;
-    for (uint32_t i = 0; i < na; i++) ru->allocs[i] = k[i].id;
+    if (!ru->allocs || !ru->alloc_buf || !ru->alloc_pos || !ru->plain) goto oom;
+    for (uint32_t i = 0; i < na; i++) {
+        ru->allocs[i] = k[i].id;
+        ru->alloc_buf[i] = g->nodes[k[i].id].u.mem.buffer;
+        ru->alloc_pos[i] = k[i].pos;
+    }
     for (uint32_t c = 0; c < nc; c++) {
         ru->start[c + 1] += ru->start[c];
         ru->pstart[c + 1] += ru->pstart[c];
@@ -820,13 +1035,13 @@ int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *
             uint32_t lo = i, hi = j;
             while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
-                if ((int64_t)sg_reach_pos(r, ru->allocs[mid]) >= p)
+                if ((int64_t)ru->alloc_pos[mid] >= p)
                     hi = mid;
                 else
                     lo = mid + 1;
             }
             for (; p != INT32_MAX && lo < j; lo++) {
-                uint32_t ob = g->nodes[ru->allocs[lo]].u.mem.buffer;
+                uint32_t ob = ru->alloc_buf[lo];
                 if (ob != b && sg_rw_buffers_overlap(g, ob, b)) {
                     cand[nc++] = ru->allocs[lo];
                     break;
@@ -834,7 +1049,7 @@ int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *
             }
         } else {
             for (uint32_t k = i; k < j; k++) {
-                uint32_t ob = g->nodes[ru->allocs[k]].u.mem.buffer;
+                uint32_t ob = ru->alloc_buf[k];
                 if (ob != b && sg_rw_buffers_overlap(g, ob, b) && sg_reach_query(r, f, ru->allocs[k]))
                     cand[nc++] = ru->allocs[k];
             }

@@ -266,14 +266,14 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     p->stream = s;
     p->anchor = SG_NONE;
     p->anchor_next = SG_NONE;
-    p->old_prev = sg_rw_stream_prev(g, &e->st, f);
+    p->old_prev = sg_rw_stream_prev(&e->st, f);
     p->t_before = e->finish[f];
     int rc;
     const sg_rw_buffers_t *bf = &e->bufs;
     uint32_t u0 = bf->user_start[b], u1 = bf->user_start[b + 1];
     bool cross = false;
     for (uint32_t i = u0; i < u1; i++)
-        if (g->nodes[bf->users[i]].stream != s) cross = true;
+        if (e->st.stream[bf->users[i]] != s) cross = true;
     if (s == SG_STREAM_EXPLICIT || s >= e->st.n_streams) {
         p->decision = D_SKIP;
         snprintf(p->why, sizeof p->why, "the free has no stream to be placed on");
@@ -309,7 +309,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     bool last_elsewhere = false;
     for (uint32_t i = 0; i < p->maxima.n; i++) {
         sg_node_id_t m = p->maxima.v[i];
-        if (g->nodes[m].stream == s) continue;
+        if (e->st.stream[m] == s) continue;
         last_elsewhere = true;
         if (e->finish[m] > p->t_uses) p->t_uses = e->finish[m];
     }
@@ -338,9 +338,9 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
         settled = sg_reach_query(e->r, p->keep_pred.v[i], f);
     uint32_t others = 0; /* 0 or 1: does s hold anything but frees? */
     for (uint32_t i = s0; i < s1 && !others; i++)
-        if (g->nodes[e->st.nodes[i]].type != SG_NODE_MEM_FREE) others++;
+        if (e->st.type[e->st.nodes[i]] != SG_NODE_MEM_FREE) others++;
     for (uint32_t i = 0; i < fx->n_in && !hung; i++)
-        hung = g->nodes[g->edges[fx->in[i]].from].stream == s;
+        hung = e->st.stream[g->edges[fx->in[i]].from] == s;
     if (settled && (hung || others == 0)) {
         p->decision = D_IN_PLACE;
         p->anchor = p->old_prev;
@@ -364,13 +364,13 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     int64_t lo = (int64_t)e->st.index[f] - 1;
     for (uint32_t i = 0; i < p->keep_pred.n; i++) {
         sg_node_id_t v = p->keep_pred.v[i];
-        if (g->nodes[v].stream == s && (int64_t)e->st.index[v] > lo) lo = e->st.index[v];
+        if (e->st.stream[v] == s && (int64_t)e->st.index[v] > lo) lo = e->st.index[v];
     }
     sg_node_id_t anchor = SG_NONE, anchor_next = SG_NONE, anchor_work = SG_NONE;
     bool capped = false, reached = false;
     for (uint32_t i = s0 + (lo < 0 ? 0 : (uint32_t)lo); i < s1; i++) {
         sg_node_id_t v = e->st.nodes[i];
-        if (v == f || g->nodes[v].type == SG_NODE_MEM_FREE) continue;
+        if (v == f || e->st.type[v] == SG_NODE_MEM_FREE) continue;
         bool blocked = false;
         for (uint32_t k = 0; k < p->reuse.n && !blocked; k++)
             blocked = sg_reach_query(e->r, p->reuse.v[k], v);
@@ -385,7 +385,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
             sg_node_id_t y = e->st.nodes[j];
             if (y == f) continue;
             if (nx == SG_NONE) nx = y;
-            if (g->nodes[y].type != SG_NODE_MEM_FREE) nw = y;
+            if (e->st.type[y] != SG_NODE_MEM_FREE) nw = y;
         }
         /* v is no anchor if what follows it comes before a last use: the
          * free would have to precede and follow it */
@@ -435,12 +435,12 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     if (anchor_next == SG_NONE && s != e->origin) {
         bool f_joins = false;
         for (uint32_t k = 0; k < fx->n_out; k++)
-            if (g->nodes[g->edges[fx->out[k]].to].stream != s) f_joins = true;
+            if (e->st.stream[g->edges[fx->out[k]].to] != s) f_joins = true;
         sg_node_id_t x = f_joins ? f : anchor;
         const sg_node_t *nx = x != SG_NONE ? &g->nodes[x] : NULL;
         for (uint32_t k = 0; nx && k < nx->n_out; k++) {
             sg_node_id_t y = g->edges[nx->out[k]].to;
-            if (y == f || g->nodes[y].stream == s) continue;
+            if (y == f || e->st.stream[y] == s) continue;
             bool bad = false;
             for (uint32_t i = 0; i < p->maxima.n && !bad; i++)
                 bad = sg_reach_query(e->r, y, p->maxima.v[i]);
@@ -476,11 +476,11 @@ fail_cand:
 
 /* ---- applying ----------------------------------------------------------------------- */
 
-static sg_edge_kind_t bridge_kind(const sg_graph_t *g, const sg_edge_t *in, const sg_edge_t *out,
-                                  uint32_t *event)
+static sg_edge_kind_t bridge_kind(const sg_rw_streams_t *st, const sg_edge_t *in,
+                                  const sg_edge_t *out, uint32_t *event)
 {
     sg_node_id_t a = in->from, b = out->to;
-    bool cross = g->nodes[a].stream != g->nodes[b].stream;
+    bool cross = st->stream[a] != st->stream[b];
     *event = SG_NONE;
     if (cross && out->kind == SG_EDGE_EVENT) {
         *event = out->event;
@@ -527,7 +527,8 @@ static void changes_free(changes_t *c)
     memset(c, 0, sizeof *c);
 }
 
-static int apply_one(sg_graph_t *g, const plan_t *p, undo_t *u, changes_t *c)
+static int apply_one(sg_graph_t *g, const sg_rw_streams_t *st, const plan_t *p, undo_t *u,
+                     changes_t *c)
 {
     sg_node_id_t f = p->f;
     int rc = SG_OK;
@@ -560,7 +561,7 @@ static int apply_one(sg_graph_t *g, const plan_t *p, undo_t *u, changes_t *c)
             sg_node_id_t a = ins[i].from, b = outs[k].to;
             if (a == b || sg_graph_find_edge(g, a, b) != SG_NONE) continue;
             uint32_t ev;
-            sg_edge_kind_t kind = bridge_kind(g, &ins[i], &outs[k], &ev);
+            sg_edge_kind_t kind = bridge_kind(st, &ins[i], &outs[k], &ev);
             if ((rc = add_edge_logged(g, u, a, b, kind, ev))) goto out;
             if ((rc = note_added(c, a, b, kind))) goto out;
         }
@@ -641,18 +642,18 @@ static void pairs_jw(sg_jw_t *w, const char *key, const ids_t *from, const ids_t
     sg_jw_end(w);
 }
 
-static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const changes_t *c,
-                       sg_jw_t *arr)
+static void report_one(sg_pass_ctx_t *ctx, env_t *e, const sg_rw_names_t *names, const plan_t *p,
+                       const changes_t *c, sg_jw_t *arr)
 {
     sg_graph_t *g = ctx->g;
     const sg_buffer_t *buf = &g->root->buffers[p->buffer];
     char a[200], b[200];
-    sg_rw_printf(ctx, "free %s: %s, %llu %s, %s\n", sg_rw_node_name(g, p->f, a, sizeof a),
+    sg_rw_printf(ctx, "free %s: %s, %llu %s, %s\n", sg_rw_names_get(names, g, p->f, a, sizeof a),
                  SG_RW_LABEL(buf->label), (unsigned long long)buf->size,
                  sg_plural(buf->size, "byte", "bytes"), decision_name(p));
     sg_jw_object(arr);
     sg_jw_key(arr, "free");
-    sg_rw_node_jw(arr, g, p->f);
+    sg_rw_names_jw(arr, names, g, p->f);
     sg_jw_kstring(arr, "buffer", buf->label);
     sg_jw_kint(arr, "bytes", (long long)buf->size);
     sg_jw_kstring(arr, "decision", decision_name(p));
@@ -665,7 +666,7 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
     sg_rw_printf(ctx, "  last uses:");
     for (uint32_t i = 0; i < p->maxima.n; i++)
         sg_rw_printf(ctx, "%s %s at %.3f us", i ? "," : "",
-                     sg_rw_node_name(g, p->maxima.v[i], a, sizeof a),
+                     sg_rw_names_get(names, g, p->maxima.v[i], a, sizeof a),
                      e->finish[p->maxima.v[i]] / 1000.0);
     sg_rw_printf(ctx, "\n");
     char why_here[200];
@@ -683,18 +684,19 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                      "  in place: already after every use and on %s (after %s), expected at "
                      "%.3f us\n",
                      SG_RW_STREAM(g, p->stream),
-                     p->anchor != SG_NONE ? sg_rw_node_name(g, p->anchor, a, sizeof a) : "nothing",
+                     p->anchor != SG_NONE ? sg_rw_names_get(names, g, p->anchor, a, sizeof a)
+                                          : "nothing",
                      p->t_after / 1000.0);
     } else {
         if (p->old_prev != SG_NONE)
             sg_rw_printf(ctx, "  was: after %s, expected at %.3f us\n",
-                         sg_rw_node_name(g, p->old_prev, a, sizeof a), p->t_before / 1000.0);
+                         sg_rw_names_get(names, g, p->old_prev, a, sizeof a), p->t_before / 1000.0);
         else
             sg_rw_printf(ctx, "  was: first on %s, expected at %.3f us\n",
                          SG_RW_STREAM(g, p->stream), p->t_before / 1000.0);
         if (p->anchor != SG_NONE)
             sg_rw_printf(ctx, "  now: after %s, %s (%.3f us); expected at %.3f us\n",
-                         sg_rw_node_name(g, p->anchor, a, sizeof a), why_here,
+                         sg_rw_names_get(names, g, p->anchor, a, sizeof a), why_here,
                          p->t_uses / 1000.0, p->t_after / 1000.0);
         else
             sg_rw_printf(ctx, "  now: after its uses only, expected at %.3f us\n",
@@ -705,15 +707,17 @@ static void report_one(sg_pass_ctx_t *ctx, env_t *e, const plan_t *p, const chan
                      SG_RW_STREAM(g, p->stream), p->stall / 1000.0);
     for (uint32_t i = 0; i < c->added_from.n; i++)
         sg_rw_printf(ctx, "  + %s %s -> %s\n", sg_edge_kind_name(c->added_kind[i]),
-                     sg_rw_node_name(g, c->added_from.v[i], a, sizeof a),
-                     sg_rw_node_name(g, c->added_to.v[i], b, sizeof b));
+                     sg_rw_names_get(names, g, c->added_from.v[i], a, sizeof a),
+                     sg_rw_names_get(names, g, c->added_to.v[i], b, sizeof b));
     for (uint32_t i = 0; i < c->removed_from.n; i++)
-        sg_rw_printf(ctx, "  - %s -> %s\n", sg_rw_node_name(g, c->removed_from.v[i], a, sizeof a),
-                     sg_rw_node_name(g, c->removed_to.v[i], b, sizeof b));
+        sg_rw_printf(ctx, "  - %s -> %s\n",
+                     sg_rw_names_get(names, g, c->removed_from.v[i], a, sizeof a),
+                     sg_rw_names_get(names, g, c->removed_to.v[i], b, sizeof b));
     if (p->reuse.n) {
         sg_rw_printf(ctx, "  reuse kept: after the free:");
         for (uint32_t i = 0; i < p->reuse.n; i++)
-            sg_rw_printf(ctx, "%s %s", i ? "," : "", sg_rw_node_name(g, p->reuse.v[i], a, sizeof a));
+            sg_rw_printf(ctx, "%s %s", i ? "," : "",
+                         sg_rw_names_get(names, g, p->reuse.v[i], a, sizeof a));
         sg_rw_printf(ctx, "\n");
     }
     double delta = p->t_after - p->t_before;
@@ -749,7 +753,7 @@ static int run_all(sg_pass_ctx_t *ctx, env_t *e, plan_t *plans, uint32_t n, bool
         plan_t *p = &plans[i];
         if (p->decision != D_MOVED) continue;
         size_t mark = u->n;
-        int rc = apply_one(g, p, u, &ch[i]);
+        int rc = apply_one(g, &e->st, p, u, &ch[i]);
         if (rc) return rc;
         if (careful) {
             rc = sg_reach_check_acyclic(g);
@@ -777,32 +781,46 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     changes_t *ch = NULL;
     undo_t u = {0};
     uint32_t n = 0;
+    sg_node_id_t *frees = NULL;
+    sg_rw_names_t names = {0};
     sg_jw_t *arr = NULL;
     int rc;
     e.r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
     if ((rc = sg_rw_streams_build(g, e.r, &e.st))) goto out;
-    if ((rc = sg_rw_buffers_build(g, &e.bufs))) goto out;
-    if ((rc = sg_rw_reuse_build(g, e.r, &e.bufs, &e.ru))) goto out;
-    if ((rc = sg_rw_timeline(g, e.r, &e.start, &e.finish))) goto out;
-    e.origin = sg_rw_origin_stream(g);
-    for (uint32_t i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i].removed && g->nodes[i].type == SG_NODE_MEM_FREE &&
-            g->nodes[i].u.mem.buffer < g->root->n_buffers)
-            n++;
+    /* the nodes' costs from the buffer table's pass over the nodes */
+    double *cost = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *cost);
+    if (!cost) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    if ((rc = sg_rw_buffers_build_costs(g, &e.bufs, cost))) {
+        free(cost);
+        goto out;
+    }
+    if ((rc = sg_rw_reuse_build(g, e.r, &e.bufs, &e.ru))) {
+        free(cost);
+        goto out;
+    }
+    if ((rc = sg_rw_timeline_from(g, e.r, cost, &e.start, &e.finish))) goto out;
+    e.origin = e.st.origin;
+    /* the frees, in id order (types from st: only frees are read) */
+    frees = malloc((e.st.n_ids ? e.st.n_ids : 1) * sizeof *frees);
+    if (!frees) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < e.st.n_ids; i++)
+        if (e.st.type[i] == SG_NODE_MEM_FREE && g->nodes[i].u.mem.buffer < g->root->n_buffers)
+            frees[n++] = i;
     plans = calloc(n ? n : 1, sizeof *plans);
     ch = calloc(n ? n : 1, sizeof *ch);
     if (!plans || !ch) {
         rc = SG_ENOMEM;
         goto out;
     }
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < g->n_nodes && k < n; i++) {
-        if (g->nodes[i].removed || g->nodes[i].type != SG_NODE_MEM_FREE ||
-            g->nodes[i].u.mem.buffer >= g->root->n_buffers)
-            continue;
-        if ((rc = plan_one(&e, i, &plans[k++]))) goto out;
-    }
+    for (uint32_t k = 0; k < n; k++)
+        if ((rc = plan_one(&e, frees[k], &plans[k]))) goto out;
     /* Decisions were made on the input's snapshot, all at once; applying
      * them together is acyclic except on pathological inputs (see the file
      * comment). Check once; if not, undo and place one at a time. */
@@ -810,8 +828,10 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     bool careful = false;
     if ((rc = run_all(ctx, &e, plans, n, false, &u, ch, &n_cycles))) goto out;
     /* the check is the snapshot of the output that the verifier needs: the
-     * graph does not change after it, so it is handed over */
-    rc = sg_reach_build_after(g, e.r, SG_REACH_FORWARD, &ctx->out_reach);
+     * graph does not change after it, so it is handed over (one that only
+     * answers the verifier's queries unless the next pass takes it) */
+    rc = ctx->out_kept ? sg_reach_build_after(g, e.r, SG_REACH_FORWARD, &ctx->out_reach)
+                       : sg_reach_build_query(g, e.r, 0, &ctx->out_reach);
     if (rc == SG_ECYCLE) {
         careful = true;
         if ((rc = undo_to(g, &u, 0))) goto out;
@@ -820,8 +840,31 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     } else if (rc) {
         goto out;
     }
+    /* the names the report prints, made in id order (each one made where
+     * it is printed, when they cannot be) */
+    uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    if (want) {
+        for (uint32_t i = 0; i < n; i++) {
+            const plan_t *p = &plans[i];
+            const changes_t *c = &ch[i];
+            const ids_t *lists[] = {&p->maxima,   &p->reuse,        &c->added_from,
+                                    &c->added_to, &c->removed_from, &c->removed_to};
+            sg_node_id_t one[] = {p->f, p->anchor, p->old_prev};
+            for (size_t k = 0; k < sizeof one / sizeof one[0]; k++)
+                if (one[k] < g->n_nodes) want[one[k]] = 1;
+            for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+                for (uint32_t k = 0; k < lists[l]->n; k++)
+                    if (lists[l]->v[k] < g->n_nodes) want[lists[l]->v[k]] = 1;
+        }
+        sg_rw_names_make(g, want, &names, NULL, NULL);
+        free(want);
+    }
     uint32_t count[4] = {0}, ordered = 0;
+    /* a free's report is ~400 bytes of text and ~800 of JSON: the buffers
+     * grow once, not by doubling copies */
+    sg_rw_reserve(ctx, (size_t)n * 448);
     arr = sg_rw_json_member(ctx, "frees");
+    sg_jw_reserve(arr, (size_t)n * 832);
     sg_jw_array(arr);
     double byte_ns = 0;
     uint32_t dealloc_edges = 0;
@@ -829,7 +872,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         const plan_t *p = &plans[i];
         count[p->decision]++;
         if (p->decision == D_MOVED && p->anchor == p->old_prev) ordered++;
-        report_one(ctx, &e, p, &ch[i], arr);
+        report_one(ctx, &e, &names, p, &ch[i], arr);
         if (p->decision == D_MOVED) {
             byte_ns += (double)g->root->buffers[p->buffer].size * (p->t_after - p->t_before);
             for (uint32_t j = 0; j < ch[i].n_kind; j++)
@@ -852,11 +895,10 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = plans[i].buffer;
         for (uint32_t j = e.bufs.user_start[b]; j < e.bufs.user_start[b + 1]; j++) {
-            const sg_node_t *x = &g->nodes[e.bufs.users[j]];
-            if (x->type != SG_NODE_KERNEL) continue;
-            for (uint32_t a = 0; a < x->n_accesses; a++)
-                if (sg_rw_access_buffer(&e.bufs, e.bufs.users[j], a) == b &&
-                    x->accesses[a].range == SG_RANGE_GUESS) {
+            sg_node_id_t x = e.bufs.users[j];
+            if (e.st.type[x] != SG_NODE_KERNEL) continue;
+            for (uint32_t a = e.bufs.acc_start[x]; a < e.bufs.acc_start[x + 1]; a++)
+                if (e.bufs.acc_buffer[a] == b && e.bufs.acc_guess[a]) {
                     guessed++;
                     break;
                 }
@@ -877,6 +919,8 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
                   dealloc_edges, sg_plural(dealloc_edges, "edge", "edges"), count[D_IN_PLACE],
                   count[D_SAME_STREAM], count[D_SKIP], byte_ns / 1048576.0 / 1000.0);
 out:
+    free(frees);
+    sg_rw_names_free(&names);
     for (uint32_t i = 0; plans && i < n; i++) plan_free(&plans[i]);
     for (uint32_t i = 0; ch && i < n; i++) changes_free(&ch[i]);
     free(plans);

@@ -52,8 +52,11 @@ static bool same_dims(const uint32_t a[3], const uint32_t b[3])
 }
 
 /* An edge of kind `kind` (or, with kind < 0, any non-event edge to or from
- * another stream) on x's out (dir 0) or in (dir 1) side; SG_NONE if none. */
-static sg_edge_id_t find_side_edge(const sg_graph_t *g, const sg_node_t *x, int dir, int kind)
+ * another stream) on x's out (dir 0) or in (dir 1) side; SG_NONE if none.
+ * The other end's stream comes from st (not its node: across an edge, a
+ * cache miss apiece on a large graph). */
+static sg_edge_id_t find_side_edge(const sg_graph_t *g, const sg_rw_streams_t *st,
+                                   const sg_node_t *x, int dir, int kind)
 {
     uint32_t n = dir ? x->n_in : x->n_out;
     const sg_edge_id_t *ids = dir ? x->in : x->out;
@@ -64,8 +67,8 @@ static sg_edge_id_t find_side_edge(const sg_graph_t *g, const sg_node_t *x, int 
         if (kind >= 0) {
             hit = (int)e->kind == kind;
         } else {
-            const sg_node_t *o = &g->nodes[dir ? e->from : e->to];
-            hit = e->kind != SG_EDGE_EVENT && o->stream != x->stream;
+            sg_node_id_t o = dir ? e->from : e->to;
+            hit = e->kind != SG_EDGE_EVENT && st->stream[o] != x->stream;
         }
         if (hit && (best == SG_NONE || ids[i] < best)) best = ids[i]; /* deterministic */
     }
@@ -76,16 +79,17 @@ static sg_edge_id_t find_side_edge(const sg_graph_t *g, const sg_node_t *x, int 
  * edges only: an event edge out of x (a record point) or into y (a wait
  * point), an edge to or from another stream, no direct edge, another
  * successor of x or predecessor of y, a programmatic or ported edge. */
-static sg_barrier_t link_barrier(const sg_graph_t *g, sg_node_id_t x, sg_node_id_t y)
+static sg_barrier_t link_barrier(const sg_graph_t *g, const sg_rw_streams_t *st, sg_node_id_t x,
+                                 sg_node_id_t y)
 {
     const sg_node_t *nx = &g->nodes[x], *ny = &g->nodes[y];
-    sg_edge_id_t e = find_side_edge(g, nx, 0, SG_EDGE_EVENT);
+    sg_edge_id_t e = find_side_edge(g, st, nx, 0, SG_EDGE_EVENT);
     if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_OUT, g->edges[e].to, e);
-    e = find_side_edge(g, ny, 1, SG_EDGE_EVENT);
+    e = find_side_edge(g, st, ny, 1, SG_EDGE_EVENT);
     if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_IN, g->edges[e].from, e);
-    e = find_side_edge(g, nx, 0, -1);
+    e = find_side_edge(g, st, nx, 0, -1);
     if (e != SG_NONE) return barrier(SG_BARRIER_STREAM_CHANGE, g->edges[e].to, e);
-    e = find_side_edge(g, ny, 1, -1);
+    e = find_side_edge(g, st, ny, 1, -1);
     if (e != SG_NONE) return barrier(SG_BARRIER_STREAM_CHANGE, g->edges[e].from, e);
     if (sg_graph_find_edge(g, x, y) == SG_NONE) return barrier(SG_BARRIER_NO_EDGE, y, SG_NONE);
     /* Parallel edges x -> y are one dependency; anything else is a fan. */
@@ -136,24 +140,26 @@ static bool touches_freed(const sg_graph_t *g, const sg_node_t *y, const sg_node
  * may pass, or a kernel it may take as far as the pair goes (with
  * kernel_barrier when x is a kernel; what the chain carries, its last
  * kernel before a free and the frees passed, extend_barrier checks). */
-static sg_barrier_t step_barrier(const sg_graph_t *g, sg_node_id_t x, sg_node_id_t y)
+static sg_barrier_t step_barrier(const sg_graph_t *g, const sg_rw_streams_t *st, sg_node_id_t x,
+                                 sg_node_id_t y)
 {
     const sg_node_t *nx = &g->nodes[x];
     if (y == SG_NONE) {
-        sg_edge_id_t e = find_side_edge(g, nx, 0, SG_EDGE_EVENT);
+        sg_edge_id_t e = find_side_edge(g, st, nx, 0, SG_EDGE_EVENT);
         if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_OUT, g->edges[e].to, e);
-        e = find_side_edge(g, nx, 0, -1);
+        e = find_side_edge(g, st, nx, 0, -1);
         if (e != SG_NONE) return barrier(SG_BARRIER_STREAM_CHANGE, g->edges[e].to, e);
         return barrier(SG_BARRIER_STREAM_END, SG_NONE, SG_NONE);
     }
-    const sg_node_t *ny = &g->nodes[y];
-    if (ny->type != SG_NODE_KERNEL && ny->type != SG_NODE_MEM_FREE) {
+    uint8_t ty = st->type[y];
+    if (ty != SG_NODE_KERNEL && ty != SG_NODE_MEM_FREE) {
         /* a record right after the kernel is named as such */
-        sg_edge_id_t e = find_side_edge(g, nx, 0, SG_EDGE_EVENT);
+        sg_edge_id_t e = find_side_edge(g, st, nx, 0, SG_EDGE_EVENT);
         if (e != SG_NONE) return barrier(SG_BARRIER_EVENT_OUT, g->edges[e].to, e);
-        return barrier(type_barrier(ny->type), y, SG_NONE);
+        return barrier(type_barrier(ty), y, SG_NONE);
     }
-    sg_barrier_t b = link_barrier(g, x, y);
+    const sg_node_t *ny = &g->nodes[y];
+    sg_barrier_t b = link_barrier(g, st, x, y);
     if (b.kind != SG_BARRIER_NONE) {
         /* a free that cannot be passed is a memory node in the way */
         if (ny->type == SG_NODE_MEM_FREE) return barrier(SG_BARRIER_MEMORY_NODE, y, SG_NONE);
@@ -223,10 +229,9 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
     if (rc) return rc;
     if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
     uint32_t n_kernels = 0, n_frees = 0;
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].removed) continue;
-        n_kernels += g->nodes[i].type == SG_NODE_KERNEL;
-        n_frees += g->nodes[i].type == SG_NODE_MEM_FREE;
+    for (uint32_t i = 0; i < st.n_ids; i++) {
+        n_kernels += st.type[i] == SG_NODE_KERNEL;
+        n_frees += st.type[i] == SG_NODE_MEM_FREE;
     }
     out->storage = malloc((n_kernels ? n_kernels : 1) * sizeof *out->storage);
     out->chains = malloc((n_kernels ? n_kernels : 1) * sizeof *out->chains);
@@ -249,14 +254,14 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
         rc = SG_ENOMEM;
         goto out;
     }
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        const sg_node_t *x = &g->nodes[v];
-        if (x->removed || x->stream >= st.n_streams) continue;
-        uint32_t i = st.start[x->stream] + st.index[v];
-        type[i] = (uint8_t)x->type;
-        if (x->type != SG_NODE_KERNEL && x->type != SG_NODE_MEM_FREE) continue;
-        sg_node_id_t next = i + 1 < st.start[x->stream + 1] ? st.nodes[i + 1] : SG_NONE;
-        step[i] = step_barrier(g, v, next);
+    for (uint32_t v = 0; v < st.n_ids; v++) {
+        uint32_t s = st.stream[v];
+        if (st.type[v] == SG_RW_REMOVED || s >= st.n_streams) continue;
+        uint32_t i = st.start[s] + st.index[v];
+        type[i] = st.type[v];
+        if (type[i] != SG_NODE_KERNEL && type[i] != SG_NODE_MEM_FREE) continue;
+        sg_node_id_t next = i + 1 < st.start[s + 1] ? st.nodes[i + 1] : SG_NONE;
+        step[i] = step_barrier(g, &st, v, next);
     }
     uint32_t used = 0, used_frees = 0;
     for (uint32_t s = 0; s < st.n_streams; s++) {
@@ -296,9 +301,8 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
             }
         }
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        const sg_node_t *x = &g->nodes[i];
-        if (x->removed || x->type != SG_NODE_KERNEL || x->stream < st.n_streams) continue;
+    for (uint32_t i = 0; i < st.n_ids; i++) {
+        if (st.type[i] != SG_NODE_KERNEL || st.stream[i] < st.n_streams) continue;
         sg_fusion_chain_t *ch = &out->chains[out->n_chains++];
         ch->stream = SG_STREAM_EXPLICIT;
         ch->n_nodes = 1;
@@ -330,13 +334,111 @@ int sg_fusion_chains_find(const sg_graph_t *g, sg_fusion_chains_t *out)
 
 /* ---- the pass ---------------------------------------------------------------- */
 
-static void describe_barrier(const sg_graph_t *g, const sg_rw_names_t *names,
-                             const sg_barrier_t *b, char *buf, size_t n)
+/* What the report prints reads of the graph, read beforehand in id order
+ * (the chains are printed by stream, and on a large graph each node or edge
+ * looked up there costs a cache miss): the names of the nodes it names
+ * (sg_rw_names_t), each candidate chain's geometry and each barrier edge.
+ * A failure to make them only means each is read where it is printed. */
+typedef struct {
+    uint32_t grid[3], block[3];
+} geometry_t;
+
+typedef struct {
+    sg_rw_names_t names;
+    uint32_t *head_of; /* by node id: 1 + the ordinal of the candidate chain it heads, or 0 */
+    geometry_t *geo;   /* by candidate ordinal */
+    uint32_t *edge_at; /* by edge id: 1 + its index in edges, or 0 */
+    sg_edge_t *edges;  /* the barrier edges, copied */
+} facts_t;
+
+static void take_geometry(void *user, sg_node_id_t id, const sg_node_t *x)
+{
+    facts_t *f = user;
+    uint32_t k = f->head_of ? f->head_of[id] : 0;
+    if (!k) return;
+    memcpy(f->geo[k - 1].grid, x->u.kernel.grid, sizeof f->geo[k - 1].grid);
+    memcpy(f->geo[k - 1].block, x->u.kernel.block, sizeof f->geo[k - 1].block);
+}
+
+static void facts_make(const sg_graph_t *g, const sg_fusion_chains_t *fc, bool list_singles,
+                       facts_t *f)
+{
+    memset(f, 0, sizeof *f);
+    uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    f->head_of = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *f->head_of);
+    f->geo = malloc((fc->n_candidates ? fc->n_candidates : 1) * sizeof *f->geo);
+    f->edge_at = calloc(g->n_edges ? g->n_edges : 1, sizeof *f->edge_at);
+    if (!f->head_of || !f->geo) {
+        free(f->head_of);
+        free(f->geo);
+        f->head_of = NULL;
+        f->geo = NULL;
+    }
+    uint32_t k = 0, n_edges = 0;
+    for (uint32_t c = 0; c < fc->n_chains; c++) {
+        const sg_fusion_chain_t *ch = &fc->chains[c];
+        if (ch->n_nodes >= 2 && f->head_of) f->head_of[ch->nodes[0]] = ++k;
+        if (ch->n_nodes < 2 && !list_singles) continue;
+        if (want) {
+            for (uint32_t i = 0; i < ch->n_nodes; i++)
+                want[ch->nodes[i]] = 1;
+            for (uint32_t i = 0; i < ch->n_frees; i++)
+                want[ch->frees[i]] = 1;
+            if (ch->head.node != SG_NONE) want[ch->head.node] = 1;
+            if (ch->tail.node != SG_NONE) want[ch->tail.node] = 1;
+        }
+        const sg_barrier_t *b[2] = {&ch->head, &ch->tail};
+        for (int i = 0; i < 2 && f->edge_at; i++)
+            if (b[i]->edge < g->n_edges && !f->edge_at[b[i]->edge]) {
+                f->edge_at[b[i]->edge] = UINT32_MAX; /* marked */
+                n_edges++;
+            }
+    }
+    if (want) {
+        sg_rw_names_make(g, want, &f->names, take_geometry, f);
+        free(want);
+    } else {
+        free(f->head_of);
+        free(f->geo);
+        f->head_of = NULL;
+        f->geo = NULL;
+    }
+    if (f->edge_at && !(f->edges = malloc((n_edges ? n_edges : 1) * sizeof *f->edges))) {
+        free(f->edge_at);
+        f->edge_at = NULL;
+    }
+    for (uint32_t e = 0, n = 0; f->edge_at && e < g->n_edges; e++) {
+        if (!f->edge_at[e]) continue;
+        f->edges[n] = g->edges[e];
+        f->edge_at[e] = ++n;
+    }
+}
+
+static void facts_free(facts_t *f)
+{
+    sg_rw_names_free(&f->names);
+    free(f->head_of);
+    free(f->geo);
+    free(f->edge_at);
+    free(f->edges);
+}
+
+static const sg_edge_t *fact_edge(const facts_t *f, const sg_graph_t *g, sg_edge_id_t e)
+{
+    if (f->edge_at && e < g->n_edges && f->edge_at[e]) {
+        const sg_edge_t *x = &f->edges[f->edge_at[e] - 1];
+        return x->removed ? NULL : x;
+    }
+    return sg_graph_edge(g, e);
+}
+
+static void describe_barrier(const sg_graph_t *g, const facts_t *f, const sg_barrier_t *b,
+                             char *buf, size_t n)
 {
     char nbuf[200];
-    const char *node = b->node != SG_NONE ? sg_rw_names_get(names, g, b->node, nbuf, sizeof nbuf)
-                                          : "";
-    const sg_edge_t *e = b->edge != SG_NONE ? sg_graph_edge(g, b->edge) : NULL;
+    const char *node =
+        b->node != SG_NONE ? sg_rw_names_get(&f->names, g, b->node, nbuf, sizeof nbuf) : "";
+    const sg_edge_t *e = b->edge != SG_NONE ? fact_edge(f, g, b->edge) : NULL;
     char edge[160] = "";
     if (e) {
         const sg_event_t *ev = sg_graph_event(g, e->event);
@@ -371,25 +473,16 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     if (rc) return rc;
     if ((rc = chains_find(g, r, &fc))) return rc;
     bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
-    /* the names the report prints, made in id order (a failure to make
-     * them only means each is made where it is printed) */
-    sg_rw_names_t names = {0};
-    uint8_t *want = calloc(g->n_nodes ? g->n_nodes : 1, 1);
-    if (want) {
-        for (uint32_t c = 0; c < fc.n_chains; c++) {
-            const sg_fusion_chain_t *ch = &fc.chains[c];
-            if (ch->n_nodes < 2 && !list_singles) continue;
-            for (uint32_t i = 0; i < ch->n_nodes; i++) want[ch->nodes[i]] = 1;
-            for (uint32_t i = 0; i < ch->n_frees; i++) want[ch->frees[i]] = 1;
-            if (ch->head.node != SG_NONE) want[ch->head.node] = 1;
-            if (ch->tail.node != SG_NONE) want[ch->tail.node] = 1;
-        }
-        sg_rw_names_make(g, want, &names);
-        free(want);
-    }
+    facts_t facts;
+    facts_make(g, &fc, list_singles, &facts);
+    /* a listed chain is ~250 bytes of text and ~400 of JSON: the buffers
+     * grow once, not by doubling copies */
+    uint32_t listed = list_singles ? fc.n_chains : fc.n_candidates;
+    sg_rw_reserve(ctx, (size_t)listed * 256);
     sg_jw_t *arr = sg_rw_json_member(ctx, "chains");
+    sg_jw_reserve(arr, (size_t)listed * 416);
     sg_jw_array(arr);
-    uint32_t fused_away = 0, singles = 0;
+    uint32_t fused_away = 0, singles = 0, cand = 0;
     for (uint32_t c = 0; c < fc.n_chains; c++) {
         const sg_fusion_chain_t *ch = &fc.chains[c];
         char hb[400], tb[400], name[200];
@@ -397,25 +490,28 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
             singles++;
             if (!list_singles) continue;
         }
-        describe_barrier(g, &names, &ch->head, hb, sizeof hb);
-        describe_barrier(g, &names, &ch->tail, tb, sizeof tb);
+        describe_barrier(g, &facts, &ch->head, hb, sizeof hb);
+        describe_barrier(g, &facts, &ch->tail, tb, sizeof tb);
         if (ch->n_nodes < 2) {
             sg_rw_printf(ctx, "single %s: %s\n  head: %s\n  tail: %s\n",
                          SG_RW_STREAM(g, ch->stream),
-                         sg_rw_names_get(&names, g, ch->nodes[0], name, sizeof name), hb, tb);
+                         sg_rw_names_get(&facts.names, g, ch->nodes[0], name, sizeof name), hb, tb);
         } else {
             const sg_kernel_t *k0 = &g->nodes[ch->nodes[0]].u.kernel;
+            const uint32_t *grid = facts.geo ? facts.geo[cand].grid : k0->grid;
+            const uint32_t *block = facts.geo ? facts.geo[cand].block : k0->block;
             sg_rw_printf(ctx, "chain %s: %u kernels, grid %ux%ux%u block %ux%ux%u\n",
-                         SG_RW_STREAM(g, ch->stream), ch->n_nodes, k0->grid[0], k0->grid[1],
-                         k0->grid[2], k0->block[0], k0->block[1], k0->block[2]);
+                         SG_RW_STREAM(g, ch->stream), ch->n_nodes, grid[0], grid[1], grid[2],
+                         block[0], block[1], block[2]);
             for (uint32_t i = 0; i < ch->n_nodes; i++)
                 sg_rw_printf(ctx, "  %s\n",
-                             sg_rw_names_get(&names, g, ch->nodes[i], name, sizeof name));
+                             sg_rw_names_get(&facts.names, g, ch->nodes[i], name, sizeof name));
             for (uint32_t i = 0; i < ch->n_frees; i++)
                 sg_rw_printf(ctx, "  passes %s (fusion sinks it below the chain)\n",
-                             sg_rw_names_get(&names, g, ch->frees[i], name, sizeof name));
+                             sg_rw_names_get(&facts.names, g, ch->frees[i], name, sizeof name));
             sg_rw_printf(ctx, "  head: %s\n  tail: %s\n", hb, tb);
             fused_away += ch->n_nodes - 1;
+            cand++;
         }
         sg_jw_object(arr);
         sg_jw_kstring(arr, "stream", sg_rw_stream_label(g, ch->stream));
@@ -431,7 +527,7 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
         barrier_jw(arr, "tail", &ch->tail);
         sg_jw_end(arr);
     }
-    sg_rw_names_free(&names);
+    facts_free(&facts);
     if (!list_singles && singles)
         sg_rw_printf(ctx, "%u single %s (chains of 1) not listed (more than %d kernels)\n",
                      singles, sg_plural(singles, "kernel", "kernels"), LIST_SINGLES_MAX);

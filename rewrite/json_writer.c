@@ -46,6 +46,15 @@ static bool reserve(sg_jw_t *w, size_t n)
     return true;
 }
 
+void sg_jw_reserve(sg_jw_t *w, size_t n)
+{
+    if (w->err || w->len + n + 1 <= w->cap) return;
+    char *p = realloc(w->buf, w->len + n + 1);
+    if (!p) return; /* only a hint: growth goes on by doubling */
+    w->buf = p;
+    w->cap = w->len + n + 1;
+}
+
 static void put(sg_jw_t *w, const char *s, size_t n)
 {
     if (!reserve(w, n)) return;

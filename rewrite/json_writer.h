@@ -55,6 +55,9 @@ void sg_jw_json(sg_jw_t *w, const json_t *v);
 /* A value already written as text (by another writer started at this
  * writer's current value depth, sg_jw_depth). */
 void sg_jw_raw(sg_jw_t *w, const char *text, size_t len);
+/* Room for n more bytes, made now (a writer about to write many records of
+ * a size it can estimate grows its buffer once, not by doubling copies). */
+void sg_jw_reserve(sg_jw_t *w, size_t n);
 /* The depth a writer must start at for its value to be spliced in as this
  * writer's next value (a member of, or an item in, the innermost open
  * container). */

@@ -260,6 +260,15 @@ void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...)
     va_end(ap);
 }
 
+void sg_rw_reserve(sg_pass_ctx_t *ctx, size_t n)
+{
+    if (*ctx->len + n + 1 <= *ctx->cap) return;
+    char *p = realloc(*ctx->text, *ctx->len + n + 1);
+    if (!p) return; /* only a hint */
+    *ctx->text = p;
+    *ctx->cap = *ctx->len + n + 1;
+}
+
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...)
 {
     va_list ap;
@@ -345,12 +354,14 @@ typedef struct {
     const sg_reach_t *input; /* the input's reachability snapshot, when there is one */
     uint32_t n_edges;   /* live edges */
     sg_node_id_t (*edges)[2];
+    sg_edge_id_t *ids; /* their ids */
 } snapshot_t;
 
 static void snapshot_free(snapshot_t *s)
 {
     free(s->was_live);
     free(s->edges);
+    free(s->ids);
     memset(s, 0, sizeof *s);
 }
 
@@ -363,7 +374,8 @@ static int snapshot_take(const sg_graph_t *g, const sg_reach_t *input, snapshot_
     s->input = input;
     if (!input) s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
     s->edges = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->edges);
-    if ((!input && !s->was_live) || !s->edges) {
+    s->ids = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->ids);
+    if ((!input && !s->was_live) || !s->edges || !s->ids) {
         snapshot_free(s);
         return SG_ENOMEM;
     }
@@ -372,6 +384,7 @@ static int snapshot_take(const sg_graph_t *g, const sg_reach_t *input, snapshot_
         if (g->edges[i].removed) continue;
         s->edges[s->n_edges][0] = g->edges[i].from;
         s->edges[s->n_edges][1] = g->edges[i].to;
+        s->ids[s->n_edges] = i;
         s->n_edges++;
     }
     return SG_OK;
@@ -505,21 +518,13 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     *checked = 0;
     sg_reach_t *r = ctx->out_reach;
     ctx->out_reach = NULL;
-    /* forward clocks only for a snapshot that is kept: the next pass's;
-     * a pass that only added edges gets it from the input's adjacency */
-    int rc = r ? SG_OK : sg_reach_build_after(g, s->input, keep ? SG_REACH_FORWARD : 0, &r);
-    if (rc == SG_ECYCLE) {
-        *ok = false;
-        sg_rw_printf(ctx, "verify: FAILED: the pass left a cycle\n");
-        return SG_ECYCLE;
-    }
-    if (rc) return rc;
     uint8_t *exempt = calloc(s->n_nodes ? s->n_nodes : 1, 1);
-    uint8_t *seen = calloc(s->n_nodes ? s->n_nodes : 1, 1);
+    uint8_t *seen = NULL;
     sg_rw_pairs_t ps = {0};
     csr_t c = {0};
     uint8_t *ans = NULL;
-    if (!exempt || !seen) {
+    int rc = SG_OK;
+    if (!exempt) {
         rc = SG_ENOMEM;
         goto out;
     }
@@ -534,15 +539,45 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
         if (ctx->moved[i].node < s->n_nodes) exempt[ctx->moved[i].node] = 1, any_exempt = true;
     }
-    if (!any_exempt && edges_intact(g, s)) {
+    bool only_added = !any_exempt && edges_intact(g, s);
+    /* A snapshot that is kept is the next pass's input: exactly
+     * sg_reach_build's, with forward clocks (a pass that only added edges
+     * gets it from the input's adjacency). One that only answers the
+     * queries below may be read from the edge array alone; and when the
+     * pass only added edges, no query is left and the cycle check is all
+     * there is to do. */
+    if (!r && !keep && only_added)
+        rc = sg_reach_check_acyclic_after(g, s->input);
+    else if (!r)
+        rc = keep ? sg_reach_build_after(g, s->input, SG_REACH_FORWARD, &r)
+                  : sg_reach_build_query(g, s->input, 0, &r);
+    if (rc == SG_ECYCLE) {
+        *ok = false;
+        sg_rw_printf(ctx, "verify: FAILED: the pass left a cycle\n");
+        goto out;
+    }
+    if (rc) goto out;
+    if (only_added) {
         /* The pass only added edges: every edge of the input is still
-         * there, so every path is; the snapshot above was the cycle check. */
+         * there, so every path is. */
         *checked = s->n_edges;
         goto out;
     }
+    if (!(seen = calloc(s->n_nodes ? s->n_nodes : 1, 1))) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    /* an edge of the input that is still there keeps its ordering: only
+     * the others are queried */
+    size_t direct = 0;
     for (uint32_t i = 0; i < s->n_edges; i++) {
         sg_node_id_t a = s->edges[i][0], b = s->edges[i][1];
         if (exempt[a] || exempt[b]) continue;
+        const sg_edge_t *e = &g->edges[s->ids[i]]; /* ids are never reused */
+        if (!e->removed && e->from == a && e->to == b) {
+            direct++;
+            continue;
+        }
         if ((rc = sg_rw_pairs_push(&ps, a, b))) goto out;
     }
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
@@ -580,7 +615,7 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
         goto out;
     }
     if ((rc = sg_reach_query_batch(r, (const sg_node_id_t(*)[2])ps.p, ps.n, ans))) goto out;
-    *checked = ps.n;
+    *checked = ps.n + direct;
     uint32_t shown = 0, lost = 0;
     for (size_t i = 0; i < ps.n; i++) {
         if (ans[i]) continue;
@@ -631,6 +666,7 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     ctx.len = report ? &report->len : &ctx.own_len;
     ctx.cap = report ? &report->cap : &ctx.own_cap;
     ctx.reach = *reach; /* a snapshot of exactly this graph, or NULL */
+    ctx.out_kept = keep && opt->verify;
     *reach = NULL;
     ctx.name = p->name;
     sg_jw_init(&ctx.json, PASS_DEPTH);

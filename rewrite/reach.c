@@ -17,6 +17,11 @@
 typedef struct {
     uint32_t *out_start, *out, *in_start, *in;
     uint32_t *stream; /* by id */
+    /* By id, when the nodes were read for this adjacency (id_adj_build; not
+     * when it was made from an earlier one): each node's type
+     * (SG_REACH_REMOVED for a removed id) and capture sequence number. */
+    uint8_t *type;
+    uint64_t *seq;
 } id_adj_t;
 
 struct sg_reach {
@@ -24,10 +29,12 @@ struct sg_reach {
     unsigned flags;
     sg_node_id_t *order; /* topological order, live nodes */
     uint32_t n_order;
-    uint32_t *rank;      /* by node id; UINT32_MAX for removed */
+    /* by node id: its rank (UINT32_MAX for removed), chain and position on
+     * it, side by side (a query reads all three of both nodes) */
+    struct {
+        uint32_t rank, chain, pos;
+    } *node;
     uint32_t n_ids;      /* g->n_nodes at build time */
-    uint32_t *chain;     /* by node id */
-    uint32_t *pos;       /* by node id */
     uint32_t n_chains;
     uint32_t width;      /* chains per block */
     uint32_t loaded;     /* loaded block, UINT32_MAX for none */
@@ -37,7 +44,7 @@ struct sg_reach {
     uint32_t *in_start, *in_rank, *out_start, *out_rank;
     /* the poset-chain builder's clock rows (jagged, by rank), reused as R */
     int32_t *rows;
-    uint64_t *row_off;
+    uint32_t *row_off; /* entries before each row (the budget keeps them in 32 bits) */
     uint32_t *row_len;
     uint32_t *stream;    /* by rank: the node's stream (while building) */
     /* DFS scratch for queries outside the loaded block (by rank; only when
@@ -50,18 +57,18 @@ struct sg_reach {
      * (sg_reach_build_after) */
     id_adj_t adj;
     uint32_t n_edges, live_edges;
+    bool exact; /* adj is in the model's list order (not sg_reach_build_query's) */
 };
 
 static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw);
 static void id_adj_free(id_adj_t *a);
+static bool live(const sg_reach_t *r, sg_node_id_t v);
 
 void sg_reach_destroy(sg_reach_t *r)
 {
     if (!r) return;
     free(r->order);
-    free(r->rank);
-    free(r->chain);
-    free(r->pos);
+    free(r->node);
     free(r->R);
     free(r->F);
     free(r->stamp);
@@ -95,7 +102,7 @@ static int build_chains(sg_reach_t *r)
         bool best_same = false;
         for (uint32_t k = 0; k < nv->n_in; k++) {
             sg_node_id_t u = g->edges[nv->in[k]].from;
-            if (tail[r->chain[u]] != u) continue;
+            if (tail[r->node[u].chain] != u) continue;
             bool same = g->nodes[u].stream == nv->stream;
             if (best == SG_NONE || (same && !best_same) ||
                 (same == best_same && g->nodes[u].seq > g->nodes[best].seq)) {
@@ -104,13 +111,13 @@ static int build_chains(sg_reach_t *r)
             }
         }
         if (best != SG_NONE) {
-            r->chain[v] = r->chain[best];
-            r->pos[v] = r->pos[best] + 1;
+            r->node[v].chain = r->node[best].chain;
+            r->node[v].pos = r->node[best].pos + 1;
         } else {
-            r->chain[v] = n_chains++;
-            r->pos[v] = 0;
+            r->node[v].chain = n_chains++;
+            r->node[v].pos = 0;
         }
-        tail[r->chain[v]] = v;
+        tail[r->node[v].chain] = v;
     }
     free(tail);
     r->n_chains = n_chains;
@@ -124,28 +131,108 @@ static void id_adj_free(id_adj_t *a)
     free(a->in_start);
     free(a->in);
     free(a->stream);
+    free(a->type);
+    free(a->seq);
 }
 
-static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
+static int id_adj_alloc(id_adj_t *a, uint32_t n, size_t ne)
 {
-    uint32_t n = g->n_nodes;
     memset(a, 0, sizeof *a);
-    a->out_start = malloc(((size_t)n + 1) * sizeof *a->out_start);
-    a->in_start = malloc(((size_t)n + 1) * sizeof *a->in_start);
-    size_t ne = g->live_edges ? g->live_edges : 1;
-    a->out = malloc(ne * sizeof *a->out);
-    a->in = malloc(ne * sizeof *a->in);
+    a->out_start = calloc((size_t)n + 1, sizeof *a->out_start);
+    a->in_start = calloc((size_t)n + 1, sizeof *a->in_start);
+    a->out = malloc((ne ? ne : 1) * sizeof *a->out);
+    a->in = malloc((ne ? ne : 1) * sizeof *a->in);
     a->stream = malloc((n ? n : 1) * sizeof *a->stream);
     if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream) {
         id_adj_free(a);
         return SG_ENOMEM;
+    }
+    return SG_OK;
+}
+
+/* The lists of the live edges in edge id order, from one pass over the edge
+ * array (counting sort by endpoint); live[] says which nodes are live. An
+ * edge at a removed or unknown node is an inconsistent model: SG_EINVAL. */
+static int id_adj_fill_from_edges(const sg_graph_t *g, const uint8_t *live, id_adj_t *a)
+{
+    uint32_t n = g->n_nodes, count = 0;
+    uint32_t *fo = malloc((n ? n : 1) * sizeof *fo), *fi = malloc((n ? n : 1) * sizeof *fi);
+    int rc = SG_OK;
+    if (!fo || !fi) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        if (e->from >= n || e->to >= n || !live[e->from] || !live[e->to] ||
+            ++count > g->live_edges) {
+            rc = SG_EINVAL;
+            goto out;
+        }
+        a->out_start[e->from + 1]++;
+        a->in_start[e->to + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        a->out_start[i + 1] += a->out_start[i];
+        a->in_start[i + 1] += a->in_start[i];
+    }
+    if (n) {
+        memcpy(fo, a->out_start, n * sizeof *fo);
+        memcpy(fi, a->in_start, n * sizeof *fi);
+    }
+    for (uint32_t i = 0; i < g->n_edges; i++) {
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        a->out[fo[e->from]++] = e->to;
+        a->in[fi[e->to]++] = e->from;
+    }
+out:
+    free(fo);
+    free(fi);
+    return rc;
+}
+
+/* The model's adjacency, in the order of each node's lists. While the lists
+ * are in edge id order (graph.h: lists_unordered), that order is the edge
+ * array's: read in one pass, with one pass over the node array for streams
+ * and liveness, instead of each node's lists (separate small arrays) and
+ * an edge array entry per list entry. */
+static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
+{
+    uint32_t n = g->n_nodes;
+    size_t ne = g->live_edges;
+    int rc = id_adj_alloc(a, n, ne);
+    if (rc) return rc;
+    a->type = malloc(n ? n : 1);
+    a->seq = malloc((n ? n : 1) * sizeof *a->seq);
+    if (!a->type || !a->seq) {
+        id_adj_free(a);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const sg_node_t *x = &g->nodes[i];
+        a->stream[i] = x->stream;
+        a->type[i] = x->removed ? SG_REACH_REMOVED : (uint8_t)x->type;
+        a->seq[i] = x->seq;
+    }
+    if (!g->lists_unordered) {
+        uint8_t *alive = malloc(n ? n : 1);
+        if (!alive) {
+            id_adj_free(a);
+            return SG_ENOMEM;
+        }
+        for (uint32_t i = 0; i < n; i++) alive[i] = a->type[i] != SG_REACH_REMOVED;
+        rc = id_adj_fill_from_edges(g, alive, a);
+        free(alive);
+        if (rc) id_adj_free(a);
+        return rc;
     }
     uint32_t no = 0, ni = 0;
     for (uint32_t i = 0; i < n; i++) {
         const sg_node_t *x = &g->nodes[i];
         a->out_start[i] = no;
         a->in_start[i] = ni;
-        a->stream[i] = x->stream;
         if (x->removed) continue;
         if (no + (size_t)x->n_out > ne || ni + (size_t)x->n_in > ne) { /* inconsistent model */
             id_adj_free(a);
@@ -213,8 +300,8 @@ static int build_csr(sg_reach_t *r, const id_adj_t *a)
     for (uint32_t i = 0; i < n; i++) {
         sg_node_id_t v = r->order[i];
         uint32_t *in = r->in_rank + r->in_start[i], *out = r->out_rank + r->out_start[i];
-        for (uint32_t k = a->in_start[v]; k < a->in_start[v + 1]; k++) *in++ = r->rank[a->in[k]];
-        for (uint32_t k = a->out_start[v]; k < a->out_start[v + 1]; k++) *out++ = r->rank[a->out[k]];
+        for (uint32_t k = a->in_start[v]; k < a->in_start[v + 1]; k++) *in++ = r->node[a->in[k]].rank;
+        for (uint32_t k = a->out_start[v]; k < a->out_start[v + 1]; k++) *out++ = r->node[a->out[k]].rank;
     }
     return SG_OK;
 }
@@ -233,7 +320,7 @@ static int build_poset_chains(sg_reach_t *r)
 {
     const sg_graph_t *g = r->g;
     size_t n = r->n_order;
-    uint64_t *off = malloc((n ? n : 1) * sizeof *off);
+    uint32_t *off = malloc((n ? n : 1) * sizeof *off);
     uint32_t *len = malloc((n ? n : 1) * sizeof *len);
     uint32_t *tail = malloc((n ? n : 1) * sizeof *tail);     /* by chain: rank of its tail */
     uint32_t *chain = malloc((n ? n : 1) * sizeof *chain);   /* by rank */
@@ -291,14 +378,14 @@ static int build_poset_chains(sg_reach_t *r)
         chain[i] = pick;
         tail[pick] = (uint32_t)i;
         row[pick] = (int32_t)pos[i];
-        off[i] = used;
+        off[i] = (uint32_t)used; /* used <= max(4n + 16, REACH_BUDGET) */
         len[i] = k;
         used += k;
         if (stream < ns) stream_chain[stream] = pick;
     }
     for (size_t i = 0; i < n; i++) {
-        r->chain[r->order[i]] = chain[i];
-        r->pos[r->order[i]] = pos[i];
+        r->node[r->order[i]].chain = chain[i];
+        r->node[r->order[i]].pos = pos[i];
     }
     r->n_chains = k;
     r->rows = arena; /* kept: they are R for all chains */
@@ -340,17 +427,15 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     }
     r->n_ids = g->n_nodes;
     size_t ids = r->n_ids ? r->n_ids : 1;
-    r->rank = malloc(ids * sizeof *r->rank);
-    r->chain = calloc(ids, sizeof *r->chain);
-    r->pos = calloc(ids, sizeof *r->pos);
+    r->node = calloc(ids, sizeof *r->node);
     r->stream = malloc((r->n_order ? r->n_order : 1) * sizeof *r->stream);
-    if (!r->rank || !r->chain || !r->pos || !r->stream) {
+    if (!r->node || !r->stream) {
         sg_reach_destroy(r);
         return SG_ENOMEM;
     }
-    for (uint32_t i = 0; i < r->n_ids; i++) r->rank[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < r->n_ids; i++) r->node[i].rank = UINT32_MAX;
     for (uint32_t i = 0; i < r->n_order; i++) {
-        r->rank[r->order[i]] = i;
+        r->node[r->order[i]].rank = i;
         r->stream[i] = r->adj.stream[r->order[i]];
     }
     rc = build_csr(r, &r->adj);
@@ -373,28 +458,40 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
             return SG_ENOMEM;
         }
     }
-    r->R = malloc((size_t)(w * rows) * sizeof *r->R);
+    bool rows_are_R = r->rows && r->n_chains <= r->width && r->n_chains > 0;
+    if (rows_are_R) {
+        /* The builder's rows are R already, jagged (a row holds the chains
+         * made before it): spread them into the table in place, last row
+         * first (row i moves up to i * w, and every earlier row lies below
+         * its start), instead of copying them into a second table. Only
+         * the forward clocks remain to compute. */
+        int32_t *t = realloc(r->rows, (size_t)(w * rows) * sizeof *t);
+        if (!t) {
+            sg_reach_destroy(r);
+            return SG_ENOMEM;
+        }
+        r->rows = NULL;
+        r->R = t;
+        for (uint32_t i = r->n_order; i-- > 0;) {
+            int32_t *row = t + (size_t)i * w;
+            uint32_t l = r->row_len[i];
+            memmove(row, t + r->row_off[i], l * sizeof *row);
+            for (uint32_t c = l; c < w; c++)
+                row[c] = -1;
+        }
+    } else {
+        r->R = malloc((size_t)(w * rows) * sizeof *r->R);
+    }
     if (flags & SG_REACH_FORWARD) r->F = malloc((size_t)(w * rows) * sizeof *r->F);
     if (!r->R || ((flags & SG_REACH_FORWARD) && !r->F)) {
         sg_reach_destroy(r);
         return SG_ENOMEM;
     }
-    if (r->n_chains <= r->width && r->n_chains > 0) {
-        if (r->rows) {
-            /* the builder's rows are R already: copy them into the table,
-             * and only the forward clocks remain to compute */
-            for (uint32_t i = 0; i < r->n_order; i++) {
-                int32_t *row = r->R + (size_t)i * w;
-                const int32_t *src = r->rows + r->row_off[i];
-                uint32_t l = r->row_len[i];
-                memcpy(row, src, l * sizeof *row);
-                for (uint32_t c = l; c < w; c++) row[c] = -1;
-            }
-            if (r->F) forward_clocks(r, 0, r->n_chains);
-            r->loaded = 0;
-        } else {
-            sg_reach_load_block(r, 0, NULL, NULL);
-        }
+    if (rows_are_R) {
+        if (r->F) forward_clocks(r, 0, r->n_chains);
+        r->loaded = 0;
+    } else if (r->n_chains <= r->width && r->n_chains > 0) {
+        sg_reach_load_block(r, 0, NULL, NULL);
     }
     free(r->rows);
     free(r->row_off);
@@ -414,7 +511,9 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
     *out = NULL;
     id_adj_t adj;
     int rc = id_adj_build(g, &adj);
-    return rc ? rc : build_from_adj(g, flags, adj, out);
+    if (rc == SG_OK) rc = build_from_adj(g, flags, adj, out);
+    if (rc == SG_OK) (*out)->exact = true;
+    return rc;
 }
 
 /* Has g only gained edges since prev was taken of it: the same nodes (ids
@@ -424,8 +523,8 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out)
  * entry into the hole), so then the adjacency is read again. */
 static bool only_added_edges(const sg_graph_t *g, const sg_reach_t *prev)
 {
-    if (prev->g != g || g->n_nodes != prev->n_ids || g->live_nodes != prev->n_order ||
-        g->n_edges < prev->n_edges)
+    if (!prev->exact || prev->g != g || g->n_nodes != prev->n_ids ||
+        g->live_nodes != prev->n_order || g->n_edges < prev->n_edges)
         return false;
     uint32_t added = g->n_edges - prev->n_edges;
     for (uint32_t i = prev->n_edges; i < g->n_edges; i++)
@@ -489,6 +588,50 @@ int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned f
     *out = NULL;
     id_adj_t adj;
     int rc = id_adj_extend(g, prev, &adj);
+    if (rc == SG_OK) rc = build_from_adj(g, flags, adj, out);
+    if (rc == SG_OK) (*out)->exact = true;
+    return rc;
+}
+
+/* Has g the node set prev was taken of (ids are never reused: with as many
+ * ids and live nodes, no node was added or removed)? */
+static bool same_nodes(const sg_graph_t *g, const sg_reach_t *prev)
+{
+    return prev->g == g && g->n_nodes == prev->n_ids && g->live_nodes == prev->n_order;
+}
+
+/* The adjacency of g's live edges in edge id order, one pass over the edge
+ * array: the nodes are prev's (same_nodes), so the node array is not read
+ * at all. Streams are prev's: a pass that moved a node to another stream
+ * only changes how the chains fall, not reachability. */
+static int id_adj_from_edges(const sg_graph_t *g, const sg_reach_t *prev, id_adj_t *a)
+{
+    uint32_t n = g->n_nodes;
+    int rc = id_adj_alloc(a, n, g->live_edges);
+    if (rc) return rc;
+    uint8_t *alive = malloc(n ? n : 1);
+    if (!alive) {
+        id_adj_free(a);
+        return SG_ENOMEM;
+    }
+    if (n) memcpy(a->stream, prev->adj.stream, n * sizeof *a->stream);
+    for (uint32_t i = 0; i < n; i++)
+        alive[i] = live(prev, i);
+    rc = id_adj_fill_from_edges(g, alive, a);
+    free(alive);
+    if (rc) id_adj_free(a);
+    return rc;
+}
+
+int sg_reach_build_query(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
+                         sg_reach_t **out)
+{
+    if (!g || !out) return SG_EINVAL;
+    if (!prev || only_added_edges(g, prev) || !same_nodes(g, prev))
+        return sg_reach_build_after(g, prev, flags, out);
+    *out = NULL;
+    id_adj_t adj;
+    int rc = id_adj_from_edges(g, prev, &adj);
     return rc ? rc : build_from_adj(g, flags, adj, out);
 }
 
@@ -506,8 +649,8 @@ static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw)
             for (uint32_t c = 0; c < cw; c++)
                 if (p[c] < row[c]) row[c] = p[c];
         }
-        uint32_t cv = r->chain[v];
-        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
+        uint32_t cv = r->node[v].chain;
+        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->node[v].pos;
     }
 }
 
@@ -535,8 +678,8 @@ int sg_reach_load_block(sg_reach_t *r, uint32_t b, uint32_t *first, uint32_t *co
             for (uint32_t c = 0; c < cw; c++)
                 if (p[c] > row[c]) row[c] = p[c];
         }
-        uint32_t cv = r->chain[v];
-        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->pos[v];
+        uint32_t cv = r->node[v].chain;
+        if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->node[v].pos;
     }
     if (r->F) forward_clocks(r, c0, cw);
     r->loaded = b;
@@ -545,14 +688,14 @@ int sg_reach_load_block(sg_reach_t *r, uint32_t b, uint32_t *first, uint32_t *co
 
 static bool live(const sg_reach_t *r, sg_node_id_t v)
 {
-    return v < r->n_ids && r->rank[v] != UINT32_MAX;
+    return v < r->n_ids && r->node[v].rank != UINT32_MAX;
 }
 
 int32_t sg_reach_last_reaching(const sg_reach_t *r, sg_node_id_t v, uint32_t c)
 {
     uint32_t c0 = r->loaded * r->width;
     if (!live(r, v) || r->loaded == UINT32_MAX || c < c0 || c - c0 >= r->width) return -1;
-    return r->R[(size_t)r->rank[v] * r->width + (c - c0)];
+    return r->R[(size_t)r->node[v].rank * r->width + (c - c0)];
 }
 
 int32_t sg_reach_first_reached(const sg_reach_t *r, sg_node_id_t v, uint32_t c)
@@ -560,7 +703,7 @@ int32_t sg_reach_first_reached(const sg_reach_t *r, sg_node_id_t v, uint32_t c)
     uint32_t c0 = r->loaded * r->width;
     if (!r->F || !live(r, v) || r->loaded == UINT32_MAX || c < c0 || c - c0 >= r->width)
         return INT32_MAX;
-    return r->F[(size_t)r->rank[v] * r->width + (c - c0)];
+    return r->F[(size_t)r->node[v].rank * r->width + (c - c0)];
 }
 
 /* Answers that need no clock: identity, rank order, same chain. Returns
@@ -569,8 +712,8 @@ static int quick(const sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
 {
     if (!live(r, u) || !live(r, v)) return 0;
     if (u == v) return 1;
-    if (r->rank[u] >= r->rank[v]) return 0;
-    if (r->chain[u] == r->chain[v]) return r->pos[u] <= r->pos[v];
+    if (r->node[u].rank >= r->node[v].rank) return 0;
+    if (r->node[u].chain == r->node[v].chain) return r->node[u].pos <= r->node[v].pos;
     return -1;
 }
 
@@ -581,8 +724,8 @@ static bool in_loaded(const sg_reach_t *r, uint32_t c)
 
 static bool clock_answer(const sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
 {
-    int32_t q = r->R[(size_t)r->rank[v] * r->width + (r->chain[u] - r->loaded * r->width)];
-    return q >= (int32_t)r->pos[u];
+    int32_t q = r->R[(size_t)r->node[v].rank * r->width + (r->node[u].chain - r->loaded * r->width)];
+    return q >= (int32_t)r->node[u].pos;
 }
 
 /* DFS from u that never enters a node ranked after v (it cannot reach v),
@@ -593,9 +736,9 @@ static bool bounded_dfs(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
         memset(r->stamp, 0, r->n_order * sizeof *r->stamp);
         r->stamp_now = 1;
     }
-    uint32_t limit = r->rank[v], top = 0;
-    r->stack[top++] = r->rank[u];
-    r->stamp[r->rank[u]] = r->stamp_now;
+    uint32_t limit = r->node[v].rank, top = 0;
+    r->stack[top++] = r->node[u].rank;
+    r->stamp[r->node[u].rank] = r->stamp_now;
     while (top) {
         uint32_t x = r->stack[--top];
         for (uint32_t k = r->out_start[x]; k < r->out_start[x + 1]; k++) {
@@ -613,7 +756,7 @@ bool sg_reach_query(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v)
 {
     int q = quick(r, u, v);
     if (q >= 0) return q == 1;
-    if (in_loaded(r, r->chain[u])) return clock_answer(r, u, v);
+    if (in_loaded(r, r->node[u].chain)) return clock_answer(r, u, v);
     return bounded_dfs(r, u, v);
 }
 
@@ -640,10 +783,10 @@ int sg_reach_query_batch(sg_reach_t *r, const sg_node_id_t (*pairs)[2], size_t n
         int q = quick(r, pairs[i][0], pairs[i][1]);
         if (q >= 0) {
             out[i] = (uint8_t)q;
-        } else if (in_loaded(r, r->chain[pairs[i][0]])) {
+        } else if (in_loaded(r, r->node[pairs[i][0]].chain)) {
             out[i] = clock_answer(r, pairs[i][0], pairs[i][1]);
         } else {
-            p[np].block = r->chain[pairs[i][0]] / r->width;
+            p[np].block = r->node[pairs[i][0]].chain / r->width;
             p[np].index = (uint32_t)i;
             np++;
         }
@@ -671,7 +814,7 @@ const sg_node_id_t *sg_reach_order(const sg_reach_t *r, uint32_t *n)
 
 uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v)
 {
-    return v < r->n_ids ? r->rank[v] : UINT32_MAX;
+    return v < r->n_ids ? r->node[v].rank : UINT32_MAX;
 }
 
 const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n)
@@ -684,6 +827,26 @@ const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n)
     return r->in_rank + r->in_start[i];
 }
 
+bool sg_reach_node_facts(const sg_reach_t *r, const sg_graph_t *g, const uint8_t **type,
+                         const uint32_t **stream, const uint64_t **seq)
+{
+    if (!r->adj.type || r->g != g || r->n_ids != g->n_nodes) return false;
+    *type = r->adj.type;
+    *stream = r->adj.stream;
+    *seq = r->adj.seq;
+    return true;
+}
+
+const sg_node_id_t *sg_reach_out_ids(const sg_reach_t *r, sg_node_id_t v, uint32_t *n)
+{
+    if (!live(r, v)) {
+        *n = 0;
+        return NULL;
+    }
+    *n = r->adj.out_start[v + 1] - r->adj.out_start[v];
+    return r->adj.out + r->adj.out_start[v];
+}
+
 uint32_t sg_reach_chain_count(const sg_reach_t *r)
 {
     return r->n_chains;
@@ -691,12 +854,12 @@ uint32_t sg_reach_chain_count(const sg_reach_t *r)
 
 uint32_t sg_reach_chain_of(const sg_reach_t *r, sg_node_id_t v)
 {
-    return live(r, v) ? r->chain[v] : UINT32_MAX;
+    return live(r, v) ? r->node[v].chain : UINT32_MAX;
 }
 
 uint32_t sg_reach_pos(const sg_reach_t *r, sg_node_id_t v)
 {
-    return live(r, v) ? r->pos[v] : UINT32_MAX;
+    return live(r, v) ? r->node[v].pos : UINT32_MAX;
 }
 
 bool sg_reach_all_loaded(const sg_reach_t *r, bool forward)
@@ -706,8 +869,15 @@ bool sg_reach_all_loaded(const sg_reach_t *r, bool forward)
 
 int sg_reach_check_acyclic(const sg_graph_t *g)
 {
+    return sg_reach_check_acyclic_after(g, NULL);
+}
+
+int sg_reach_check_acyclic_after(const sg_graph_t *g, const sg_reach_t *prev)
+{
     id_adj_t adj;
-    int rc = id_adj_build(g, &adj);
+    int rc = prev && only_added_edges(g, prev) ? id_adj_extend(g, prev, &adj)
+             : prev && same_nodes(g, prev)     ? id_adj_from_edges(g, prev, &adj)
+                                               : id_adj_build(g, &adj);
     if (rc) return rc;
     sg_node_id_t *order = NULL;
     uint32_t n = 0;

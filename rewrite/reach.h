@@ -54,9 +54,22 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out);
  * the one sg_reach_build would give either way (order, chains, clocks). */
 int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
                          sg_reach_t **out);
+/* A snapshot of g for reachability queries and the acyclicity check only
+ * (the verifier's, when no later pass takes it as its input): when g has
+ * prev's nodes (none added or removed), its adjacency is read from the edge
+ * array in id order instead of each node's edge lists, so its topological
+ * order and chains may differ from sg_reach_build's (the answers do not);
+ * otherwise exactly sg_reach_build_after. A later sg_reach_build_after from
+ * it reads the graph again. */
+int sg_reach_build_query(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
+                         sg_reach_t **out);
 void sg_reach_destroy(sg_reach_t *r);
 /* SG_OK when g (root-level) is a DAG, SG_ECYCLE when not; O(V+E). */
 int sg_reach_check_acyclic(const sg_graph_t *g);
+/* The same, reading g's adjacency as sg_reach_build_query would (from
+ * prev's compact lists when g only gained edges since, from the edge array
+ * when it has prev's nodes): the check alone, with no snapshot built. */
+int sg_reach_check_acyclic_after(const sg_graph_t *g, const sg_reach_t *prev);
 
 /* Does u reach v (u == v counts)? Removed or unknown nodes reach nothing. */
 bool sg_reach_query(sg_reach_t *r, sg_node_id_t u, sg_node_id_t v);
@@ -74,6 +87,23 @@ uint32_t sg_reach_rank(const sg_reach_t *r, sg_node_id_t v);
  * snapshot's compact adjacency; a predecessor joined by two edges is
  * listed twice). */
 const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n);
+
+/* What a snapshot that read g's node array (sg_reach_build, and
+ * sg_reach_build_after when it had to) read of each node, by id: its type
+ * (SG_REACH_REMOVED for a removed id), stream and capture sequence number,
+ * so that a pass starting from the snapshot need not read the nodes again.
+ * False when the snapshot was made from an earlier one without reading the
+ * nodes, or is of another graph. Valid while g's nodes keep those fields:
+ * a pass that changes them must not take them from its input's snapshot. */
+#define SG_REACH_REMOVED 0xffu
+bool sg_reach_node_facts(const sg_reach_t *r, const sg_graph_t *g, const uint8_t **type,
+                         const uint32_t **stream, const uint64_t **seq);
+
+/* The successors of node v as the snapshot has them (by id, in the order of
+ * the model's list, or edge id order for sg_reach_build_query's; a
+ * successor joined by two edges is listed twice); NULL with *n = 0 for a
+ * removed or unknown id. */
+const sg_node_id_t *sg_reach_out_ids(const sg_reach_t *r, sg_node_id_t v, uint32_t *n);
 
 /* Chains: count, chain of a node and its position on it. */
 uint32_t sg_reach_chain_count(const sg_reach_t *r);

@@ -44,8 +44,14 @@ static int strength(const sg_edge_t *e)
 /* Should e go as a duplicate: another live edge with the same endpoints
  * that is stronger, or as strong with a lower id (and, for non-plain
  * edges, identical in kind and event)? */
-static bool duplicate(const sg_graph_t *g, const sg_edge_t *e)
+static bool duplicate(const sg_graph_t *g, sg_reach_t *r, const sg_edge_t *e)
 {
+    /* the snapshot's list says whether another edge u -> v exists at all
+     * (compact, where the node's own list is a cache miss on a large graph) */
+    uint32_t n, same = 0;
+    const sg_node_id_t *out = sg_reach_out_ids(r, e->from, &n);
+    for (uint32_t i = 0; i < n && same < 2; i++) same += out[i] == e->to;
+    if (same < 2) return false;
     const sg_node_t *u = &g->nodes[e->from];
     for (uint32_t i = 0; i < u->n_out; i++) {
         const sg_edge_t *o = &g->edges[u->out[i]];
@@ -62,17 +68,23 @@ static bool duplicate(const sg_graph_t *g, const sg_edge_t *e)
     return false;
 }
 
-static bool redundant(const sg_graph_t *g, sg_reach_t *r, const sg_edge_t *e)
+/* Over the snapshot's lists (the graph is the snapshot's while edges are
+ * chosen: they are removed after), not each node's own. */
+static bool redundant(sg_reach_t *r, const sg_edge_t *e)
 {
-    const sg_node_t *u = &g->nodes[e->from], *v = &g->nodes[e->to];
-    if (u->n_out <= v->n_in) {
-        for (uint32_t i = 0; i < u->n_out; i++) {
-            sg_node_id_t w = g->edges[u->out[i]].to;
+    uint32_t n_out, n_in;
+    const sg_node_id_t *out = sg_reach_out_ids(r, e->from, &n_out);
+    const uint32_t *in = sg_reach_in_ranks(r, sg_reach_rank(r, e->to), &n_in);
+    if (n_out <= n_in) {
+        for (uint32_t i = 0; i < n_out; i++) {
+            sg_node_id_t w = out[i];
             if (w != e->to && sg_reach_query(r, w, e->to)) return true;
         }
     } else {
-        for (uint32_t i = 0; i < v->n_in; i++) {
-            sg_node_id_t x = g->edges[v->in[i]].from;
+        uint32_t n;
+        const sg_node_id_t *order = sg_reach_order(r, &n);
+        for (uint32_t i = 0; i < n_in; i++) {
+            sg_node_id_t x = order[in[i]];
             if (x != e->from && sg_reach_query(r, e->from, x)) return true;
         }
     }
@@ -97,10 +109,10 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
         if (e->removed) continue;
-        if (duplicate(g, e)) {
+        if (duplicate(g, r, e)) {
             why[n] = 1;
             drop[n++] = i;
-        } else if (plain(e) && redundant(g, r, e)) {
+        } else if (plain(e) && redundant(r, e)) {
             why[n] = 0;
             drop[n++] = i;
         }

@@ -40,10 +40,15 @@ typedef struct sg_pass_ctx {
     sg_reach_t *out_reach; /* optional: a pass that built a snapshot (forward clocks) of
                               the graph exactly as it returns it leaves it here for the
                               verifier, which would build the same */
+    bool out_kept;         /* the output's snapshot becomes the next pass's input: out_reach
+                              must then be sg_reach_build_after's; else it only answers the
+                              verifier's queries (sg_reach_build_query's will do) */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Room for n more bytes of report text, made now (see sg_jw_reserve). */
+void sg_rw_reserve(sg_pass_ctx_t *ctx, size_t n);
 /* Add key to the pass's JSON object (takes the reference to v; keys are
  * written in the order they are added, each once). */
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
@@ -103,18 +108,27 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
  * the node and its kernel name) costs a cache miss or two per name. */
 typedef struct {
     uint32_t n_ids;
-    uint32_t *off; /* by id: offset of the name in text, UINT32_MAX when not made */
+    uint32_t *off; /* by id: offset of the node's entry in text, UINT32_MAX when not made:
+                      its type (a byte, SG_RW_REMOVED for a removed node), its stream (4
+                      bytes), its name and what it is (node_what, raw), each NUL-ended */
     char *text;
     uint32_t len, cap;
 } sg_rw_names_t;
+#define SG_RW_REMOVED SG_REACH_REMOVED
 
 /* Make the names of the nodes with want[id] != 0 (want has g->n_nodes
- * entries). SG_ENOMEM leaves t empty: every lookup then makes its name. */
-int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t);
+ * entries), and call visit (may be NULL) with each of those nodes, in id
+ * order: what else a report reads of them is read in the same pass.
+ * SG_ENOMEM leaves t empty: every lookup then makes its name (the visits
+ * are made either way). */
+int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
+                     void (*visit)(void *user, sg_node_id_t id, const sg_node_t *x), void *user);
 /* The name of id as sg_rw_node_name gives it: from the table, else made
  * into buf. */
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
                             char *buf, size_t n);
+/* sg_rw_node_jw of id, from the table when it has id. */
+void sg_rw_names_jw(sg_jw_t *w, const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id);
 void sg_rw_names_free(sg_rw_names_t *t);
 
 /* Stream label or "explicit", raw (for JSON); SG_RW_STREAM escaped for text. */
@@ -133,14 +147,29 @@ typedef struct {
     uint32_t n_streams;
     uint32_t *start;     /* n_streams + 1 offsets into nodes */
     sg_node_id_t *nodes;
+    uint32_t n_ids;      /* g->n_nodes when built */
     uint32_t *index;     /* by node id: position in its stream, UINT32_MAX if none */
+    /* By node id, as the one pass over the node array read them: a pass
+     * that looks up nodes in stream order or across edges reads these
+     * compact arrays instead of the nodes (on a large graph a cache miss
+     * per node). */
+    uint8_t *type;    /* the node's sg_node_type_t, SG_RW_REMOVED for a removed id */
+    uint32_t *stream; /* the node's stream (SG_STREAM_EXPLICIT for none) */
+    uint32_t origin;  /* sg_rw_origin_stream's answer */
 } sg_rw_streams_t;
 
+/* r is a snapshot of g as it is (its ranks break ties; what it read of the
+ * nodes, sg_reach_node_facts, is taken instead of reading them again). */
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s);
 void sg_rw_streams_free(sg_rw_streams_t *s);
 /* Neighbour of v in its stream's program order, or SG_NONE. */
-sg_node_id_t sg_rw_stream_prev(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v);
-sg_node_id_t sg_rw_stream_next(const sg_graph_t *g, const sg_rw_streams_t *s, sg_node_id_t v);
+sg_node_id_t sg_rw_stream_prev(const sg_rw_streams_t *s, sg_node_id_t v);
+sg_node_id_t sg_rw_stream_next(const sg_rw_streams_t *s, sg_node_id_t v);
+/* v's type as built (SG_RW_REMOVED for a removed or unknown id). */
+static inline uint8_t sg_rw_type(const sg_rw_streams_t *s, sg_node_id_t v)
+{
+    return v < s->n_ids ? s->type[v] : SG_RW_REMOVED;
+}
 /* The capture's origin stream: the stream of the first enqueued node
  * (lowest seq) that has one; SG_NONE when no node has a stream. */
 uint32_t sg_rw_origin_stream(const sg_graph_t *g);
@@ -208,10 +237,24 @@ typedef struct {
     sg_node_id_t *frees;
     uint32_t *acc_start;  /* by node id, n_nodes + 1 offsets into acc_buffer */
     uint32_t *acc_buffer; /* the buffer each access of each node means */
+    uint8_t *acc_guess;   /* beside it: 1 when the access's range is the capture's guess
+                             (SG_RANGE_GUESS), so a pass need not read the node again */
     sg_rw_alloc_index_t aix;
 } sg_rw_buffers_t;
 
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b);
+/* The same, and cost[v] = sg_rw_node_cost_ns of each live node v from the
+ * same pass over the nodes (cost has g->n_nodes entries, zeroed; removed
+ * ids are left alone): what sg_rw_timeline_from takes. */
+int sg_rw_buffers_build_costs(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost);
+/* What the reuse rules ask of it (sg_rw_reuse_build, sg_rw_reuse_after):
+ * allocations and frees read from the memory nodes alone (their types from
+ * st, a program order of g as it is), no per-access table (acc_start is
+ * NULL), and the users of a buffer only where the reuse index can ask for
+ * them: when a buffer with no mem_alloc shares a cluster of overlapping
+ * addresses with another that is freed in the graph, this is
+ * sg_rw_buffers_build (every node's accesses are read). */
+int sg_rw_buffers_build_memory(const sg_graph_t *g, const sg_rw_streams_t *st, sg_rw_buffers_t *b);
 void sg_rw_buffers_free(sg_rw_buffers_t *b);
 /* The buffer access a of node x means; the buffer mem_free node f frees. */
 uint32_t sg_rw_access_buffer(const sg_rw_buffers_t *b, sg_node_id_t x, uint32_t a);
@@ -241,6 +284,9 @@ typedef struct {
     uint32_t *cluster;    /* by buffer */
     uint32_t *start;      /* n_clusters + 1 offsets into allocs */
     sg_node_id_t *allocs; /* per cluster, by (chain, position) */
+    uint32_t *alloc_buf;  /* beside allocs: the buffer each allocates (its u.mem.buffer) */
+    uint32_t *alloc_pos;  /* and its position on its chain: a query reads neither node
+                             nor snapshot for them */
     uint32_t *rstart;     /* n_clusters + 1 offsets into runs */
     sg_rw_reuse_run_t *runs; /* per cluster, its allocations on each chain: a query
                                 walks these, not every allocation of the cluster */
@@ -253,7 +299,7 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
                       sg_rw_reuse_t *ru);
 void sg_rw_reuse_free(sg_rw_reuse_t *ru);
 /* *out (malloc'd, may be NULL when *n == 0) gets the minimal reuses after
- * free f of buffer b. */
+ * free f of buffer b; r is the snapshot ru was built from. */
 int sg_rw_reuse_after(const sg_rw_reuse_t *ru, sg_reach_t *r, const sg_graph_t *g,
                       const sg_rw_buffers_t *bufs, sg_node_id_t f, uint32_t b, sg_node_id_t **out,
                       uint32_t *n);
@@ -287,6 +333,10 @@ double sg_rw_node_cost_ns(const sg_graph_t *g, const sg_node_t *n);
  * finish = start + cost. r is a snapshot of g as it is (its adjacency is
  * used). Arrays by node id, malloc'd. */
 int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, double **finish);
+/* The same from each node's cost by id (n_nodes entries, zero for removed
+ * ids; malloc'd): it becomes *finish (freed on failure). */
+int sg_rw_timeline_from(const sg_graph_t *g, const sg_reach_t *r, double *cost, double **start,
+                        double **finish);
 
 
 /* A growable array of node pairs (free p when done). */

@@ -595,6 +595,89 @@ static void test_topo_order(void **state)
     sg_graph_destroy(g);
 }
 
+/* lists_unordered: while it is false every node's lists hold exactly its
+ * live edges in id order (what the rewrite snapshot reads from the edge
+ * array instead), through adds, removals of last and inner entries, node
+ * removals, chain merges and a clone. */
+static uint64_t xs(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static bool lists_match_edge_array(const sg_graph_t *g)
+{
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        const sg_node_t *x = &g->nodes[v];
+        if (x->removed) continue;
+        uint32_t ko = 0, ki = 0;
+        for (uint32_t e = 0; e < g->n_edges; e++) {
+            if (g->edges[e].removed) continue;
+            if (g->edges[e].from == v && (ko >= x->n_out || x->out[ko++] != e)) return false;
+            if (g->edges[e].to == v && (ki >= x->n_in || x->in[ki++] != e)) return false;
+        }
+        if (ko != x->n_out || ki != x->n_in) return false;
+    }
+    return true;
+}
+
+static void test_lists_order(void **state)
+{
+    (void)state;
+    uint64_t rs = 0x51ed2701a4c3b9e5ull;
+    int unordered_seen = 0, ordered_after_removal = 0;
+    for (int round = 0; round < 80; round++) {
+        sg_graph_t *g = sg_graph_create();
+        assert_non_null(g);
+        assert_int_equal(sg_graph_add_stream(g, NULL, 0, NULL), SG_OK);
+        uint32_t n = 4 + (uint32_t)(xs(&rs) % 30);
+        for (uint32_t i = 0; i < n; i++) {
+            sg_node_id_t id;
+            assert_int_equal(sg_graph_add_node(g, SG_NODE_KERNEL, 0, i, &id), SG_OK);
+            for (int k = 0; k < 3 && i > 0; k++)
+                sg_graph_add_edge(g, (sg_node_id_t)(xs(&rs) % i), id, SG_EDGE_CONTROL, SG_NONE,
+                                  NULL);
+        }
+        assert_false(g->lists_unordered);
+        assert_true(lists_match_edge_array(g));
+        /* removals: the last edge (order kept), then random ones */
+        if (g->n_edges && round % 3 == 0) {
+            assert_int_equal(sg_graph_remove_edge(g, g->n_edges - 1), SG_OK);
+            assert_false(g->lists_unordered);
+            ordered_after_removal++;
+        }
+        for (int k = 0; k < (int)(xs(&rs) % 4); k++) {
+            sg_edge_id_t e = (sg_edge_id_t)(xs(&rs) % g->n_edges);
+            if (!g->edges[e].removed) assert_int_equal(sg_graph_remove_edge(g, e), SG_OK);
+        }
+        if (round % 4 == 1)
+            assert_int_equal(sg_graph_remove_node(g, (sg_node_id_t)(xs(&rs) % n)), SG_OK);
+        if (round % 5 == 2) {
+            sg_node_id_t a = (sg_node_id_t)(xs(&rs) % n);
+            const sg_node_t *x = sg_graph_node(g, a);
+            if (x && x->n_out) {
+                sg_node_id_t chain[2] = {a, g->edges[x->out[0]].to};
+                assert_int_equal(sg_graph_merge_chain(g, chain, 2), SG_OK);
+            }
+        }
+        sg_graph_t *c = sg_graph_clone(g);
+        assert_non_null(c);
+        assert_int_equal(c->lists_unordered, g->lists_unordered);
+        if (!g->lists_unordered) {
+            assert_true(lists_match_edge_array(g));
+            assert_true(lists_match_edge_array(c));
+        } else {
+            unordered_seen++;
+        }
+        sg_graph_destroy(c);
+        sg_graph_destroy(g);
+    }
+    assert_true(unordered_seen > 0); /* both states were exercised */
+    assert_true(ordered_after_removal > 0);
+}
+
 static void test_reaches(void **state)
 {
     (void)state;
@@ -1260,6 +1343,7 @@ int main(void)
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_nodes_and_setters),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_lists_order),
         cmocka_unit_test(test_remove_node),
         cmocka_unit_test(test_stream_order),
         cmocka_unit_test(test_topo_order),

@@ -476,6 +476,99 @@ static void test_reach_build_after(void **state)
     }
 }
 
+/* While the model's lists are in id order the snapshot reads them from
+ * the edge array: the same snapshot as from the lists themselves (the flag
+ * set by hand: "may be unordered" is always a safe claim). */
+static void test_reach_edge_array_order(void **state)
+{
+    (void)state;
+    rng = 0x3c6ef372fe94f82bull;
+    int ordered = 0;
+    for (int round = 0; round < 100; round++) {
+        sg_graph_t *g = random_graph(5 + rnd(60), round % 2);
+        if (round % 3 == 0 && g->live_edges) /* the last edge: the order stays */
+            assert_int_equal(sg_graph_remove_edge(g, g->n_edges - 1), SG_OK);
+        if (round % 3 == 1) assert_int_equal(sg_graph_remove_node(g, rnd(g->n_nodes)), SG_OK);
+        ordered += !g->lists_unordered; /* a node's removal may have moved entries */
+        unsigned flags = round & 4 ? SG_REACH_FORWARD : 0;
+        sg_reach_t *a = NULL, *b = NULL;
+        assert_int_equal(sg_reach_build(g, flags, &a), SG_OK);
+        g->lists_unordered = true;
+        assert_int_equal(sg_reach_build(g, flags, &b), SG_OK);
+        assert_same_reach(a, b, g->n_nodes);
+        sg_reach_destroy(a);
+        sg_reach_destroy(b);
+        sg_graph_destroy(g);
+    }
+    assert_true(ordered >= 60);
+}
+
+/* The verifier's query-only snapshot: after edges were added and removed
+ * (nodes kept), its answers are the closure's though its adjacency comes
+ * from the edge array; a cycle is found as sg_reach_build finds it; with a
+ * node removed it is a plain build; a later sg_reach_build_after from it
+ * reads the graph again (exactly a fresh build). */
+static void test_reach_build_query(void **state)
+{
+    (void)state;
+    rng = 0x8c4a1f0b5e3d2c17ull;
+    for (int round = 0; round < 120; round++) {
+        sg_graph_t *g = random_graph(5 + rnd(60), round % 2);
+        unsigned flags = round & 2 ? SG_REACH_FORWARD : 0;
+        sg_reach_t *r0 = NULL, *q = NULL, *fresh = NULL;
+        assert_int_equal(sg_reach_build(g, flags, &r0), SG_OK);
+        uint32_t n = g->n_nodes, removes = 1 + rnd(5);
+        for (uint32_t k = 0; k < removes && g->live_edges; k++) {
+            sg_edge_id_t e = rnd(g->n_edges);
+            while (g->edges[e].removed)
+                e = (e + 1) % g->n_edges;
+            assert_int_equal(sg_graph_remove_edge(g, e), SG_OK);
+        }
+        for (uint32_t k = 0; k < 3; k++) {
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a == b) continue;
+            if (sg_reach_rank(r0, a) > sg_reach_rank(r0, b)) {
+                sg_node_id_t t = a;
+                a = b;
+                b = t;
+            }
+            assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+        }
+        int change = round % 4; /* 2: a cycle; 3: a node removed */
+        if (change == 2) {
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a != b && sg_reach_query(r0, a, b))
+                assert_int_equal(sg_graph_add_edge(g, b, a, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+        }
+        if (change == 3) assert_int_equal(sg_graph_remove_node(g, rnd(n)), SG_OK);
+        int rc_q = sg_reach_build_query(g, r0, flags, &q);
+        int rc_fresh = sg_reach_build(g, flags, &fresh);
+        assert_int_equal(rc_q, rc_fresh);
+        if (rc_fresh == SG_OK) {
+            closure_t c = closure(g);
+            for (uint32_t a = 0; a < g->n_nodes; a++)
+                for (uint32_t b = 0; b < g->n_nodes; b++)
+                    assert_int_equal(sg_reach_query(q, a, b), cl_get(&c, a, b));
+            free(c.bits);
+            if (change == 3) assert_same_reach(q, fresh, g->n_nodes);
+            /* edges added after the query snapshot: built from the graph */
+            sg_reach_t *after = NULL, *fresh2 = NULL;
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a != b && sg_reach_query(q, a, b))
+                assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+            assert_int_equal(sg_reach_build_after(g, q, flags, &after), SG_OK);
+            assert_int_equal(sg_reach_build(g, flags, &fresh2), SG_OK);
+            assert_same_reach(after, fresh2, g->n_nodes);
+            sg_reach_destroy(after);
+            sg_reach_destroy(fresh2);
+        }
+        sg_reach_destroy(q);
+        sg_reach_destroy(fresh);
+        sg_reach_destroy(r0);
+        sg_graph_destroy(g);
+    }
+}
+
 static void test_reach_cycle_and_holes(void **state)
 {
     (void)state;
@@ -1358,6 +1451,69 @@ static void test_pass_manager(void **state)
     sg_graph_destroy(g);
 }
 
+/* The memory-only buffer table (what control-deps' reuse rule reads) has the
+ * full table's allocations and frees, and the reuse index answers the same
+ * from either; when it skipped the users, no plain buffer could be asked
+ * for (both paths are taken over these graphs). */
+static void test_buffers_memory(void **state)
+{
+    (void)state;
+    rng = 0x6a09e667f3bcc908ull;
+    int skipped = 0, full = 0;
+    for (int round = 0; round < 150; round++) {
+        sg_graph_t *g = random_graph(10 + rnd(70), round % 2);
+        if (round % 5 == 0) /* a graph allocation without its mem_alloc, in the pool */
+            buffer(g, SG_BUFFER_GRAPH_ALLOC, 0x10000, 0x1000);
+        sg_reach_t *r = NULL;
+        assert_int_equal(sg_reach_build(g, SG_REACH_FORWARD, &r), SG_OK);
+        sg_rw_streams_t st;
+        assert_int_equal(sg_rw_streams_build(g, r, &st), SG_OK);
+        sg_rw_buffers_t a, m;
+        assert_int_equal(sg_rw_buffers_build(g, &a), SG_OK);
+        assert_int_equal(sg_rw_buffers_build_memory(g, &st, &m), SG_OK);
+        assert_int_equal(a.n_buffers, m.n_buffers);
+        for (uint32_t b = 0; b < a.n_buffers; b++) {
+            assert_int_equal(a.alloc[b], m.alloc[b]);
+            assert_int_equal(a.free_start[b + 1], m.free_start[b + 1]);
+        }
+        for (uint32_t k = 0; k < a.free_start[a.n_buffers]; k++)
+            assert_int_equal(a.frees[k], m.frees[k]);
+        if (m.acc_start) {
+            full++;
+        } else {
+            skipped++;
+            for (uint32_t b = 0; b < a.n_buffers; b++)
+                for (uint32_t o = 0; o < a.n_buffers; o++)
+                    if (o != b && a.alloc[o] == SG_NONE && a.free_start[b + 1] > a.free_start[b])
+                        assert_false(sg_rw_buffers_overlap(g, o, b));
+        }
+        sg_rw_reuse_t ra, rm;
+        assert_int_equal(sg_rw_reuse_build(g, r, &a, &ra), SG_OK);
+        assert_int_equal(sg_rw_reuse_build(g, r, &m, &rm), SG_OK);
+        for (uint32_t b = 0; b < a.n_buffers; b++)
+            for (uint32_t k = a.free_start[b]; k < a.free_start[b + 1]; k++) {
+                sg_node_id_t *qa = NULL, *qm = NULL;
+                uint32_t na = 0, nm = 0;
+                assert_int_equal(sg_rw_reuse_after(&ra, r, g, &a, a.frees[k], b, &qa, &na), SG_OK);
+                assert_int_equal(sg_rw_reuse_after(&rm, r, g, &m, m.frees[k], b, &qm, &nm), SG_OK);
+                assert_int_equal(na, nm);
+                for (uint32_t i = 0; i < na; i++)
+                    assert_int_equal(qa[i], qm[i]);
+                free(qa);
+                free(qm);
+            }
+        sg_rw_reuse_free(&ra);
+        sg_rw_reuse_free(&rm);
+        sg_rw_buffers_free(&a);
+        sg_rw_buffers_free(&m);
+        sg_rw_streams_free(&st);
+        sg_reach_destroy(r);
+        sg_graph_destroy(g);
+    }
+    assert_true(skipped > 20);
+    assert_true(full > 5);
+}
+
 /* ---- property: random DAGs ---------------------------------------------------------------- */
 
 static const char *const configs[][4] = {
@@ -1646,7 +1802,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reach_matches_brute_force),
         cmocka_unit_test(test_reach_build_after),
+        cmocka_unit_test(test_reach_build_query),
+        cmocka_unit_test(test_reach_edge_array_order),
         cmocka_unit_test(test_alloc_index),
+        cmocka_unit_test(test_buffers_memory),
         cmocka_unit_test(test_reach_cycle_and_holes),
         cmocka_unit_test(test_reach_wide_graph),
         cmocka_unit_test(test_control_deps_record_before_wait),
