@@ -494,6 +494,26 @@ static uint32_t meant(const sg_graph_t *g, const sg_rw_alloc_index_t *ix, const 
 
 static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost);
 
+/* A mem_alloc or mem_free node i of type t, as both builders take it: the
+ * buffer's allocation when it has none yet, or a free of the buffer it
+ * means (collected as buffer << 32 | node, counted at free_start[b + 1]). */
+static int take_memory_node(const sg_graph_t *g, sg_rw_buffers_t *b, const uint8_t *shared,
+                            sg_node_id_t i, uint8_t t, uint64_t **frees, uint32_t *nf,
+                            uint32_t *cap_f)
+{
+    uint32_t bf = g->nodes[i].u.mem.buffer;
+    if (bf >= b->n_buffers) return SG_OK;
+    if (t == SG_NODE_MEM_ALLOC) {
+        if (b->alloc[bf] == SG_NONE) b->alloc[bf] = i;
+        return SG_OK;
+    }
+    if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
+    if (sg_array_reserve((void **)frees, cap_f, *nf + 1, sizeof **frees)) return SG_ENOMEM;
+    (*frees)[(*nf)++] = (uint64_t)bf << 32 | i;
+    b->free_start[bf + 1]++;
+    return SG_OK;
+}
+
 int sg_rw_buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b)
 {
     return buffers_build(g, b, NULL);
@@ -548,16 +568,7 @@ static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost)
             }
         }
         if (x->type == SG_NODE_MEM_ALLOC || x->type == SG_NODE_MEM_FREE) {
-            uint32_t bf = x->u.mem.buffer;
-            if (bf >= nb) continue;
-            if (x->type == SG_NODE_MEM_ALLOC) {
-                if (b->alloc[bf] == SG_NONE) b->alloc[bf] = i;
-                continue;
-            }
-            if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
-            if (sg_array_reserve((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
-            frees[nf++] = (uint64_t)bf << 32 | i;
-            b->free_start[bf + 1]++;
+            if (take_memory_node(g, b, shared, i, (uint8_t)x->type, &frees, &nf, &cap_f)) goto oom;
             continue;
         }
         for (uint32_t a = 0; a < x->n_accesses; a++) {
@@ -657,16 +668,7 @@ int sg_rw_buffers_build_memory(const sg_graph_t *g, const sg_rw_streams_t *st, s
     for (uint32_t i = 0; i < st->n_ids; i++) {
         uint8_t t = st->type[i];
         if (t != SG_NODE_MEM_ALLOC && t != SG_NODE_MEM_FREE) continue;
-        uint32_t bf = g->nodes[i].u.mem.buffer;
-        if (bf >= nb) continue;
-        if (t == SG_NODE_MEM_ALLOC) {
-            if (b->alloc[bf] == SG_NONE) b->alloc[bf] = i;
-            continue;
-        }
-        if (shared[bf]) bf = sg_rw_free_buffer(b, g, i);
-        if (sg_array_reserve((void **)&frees, &cap_f, nf + 1, sizeof *frees)) goto oom;
-        frees[nf++] = (uint64_t)bf << 32 | i;
-        b->free_start[bf + 1]++;
+        if (take_memory_node(g, b, shared, i, t, &frees, &nf, &cap_f)) goto oom;
     }
     free(shared);
     shared = NULL;
