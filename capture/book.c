@@ -1,6 +1,7 @@
 /* book.c: capture bookkeeping (book.h): open capture sessions with their
  * annotated per-stream dependency sets and event records, and the bounded
  * cache of finished capture records keyed by graph. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,6 @@ typedef struct sess_event {
     uint32_t label;
     uint32_t n, cap;
     uint64_t *nodes; /* the latest record's dependency set */
-    struct sess_event *next_free;
 } sess_event_t;
 
 struct session;
@@ -22,7 +22,6 @@ typedef struct sess_stream {
     uint32_t label;
     uint32_t n, cap;
     sg_dep_t *set; /* annotated current dependency set */
-    struct sess_stream *next_free;
 } sess_stream_t;
 
 typedef struct session {
@@ -48,6 +47,38 @@ enum {
     SET_KEEP = 256                        /* dependency-set entries a recycled stream keeps */
 };
 
+/* A free list of at most POOL_MAX objects, linked through their first
+ * 8 bytes: a key, handle or link that is dead while the object is pooled
+ * (every pooled type starts with one). */
+typedef struct {
+    void *head;
+    uint32_t n;
+} pool_t;
+
+_Static_assert(offsetof(session_t, capture_id) == 0 && offsetof(sess_stream_t, key) == 0 &&
+                   offsetof(sess_event_t, handle) == 0 &&
+                   offsetof(sg_capture_record_t, graph) == 0 && offsetof(chunk_t, next) == 0,
+               "a pooled object's first 8 bytes are its free-list link");
+
+static bool pool_put(pool_t *p, void *o)
+{
+    if (p->n >= POOL_MAX) return false;
+    memcpy(o, &p->head, sizeof p->head);
+    p->head = o;
+    p->n++;
+    return true;
+}
+
+static void *pool_take(pool_t *p)
+{
+    void *o = p->head;
+    if (o) {
+        memcpy(&p->head, o, sizeof p->head);
+        p->n--;
+    }
+    return o;
+}
+
 struct sg_book {
     sg_book_limits_t lim;
     sg_u64map_t streams;  /* stream key -> sess_stream_t of an open session */
@@ -55,13 +86,8 @@ struct sg_book {
     sg_u64map_t records;  /* graph -> sg_capture_record_t */
     uint64_t tick;
     sg_book_stats_t st;
-    /* recycled, each list at most POOL_MAX long */
-    session_t *free_sessions;
-    sess_stream_t *free_streams;
-    sess_event_t *free_events;
-    sg_capture_record_t *free_records; /* linked through ->chunks */
-    chunk_t *free_chunks;              /* CHUNK_BYTES each */
-    uint32_t n_free_sessions, n_free_streams, n_free_events, n_free_records, n_free_chunks;
+    /* recycled objects (chunks: CHUNK_BYTES ones only) */
+    pool_t sessions_free, streams_free, events_free, records_free, chunks_free;
 };
 
 /* ---- small helpers ---------------------------------------------------------- */
@@ -88,11 +114,7 @@ static void *tag_alloc(sg_book_t *b, sg_capture_record_t *r, size_t n)
     n = (n + 15) & ~(size_t)15;
     chunk_t *c = r->chunks;
     if (!c || c->size - c->used < n) {
-        if (n <= CHUNK_BYTES && b->free_chunks) {
-            c = b->free_chunks;
-            b->free_chunks = c->next;
-            b->n_free_chunks--;
-        } else {
+        if (!(n <= CHUNK_BYTES && (c = pool_take(&b->chunks_free)))) {
             size_t size = n > CHUNK_BYTES ? n : CHUNK_BYTES;
             c = malloc(sizeof *c + size);
             if (!c) return NULL;
@@ -111,15 +133,37 @@ static void chunks_release(sg_book_t *b, chunk_t *c)
 {
     while (c) {
         chunk_t *next = c->next;
-        if (c->size == CHUNK_BYTES && b->n_free_chunks < POOL_MAX) {
-            c->next = b->free_chunks;
-            b->free_chunks = c;
-            b->n_free_chunks++;
-        } else {
-            free(c);
-        }
+        if (c->size != CHUNK_BYTES || !pool_put(&b->chunks_free, c)) free(c);
         c = next;
     }
+}
+
+/* What each pooled kind owns, given back for good. */
+static void record_dispose(sg_capture_record_t *r)
+{
+    sg_u64map_free(&r->tags);
+    free(r->streams);
+    free(r->events);
+    free(r);
+}
+
+static void event_dispose(sess_event_t *e)
+{
+    free(e->nodes);
+    free(e);
+}
+
+static void stream_dispose(sess_stream_t *st)
+{
+    free(st->set);
+    free(st);
+}
+
+static void session_dispose(session_t *s)
+{
+    sg_u64map_free(&s->events);
+    free(s->members);
+    free(s);
 }
 
 static void record_free(sg_book_t *b, sg_capture_record_t *r)
@@ -127,26 +171,18 @@ static void record_free(sg_book_t *b, sg_capture_record_t *r)
     if (!r) return;
     chunks_release(b, r->chunks);
     r->chunks = NULL;
-    if (b->n_free_records < POOL_MAX && r->tags.cap <= MAP_KEEP) {
+    if (r->tags.cap <= MAP_KEEP && pool_put(&b->records_free, r)) {
         sg_u64map_clear(&r->tags, MAP_KEEP);
-        r->chunks = (chunk_t *)b->free_records; /* the free list's link */
-        b->free_records = r;
-        b->n_free_records++;
         return;
     }
-    sg_u64map_free(&r->tags);
-    free(r->streams);
-    free(r->events);
-    free(r);
+    record_dispose(r);
 }
 
 static sg_capture_record_t *record_new(sg_book_t *b, uint64_t graph, uint64_t capture_id,
                                        const char *mode)
 {
-    sg_capture_record_t *r = b->free_records;
+    sg_capture_record_t *r = pool_take(&b->records_free);
     if (r) {
-        b->free_records = (sg_capture_record_t *)r->chunks;
-        b->n_free_records--;
         sg_capture_record_t keep = *r; /* the arrays and the table, emptied */
         memset(r, 0, sizeof *r);
         r->streams = keep.streams;
@@ -166,22 +202,13 @@ static sg_capture_record_t *record_new(sg_book_t *b, uint64_t graph, uint64_t ca
 
 static void event_free(sg_book_t *b, sess_event_t *e)
 {
-    if (b->n_free_events < POOL_MAX && e->cap <= SET_KEEP) {
-        e->next_free = b->free_events;
-        b->free_events = e;
-        b->n_free_events++;
-        return;
-    }
-    free(e->nodes);
-    free(e);
+    if (e->cap > SET_KEEP || !pool_put(&b->events_free, e)) event_dispose(e);
 }
 
 static sess_event_t *event_new(sg_book_t *b)
 {
-    sess_event_t *e = b->free_events;
+    sess_event_t *e = pool_take(&b->events_free);
     if (!e) return calloc(1, sizeof(sess_event_t));
-    b->free_events = e->next_free;
-    b->n_free_events--;
     uint64_t *nodes = e->nodes;
     uint32_t cap = e->cap;
     memset(e, 0, sizeof *e);
@@ -192,22 +219,13 @@ static sess_event_t *event_new(sg_book_t *b)
 
 static void stream_free(sg_book_t *b, sess_stream_t *st)
 {
-    if (b->n_free_streams < POOL_MAX && st->cap <= SET_KEEP) {
-        st->next_free = b->free_streams;
-        b->free_streams = st;
-        b->n_free_streams++;
-        return;
-    }
-    free(st->set);
-    free(st);
+    if (st->cap > SET_KEEP || !pool_put(&b->streams_free, st)) stream_dispose(st);
 }
 
 static sess_stream_t *stream_new(sg_book_t *b)
 {
-    sess_stream_t *st = b->free_streams;
+    sess_stream_t *st = pool_take(&b->streams_free);
     if (!st) return calloc(1, sizeof(sess_stream_t));
-    b->free_streams = st->next_free;
-    b->n_free_streams--;
     sg_dep_t *set = st->set;
     uint32_t cap = st->cap;
     memset(st, 0, sizeof *st);
@@ -218,10 +236,8 @@ static sess_stream_t *stream_new(sg_book_t *b)
 
 static session_t *session_new(sg_book_t *b)
 {
-    session_t *s = b->free_sessions;
+    session_t *s = pool_take(&b->sessions_free);
     if (!s) return calloc(1, sizeof(session_t));
-    b->free_sessions = s->next;
-    b->n_free_sessions--;
     session_t keep = *s;
     memset(s, 0, sizeof *s);
     s->events = keep.events; /* emptied when it was freed */
@@ -310,15 +326,7 @@ static void session_free(sg_book_t *b, session_t *s, bool keep_record)
             break;
         }
     b->st.sessions_live--;
-    if (b->n_free_sessions < POOL_MAX && s->cap_members <= SET_KEEP) {
-        s->next = b->free_sessions;
-        b->free_sessions = s;
-        b->n_free_sessions++;
-        return;
-    }
-    sg_u64map_free(&s->events);
-    free(s->members);
-    free(s);
+    if (s->cap_members > SET_KEEP || !pool_put(&b->sessions_free, s)) session_dispose(s);
 }
 
 static session_t *session_by_id(const sg_book_t *b, uint64_t capture_id)
@@ -416,45 +424,16 @@ void sg_book_destroy(sg_book_t *b)
         sg_capture_record_t *r = b->records.vals[i];
         if (!r) continue;
         chunks_release(b, r->chunks);
-        sg_u64map_free(&r->tags);
-        free(r->streams);
-        free(r->events);
-        free(r);
+        record_dispose(r);
     }
     sg_u64map_free(&b->records);
     sg_u64map_free(&b->streams);
-    while (b->free_sessions) {
-        session_t *s = b->free_sessions;
-        b->free_sessions = s->next;
-        sg_u64map_free(&s->events);
-        free(s->members);
-        free(s);
-    }
-    while (b->free_streams) {
-        sess_stream_t *st = b->free_streams;
-        b->free_streams = st->next_free;
-        free(st->set);
-        free(st);
-    }
-    while (b->free_events) {
-        sess_event_t *e = b->free_events;
-        b->free_events = e->next_free;
-        free(e->nodes);
-        free(e);
-    }
-    while (b->free_records) {
-        sg_capture_record_t *r = b->free_records;
-        b->free_records = (sg_capture_record_t *)r->chunks;
-        sg_u64map_free(&r->tags);
-        free(r->streams);
-        free(r->events);
-        free(r);
-    }
-    while (b->free_chunks) {
-        chunk_t *c = b->free_chunks;
-        b->free_chunks = c->next;
-        free(c);
-    }
+    void *o;
+    while ((o = pool_take(&b->sessions_free))) session_dispose(o);
+    while ((o = pool_take(&b->streams_free))) stream_dispose(o);
+    while ((o = pool_take(&b->events_free))) event_dispose(o);
+    while ((o = pool_take(&b->records_free))) record_dispose(o);
+    while ((o = pool_take(&b->chunks_free))) free(o);
     free(b);
 }
 

@@ -998,16 +998,25 @@ out:
     return rc;
 }
 
+/* One request per name, all of one cubin (freed by the caller); NULL when
+ * out of memory. */
+static sg_sass_request_t *requests_of(const uint8_t *cubin, size_t n, const char *const *names,
+                                      uint32_t n_names)
+{
+    sg_sass_request_t *req = calloc(n_names ? n_names : 1, sizeof *req);
+    for (uint32_t i = 0; req && i < n_names; i++)
+        req[i] = (sg_sass_request_t){.cubin = cubin, .n = n, .name = names[i]};
+    return req;
+}
+
 int sg_sass_analyze_cubin(const uint8_t *cubin, size_t n, const char *const *names,
                           uint32_t n_names, const sg_sass_options_t *opt, sg_sass_kernel_t *out)
 {
     if (!out || (!names && n_names))
         return SG_EINVAL;
-    sg_sass_request_t *req = calloc(n_names ? n_names : 1, sizeof *req);
+    sg_sass_request_t *req = requests_of(cubin, n, names, n_names);
     if (!req)
         return SG_ENOMEM;
-    for (uint32_t i = 0; i < n_names; i++)
-        req[i] = (sg_sass_request_t){.cubin = cubin, .n = n, .name = names[i]};
     int rc = sg_sass_analyze_requests(req, n_names, opt, out);
     free(req);
     return rc;
@@ -1169,11 +1178,9 @@ int sg_sass_cache_prefetch(sg_sass_cache_t *c, const uint8_t *cubin, size_t n,
 {
     if (!c || (!names && n_names) || (!cubin && n))
         return SG_EINVAL;
-    sg_sass_request_t *req = calloc(n_names ? n_names : 1, sizeof *req);
+    sg_sass_request_t *req = requests_of(cubin, n, names, n_names);
     if (!req)
         return SG_ENOMEM;
-    for (uint32_t i = 0; i < n_names; i++)
-        req[i] = (sg_sass_request_t){.cubin = cubin, .n = n, .name = names[i]};
     int rc = sg_sass_cache_prefetch_requests(c, req, n_names);
     free(req);
     return rc;
