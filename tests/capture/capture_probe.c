@@ -96,6 +96,35 @@ static void update_and_launch(CUgraphExec *exec, CUgraph g)
     CHECK(cuGraphLaunch(*exec, S[0]));
 }
 
+/* bench_capture's shape on the fake driver, for profiling the shim's
+ * per-node cost: `nodes` kernels round-robin over four streams, each
+ * stream feeding the next through an event every 16 nodes, joined into the
+ * origin. */
+static CUgraph wide(long nodes)
+{
+    CUgraph g = NULL;
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int i = 1; i < 4; i++) {
+        CHECK(cuEventRecord(E[0], S[0]));
+        CHECK(cuStreamWaitEvent(S[i], E[0], 0));
+    }
+    for (long k = 0; k < nodes; k++) {
+        int si = (int)(k % 4);
+        void *sq[] = {&b, &n};
+        launch(k_square, S[si], sq);
+        if (k % 16 == 15) {
+            CHECK(cuEventRecord(E[si], S[si]));
+            CHECK(cuStreamWaitEvent(S[(si + 1) % 4], E[si], 0));
+        }
+    }
+    for (int i = 1; i < 4; i++) {
+        CHECK(cuEventRecord(E[i], S[i]));
+        CHECK(cuStreamWaitEvent(S[0], E[i], 0));
+    }
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
 static const char fork_join_expect[] = "stream s0 kernel kernel\n"
                                        "stream s1 kernel kernel\n"
                                        "stream s2 kernel\n"
@@ -642,6 +671,15 @@ int main(int argc, char **argv)
          * capture repeats the previous one exactly */
         for (int i = 0; i < iters; i++) update_and_launch(&exec, fork_join(1.0f + (float)(i / 2)));
         CHECK(cuGraphExecDestroy(exec));
+    } else if (strcmp(what, "wide") == 0) {
+        /* N nodes (default 1000), captured and instantiated 5 times */
+        long nodes = iters > 1 ? iters : 1000;
+        for (int r = 0; r < 5; r++) {
+            CUgraph g = wide(nodes);
+            CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+            CHECK(cuGraphExecDestroy(exec));
+            CHECK(cuGraphDestroy(g));
+        }
     } else if (strcmp(what, "rebuffer") == 0) {
         /* the same graph with the same scalars over two output buffers in
          * turn: graphs that differ only in a pointer argument */
