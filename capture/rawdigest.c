@@ -312,9 +312,59 @@ static int node_part(dg_t *h, CUgraphNode node, CUgraphNodeType t, const sg_over
     return r == CUDA_SUCCESS ? SG_OK : SG_ECUDA;
 }
 
-/* The graph's nodes and edges into the scratch arrays: one call each when
- * they fit what is kept from the last walk (a re-captured graph does),
- * else a count and a fill. Under the hot lock. */
+/* A node's dependencies are asked for with a window of at most this many
+ * entries: the driver clears the unused rest of the array it is given, so
+ * a window as large as the remaining buffer would make the walk quadratic. */
+enum { DEPS_WINDOW = 16 };
+
+/* The graph's edges into the scratch arrays by asking each of the nn listed
+ * nodes for its dependencies (its in-edges, in dependency order; a node
+ * with a full window is counted, then listed). cuGraphGetEdges_v2 costs
+ * time superlinear in the graph: on the H200 (driver 580) 44 ns per node at
+ * 1k nodes and 770 at 10k, against 25 and 68 for the dependencies of every
+ * node (.dev measurement, docs/CAPTURE.md). SG_EUNSUPPORTED when the driver
+ * lacks the call or refuses it: the caller lists the edges the other way. */
+static int list_deps(size_t nn, size_t *ne)
+{
+    __typeof__(&cuGraphNodeGetDependencies_v2) get_deps = SG_REAL(cuGraphNodeGetDependencies_v2);
+    if (!get_deps) return SG_EUNSUPPORTED;
+    size_t e = 0;
+    for (size_t i = 0; i < nn; i++) {
+        CUgraphNode node = scratch.nodes[i];
+        if (scratch.cap_edges - e < DEPS_WINDOW &&
+            !scratch_fit(scratch.cap_nodes, (e + DEPS_WINDOW) * 2))
+            return SG_ENOMEM;
+        /* edge data the driver leaves alone must not carry the last walk's */
+        memset(scratch.ed + e, 0, DEPS_WINDOW * sizeof *scratch.ed);
+        size_t k = DEPS_WINDOW;
+        if (get_deps(node, scratch.from + e, scratch.ed + e, &k) != CUDA_SUCCESS)
+            return SG_EUNSUPPORTED;
+        if (k >= DEPS_WINDOW) { /* maybe more than the window held */
+            size_t c = 0;
+            if (get_deps(node, NULL, NULL, &c) != CUDA_SUCCESS) return SG_EUNSUPPORTED;
+            if (c > SG_BUNDLE_MAX_EDGES || e + c > SG_BUNDLE_MAX_EDGES) return SG_ELIMIT;
+            /* one entry to spare, so that a count below what was given
+             * says the listing is whole */
+            if (scratch.cap_edges - e < c + 1 && !scratch_fit(scratch.cap_nodes, (e + c + 1) * 2))
+                return SG_ENOMEM;
+            memset(scratch.ed + e, 0, (c + 1) * sizeof *scratch.ed);
+            k = c + 1;
+            if (get_deps(node, scratch.from + e, scratch.ed + e, &k) != CUDA_SUCCESS || k != c)
+                return SG_ECUDA; /* changed under us: let the build say so */
+        }
+        for (size_t j = 0; j < k; j++) scratch.to[e + j] = node;
+        e += k;
+        if (e > SG_BUNDLE_MAX_EDGES) return SG_ELIMIT;
+    }
+    *ne = e;
+    return SG_OK;
+}
+
+/* The graph's nodes and edges into the scratch arrays: the nodes in one
+ * call when they fit what is kept from the last walk (a re-captured graph
+ * does), else a count and a fill; the edges per node (list_deps), or where
+ * the driver cannot, in one cuGraphGetEdges_v2 call the same way. Under
+ * the hot lock. */
 static int list_graph(CUgraph graph, size_t *nn, size_t *ne)
 {
     __typeof__(&cuGraphGetNodes) get_nodes = SG_REAL(cuGraphGetNodes);
@@ -335,8 +385,15 @@ static int list_graph(CUgraph graph, size_t *nn, size_t *ne)
         if (n && (get_nodes(graph, scratch.nodes, &got) != CUDA_SUCCESS || got != n))
             return SG_ECUDA; /* changed under us: let the build say so */
     }
+    *nn = n;
+    size_t e = 0;
+    int rc = list_deps(n, &e);
+    if (rc != SG_EUNSUPPORTED) {
+        *ne = e;
+        return rc;
+    }
     /* edge data the driver leaves alone must not carry the last walk's */
-    size_t e = scratch.cap_edges;
+    e = scratch.cap_edges;
     if (e) memset(scratch.ed, 0, e * sizeof *scratch.ed);
     whole = e && get_edges(graph, scratch.from, scratch.to, scratch.ed, &e) == CUDA_SUCCESS &&
             e < scratch.cap_edges;
@@ -351,7 +408,6 @@ static int list_graph(CUgraph graph, size_t *nn, size_t *ne)
                   got != e))
             return SG_ECUDA;
     }
-    *nn = n;
     *ne = e;
     return SG_OK;
 }

@@ -1171,6 +1171,8 @@ int sg_capture_attach(void)
         sg_shim_log("SGCAP_MAX_BUNDLES=%.40s not understood: using %u", getenv("SGCAP_MAX_BUNDLES"),
                     cfg->max_bundles);
     cfg->max_variants = (uint32_t)env_u64("SGCAP_MAX_VARIANTS", 4, 0, UINT32_MAX);
+    const char *fs = getenv("SGCAP_FSYNC");
+    cfg->fsync = fs && *fs && strcmp(fs, "0") != 0;
     const char *snap = getenv("SGCAP_SNAPSHOT");
     cfg->snapshot = snap && *snap && strcmp(snap, "0") != 0;
     cfg->snapshot_launch = (uint32_t)env_u64("SGCAP_SNAPSHOT_LAUNCH", 1, 1, UINT32_MAX);

@@ -43,6 +43,7 @@ typedef struct {
     uint32_t max_bundles;        /* SGCAP_MAX_BUNDLES, default 64 */
     uint32_t max_variants;       /* SGCAP_MAX_VARIANTS: bundles per shape, default 4, 0 no cap */
     bool snapshot;               /* SGCAP_SNAPSHOT=1 */
+    bool fsync;                  /* SGCAP_FSYNC=1: bundles written durably (fsync'ed) */
     uint32_t snapshot_launch;    /* SGCAP_SNAPSHOT_LAUNCH, default 1 */
     uint64_t snapshot_max_bytes; /* SGCAP_SNAPSHOT_MAX_BYTES, default 1 GiB */
     uint64_t code_max_bytes;     /* SGCAP_CODE_MAX_BYTES, default 512 MiB of copied images */

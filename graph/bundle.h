@@ -76,6 +76,13 @@ enum {
      * report.json, code/ and data/ with regular files in them). A directory
      * with anything else in it is the user's and is never replaced. */
     SG_BUNDLE_OVERWRITE = 1u << 0,
+    /* Skip the fsyncs. The bundle is still built under a temporary name and
+     * renamed into place whole, so no reader sees half a bundle while the
+     * system runs and a failed write leaves nothing; only a crash of the
+     * system itself (power, kernel) may lose or truncate what was written
+     * last. The shim writes this way unless SGCAP_FSYNC=1 (docs/CAPTURE.md),
+     * so that a program does not wait on the disk. */
+    SG_BUNDLE_NO_FSYNC = 1u << 1,
 };
 
 /* Write g and the blobs to `path` (a directory name, conventionally ending in

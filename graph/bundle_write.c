@@ -2,8 +2,10 @@
  * the shim links (the text is bundle_emit.c; nothing here reads JSON).
  *
  * Writing builds the whole bundle under a sibling temporary name, fsyncs
- * every file and directory, and renames it into place, so a crash or an
- * error leaves either the old state or the new bundle, never a half bundle.
+ * every file and directory (unless SG_BUNDLE_NO_FSYNC), and renames it into
+ * place, so a crash or an error leaves either the old state or the new
+ * bundle, never a half bundle (without the fsyncs: as long as the system
+ * itself does not crash).
  * Replacing an existing directory is refused unless it is a bundle: nothing
  * of the user's is ever deleted. */
 #include "bundle_private.h"
@@ -79,6 +81,7 @@ typedef struct {
     char **dirs;      /* subdirectories created, relative, for the final fsync */
     size_t n_dirs;
     sg_bundle_carried_t *carried; /* may be NULL */
+    bool sync;                    /* fsync files and directories (not SG_BUNDLE_NO_FSYNC) */
 } wctx_t;
 
 static int wfail(wctx_t *w, int code, const char *file, const char *fmt, ...)
@@ -271,7 +274,7 @@ static int write_file(wctx_t *w, int tmpfd, const sg_bundle_blob_t *b)
     }
     if (!rc)
         rc = copy_out(w, rel, fd, b->data, b->size, src_fd, b->compress, b->from ? b->hash : NULL);
-    if (!rc && (injected_failure() || fsync(fd) != 0))
+    if (!rc && w->sync && (injected_failure() || fsync(fd) != 0))
         rc = wfail(w, SG_EIO, rel, "fsync failed: %s", strerror(errno));
     if (fd >= 0 && close(fd) != 0 && !rc)
         rc = wfail(w, SG_EIO, rel, "close failed: %s", strerror(errno));
@@ -432,7 +435,10 @@ int sg_bundle_write_files(const sg_graph_t *g, const char *path, const sg_bundle
                           sg_diag_t *diag)
 {
     static atomic_uint counter;
-    wctx_t w = {.diag = diag, .path = path, .carried = carried};
+    wctx_t w = {.diag = diag,
+                .path = path,
+                .carried = carried,
+                .sync = !(flags & SG_BUNDLE_NO_FSYNC)};
     if (!g || !path || !path[0] || (n_blobs && !blobs))
         return wfail(&w, SG_EINVAL, path ? path : "", "bad argument");
     if (strlen(path) > PATH_MAX - 64) return wfail(&w, SG_EINVAL, path, "path too long");
@@ -489,13 +495,13 @@ int sg_bundle_write_files(const sg_graph_t *g, const char *path, const sg_bundle
     free(json);
     for (size_t i = 0; i < n_blobs && !rc; i++)
         rc = write_file(&w, tmpfd, &blobs[i]);
-    for (size_t i = 0; i < w.n_dirs && !rc; i++) {
+    for (size_t i = 0; i < w.n_dirs && !rc && w.sync; i++) {
         char sub[PATH_MAX];
         int k = snprintf(sub, sizeof sub, "%s/%s", tmp, w.dirs[i]);
         if (k < 0 || (size_t)k >= sizeof sub || fsync_path(sub) != 0)
             rc = wfail(&w, SG_EIO, w.dirs[i], "fsync failed: %s", strerror(errno));
     }
-    if (!rc && (injected_failure() || fsync(tmpfd) != 0))
+    if (!rc && w.sync && (injected_failure() || fsync(tmpfd) != 0))
         rc = wfail(&w, SG_EIO, path, "fsync failed: %s", strerror(errno));
     if (tmpfd >= 0) close(tmpfd);
     for (size_t i = 0; i < w.n_dirs; i++)
@@ -507,8 +513,10 @@ int sg_bundle_write_files(const sg_graph_t *g, const char *path, const sg_bundle
         return rc;
     }
     /* make the rename itself durable */
-    char parent[PATH_MAX];
-    parent_of(path, parent, sizeof parent);
-    fsync_path(parent);
+    if (w.sync) {
+        char parent[PATH_MAX];
+        parent_of(path, parent, sizeof parent);
+        fsync_path(parent);
+    }
     return SG_OK;
 }

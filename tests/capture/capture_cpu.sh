@@ -351,6 +351,19 @@ if SGCAP_MAX_VARIANTS=0 SGCAP_MAX_BUNDLES=8 run recapture "$out" recapture 40; t
   }
 fi
 
+# A node with more dependencies than the digest's window: two graphs that
+# differ only in its 20th dependency are two distinct graphs, and their
+# repeats are known by digest (the same 2 built, 2 by digest alone).
+out=$work/fanin
+if run fanin "$out" fanin 4; then
+  grep -q "summary: 4 graphs (2 distinct, 0 from stream capture)" "$work/fanin.stderr" &&
+    grep -q "summary: graphs: 4 seen, 4 recorded (2 by digest alone), 0 not recorded" \
+      "$work/fanin.stderr" && ok "fanin: the 20th dependency tells two graphs apart" || {
+    fail "fanin: counts in the summary"
+    grep summary "$work/fanin.stderr" | sed 's/^/    /'
+  }
+fi
+
 # The variant cap: the same 20 distinct graphs, one shape (only the scalar
 # argument changes); SGCAP_MAX_VARIANTS=3 writes 3 and counts 17, none built.
 out=$work/variants

@@ -277,6 +277,22 @@ static CUgraph independent(void)
     return g;
 }
 
+/* 21 independent nodes and a join with 20 of them as dependencies: the
+ * first 19 and then r19 or r20 (variant 0 or 1). The two variants have the
+ * same nodes, arguments and edge count; they differ only in one dependency
+ * of a node with more dependencies than the digest asks for at once. */
+static CUgraph fanin(int variant)
+{
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    CUgraphNode r[21], deps[20];
+    for (int i = 0; i < 21; i++) r[i] = add_axpb(g, NULL, 0, &a, &x, 2.0f, 1.0f);
+    for (int i = 0; i < 19; i++) deps[i] = r[i];
+    deps[19] = r[19 + variant];
+    add_axpb(g, deps, 20, &b, &a, 3.0f, 1.0f);
+    return g;
+}
+
 static CUgraph one_empty(void)
 {
     CUgraph g;
@@ -671,6 +687,14 @@ int main(int argc, char **argv)
          * capture repeats the previous one exactly */
         for (int i = 0; i < iters; i++) update_and_launch(&exec, fork_join(1.0f + (float)(i / 2)));
         CHECK(cuGraphExecDestroy(exec));
+    } else if (strcmp(what, "fanin") == 0) {
+        /* the two fanin variants in turn, N graphs (default 4) */
+        for (int i = 0; i < (iters > 1 ? iters : 4); i++) {
+            CUgraph g = fanin(i % 2);
+            CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+            CHECK(cuGraphExecDestroy(exec));
+            CHECK(cuGraphDestroy(g));
+        }
     } else if (strcmp(what, "wide") == 0) {
         /* N nodes (default 1000), captured and instantiated 5 times */
         long nodes = iters > 1 ? iters : 1000;
