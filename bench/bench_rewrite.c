@@ -18,7 +18,9 @@
  * time of REPEAT runs (sizes and phases interleaved, so load on a shared
  * machine falls on both sizes alike); the median is the figure to read.
  *
- * usage: bench_rewrite [SMALL LARGE [REPEAT]]   (default 10000 100000 7) */
+ * usage: bench_rewrite [SMALL LARGE [REPEAT]]   (default 10000 100000 7)
+ * BENCH_REWRITE_PHASE=NAME (a row's name) runs only that phase, for a
+ * profiler. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,11 +237,22 @@ int main(int argc, char **argv)
                 2 * STREAMS + 16, REPEAT_MAX);
         return 2;
     }
+    /* BENCH_REWRITE_PHASE=NAME runs that phase alone (for a profiler); the
+     * other rows then read 0 */
+    int only = -1;
+    const char *want = getenv("BENCH_REWRITE_PHASE");
+    for (int p = 0; want && p < PHASES; p++)
+        if (strcmp(want, phase_names[p]) == 0) only = p;
+    if (want && only < 0) {
+        fprintf(stderr, "bench_rewrite: BENCH_REWRITE_PHASE=%s is not a phase\n", want);
+        return 2;
+    }
     sg_graph_t *g[2] = {build(sizes[0]), build(sizes[1])};
     static double t[2][PHASES][REPEAT_MAX];
     for (int rep = 0; rep < repeat; rep++)
         for (int p = 0; p < PHASES; p++)
-            for (int i = 0; i < 2; i++) t[i][p][rep] = run_phase(g[i], p);
+            for (int i = 0; i < 2; i++)
+                t[i][p][rep] = only < 0 || only == p ? run_phase(g[i], p) : 0.0;
     sg_check_result_t res;
     sg_check_run(g[1], NULL, &res);
     printf("bench_rewrite: %u streams; %u nodes / %u edges and %u nodes / %u edges; %zu hazards "
@@ -253,6 +266,7 @@ int main(int argc, char **argv)
            "(best)", "target", "");
     bool all_met = true;
     for (int p = 0; p < PHASES; p++) {
+        if (only >= 0 && p != only) continue;
         double m[2], b[2];
         for (int i = 0; i < 2; i++) {
             qsort(t[i][p], (size_t)repeat, sizeof t[i][p][0], cmp_double);
@@ -280,8 +294,10 @@ int main(int argc, char **argv)
         printf("%-16s %16s %18s %7.2fx %7.2fx  %-20s %s\n", phase_names[p], small, large, r, rb,
                target, verdict);
     }
-    printf("targets (all passes, medians): at most %.0f ms for the large graph, at most %.0fx: %s\n",
-           ALL_TARGET_S * 1e3, RATIO_TARGET, all_met ? "met" : "MISSED");
+    if (only < 0 || only == P_ALL)
+        printf("targets (all passes, medians): at most %.0f ms for the large graph, at most %.0fx: "
+               "%s\n",
+               ALL_TARGET_S * 1e3, RATIO_TARGET, all_met ? "met" : "MISSED");
     sg_graph_destroy(g[0]);
     sg_graph_destroy(g[1]);
     return 0;
