@@ -2,8 +2,7 @@
 // round-robin over four streams, for launch_overhead.sh to compare with and
 // without libsgcap. Two figures per run:
 //  - ns_per_launch: the whole loop, launches until the device has run them
-//    all. Once the launch queues are full the host waits for the device, so
-//    this figure moves with how fast the GPU drains tiny kernels.
+//    all (waits for a full launch queue included); one figure per run.
 //  - submit_ns: what the host spends in one launch call, the cost the shim
 //    can add. Launches go in bursts of --burst (default 256, well below the
 //    queue depth, so no call waits for the device); each burst's submission

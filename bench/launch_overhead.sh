@@ -4,13 +4,14 @@
 # 15), each run pinned to one CPU. Two figures per run (see
 # launch_overhead.cu):
 #  - submission: host time of one launch call, in bursts short enough that no
-#    call waits for the device; the median burst. This is what the shim can
+#    call waits for the device; the median of ~1000 bursts per run, so a
+#    burst the machine preempted does not count. This is what the shim can
 #    add to a launch, and the target is on it: the median of the per-round
 #    ratios plain/shim of submission throughput, >= 0.97.
-#  - whole loop: launches until the device has run them all, queues full.
-#    Bounded by how fast the GPU drains tiny kernels, so it moves with the
-#    device (round ratios 0.88..1.12 in s19 on the same code); printed for
-#    reference.
+#  - whole loop: launches until the device has run them all (waits for a
+#    full queue included), one figure per run. On the H200 both are close
+#    (a launch call costs ~3.5 us of host time there either way), but this
+#    one takes every hiccup of the run; printed for reference.
 # Also prints the nanoseconds the shim adds per call (difference of the
 # submission medians). Rounds are paired and alternated so drift of the
 # machine hits both sides alike; the spread (min..max of the round ratios)
