@@ -1011,6 +1011,8 @@ static const char *flag_reason(uint16_t f)
         return "too many parameter words in the address";
     if (f & F_UNK)
         return "unrecognised arithmetic";
+    if (f & F_NONE)
+        return "address from a path the analysis found no value on";
     return "address not derived from a parameter";
 }
 
@@ -1727,23 +1729,91 @@ static void plop3(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const guard_t
         pred_write(x, st, pred_index(&o[d]), &np[d], g);
 }
 
+/* The guard id (pred*2+neg) at the predicate's current version, with what
+ * it implies. */
+static guard_t make_guard(const state_t *st, int16_t id)
+{
+    guard_t G = {.id = id, .ver = st->preds[id >> 1].ver};
+    const pred_t *gp = pred_get(st, id >> 1, NULL);
+    if (gp->nimp && gp->imp_neg == (id & 1)) {
+        G.nimp = gp->nimp;
+        memcpy(G.imp, gp->imp, gp->nimp * sizeof *G.imp);
+    }
+    return G;
+}
+
+static void step_guarded(ctx_t *x, state_t *st, uint32_t idx, const guard_t *g);
+
+/* Integer arithmetic that writes one 32-bit register and nothing else. */
+static bool liftable(const sg_sass_insn_t *in)
+{
+    const char *op = in->op;
+    if (in->n_ops < 2 || in->ops[0].kind != SG_SASS_OP_REG || in->ops[1].kind == SG_SASS_OP_PRED)
+        return false;
+    if (sg_op_has(op, "WIDE") || sg_op_has(op, "X") || sg_op_has(op, "HI") || sg_op_has(op, "64"))
+        return false;
+    return sg_op_is(op, "IADD3") || sg_op_is(op, "UIADD3") || sg_op_is(op, "VIADD") ||
+           sg_op_is(op, "IADD") || sg_op_is(op, "IADD32I") || sg_op_is(op, "IMAD") ||
+           sg_op_is(op, "UIMAD") || sg_op_is(op, "LEA") || sg_op_is(op, "ULEA");
+}
+
+/* An unguarded add or multiply-add of a select g ? v : alt (and values
+ * that do not depend on g) is the select g ? f(v) : f(alt): computed under
+ * g and under !g (`VIADD R0, R3, 0x80` after `@!P6 VIADD R3, R3, 0x80`).
+ * False when it does not apply. */
+static bool step_lifted(ctx_t *x, state_t *st, uint32_t idx)
+{
+    const sg_sass_insn_t *in = &x->in[idx];
+    if (in->guard >= 0 || !liftable(in))
+        return false;
+    const slot_t *sel = NULL;
+    for (uint8_t i = 1; i < in->n_ops; i++) {
+        const sg_sass_operand_t *o = &in->ops[i];
+        if (o->kind != SG_SASS_OP_REG || sg_op_zero_reg(o))
+            continue;
+        int si = slot_of(x, o, 0);
+        if (si < 0)
+            return false;
+        const slot_t *s = &st->slots[si];
+        if (s->g < 0)
+            continue;
+        if (sel && (sel->g != s->g || sel->gver != s->gver))
+            return false;
+        sel = s;
+    }
+    int ds = slot_of(x, &in->ops[0], 0);
+    if (!sel || ds < 0)
+        return false;
+    gref_t g = {sel->g, sel->gver};
+    guard_t G1 = {.id = g.id, .ver = g.ver}, G0 = {.id = (int16_t)(g.id ^ 1), .ver = g.ver};
+    slot_t keep = st->slots[ds];
+    step_guarded(x, st, idx, &G1);
+    val_t v1 = st->slots[ds].v;
+    st->slots[ds] = keep;
+    step_guarded(x, st, idx, &G0);
+    val_t v0 = st->slots[ds].v;
+    st->slots[ds] = keep;
+    slot_select(x, st, ds, &g, &v1, &v0, 0);
+    return true;
+}
+
 static void step(ctx_t *x, state_t *st, uint32_t idx)
 {
     const sg_sass_insn_t *in = &x->in[idx];
     guard_t G = {.id = -1};
     if (in->guard == 7 && in->guard_neg)
         return; /* @!PT */
-    if (in->guard >= 0) {
-        int pi = (in->guard_uniform ? 8 : 0) + in->guard;
-        G.id = (int16_t)(pi * 2 + (in->guard_neg ? 1 : 0));
-        G.ver = st->preds[pi].ver;
-        const pred_t *gp = pred_get(st, pi, NULL);
-        if (gp->nimp && gp->imp_neg == (G.id & 1)) {
-            G.nimp = gp->nimp;
-            memcpy(G.imp, gp->imp, gp->nimp * sizeof *G.imp);
-        }
-    }
-    const guard_t *g = &G;
+    if (in->guard >= 0)
+        G = make_guard(st, (int16_t)(((in->guard_uniform ? 8 : 0) + in->guard) * 2 +
+                                     (in->guard_neg ? 1 : 0)));
+    else if (step_lifted(x, st, idx))
+        return;
+    step_guarded(x, st, idx, &G);
+}
+
+static void step_guarded(ctx_t *x, state_t *st, uint32_t idx, const guard_t *g)
+{
+    const sg_sass_insn_t *in = &x->in[idx];
     const char *op = in->op;
     const sg_sass_operand_t *o = in->ops;
     uint8_t n = in->n_ops;
@@ -2187,8 +2257,12 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         val_t a = rd32(x, st, &o[1], g), b = rd32(x, st, &o[2], g);
         if (!always_a && !always_b && g->id < 0 && o[0].kind == SG_SASS_OP_REG) {
-            /* d = P ? a : b is b under the guard !P and a otherwise */
+            /* d = P ? a : b is b under the guard !P and a otherwise (each
+             * read as an instruction under that guard reads it) */
             gref_t sg = {(int16_t)(pi * 2 + (o[3].inv ? 0 : 1)), st->preds[pi].ver};
+            guard_t gb = make_guard(st, sg.id), ga = make_guard(st, (int16_t)(sg.id ^ 1));
+            a = rd32(x, st, &o[1], &ga);
+            b = rd32(x, st, &o[2], &gb);
             int as = o[1].kind == SG_SASS_OP_REG && !o[1].neg && !o[1].inv && !o[1].abs
                          ? slot_of(x, &o[1], 0)
                          : -1;
