@@ -2611,23 +2611,24 @@ static val_t join_values(const val_t *a, const state_t *as, const val_t *c, cons
    so R's value from the other paths (select_compare). Virtual predicates
    and the identities (sver) they rest on live from a join to the next. */
 
+/* The side the edge excludes becomes "no value" (F_NONE): the slot reads
+ * as the other, and a join with the other edge of the same branch gives
+ * the select back. */
 static slot_t edge_slot(const state_t *s, const slot_t *c)
 {
     slot_t r = *c;
     if (c->g < 0)
         return r;
-    for (uint8_t i = 0; i < s->nheld; i++) {
-        if (s->held[i].ver != c->gver)
-            continue;
-        if (s->held[i].id == c->g || s->held[i].id == (c->g ^ 1)) {
-            r.v = r.alt = s->held[i].id == c->g ? c->v : c->alt;
-            r.g = -1;
-            r.gver = 0;
-            return r;
+    for (uint8_t i = 0; i < s->nheld; i++)
+        if (s->held[i].ver == c->gver && (s->held[i].id == c->g || s->held[i].id == (c->g ^ 1))) {
+            if (s->held[i].id == c->g)
+                r.alt = sg_val_top(F_NONE);
+            else
+                r.v = sg_val_top(F_NONE);
+            break;
         }
-    }
     if ((c->g >> 1) >= NPRED) { /* a virtual guard does not outlive its block */
-        r.v = r.alt = sg_flow_slot_read(c, NULL);
+        r.v = r.alt = sg_flow_slot_read(&r, NULL);
         r.g = -1;
         r.gver = 0;
     }

@@ -75,6 +75,16 @@ static bool has_bound(const sg_sass_access_t *s, int64_t k)
     return false;
 }
 
+/* Is "tid.x < P[0x0]" among them? */
+static bool has_bound_tid(const sg_sass_access_t *s)
+{
+    for (uint32_t c = 0; c < s->n_conds; c++)
+        if (s->conds[c].op == SG_SASS_LT && s->conds[c].param == 0 && s->conds[c].lhs.n == 1 &&
+            s->conds[c].lhs.t[0].a == SG_SASS_TID_X && s->conds[c].lhs.t[0].coef == 1)
+            return true;
+    return false;
+}
+
 /* The index is off + 4*tid.x + 4*work*ctaid.x, nothing else. */
 static void assert_tail_index(const sg_sass_access_t *s, int64_t work, int64_t off)
 {
@@ -459,6 +469,46 @@ static void test_store_chain(void **state)
     }
 }
 
+/* ---- a select across the two edges of its own guard's branch ---------------------
+
+   R18 is loaded under !P0, then `@P0 BRA`: each edge knows which value R18
+   has, and where they meet again R18 is the select it was (PyTorch's
+   unrolled_elementwise_kernel loads its output pointer that way). */
+static const char rejoin[] =
+    ".text.rejoin:\n"
+    "        /*0000*/                   S2R R9, SR_TID.X ;\n"
+    "        /*0010*/                   LDC R8, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+    "        /*0030*/                   ISETP.GE.AND P0, PT, R9, R8, PT ;\n"
+    "        /*0040*/              @!P0 LDC.64 R18, c[0x0][0x218] ;\n"
+    "        /*0050*/               @P0 BRA `(.L_x_1) ;\n"
+    "        /*0060*/                   IMAD.MOV.U32 R2, RZ, RZ, R9 ;\n"
+    ".L_x_1:\n"
+    "        /*0070*/              @!P0 IMAD.WIDE.U32 R18, R9, 0x4, R18 ;\n"
+    "        /*0080*/              @!P0 STG.E desc[UR4][R18.64], RZ ;\n"
+    "        /*0090*/                   EXIT ;\n";
+
+static void test_rejoin(void **state)
+{
+    (void)state;
+    uint32_t n;
+    sg_sass_kernel_t *k = analyse_mutated(rejoin, NULL, 0, NULL, &n);
+    const sg_sass_kernel_t *t = find(k, n, "rejoin");
+    assert_non_null(t);
+    assert_int_equal(t->n_accesses, 1);
+    const sg_sass_access_t *s = &t->accesses[0];
+    assert_true(s->index_known);
+    assert_int_equal(s->base, 0x8);
+    assert_int_equal(coef(s, SG_SASS_TID_X), 4);
+    assert_true(has_bound_tid(s));
+    sg_sass_kernels_free(k, n);
+    /* the store under P0 instead: the pointer is not loaded there */
+    k = analyse_mutated(rejoin, "@!P0 STG", 0, " @P0 STG", &n);
+    t = find(k, n, "rejoin");
+    assert_false(t->accesses[0].index_known && t->accesses[0].base == 0x8);
+    sg_sass_kernels_free(k, n);
+}
+
 /* ---- PLOP3.LUT: a uniform comparison moved into a predicate ------------------------ */
 
 static const char plop3_copy[] =
@@ -518,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_compiled_tails),
         cmocka_unit_test(test_chain_mutations),
         cmocka_unit_test(test_store_chain),
+        cmocka_unit_test(test_rejoin),
         cmocka_unit_test(test_plop3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
