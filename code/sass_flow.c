@@ -1764,7 +1764,7 @@ static bool liftable(const sg_sass_insn_t *in)
 static bool step_lifted(ctx_t *x, state_t *st, uint32_t idx)
 {
     const sg_sass_insn_t *in = &x->in[idx];
-    if (in->guard >= 0 || !liftable(in))
+    if (in->guard >= 0)
         return false;
     const slot_t *sel = NULL;
     for (uint8_t i = 1; i < in->n_ops; i++) {
@@ -1781,8 +1781,8 @@ static bool step_lifted(ctx_t *x, state_t *st, uint32_t idx)
             return false;
         sel = s;
     }
-    int ds = slot_of(x, &in->ops[0], 0);
-    if (!sel || ds < 0)
+    int ds = in->n_ops ? slot_of(x, &in->ops[0], 0) : -1;
+    if (!sel || ds < 0 || !liftable(in))
         return false;
     gref_t g = {sel->g, sel->gver};
     guard_t G1 = {.id = g.id, .ver = g.ver}, G0 = {.id = (int16_t)(g.id ^ 1), .ver = g.ver};
@@ -2719,7 +2719,7 @@ static slot_t join_slot(state_t *d, const state_t *s, const slot_t *c, bool firs
     if (split)
         k = ks;
     const val_t *pv = split ? &c->alt : &cv; /* the pinned part */
-    val_t none = sg_val_top(F_NONE);
+    static const val_t none = {.kind = V_TOP, .flags = F_NONE};
     const val_t *uv = split ? &c->v : pinned ? &none : &cv; /* the other */
     int vp;
     if (first) {
@@ -2774,30 +2774,51 @@ static slot_t join_slot(state_t *d, const state_t *s, const slot_t *c, bool firs
 bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
 {
     bool first = !d->reached;
+    cmp_t k;
+    int pin = edge_pin(x, s, &k);
     if (first) {
-        slot_t *keep = d->slots;
-        *d = *s;
-        d->slots = keep;
+        sg_flow_state_copy(x, d, s);
         memset(&d->preds[NPRED], 0, NVPRED * sizeof d->preds[0]);
         for (int p = 0; p < NPRED; p++)
             pred_entry(&d->preds[p]);
+        for (uint32_t i = 0; i < x->nslots; i++) {
+            slot_t *a = &d->slots[i];
+            if (a->g >= 0 || pin == (int)i) {
+                slot_t c = a->g >= 0 ? edge_slot(s, a) : *a;
+                *a = join_slot(d, s, &c, true, i, pin == (int)i, &k, b);
+            }
+            a->sver = 0x80000000u | (b << 10) | i;
+            a->altver = 0;
+        }
+        d->nheld = 0;
+        return true;
     }
-    cmp_t k;
-    int pin = edge_pin(x, s, &k);
-    bool ch = first;
+    bool ch = false;
     for (uint32_t i = 0; i < x->nslots; i++) {
         slot_t *a = &d->slots[i];
-        slot_t c = edge_slot(s, &s->slots[i]);
-        slot_t r = join_slot(d, s, &c, first, i, pin == (int)i, &k, b);
-        if (first || !(r.g == a->g && r.gver == a->gver && sg_val_eq(&r.v, &a->v) &&
-                       (a->g < 0 || sg_val_eq(&r.alt, &a->alt)))) {
+        const slot_t *c = &s->slots[i];
+        slot_t ce;
+        if (c->g >= 0) {
+            ce = edge_slot(s, c);
+            c = &ce;
+        }
+        if (a->g < 0 && c->g < 0 && pin != (int)i) {
+            /* the common case: two plain values */
+            val_t v = join_values(&a->v, d, &c->v, s);
+            if (!sg_val_eq(&v, &a->v)) {
+                a->v = v;
+                ch = true;
+            }
+            continue;
+        }
+        slot_t r = join_slot(d, s, c, false, i, pin == (int)i, &k, b);
+        if (!(r.g == a->g && r.gver == a->gver && sg_val_eq(&r.v, &a->v) &&
+              (a->g < 0 || sg_val_eq(&r.alt, &a->alt)))) {
             *a = r;
             ch = true;
         }
     }
     d->nheld = 0;
-    if (first)
-        return true;
     for (int p = 0; p < NPRED; p++) {
         pred_t *a = &d->preds[p];
         pred_t c = s->preds[p];
