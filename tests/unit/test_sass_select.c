@@ -42,6 +42,42 @@ static const sg_sass_kernel_t *find(const sg_sass_kernel_t *k, uint32_t n, const
     return NULL;
 }
 
+/* Analyse text with the which-th occurrence of from (after the line
+ * section, when given) replaced by to (from NULL: as it is). */
+static sg_sass_kernel_t *analyse_mutated(const char *text, const char *section, const char *from,
+                                         int which, const char *to, uint32_t *n)
+{
+    size_t len = strlen(text);
+    char *m = malloc(len + 64);
+    assert_non_null(m);
+    memcpy(m, text, len + 1);
+    if (from) {
+        char *at = section ? strstr(m, section) : m;
+        assert_non_null(at);
+        for (int w = 0; w <= which; w++) {
+            at = strstr(at + (w ? 1 : 0), from);
+            if (!at)
+                fail_msg("'%s' #%d not in the listing", from, which);
+        }
+        size_t fl = strlen(from), tl = strlen(to);
+        memmove(at + tl, at + fl, strlen(at + fl) + 1);
+        memcpy(at, to, tl);
+    }
+    sg_sass_kernel_t *k = analyse(m, n);
+    free(m);
+    assert_non_null(k);
+    return k;
+}
+
+/* The kernel of that name in k (which must have it). */
+static const sg_sass_kernel_t *kernel(const sg_sass_kernel_t *k, uint32_t n, const char *name)
+{
+    const sg_sass_kernel_t *t = find(k, n, name);
+    if (!t)
+        fail_msg("no kernel %s", name);
+    return t;
+}
+
 /* The coefficient of atom a (alone) in the index, 0 when absent. */
 static int64_t coef(const sg_sass_access_t *s, int a)
 {
@@ -253,26 +289,12 @@ static void test_chain_mutations(void **state)
         {"another kind", "ISETP.GE.AND P0, PT, R7, R0, PT ;", "ISETP.GT.AND P0, PT, R7, R0, PT ;",
          1},
     };
-    const char *sec = strstr(text, ".text._Z11tail_kernelILi8E5TwiceEviT0_5ArrayIPcLi2EE:");
-    assert_non_null(sec);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        size_t len = strlen(text);
-        char *m = malloc(len + 64);
-        assert_non_null(m);
-        memcpy(m, text, len + 1);
-        if (cases[c].from[0]) {
-            char *at = strstr(m + (sec - text), cases[c].from);
-            if (!at)
-                fail_msg("%s: '%s' not in tail_kernel<8>", cases[c].what, cases[c].from);
-            size_t fl = strlen(cases[c].from), tl = strlen(cases[c].to);
-            memmove(at + tl, at + fl, strlen(at + fl) + 1);
-            memcpy(at, cases[c].to, tl);
-        }
         uint32_t n;
-        sg_sass_kernel_t *k = analyse(m, &n);
-        assert_non_null(k);
-        const sg_sass_kernel_t *t = find(k, n, "tail_kernelILi8E");
-        assert_non_null(t);
+        sg_sass_kernel_t *k =
+            analyse_mutated(text, ".text._Z11tail_kernelILi8E5TwiceEviT0_5ArrayIPcLi2EE:",
+                            cases[c].from[0] ? cases[c].from : NULL, 0, cases[c].to, &n);
+        const sg_sass_kernel_t *t = kernel(k, n, "tail_kernelILi8E");
         for (uint32_t i = 0; i < t->n_accesses; i++) {
             const sg_sass_access_t *s = &t->accesses[i];
             assert_int_equal(s->base, s->kind == SG_SASS_STORE ? 8 : 16); /* always attributed */
@@ -299,7 +321,6 @@ static void test_chain_mutations(void **state)
             fail_msg("%s: %u scalar loads known, want %u", cases[c].what, known,
                      cases[c].first_unknown);
         sg_sass_kernels_free(k, n);
-        free(m);
     }
     free(text);
 }
@@ -365,37 +386,12 @@ static const char store_chain[] =
     "        /*02e0*/                   STG.E desc[UR4][R10.64], RZ ;\n"
     "        /*02f0*/                   EXIT ;\n";
 
-static sg_sass_kernel_t *analyse_mutated(const char *text, const char *from, int which,
-                                         const char *to, uint32_t *n)
-{
-    size_t len = strlen(text);
-    char *m = malloc(len + 64);
-    assert_non_null(m);
-    memcpy(m, text, len + 1);
-    if (from) {
-        char *at = m;
-        for (int w = 0; w <= which; w++) {
-            at = strstr(at + (w ? 1 : 0), from);
-            if (!at)
-                fail_msg("'%s' #%d not in the listing", from, which);
-        }
-        size_t fl = strlen(from), tl = strlen(to);
-        memmove(at + tl, at + fl, strlen(at + fl) + 1);
-        memcpy(at, to, tl);
-    }
-    sg_sass_kernel_t *k = analyse(m, n);
-    free(m);
-    assert_non_null(k);
-    return k;
-}
-
 static void test_store_chain(void **state)
 {
     (void)state;
     uint32_t n;
-    sg_sass_kernel_t *k = analyse_mutated(store_chain, NULL, 0, NULL, &n);
-    const sg_sass_kernel_t *t = find(k, n, "store_chain");
-    assert_non_null(t);
+    sg_sass_kernel_t *k = analyse_mutated(store_chain, NULL, NULL, 0, NULL, &n);
+    const sg_sass_kernel_t *t = kernel(k, n, "store_chain");
     assert_int_equal(t->n_accesses, 6);
     for (uint32_t i = 0; i < 6; i++) {
         const sg_sass_access_t *s = &t->accesses[i];
@@ -453,9 +449,8 @@ static void test_store_chain(void **state)
          "ISETP.GE.AND P0, PT, R5, R6, PT ;\n        /*00f0*/", 0, 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        k = analyse_mutated(store_chain, cases[c].from, cases[c].which, cases[c].to, &n);
-        t = find(k, n, "store_chain");
-        assert_non_null(t);
+        k = analyse_mutated(store_chain, NULL, cases[c].from, cases[c].which, cases[c].to, &n);
+        t = kernel(k, n, "store_chain");
         for (uint32_t i = 0; i < t->n_accesses; i++) {
             bool known = t->accesses[i].index_known;
             if ((i == cases[c].unknown && known) || (cases[c].unknown == 6 && !known))
@@ -492,9 +487,8 @@ static void test_rejoin(void **state)
 {
     (void)state;
     uint32_t n;
-    sg_sass_kernel_t *k = analyse_mutated(rejoin, NULL, 0, NULL, &n);
-    const sg_sass_kernel_t *t = find(k, n, "rejoin");
-    assert_non_null(t);
+    sg_sass_kernel_t *k = analyse_mutated(rejoin, NULL, NULL, 0, NULL, &n);
+    const sg_sass_kernel_t *t = kernel(k, n, "rejoin");
     assert_int_equal(t->n_accesses, 1);
     const sg_sass_access_t *s = &t->accesses[0];
     assert_true(s->index_known);
@@ -503,8 +497,8 @@ static void test_rejoin(void **state)
     assert_true(has_bound_tid(s));
     sg_sass_kernels_free(k, n);
     /* the store under P0 instead: the pointer is not loaded there */
-    k = analyse_mutated(rejoin, "@!P0 STG", 0, " @P0 STG", &n);
-    t = find(k, n, "rejoin");
+    k = analyse_mutated(rejoin, NULL, "@!P0 STG", 0, " @P0 STG", &n);
+    t = kernel(k, n, "rejoin");
     assert_false(t->accesses[0].index_known && t->accesses[0].base == 0x8);
     sg_sass_kernels_free(k, n);
 }
@@ -542,9 +536,8 @@ static void test_plop3(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         uint32_t n;
-        sg_sass_kernel_t *k = analyse_mutated(plop3_copy, "0x80, 0x0", 0, cases[c].lut, &n);
-        const sg_sass_kernel_t *t = find(k, n, "plop3");
-        assert_non_null(t);
+        sg_sass_kernel_t *k = analyse_mutated(plop3_copy, NULL, "0x80, 0x0", 0, cases[c].lut, &n);
+        const sg_sass_kernel_t *t = kernel(k, n, "plop3");
         assert_int_equal(t->n_accesses, 1);
         const sg_sass_access_t *s = &t->accesses[0];
         assert_true(s->index_known);
