@@ -636,14 +636,27 @@ bool sg_cmp_eq(const cmp_t *a, const cmp_t *b)
            sg_poly_eq(&a->r, &b->r);
 }
 
-/* false when the fact had to be dropped (the list is full) */
+static bool fact_opaque(const cmp_t *c)
+{
+    return sg_poly_has_atom_in(&c->l, A_OPQ, A_OPQ_MAX);
+}
+
+/* false when a fact had to be dropped (the list is full: a comparison
+ * takes the place of a predicate's opaque outcome, if there is one) */
 bool sg_flow_add_fact(state_t *st, const cmp_t *c)
 {
     for (uint8_t i = 0; i < st->nfacts; i++)
         if (sg_cmp_eq(&st->facts[i], c))
             return true;
-    if (st->nfacts >= MAXFACT)
+    if (st->nfacts >= MAXFACT) {
+        if (!fact_opaque(c))
+            for (uint8_t i = 0; i < st->nfacts; i++)
+                if (fact_opaque(&st->facts[i])) {
+                    st->facts[i] = *c;
+                    break;
+                }
         return false;
+    }
     st->facts[st->nfacts++] = *c;
     return true;
 }
@@ -2915,6 +2928,18 @@ void sg_flow_edge_facts(ctx_t *x, state_t *st, uint32_t b, int k)
     int8_t fp = x->blocks[b].fact_pred[k];
     cmp_t f;
     if (fp >= 0 && sg_flow_pred_fact(st, fp, &f)) {
+        if (!sg_flow_add_fact(st, &f))
+            st->cond_unknown = true;
+    } else if (fp >= 0 && (fp >> 1) < NPRED) {
+        /* a predicate not read (a float comparison): this edge's outcome of
+         * block b's branch, opaque, so that where both edges meet again the
+         * facts are whole (a path back to b passes its loop's header, whose
+         * entry path drops it) */
+        memset(&f, 0, sizeof f);
+        sg_term_t t = {.c = (int64_t)b + 1, .at = {0, 0, 0, (uint16_t)(A_OPQ | (fp >> 1))}};
+        f.l.n = 1;
+        f.l.t[0] = t;
+        f.cmp = (fp & 1) ? C_EQ : C_NE;
         if (!sg_flow_add_fact(st, &f))
             st->cond_unknown = true;
     } else if (fp != -1) {

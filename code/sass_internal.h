@@ -26,6 +26,11 @@
 #define A_MOD_MAX 0x03ffu
 #define A_SYM 0x0400u  /* | i: the address of module symbol ctx->c4_names[i] */
 #define A_SYM_MAX 0x04ffu
+/* | predicate: c*atom == 0 (!= 0) says that the branch at the end of block
+ * c - 1 went the way where that predicate is false (true): a condition not
+ * read, kept so that the two edges' facts cancel where they meet again */
+#define A_OPQ 0x0500u
+#define A_OPQ_MAX 0x05ffu
 #define A_P32 0x4000u  /* | offset / 4: a 32-bit parameter word */
 #define A_P64 0x8000u  /* | offset / 4: a 64-bit parameter word */
 #define A_PARAM (A_P32 | A_P64)

@@ -10,7 +10,9 @@
  * another bound, or with the select the other way round stays unknown.
  * A hand-written listing in the shape of PyTorch's store chain (branches
  * whose joins the comparisons resolve) and PLOP3's predicate copies are
- * checked the same way. All on committed listings: no nvdisasm needed.
+ * checked the same way, and so is a branch on a float comparison, whose
+ * two edges' facts cancel where they meet. All on committed listings: no
+ * nvdisasm needed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -555,6 +557,56 @@ static void test_plop3(void **state)
     }
 }
 
+/* ---- a branch on a float comparison, and where its edges meet ------------------
+
+   The analysis cannot read FSETP's predicate; inside the branch which
+   threads run is only bounded, after it (both edges met) it is exact
+   again: the two edges' opaque outcomes cancel. */
+static const char fdiamond[] =
+    ".text.fdiamond:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC R2, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+    "        /*0030*/                   ISETP.GE.AND P0, PT, R0, R2, PT ;\n"
+    "        /*0040*/               @P0 EXIT ;\n"
+    "        /*0050*/                   LDC.64 R4, c[0x0][0x218] ;\n"
+    "        /*0060*/                   IMAD.WIDE.U32 R4, R0, 0x4, R4 ;\n"
+    "        /*0070*/                   LDG.E R6, desc[UR4][R4.64] ;\n"
+    "        /*0080*/                   FSETP.GE.AND P1, PT, |R6|, 105615, PT ;\n"
+    "        /*0090*/              @!P1 BRA `(.L_x_1) ;\n"
+    "        /*00a0*/                   FMUL R6, R6, 2 ;\n"
+    "        /*00b0*/                   STG.E desc[UR4][R4.64], R6 ;\n"
+    ".L_x_1:\n"
+    "        /*00c0*/                   STG.E desc[UR4][R4.64+0x4], R6 ;\n"
+    "        /*00d0*/                   EXIT ;\n";
+
+static void test_float_branch(void **state)
+{
+    (void)state;
+    uint32_t n;
+    sg_sass_kernel_t *k = analyse_mutated(fdiamond, NULL, NULL, 0, NULL, &n);
+    const sg_sass_kernel_t *t = kernel(k, n, "fdiamond");
+    assert_int_equal(t->n_accesses, 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        assert_true(t->accesses[i].index_known);
+        assert_true(has_bound_tid(&t->accesses[i]));
+    }
+    assert_true(t->accesses[0].conditions_exact);  /* the load, before the branch */
+    assert_false(t->accesses[1].conditions_exact); /* inside: some threads, by data */
+    assert_true(t->accesses[2].conditions_exact);  /* after: all of them again */
+    sg_sass_kernels_free(k, n);
+    /* a second branch inside on another float: where the first one's edges
+     * meet, the second one's inner edge has not met its other one */
+    k = analyse_mutated(fdiamond, NULL, "        /*00a0*/                   FMUL R6, R6, 2 ;\n", 0,
+                        "        /*00a0*/                   FSETP.GE.AND P2, PT, |R6|, 1, PT ;\n"
+                        "        /*00a4*/               @P2 BRA `(.L_x_1) ;\n",
+                        &n);
+    t = kernel(k, n, "fdiamond");
+    assert_int_equal(t->n_accesses, 3);
+    assert_false(t->accesses[1].conditions_exact);
+    sg_sass_kernels_free(k, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -563,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_store_chain),
         cmocka_unit_test(test_rejoin),
         cmocka_unit_test(test_plop3),
+        cmocka_unit_test(test_float_branch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
