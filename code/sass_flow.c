@@ -1606,15 +1606,6 @@ static bool half_bits(const sg_sass_operand_t *o, uint16_t *out)
     return false;
 }
 
-/* ISETP np = (slot si OP b), where the slot holds a select: g ? v : alt
- * with alt the value its guard's comparison R compared, alt OP' X when g
- * is false (R: P = alt OP X with g = !P, or P = !(alt OP X) with g = P; a
- * virtual predicate says OP' X of alt by itself). Compared with the same
- * X, signedness and OP = OP', np false means the slot is not alt (g
- * holds, the slot is v); with OP = !OP', np true does. np is then the
- * comparison of v, valid under that outcome, which implies g and what g
- * implies. When v - alt is a constant of the right sign (v = alt + 128
- * for OP' = GE: alt >= X gives v >= X too), np is v OP X either way. */
 /* When slot s holds a select g ? v : alt, the comparison alt satisfies
  * whenever it holds alt (k.l unused): g's predicate R compared alt (the
  * value of identity altver, or R's first operand alt itself) against X,
@@ -1648,6 +1639,15 @@ static bool same_bound(const cmp_t *a, const cmp_t *b)
     return a->cmp == b->cmp && a->uns == b->uns && sg_poly_eq(&a->r, &b->r);
 }
 
+/* ISETP np = (slot si OP b), where the slot holds a select: g ? v : alt
+ * with alt the value its guard's comparison R compared, alt OP' X when g
+ * is false (R: P = alt OP X with g = !P, or P = !(alt OP X) with g = P; a
+ * virtual predicate says OP' X of alt by itself). Compared with the same
+ * X, signedness and OP = OP', np false means the slot is not alt (g
+ * holds, the slot is v); with OP = !OP', np true does. np is then the
+ * comparison of v, valid under that outcome, which implies g and what g
+ * implies. When v - alt is a constant of the right sign (v = alt + 128
+ * for OP' = GE: alt >= X gives v >= X too), np is v OP X either way. */
 static void select_compare(const state_t *st, int si, uint8_t op, bool uns, const val_t *b,
                            pred_t *np)
 {
@@ -1691,7 +1691,8 @@ static void select_compare(const state_t *st, int si, uint8_t op, bool uns, cons
 /* PLOP3.LUT d, e, a, b, c, lutd, lute: d (e) is bit (a<<2 | b<<1 | c) of
  * lutd (lute). With one input not constant (PT, !PT), d is a copy of it,
  * its negation or a constant (UISETP UP0 then PLOP3.LUT P0, PT, PT, PT,
- * UP0, 0x80, 0x0 moves a uniform comparison into P0). */
+ * UP0, 0x80, 0x0 moves a uniform comparison into P0); anything else is
+ * not known. */
 static void plop3(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const guard_t *g)
 {
     const sg_sass_operand_t *o = in->ops;
@@ -1717,16 +1718,24 @@ static void plop3(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const guard_t
         memset(&np[d], 0, sizeof np[d]);
         if (!ok || var < 0)
             continue;
+        /* f(x) for the input x; the table is read with the first input as
+         * the high bit (LOP3's convention) and, to depend on no convention,
+         * must say the same with it as the low bit */
         int f[2];
+        bool same = true;
         for (int xv = 0; xv < 2; xv++) {
-            int bits = 0;
+            int hi = 0, lo = 0;
             for (int i = 2; i < 5; i++) {
                 int pi = pred_index(&o[i]);
-                int v = (pi == 7 || pi == 15) ? 1 : xv;
-                bits = bits << 1 | (v ^ (o[i].inv ? 1 : 0));
+                int v = ((pi == 7 || pi == 15) ? 1 : xv) ^ (o[i].inv ? 1 : 0);
+                hi = hi << 1 | v;
+                lo |= v << (i - 2);
             }
-            f[xv] = (int)((o[5 + d].imm >> bits) & 1);
+            f[xv] = (int)((o[5 + d].imm >> hi) & 1);
+            same &= f[xv] == (int)((o[5 + d].imm >> lo) & 1);
         }
+        if (!same)
+            continue;
         if (f[0] == 0 && f[1] == 1) {
             np[d] = src; /* a copy: the same truth, the same facts */
         } else if (f[0] == 1 && f[1] == 0 && src.kind == P_CMP) {

@@ -533,8 +533,9 @@ static void test_plop3(void **state)
         bool known;
     } cases[] = {
         {"0x80, 0x0", SG_SASS_LE, true},  /* P0 = UP0: remaining >= 1024 */
-        {"0x40, 0x0", SG_SASS_GT, true},  /* P0 = !UP0 */
-        {"0xc0, 0x0", 0, false},          /* P0 = PT & PT: always true, UP0 no matter */
+        {"0x48, 0x0", SG_SASS_GT, true},  /* P0 = !UP0, whichever input is the table's high bit */
+        {"0x40, 0x0", 0, false},          /* !UP0 or false: it depends on that */
+        {"0xc0, 0x0", 0, false},          /* PT & PT, or UP0 */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         uint32_t n;
