@@ -14,7 +14,8 @@
  *
  * Predicated writes keep the value from before beside the new one, so that
  * instructions under the same guard see the new value and others see both
- * (joined). Comparisons (ISETP) are kept in predicates; a predicated EXIT
+ * (joined); a later comparison of such a select with the bound its guard
+ * compared resolves it (select_compare; docs/SASS.md, "Selects"). Comparisons (ISETP) are kept in predicates; a predicated EXIT
  * or branch, or a guard on the access itself, turns them into facts such
  * as "ctaid.x*ntid.x + tid.x < P[0x18]" that give the bounds check.
  *
