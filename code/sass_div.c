@@ -740,7 +740,9 @@ void sg_div_block_start(ctx_t *x, state_t *st, uint32_t b)
         val_t lo = sg_val_make(V_LO, &q), hi = sg_val_make(V_HI, &q);
         st->slots[s->ql].v = st->slots[s->ql].alt = lo;
         st->slots[s->ql].g = -1;
+        st->slots[s->ql].sver = ++x->verc;
         st->slots[s->qh].v = st->slots[s->qh].alt = hi;
         st->slots[s->qh].g = -1;
+        st->slots[s->qh].sver = ++x->verc;
     }
 }

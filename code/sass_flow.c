@@ -14,7 +14,8 @@
  *
  * Predicated writes keep the value from before beside the new one, so that
  * instructions under the same guard see the new value and others see both
- * (joined). Comparisons (ISETP) are kept in predicates; a predicated EXIT
+ * (joined); a later comparison of such a select with the bound its guard
+ * compared resolves it (select_compare; docs/SASS.md, "Selects"). Comparisons (ISETP) are kept in predicates; a predicated EXIT
  * or branch, or a guard on the access itself, turns them into facts such
  * as "ctaid.x*ntid.x + tid.x < P[0x18]" that give the bounds check.
  *
@@ -103,8 +104,17 @@ bool sg_val_eq(const val_t *x, const val_t *y)
     return x->kind == V_TOP || sg_poly_eq(&x->p, &y->p);
 }
 
+static bool val_none(const val_t *v)
+{
+    return v->kind == V_TOP && v->flags == F_NONE;
+}
+
 val_t sg_val_join(const val_t *x, const val_t *y)
 {
+    if (val_none(x))
+        return *y;
+    if (val_none(y))
+        return *x;
     if (x->kind != V_TOP && x->kind == y->kind && sg_poly_eq(&x->p, &y->p)) {
         val_t r = *x;
         sg_val_merge_prov(&r, y, true);
@@ -165,10 +175,25 @@ static int pred_index(const sg_sass_operand_t *o)
     return (o->uniform ? 8 : 0) + o->reg;
 }
 
+/* Does guard (id, ver) hold wherever g does (g itself, or one it implies)? */
+static bool guard_implies(const guard_t *g, int16_t id, uint32_t ver)
+{
+    if (!g || g->id < 0)
+        return false;
+    if (g->id == id && g->ver == ver)
+        return true;
+    for (uint8_t i = 0; i < g->nimp; i++)
+        if (g->imp[i].id == id && g->imp[i].ver == ver)
+            return true;
+    return false;
+}
+
 val_t sg_flow_slot_read(const slot_t *s, const guard_t *g)
 {
-    if (s->g < 0 || (g && g->id == s->g && g->ver == s->gver))
+    if (s->g < 0 || guard_implies(g, s->g, s->gver))
         return s->v;
+    if (guard_implies(g, (int16_t)(s->g ^ 1), s->gver))
+        return s->alt; /* the guard it was written under is false here */
     return sg_val_join(&s->v, &s->alt);
 }
 
@@ -180,14 +205,41 @@ static void slot_write(ctx_t *x, state_t *st, int si, const val_t *v, const guar
     if (!g || g->id < 0) {
         s->v = *v;
         s->g = -1;
+        s->sver = ++x->verc;
+        s->altver = 0;
         return;
     }
-    if (!(s->g == g->id && s->gver == g->ver))
+    if (!(s->g == g->id && s->gver == g->ver)) {
+        /* a select: the value from before is kept for when g is false */
         s->alt = sg_flow_slot_read(s, NULL);
+        s->altver = s->sver;
+    }
     s->v = *v;
     s->g = g->id;
     s->gver = g->ver;
-    (void)x;
+    s->sver = ++x->verc;
+}
+
+/* The slot holds g ? b : a (a SEL, or a MOV then a predicated write). */
+static void slot_select(ctx_t *x, state_t *st, int si, const gref_t *g, const val_t *b,
+                        const val_t *a, uint32_t aver)
+{
+    if (si < 0)
+        return;
+    slot_t *s = &st->slots[si];
+    s->v = *b;
+    s->alt = *a;
+    s->g = g->id;
+    s->gver = g->ver;
+    s->altver = aver;
+    s->sver = ++x->verc;
+}
+
+/* Predicate pi forgotten (written by something not modelled). */
+static void pred_forget(ctx_t *x, state_t *st, int pi)
+{
+    memset(&st->preds[pi], 0, sizeof st->preds[pi]);
+    st->preds[pi].ver = ++x->verc;
 }
 
 static void pred_write(ctx_t *x, state_t *st, int pi, const pred_t *p, const guard_t *g)
@@ -441,12 +493,11 @@ static void clobber_all(ctx_t *x, state_t *st, bool uniform_too, uint16_t flags)
     for (uint32_t i = 0; i < n; i++) {
         st->slots[i].v = t;
         st->slots[i].g = -1;
+        st->slots[i].sver = st->slots[i].altver = 0;
     }
     for (int p = 0; p < NPRED; p++)
-        if (p != 7 && p != 15 && (uniform_too || p < 8)) {
-            st->preds[p].kind = P_TOP;
-            st->preds[p].ver = ++x->verc;
-        }
+        if (p != 7 && p != 15 && (uniform_too || p < 8))
+            pred_forget(x, st, p);
 }
 
 /* ---- arithmetic --------------------------------------------------------------- */
@@ -586,14 +637,27 @@ bool sg_cmp_eq(const cmp_t *a, const cmp_t *b)
            sg_poly_eq(&a->r, &b->r);
 }
 
-/* false when the fact had to be dropped (the list is full) */
+static bool fact_opaque(const cmp_t *c)
+{
+    return sg_poly_has_atom_in(&c->l, A_OPQ, A_OPQ_MAX);
+}
+
+/* false when a fact had to be dropped (the list is full: a comparison
+ * takes the place of a predicate's opaque outcome, if there is one) */
 bool sg_flow_add_fact(state_t *st, const cmp_t *c)
 {
     for (uint8_t i = 0; i < st->nfacts; i++)
         if (sg_cmp_eq(&st->facts[i], c))
             return true;
-    if (st->nfacts >= MAXFACT)
+    if (st->nfacts >= MAXFACT) {
+        if (!fact_opaque(c))
+            for (uint8_t i = 0; i < st->nfacts; i++)
+                if (fact_opaque(&st->facts[i])) {
+                    st->facts[i] = *c;
+                    break;
+                }
         return false;
+    }
     st->facts[st->nfacts++] = *c;
     return true;
 }
@@ -611,10 +675,10 @@ static const pred_t *pred_get(const state_t *st, int pi, const guard_t *g)
 /* The fact that predicate id (pred*2+neg) holds, if it is a comparison. */
 bool sg_flow_pred_fact(const state_t *st, int id, cmp_t *out)
 {
-    if (id < 0)
+    if (id < 0 || (id >> 1) >= NPRED)
         return false;
     const pred_t *p = pred_get(st, id >> 1, NULL);
-    if (p->kind != P_CMP)
+    if (p->kind != P_CMP || (p->half && p->half != 1 + (id & 1)))
         return false;
     *out = p->c;
     if (id & 1)
@@ -961,6 +1025,8 @@ static const char *flag_reason(uint16_t f)
         return "too many parameter words in the address";
     if (f & F_UNK)
         return "unrecognised arithmetic";
+    if (f & F_NONE)
+        return "address from a path the analysis found no value on";
     return "address not derived from a parameter";
 }
 
@@ -1397,10 +1463,8 @@ static void clobber_callee(ctx_t *x, state_t *st, uint32_t from)
         uint8_t k = 0;
         for (; k < in->n_ops && in->ops[k].kind == SG_SASS_OP_PRED; k++) {
             int pi = pred_index(&in->ops[k]);
-            if (pi != 7 && pi != 15) {
-                st->preds[pi].kind = P_TOP;
-                st->preds[pi].ver = ++x->verc;
-            }
+            if (pi != 7 && pi != 15)
+                pred_forget(x, st, pi);
         }
         memop_t m = classify_mem(in->op);
         size_t bl = strcspn(in->op, ".");
@@ -1543,18 +1607,236 @@ static bool half_bits(const sg_sass_operand_t *o, uint16_t *out)
     return false;
 }
 
+/* When slot s holds a select g ? v : alt, the comparison alt satisfies
+ * whenever it holds alt (k.l unused): g's predicate R compared alt (the
+ * value of identity altver, or R's first operand alt itself) against X,
+ * and g false is the outcome of R where alt OP X holds; a virtual
+ * predicate says OP X of alt by itself. */
+static bool slot_alt_cond(const state_t *st, const slot_t *s, cmp_t *k)
+{
+    if (s->g < 0)
+        return false;
+    int gp = s->g >> 1, n = s->g & 1;
+    const pred_t *R = &st->preds[gp];
+    if (R->ver != s->gver || R->kind != P_CMP || R->g || R->c.wide)
+        return false;
+    memset(k, 0, sizeof *k);
+    k->uns = R->c.uns;
+    k->r = R->c.r;
+    if (gp >= NPRED) {
+        k->cmp = R->c.cmp;
+        return n == 0;
+    }
+    bool alt_known = s->alt.kind == V_VAL || s->alt.kind == V_LO;
+    if (!((s->altver && R->lsver == s->altver) ||
+          (!R->half && alt_known && sg_poly_eq(&s->alt.p, &R->c.l))))
+        return false;
+    k->cmp = n ? R->c.cmp : sg_cmp_not(R->c.cmp);
+    return true;
+}
+
+static bool same_bound(const cmp_t *a, const cmp_t *b)
+{
+    return a->cmp == b->cmp && a->uns == b->uns && sg_poly_eq(&a->r, &b->r);
+}
+
+/* ISETP np = (slot si OP b), where the slot holds a select: g ? v : alt
+ * with alt the value its guard's comparison R compared, alt OP' X when g
+ * is false (R: P = alt OP X with g = !P, or P = !(alt OP X) with g = P; a
+ * virtual predicate says OP' X of alt by itself). Compared with the same
+ * X, signedness and OP = OP', np false means the slot is not alt (g
+ * holds, the slot is v); with OP = !OP', np true does. np is then the
+ * comparison of v, valid under that outcome, which implies g and what g
+ * implies. When v - alt is a constant of the right sign (v = alt + 128
+ * for OP' = GE: alt >= X gives v >= X too), np is v OP X either way. */
+static void select_compare(const state_t *st, int si, uint8_t op, bool uns, const val_t *b,
+                           pred_t *np)
+{
+    const slot_t *s = &st->slots[si];
+    cmp_t k;
+    if (b->kind == V_TOP || (s->v.kind != V_VAL && s->v.kind != V_LO) ||
+        !slot_alt_cond(st, s, &k) || k.uns != uns || !sg_poly_eq(&k.r, &b->p))
+        return;
+    int gp = s->g >> 1, n = s->g & 1;
+    const pred_t *R = &st->preds[gp];
+    /* alt and v of a virtual select come from different paths */
+    bool alt_known = gp < NPRED && (s->alt.kind == V_VAL || s->alt.kind == V_LO);
+    uint8_t op_alt = k.cmp;
+    uint8_t parity; /* the outcome of np that excludes alt: guard pred*2+parity */
+    if (op == op_alt)
+        parity = 1;
+    else if (op == sg_cmp_not(op_alt))
+        parity = 0;
+    else
+        return;
+    memset(np, 0, sizeof *np);
+    np->kind = P_CMP;
+    np->c.cmp = op;
+    np->c.uns = uns;
+    np->c.l = s->v.p;
+    np->c.r = b->p;
+    np->half = (uint8_t)(1 + parity);
+    sg_poly_t d;
+    int64_t dc;
+    if (alt_known && sg_poly_add(&d, &s->v.p, &s->alt.p, -1) && sg_poly_is_const(&d, &dc) &&
+        (((op_alt == C_GE || op_alt == C_GT) && dc >= 0) ||
+         ((op_alt == C_LE || op_alt == C_LT) && dc <= 0)))
+        np->half = 0; /* np = (alt OP X) or (v OP X) = v OP X */
+    np->imp_neg = parity;
+    np->imp[np->nimp++] = (gref_t){s->g, s->gver};
+    if (R->nimp && R->imp_neg == n)
+        for (uint8_t i = 0; i < R->nimp && np->nimp < NIMP; i++)
+            np->imp[np->nimp++] = R->imp[i];
+}
+
+/* PLOP3.LUT d, e, a, b, c, lutd, lute: d (e) is bit (a<<2 | b<<1 | c) of
+ * lutd (lute). With one input not constant (PT, !PT), d is a copy of it,
+ * its negation or a constant (UISETP UP0 then PLOP3.LUT P0, PT, PT, PT,
+ * UP0, 0x80, 0x0 moves a uniform comparison into P0); anything else is
+ * not known. */
+static void plop3(ctx_t *x, state_t *st, const sg_sass_insn_t *in, const guard_t *g)
+{
+    const sg_sass_operand_t *o = in->ops;
+    bool ok = in->n_ops == 7 && o[5].kind == SG_SASS_OP_IMM && o[6].kind == SG_SASS_OP_IMM;
+    for (int i = 0; i < 5 && ok; i++)
+        ok = o[i].kind == SG_SASS_OP_PRED;
+    if (!ok) {
+        do_generic(x, st, in, g);
+        return;
+    }
+    int var = -1; /* the one input predicate that is not constant */
+    for (int i = 2; i < 5; i++) {
+        int pi = pred_index(&o[i]);
+        if (pi == 7 || pi == 15)
+            continue;
+        if (var >= 0 && var != pi)
+            ok = false;
+        var = pi;
+    }
+    pred_t src = ok && var >= 0 ? *pred_get(st, var, g) : (pred_t){0};
+    pred_t np[2];
+    for (int d = 0; d < 2; d++) {
+        memset(&np[d], 0, sizeof np[d]);
+        if (!ok || var < 0)
+            continue;
+        /* f(x) for the input x; the table is read with the first input as
+         * the high bit (LOP3's convention) and, to depend on no convention,
+         * must say the same with it as the low bit */
+        int f[2];
+        bool same = true;
+        for (int xv = 0; xv < 2; xv++) {
+            int hi = 0, lo = 0;
+            for (int i = 2; i < 5; i++) {
+                int pi = pred_index(&o[i]);
+                int v = ((pi == 7 || pi == 15) ? 1 : xv) ^ (o[i].inv ? 1 : 0);
+                hi = hi << 1 | v;
+                lo |= v << (i - 2);
+            }
+            f[xv] = (int)((o[5 + d].imm >> hi) & 1);
+            same &= f[xv] == (int)((o[5 + d].imm >> lo) & 1);
+        }
+        if (!same)
+            continue;
+        if (f[0] == 0 && f[1] == 1) {
+            np[d] = src; /* a copy: the same truth, the same facts */
+        } else if (f[0] == 1 && f[1] == 0 && src.kind == P_CMP) {
+            np[d] = src;
+            np[d].c.cmp = sg_cmp_not(src.c.cmp);
+            if (src.half)
+                np[d].half = (uint8_t)(3 - src.half);
+            np[d].imp_neg = (uint8_t)(src.imp_neg ^ 1);
+        }
+    }
+    /* inputs read before either output is written */
+    for (int d = 0; d < 2; d++)
+        pred_write(x, st, pred_index(&o[d]), &np[d], g);
+}
+
+/* The guard id (pred*2+neg) at the predicate's current version, with what
+ * it implies. */
+static guard_t make_guard(const state_t *st, int16_t id)
+{
+    guard_t G = {.id = id, .ver = st->preds[id >> 1].ver};
+    const pred_t *gp = pred_get(st, id >> 1, NULL);
+    if (gp->nimp && gp->imp_neg == (id & 1)) {
+        G.nimp = gp->nimp;
+        memcpy(G.imp, gp->imp, gp->nimp * sizeof *G.imp);
+    }
+    return G;
+}
+
+static void step_guarded(ctx_t *x, state_t *st, uint32_t idx, const guard_t *g);
+
+/* Integer arithmetic that writes one 32-bit register and nothing else. */
+static bool liftable(const sg_sass_insn_t *in)
+{
+    const char *op = in->op;
+    if (in->n_ops < 2 || in->ops[0].kind != SG_SASS_OP_REG || in->ops[1].kind == SG_SASS_OP_PRED)
+        return false;
+    if (sg_op_has(op, "WIDE") || sg_op_has(op, "X") || sg_op_has(op, "HI") || sg_op_has(op, "64"))
+        return false;
+    return sg_op_is(op, "IADD3") || sg_op_is(op, "UIADD3") || sg_op_is(op, "VIADD") ||
+           sg_op_is(op, "IADD") || sg_op_is(op, "IADD32I") || sg_op_is(op, "IMAD") ||
+           sg_op_is(op, "UIMAD") || sg_op_is(op, "LEA") || sg_op_is(op, "ULEA");
+}
+
+/* An unguarded add or multiply-add of a select g ? v : alt (and values
+ * that do not depend on g) is the select g ? f(v) : f(alt): computed under
+ * g and under !g (`VIADD R0, R3, 0x80` after `@!P6 VIADD R3, R3, 0x80`).
+ * False when it does not apply. */
+static bool step_lifted(ctx_t *x, state_t *st, uint32_t idx)
+{
+    const sg_sass_insn_t *in = &x->in[idx];
+    if (in->guard >= 0)
+        return false;
+    const slot_t *sel = NULL;
+    for (uint8_t i = 1; i < in->n_ops; i++) {
+        const sg_sass_operand_t *o = &in->ops[i];
+        if (o->kind != SG_SASS_OP_REG || sg_op_zero_reg(o))
+            continue;
+        int si = slot_of(x, o, 0);
+        if (si < 0)
+            return false;
+        const slot_t *s = &st->slots[si];
+        if (s->g < 0)
+            continue;
+        if (sel && (sel->g != s->g || sel->gver != s->gver))
+            return false;
+        sel = s;
+    }
+    int ds = in->n_ops ? slot_of(x, &in->ops[0], 0) : -1;
+    if (!sel || ds < 0 || !liftable(in))
+        return false;
+    gref_t g = {sel->g, sel->gver};
+    guard_t G1 = {.id = g.id, .ver = g.ver}, G0 = {.id = (int16_t)(g.id ^ 1), .ver = g.ver};
+    slot_t keep = st->slots[ds];
+    step_guarded(x, st, idx, &G1);
+    val_t v1 = st->slots[ds].v;
+    st->slots[ds] = keep;
+    step_guarded(x, st, idx, &G0);
+    val_t v0 = st->slots[ds].v;
+    st->slots[ds] = keep;
+    slot_select(x, st, ds, &g, &v1, &v0, 0);
+    return true;
+}
+
 static void step(ctx_t *x, state_t *st, uint32_t idx)
 {
     const sg_sass_insn_t *in = &x->in[idx];
     guard_t G = {.id = -1};
     if (in->guard == 7 && in->guard_neg)
         return; /* @!PT */
-    if (in->guard >= 0) {
-        int pi = (in->guard_uniform ? 8 : 0) + in->guard;
-        G.id = (int16_t)(pi * 2 + (in->guard_neg ? 1 : 0));
-        G.ver = st->preds[pi].ver;
-    }
-    const guard_t *g = &G;
+    if (in->guard >= 0)
+        G = make_guard(st, (int16_t)(((in->guard_uniform ? 8 : 0) + in->guard) * 2 +
+                                     (in->guard_neg ? 1 : 0)));
+    else if (step_lifted(x, st, idx))
+        return;
+    step_guarded(x, st, idx, &G);
+}
+
+static void step_guarded(ctx_t *x, state_t *st, uint32_t idx, const guard_t *g)
+{
+    const sg_sass_insn_t *in = &x->in[idx];
     const char *op = in->op;
     const sg_sass_operand_t *o = in->ops;
     uint8_t n = in->n_ops;
@@ -1654,8 +1936,16 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             val_t v = rd64(x, st, &o[1], g);
             wr64(x, st, &o[0], &v, g);
         } else {
+            bool plain = o[1].kind == SG_SASS_OP_REG && !o[1].neg && !o[1].inv && !o[1].abs;
+            int ss = plain ? slot_of(x, &o[1], 0) : -1;
+            int ds = o[0].kind == SG_SASS_OP_REG ? slot_of(x, &o[0], 0) : -1;
+            if (ss >= 0 && ds >= 0 && g->id < 0) {
+                /* the same bits: a select stays one, its identity too */
+                st->slots[ds] = st->slots[ss];
+                return;
+            }
             val_t v = rdslot(x, st, &o[1], 0, g);
-            if (o[1].kind != SG_SASS_OP_REG || o[1].neg || o[1].inv || o[1].abs)
+            if (!plain)
                 v = rd32(x, st, &o[1], g);
             wr32(x, st, &o[0], v, g);
         }
@@ -1989,6 +2279,19 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
             return;
         }
         val_t a = rd32(x, st, &o[1], g), b = rd32(x, st, &o[2], g);
+        if (!always_a && !always_b && g->id < 0 && o[0].kind == SG_SASS_OP_REG) {
+            /* d = P ? a : b is b under the guard !P and a otherwise (each
+             * read as an instruction under that guard reads it) */
+            gref_t sg = {(int16_t)(pi * 2 + (o[3].inv ? 0 : 1)), st->preds[pi].ver};
+            guard_t gb = make_guard(st, sg.id), ga = make_guard(st, (int16_t)(sg.id ^ 1));
+            a = rd32(x, st, &o[1], &ga);
+            b = rd32(x, st, &o[2], &gb);
+            int as = o[1].kind == SG_SASS_OP_REG && !o[1].neg && !o[1].inv && !o[1].abs
+                         ? slot_of(x, &o[1], 0)
+                         : -1;
+            slot_select(x, st, slot_of(x, &o[0], 0), &sg, &b, &a, as >= 0 ? st->slots[as].sver : 0);
+            return;
+        }
         wr32(x, st, &o[0], always_a ? a : always_b ? b : sg_val_join(&a, &b), g);
         return;
     }
@@ -2044,6 +2347,10 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
         }
         goto generic;
     }
+    if ((sg_op_is(op, "PLOP3") || sg_op_is(op, "UPLOP3")) && sg_op_has(op, "LUT")) {
+        plop3(x, st, in, g);
+        return;
+    }
     if (sg_op_is(op, "ISETP") || sg_op_is(op, "UISETP")) {
         if (n < 5 || o[0].kind != SG_SASS_OP_PRED || o[1].kind != SG_SASS_OP_PRED)
             goto generic;
@@ -2091,6 +2398,9 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                 a = rd32(x, st, &o[2], g);
                 b = rd32(x, st, &o[3], g);
             }
+            int si = o[2].kind == SG_SASS_OP_REG && !o[2].neg && !o[2].inv && !o[2].abs
+                         ? slot_of(x, &o[2], 0)
+                         : -1;
             if (a.kind != V_TOP && b.kind != V_TOP) {
                 np.kind = P_CMP;
                 np.c.cmp = c;
@@ -2098,6 +2408,12 @@ static void step(ctx_t *x, state_t *st, uint32_t idx)
                 np.c.wide = wide64;
                 np.c.l = a.p;
                 np.c.r = b.p;
+            } else if (si >= 0 && !wide64) {
+                select_compare(st, si, c, uns, &b, &np);
+            }
+            if (si >= 0 && st->slots[si].sver) {
+                np.lslot = (uint16_t)si;
+                np.lsver = st->slots[si].sver;
             }
         }
         pred_write(x, st, pred_index(&o[0]), &np, g);
@@ -2240,9 +2556,11 @@ void sg_flow_state_top(ctx_t *x, state_t *s, uint16_t flags)
         s->slots[i].alt = t;
         s->slots[i].g = -1;
         s->slots[i].gver = 0;
+        s->slots[i].sver = s->slots[i].altver = 0;
     }
     memset(s->preds, 0, sizeof s->preds);
     s->nfacts = 0;
+    s->nheld = 0;
     s->reached = true;
 }
 
@@ -2301,45 +2619,237 @@ static val_t join_values(const val_t *a, const state_t *as, const val_t *c, cons
     return sg_val_join(a, c);
 }
 
+/* ---- joins: selects resolved along edges, and pinned paths ------------------
+
+   A state arriving on an edge carries the guards that hold along it
+   (held: the branch's predicate and what it implies). A slot written under
+   one of them, or under its negation, is then one value (edge_slot).
+
+   Pins: when the edge's predicate compared register R, unchanged since,
+   R's value on this path satisfies that comparison (R >= X on the taken
+   side of `ISETP.GE P0, R, X; @P0 BRA`). Joined with paths that do not
+   say so, R becomes a select under a virtual predicate J of the joined
+   block (J false: a pinned path, whose value satisfies the comparison; J
+   true: the others): the next `ISETP.GE Q, R, X` false then implies J and
+   so R's value from the other paths (select_compare). Virtual predicates
+   and the identities (sver) they rest on live from a join to the next. */
+
+/* The side the edge excludes becomes "no value" (F_NONE): the slot reads
+ * as the other, and a join with the other edge of the same branch gives
+ * the select back. */
+static slot_t edge_slot(const state_t *s, const slot_t *c)
+{
+    slot_t r = *c;
+    if (c->g < 0)
+        return r;
+    for (uint8_t i = 0; i < s->nheld; i++)
+        if (s->held[i].ver == c->gver && (s->held[i].id == c->g || s->held[i].id == (c->g ^ 1))) {
+            if (s->held[i].id == c->g)
+                r.alt = sg_val_top(F_NONE);
+            else
+                r.v = sg_val_top(F_NONE);
+            break;
+        }
+    if ((c->g >> 1) >= NPRED) { /* a virtual guard does not outlive its block */
+        r.v = r.alt = sg_flow_slot_read(&r, NULL);
+        r.g = -1;
+        r.gver = 0;
+    }
+    return r;
+}
+
+/* The register the edge's own predicate pins, and how (k.l unused). */
+static int edge_pin(ctx_t *x, const state_t *s, cmp_t *k)
+{
+    if (!s->nheld || (s->held[0].id >> 1) >= NPRED)
+        return -1;
+    const pred_t *R = &s->preds[s->held[0].id >> 1];
+    if (R->ver != s->held[0].ver || R->kind != P_CMP || R->g || R->c.wide || !R->lsver ||
+        R->lslot >= x->nslots || s->slots[R->lslot].sver != R->lsver)
+        return -1;
+    memset(k, 0, sizeof *k);
+    k->cmp = (s->held[0].id & 1) ? sg_cmp_not(R->c.cmp) : R->c.cmp;
+    k->uns = R->c.uns;
+    k->r = R->c.r;
+    return R->lslot;
+}
+
+/* The virtual predicate of d for pin k (made when new), -1 when all are taken. */
+static int vpred_for(state_t *d, const cmp_t *k, uint32_t b)
+{
+    for (int i = 0; i < NVPRED; i++) {
+        const pred_t *v = &d->preds[NPRED + i];
+        if (v->kind == P_CMP && v->c.cmp == k->cmp && v->c.uns == k->uns && sg_poly_eq(&v->c.r, &k->r))
+            return NPRED + i;
+    }
+    for (int i = 0; i < NVPRED; i++) {
+        pred_t *v = &d->preds[NPRED + i];
+        if (v->kind != P_TOP)
+            continue;
+        memset(v, 0, sizeof *v);
+        v->kind = P_CMP;
+        v->c = *k;
+        v->ver = 0xc0000000u | (b << 3) | (uint32_t)i;
+        return NPRED + i;
+    }
+    return -1;
+}
+
+/* A predicate as an entry state keeps it: no identity of a compared value,
+ * no virtual guard (both belong to the block before). */
+static void pred_entry(pred_t *p)
+{
+    p->lsver = 0;
+    uint8_t n = 0;
+    for (uint8_t i = 0; i < p->nimp; i++)
+        if ((p->imp[i].id >> 1) < NPRED)
+            p->imp[n++] = p->imp[i];
+    p->nimp = n;
+}
+
+static bool pred_same(const pred_t *a, const pred_t *c)
+{
+    if (!(a->kind == c->kind && a->g == c->g && a->gver == c->gver && a->half == c->half &&
+          a->nimp == c->nimp && (!a->nimp || a->imp_neg == c->imp_neg) &&
+          ((a->kind == P_CMP && sg_cmp_eq(&a->c, &c->c)) ||
+           (a->kind == P_CARRY && sg_poly_eq(&a->p, &c->p)) || a->kind == P_ZERO)))
+        return false;
+    for (uint8_t i = 0; i < a->nimp; i++)
+        if (a->imp[i].id != c->imp[i].id || a->imp[i].ver != c->imp[i].ver)
+            return false;
+    return true;
+}
+
+static void slot_plain(slot_t *r, const val_t *v)
+{
+    r->v = r->alt = *v;
+    r->g = -1;
+    r->gver = 0;
+}
+
+/* Slot i of d (entry of block b; first: d held nothing yet) joined with c
+ * arriving in s, pinned by k when pinned. An arriving select whose alt
+ * satisfies a comparison (slot_alt_cond: `@!Q R = R + 128` after Q = R >=
+ * X) counts as pinned for alt and as not pinned for its other value. */
+static slot_t join_slot(state_t *d, const state_t *s, const slot_t *c, bool first, uint32_t i,
+                        bool pinned, const cmp_t *k0, uint32_t b)
+{
+    slot_t r;
+    val_t cv = sg_flow_slot_read(c, NULL);
+    const slot_t *a = &d->slots[i];
+    cmp_t k = *k0, ks;
+    bool split = !pinned && c->g >= 0 && slot_alt_cond(s, c, &ks);
+    if (split)
+        k = ks;
+    const val_t *pv = split ? &c->alt : &cv; /* the pinned part */
+    static const val_t none = {.kind = V_TOP, .flags = F_NONE};
+    const val_t *uv = split ? &c->v : pinned ? &none : &cv; /* the other */
+    int vp;
+    if (first) {
+        r = *c;
+        if (pinned && (vp = vpred_for(d, &k, b)) >= 0) {
+            r.g = (int16_t)(vp * 2);
+            r.gver = d->preds[vp].ver;
+            r.v = none;
+            r.alt = cv;
+        }
+    } else if (a->g >= 2 * NPRED) {
+        const pred_t *V = &d->preds[a->g >> 1];
+        val_t av = sg_flow_slot_read(a, NULL);
+        r = *a;
+        if ((pinned || split) && same_bound(&V->c, &k)) {
+            r.v = sg_val_join(&a->v, uv);
+            r.alt = sg_val_join(&a->alt, pv);
+        } else if (pinned) {
+            val_t j = sg_val_join(&av, &cv);
+            slot_plain(&r, &j);
+        } else {
+            r.v = sg_val_join(&a->v, &cv);
+        }
+        if (r.g >= 0 && r.v.kind == V_TOP && !val_none(&r.v)) {
+            val_t j = sg_val_join(&av, &cv);
+            slot_plain(&r, &j); /* a select whose other value is not known says nothing */
+        }
+    } else if ((pinned || split) && a->g < 0 && a->v.kind != V_TOP &&
+               sg_val_join(&a->v, uv).kind != V_TOP && sg_val_join(&a->v, &cv).kind == V_TOP &&
+               (vp = vpred_for(d, &k, b)) >= 0) {
+        r = *a;
+        r.g = (int16_t)(vp * 2);
+        r.gver = d->preds[vp].ver;
+        r.v = sg_val_join(&a->v, uv);
+        r.alt = *pv;
+    } else if (a->g == c->g && a->gver == c->gver) {
+        r = *a;
+        r.v = a->g < 0 ? join_values(&a->v, d, &c->v, s) : sg_val_join(&a->v, &c->v);
+        if (a->g >= 0)
+            r.alt = sg_val_join(&a->alt, &c->alt);
+    } else {
+        val_t va = sg_flow_slot_read(a, NULL);
+        val_t j = sg_val_join(&va, &cv);
+        r = *a;
+        slot_plain(&r, &j);
+    }
+    r.sver = 0x80000000u | (b << 10) | i; /* nslots <= 1024 */
+    r.altver = 0;
+    return r;
+}
+
 bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
 {
-    if (!d->reached) {
+    bool first = !d->reached;
+    cmp_t k;
+    int pin = edge_pin(x, s, &k);
+    if (first) {
         sg_flow_state_copy(x, d, s);
+        memset(&d->preds[NPRED], 0, NVPRED * sizeof d->preds[0]);
+        for (int p = 0; p < NPRED; p++)
+            pred_entry(&d->preds[p]);
+        for (uint32_t i = 0; i < x->nslots; i++) {
+            slot_t *a = &d->slots[i];
+            if (a->g >= 0 || pin == (int)i) {
+                slot_t c = a->g >= 0 ? edge_slot(s, a) : *a;
+                *a = join_slot(d, s, &c, true, i, pin == (int)i, &k, b);
+            }
+            a->sver = 0x80000000u | (b << 10) | i;
+            a->altver = 0;
+        }
+        d->nheld = 0;
         return true;
     }
     bool ch = false;
     for (uint32_t i = 0; i < x->nslots; i++) {
         slot_t *a = &d->slots[i];
         const slot_t *c = &s->slots[i];
-        slot_t r;
-        if (a->g == c->g && a->gver == c->gver) {
-            r = *a;
-            r.v = a->g < 0 ? join_values(&a->v, d, &c->v, s) : sg_val_join(&a->v, &c->v);
-            if (a->g >= 0)
-                r.alt = sg_val_join(&a->alt, &c->alt);
-        } else {
-            val_t va = sg_flow_slot_read(a, NULL), vc = sg_flow_slot_read(c, NULL);
-            r.v = sg_val_join(&va, &vc);
-            r.alt = r.v;
-            r.g = -1;
-            r.gver = 0;
+        slot_t ce;
+        if (c->g >= 0) {
+            ce = edge_slot(s, c);
+            c = &ce;
         }
+        if (a->g < 0 && c->g < 0 && pin != (int)i) {
+            /* the common case: two plain values */
+            val_t v = join_values(&a->v, d, &c->v, s);
+            if (!sg_val_eq(&v, &a->v)) {
+                a->v = v;
+                ch = true;
+            }
+            continue;
+        }
+        slot_t r = join_slot(d, s, c, false, i, pin == (int)i, &k, b);
         if (!(r.g == a->g && r.gver == a->gver && sg_val_eq(&r.v, &a->v) &&
               (a->g < 0 || sg_val_eq(&r.alt, &a->alt)))) {
             *a = r;
             ch = true;
         }
     }
+    d->nheld = 0;
     for (int p = 0; p < NPRED; p++) {
         pred_t *a = &d->preds[p];
-        const pred_t *c = &s->preds[p];
-        if (a->ver == c->ver)
+        pred_t c = s->preds[p];
+        if (a->ver == c.ver)
             continue;
-        bool same = a->kind == c->kind && a->g == c->g && a->gver == c->gver &&
-                    ((a->kind == P_CMP && sg_cmp_eq(&a->c, &c->c)) ||
-                     (a->kind == P_CARRY && sg_poly_eq(&a->p, &c->p)) || a->kind == P_ZERO);
+        pred_entry(&c);
         uint32_t jv = 0x80000000u | (b << 4) | (uint32_t)p;
-        pred_t r = same ? *a : (pred_t){0};
+        pred_t r = pred_same(a, &c) ? *a : (pred_t){0};
         r.ver = jv;
         if (a->ver != jv || a->kind != r.kind) {
             *a = r;
@@ -2430,9 +2940,31 @@ void sg_flow_edge_facts(ctx_t *x, state_t *st, uint32_t b, int k)
     if (fp >= 0 && sg_flow_pred_fact(st, fp, &f)) {
         if (!sg_flow_add_fact(st, &f))
             st->cond_unknown = true;
+    } else if (fp >= 0 && (fp >> 1) < NPRED) {
+        /* a predicate not read (a float comparison): this edge's outcome of
+         * block b's branch, opaque, so that where both edges meet again the
+         * facts are whole (a path back to b passes its loop's header, whose
+         * entry path drops it) */
+        memset(&f, 0, sizeof f);
+        sg_term_t t = {.c = (int64_t)b + 1, .at = {0, 0, 0, (uint16_t)(A_OPQ | (fp >> 1))}};
+        f.l.n = 1;
+        f.l.t[0] = t;
+        f.cmp = (fp & 1) ? C_EQ : C_NE;
+        if (!sg_flow_add_fact(st, &f))
+            st->cond_unknown = true;
     } else if (fp != -1) {
         st->cond_unknown = true;
     }
+    st->nheld = 0;
+    if (fp >= 0) {
+        /* the guard holds along this edge, and what it implies */
+        st->held[st->nheld++] = (gref_t){fp, st->preds[fp >> 1].ver};
+        const pred_t *p = pred_get(st, fp >> 1, NULL);
+        if (p->nimp && p->imp_neg == (fp & 1))
+            for (uint8_t i = 0; i < p->nimp && st->nheld < NHELD; i++)
+                st->held[st->nheld++] = p->imp[i];
+    }
+    (void)x;
 }
 
 /* One forward pass to the fixed point from the kernel entry, summarized
@@ -2479,6 +3011,7 @@ static int flow_pass(ctx_t *x, state_t *in, uint8_t *dirty, state_t *cur, state_
                     dirty[s] = 1;
                 cur->nfacts = nf0;
                 cur->cond_unknown = cu0;
+                cur->nheld = 0;
             }
         }
         if (x->err)

@@ -26,6 +26,11 @@
 #define A_MOD_MAX 0x03ffu
 #define A_SYM 0x0400u  /* | i: the address of module symbol ctx->c4_names[i] */
 #define A_SYM_MAX 0x04ffu
+/* | predicate: c*atom == 0 (!= 0) says that the branch at the end of block
+ * c - 1 went the way where that predicate is false (true): a condition not
+ * read, kept so that the two edges' facts cancel where they meet again */
+#define A_OPQ 0x0500u
+#define A_OPQ_MAX 0x05ffu
 #define A_P32 0x4000u  /* | offset / 4: a 32-bit parameter word */
 #define A_P64 0x8000u  /* | offset / 4: a 64-bit parameter word */
 #define A_PARAM (A_P32 | A_P64)
@@ -89,6 +94,9 @@ enum {
      * constant bank, clobbered) flowed in additively: a single parameter
      * candidate beside it is not proof of the base. Multiplying clears it. */
     F_ADDPTR = 1u << 11,
+    /* no path has given a value yet (a join's bottom, only ever alone: the
+     * value of a select under its virtual guard before any path sets it) */
+    F_NONE = 1u << 12,
 };
 
 typedef struct {
@@ -107,7 +115,12 @@ typedef struct {
 /* ---- state ------------------------------------------------------------------- */
 
 #define NPRED 16 /* P0..P6, PT=7, UP0..UP6 = 8..14, UPT = 15 */
+/* Virtual predicates after the real ones: made by a join for a register
+ * whose value on some paths is pinned by a comparison (sg_flow_state_join),
+ * they live until the next join. */
+#define NVPRED 4
 #define MAXFACT 6
+#define NIMP 8 /* guards a comparison of a select implies */
 
 enum { C_LT = 0, C_LE, C_GT, C_GE, C_EQ, C_NE };
 enum { P_TOP = 0, P_CMP, P_CARRY, P_ZERO /* a carry that is 0 */ };
@@ -118,6 +131,12 @@ typedef struct {
     sg_poly_t l, r;
 } cmp_t;
 
+/* A guard: predicate*2 + negated, at the version ver of that predicate. */
+typedef struct {
+    int16_t id;
+    uint32_t ver;
+} gref_t;
+
 typedef struct {
     uint8_t kind;
     uint16_t flags; /* CARRY: the W32 flag of the low word */
@@ -126,13 +145,34 @@ typedef struct {
     uint32_t ver;
     cmp_t c;  /* P_CMP */
     sg_poly_t p; /* P_CARRY: the 64-bit sum whose low word set this carry */
+    /* The comparison's first operand was register slot lslot holding the
+     * value of identity lsver (slot_t.sver; 0: none). */
+    uint16_t lslot;
+    uint32_t lsver;
+    /* 0: c holds when the predicate is true and its negation when false.
+     * 1 + n: only under the guard pred*2+n (c negated when n = 1): a
+     * comparison of a select that only that outcome resolves (c.l is the
+     * select's value then; c.r is the operand as compared). */
+    uint8_t half;
+    /* Under the guard pred*2+imp_neg the guards imp[] hold too (the
+     * outcome that proves which value a select took). */
+    uint8_t imp_neg;
+    uint8_t nimp;
+    gref_t imp[NIMP];
 } pred_t;
 
 typedef struct {
     val_t v, alt;  /* alt: the value when the guard is false */
     int16_t g;     /* -1: unguarded; else pred*2 + neg */
     uint32_t gver; /* version of the guard predicate */
+    /* Identity of the value held (one number per write, and per join for
+     * each slot), so that a comparison can say which value it compared:
+     * sver of the value now, altver of alt (0: none). Valid from a join to
+     * the next (the join gives every slot a new one). */
+    uint32_t sver, altver;
 } slot_t;
+
+#define NHELD (NIMP + 1)
 
 typedef struct {
     bool reached;
@@ -142,7 +182,12 @@ typedef struct {
     bool cond_unknown;
     uint8_t nfacts;
     cmp_t facts[MAXFACT];
-    pred_t preds[NPRED];
+    pred_t preds[NPRED + NVPRED];
+    /* Guards that hold along the edge being joined (its branch predicate
+     * and what that implies): the join resolves the slots they guard.
+     * Empty in a block's entry state. */
+    uint8_t nheld;
+    gref_t held[NHELD];
     slot_t *slots; /* ctx->nslots */
 } state_t;
 
@@ -150,6 +195,8 @@ typedef struct {
     int16_t id; /* pred*2+neg, -1 none */
     uint32_t ver;
     bool never; /* @!PT */
+    uint8_t nimp; /* guards that hold whenever this one does */
+    gref_t imp[NIMP];
 } guard_t;
 
 /* ---- the analysis context ------------------------------------------------------- */

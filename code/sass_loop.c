@@ -323,7 +323,7 @@ static void leave_with(ctx_t *x, sg_loop_t *L, state_t *st, const sg_poly_t *by)
         if (ok && q->kind == P_CARRY)
             ok = sg_poly_subst(&q->p, &q->p, L->atom, by);
         if (!ok) {
-            q->kind = P_TOP;
+            memset(q, 0, sizeof *q);
             q->ver = ++x->verc;
         }
     }
@@ -429,8 +429,8 @@ static bool same_state(const ctx_t *x, const state_t *a, const state_t *b)
     }
     for (int p = 0; p < NPRED; p++) {
         const pred_t *u = &a->preds[p], *v = &b->preds[p];
-        if (u->kind != v->kind || (u->g != 0) != (v->g != 0) ||
-            (u->kind == P_CMP && !sg_cmp_eq(&u->c, &v->c)) ||
+        if (u->kind != v->kind || (u->g != 0) != (v->g != 0) || u->half != v->half ||
+            u->nimp != v->nimp || (u->kind == P_CMP && !sg_cmp_eq(&u->c, &v->c)) ||
             (u->kind == P_CARRY && !sg_poly_eq(&u->p, &v->p)))
             return false;
     }
@@ -521,6 +521,7 @@ static int run_region(ctx_t *x, const sg_loop_t *L, region_t *R, const state_t *
                 }
                 R->cur.nfacts = nf0;
                 R->cur.cond_unknown = cu0;
+                R->cur.nheld = 0;
             }
         }
         if (x->err)

@@ -51,6 +51,16 @@ else
   fail "--check (exit $rc)"
   head -n 40 "$work/check.out"
 fi
+# tail.cu's selects: the cubin through nvdisasm gives the listing's facts
+"$tool" "$data/tail_sm90.cubin" | grep '^  ' >"$work/tail_cubin.txt" 2>&1
+"$tool" --text 90 "$data/tail_sm90.sass" | grep '^  ' >"$work/tail_text.txt" 2>&1
+if [ -s "$work/tail_cubin.txt" ] && cmp -s "$work/tail_cubin.txt" "$work/tail_text.txt" &&
+  ! grep -q unknown "$work/tail_cubin.txt"; then
+  ok "tail_sm90.cubin: every access known, the facts of its listing"
+else
+  fail "tail_sm90.cubin"
+  diff "$work/tail_cubin.txt" "$work/tail_text.txt" | head -n 10
+fi
 # a wrong expected file is caught
 mkdir -p "$work/wrong"
 cp "$data"/kernels_sm*.cubin "$data"/expected_sm*.txt "$data"/cupy_sm90.cubin \

@@ -24,6 +24,9 @@ for a in 75 80 86 89 90 100 120; do
 done
 "$build/bin/sass_dump" --text 90 "$here/kernels_sm90.sass" > "$here/expected_text_sm90.txt"
 "$build/bin/sass_dump" --text 80 "$here/kernels_sm80.sass" > "$here/expected_text_sm80.txt"
+# PyTorch's tail loop as selects (test_sass_select reads the listing)
+"$nvcc" -cubin -arch=sm_90 -o "$here/tail_sm90.cubin" "$here/tail.cu"
+"$dis" -c "$here/tail_sm90.cubin" > "$here/tail_sm90.sass"
 # CuPy's loops (cupy_sm90.cubin comes from ../ptx/nvrtc_cupy.py, with its
 # PTX): the cubin's facts, and the loop kernels' sections as a listing for
 # the tests that run without nvdisasm
