@@ -32,6 +32,12 @@ build=$(cd "$1" && pwd) || exit 2
 mkdir -p "$2/logs" && out=$(cd "$2" && pwd) || exit 2
 shift 2
 budget=${ALL_GPU_BUDGET_S:-560}
+# The correctness groups share the GPU: JAX, run by three of them, would
+# take 75% of its memory per process by default (XLA's preallocated pool),
+# and a replay of another group then could not even create its context
+# (seen once: cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY). JAX still
+# preallocates, from a smaller share; a caller's own setting wins.
+export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.15}
 start=$(date +%s)
 left() { echo $((budget - ($(date +%s) - start))); }
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
