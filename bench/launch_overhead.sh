@@ -56,5 +56,5 @@ awk -v ps="$mps" -v ss="$mss" -v pl="$mpl" -v sl="$msl" -v rs="$rs" -v rslo="$rs
   printf "launch_overhead: submission: plain %.1f ns per launch call, with libsgcap %.1f ns\n", ps, ss;
   printf "launch_overhead: submission throughput ratio %.4f (median of round ratios; spread %.3f..%.3f; target >= 0.97)\n", rs, rslo, rshi;
   printf "launch_overhead: added %.1f ns per intercepted call (median shim - median plain submission)\n", ss - ps;
-  printf "launch_overhead: whole loop (device-bound, for reference): plain %.0f launches/s, with libsgcap %.0f launches/s, ratio %.4f (spread %.3f..%.3f)\n", 1e9/pl, 1e9/sl, rl, rllo, rlhi;
+  printf "launch_overhead: whole loop (for reference): plain %.0f launches/s, with libsgcap %.0f launches/s, ratio %.4f (spread %.3f..%.3f)\n", 1e9/pl, 1e9/sl, rl, rllo, rlhi;
   printf "launch_overhead: %s\n", (rs >= 0.97) ? "within target" : "BELOW TARGET" }'
