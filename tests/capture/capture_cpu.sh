@@ -364,6 +364,20 @@ if run fanin "$out" fanin 4; then
   }
 fi
 
+# bench_capture's shape (300 kernels over four streams, joined every 16
+# nodes), captured five times alike: one model built, the repeats known by
+# their raw digest (each listed node by node), every node counted.
+out=$work/wide
+if run wide "$out" wide 300; then
+  grep -q "summary: graphs: 5 seen, 5 recorded (4 by digest alone), 0 not recorded" \
+    "$work/wide.stderr" &&
+    grep -q "summary: 5 graphs (1 distinct, 5 from stream capture), 1500 nodes, 20 streams, 20 events; 1 bundle written" \
+      "$work/wide.stderr" && ok "wide: repeats of a 300-node capture known by digest" || {
+    fail "wide: counts in the summary"
+    grep summary "$work/wide.stderr" | sed 's/^/    /'
+  }
+fi
+
 # The variant cap: the same 20 distinct graphs, one shape (only the scalar
 # argument changes); SGCAP_MAX_VARIANTS=3 writes 3 and counts 17, none built.
 out=$work/variants

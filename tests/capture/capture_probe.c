@@ -96,8 +96,8 @@ static void update_and_launch(CUgraphExec *exec, CUgraph g)
     CHECK(cuGraphLaunch(*exec, S[0]));
 }
 
-/* bench_capture's shape on the fake driver, for profiling the shim's
- * per-node cost: `nodes` kernels round-robin over four streams, each
+/* bench_capture's shape on the fake driver (capture_cpu.sh checks its
+ * summary; also for profiling the shim's per-node cost): `nodes` kernels round-robin over four streams, each
  * stream feeding the next through an event every 16 nodes, joined into the
  * origin. */
 static CUgraph wide(long nodes)
