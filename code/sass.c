@@ -27,6 +27,7 @@
 #include "code/elf_image.h"
 #include "code/fatbin.h"
 #include "code/sass.h"
+#include "code/sass_uniq.h"
 #include "graph/graph.h"
 #include <uthash.h>
 
@@ -720,6 +721,145 @@ typedef struct {
     bank4_t b4;
 } gcubin_t;
 
+/* Analyse kernel slice k, instructions [lo, lo + count) of listing l. */
+static int analyze_slice(const sg_sass_listing_t *l, uint32_t lo, uint32_t count,
+                         const kslice_t *k, const gcubin_t *g, uint32_t arch, const char *name,
+                         sg_sass_kernel_t *out)
+{
+    sg_sass_target_t t = {.arch = arch, .param_base = k->pbase, .param_size = k->psize,
+                          .call_targets = k->calls, .n_call_targets = k->ncalls,
+                          .div_u64_targets = k->divs, .n_div_u64_targets = k->ndivs,
+                          .benign_c4 = g->b4.benign, .n_benign_c4 = g->b4.n_benign,
+                          .c4_symbol_offsets = g->b4.offs,
+                          .c4_symbol_names = (const char *const *)g->b4.syms,
+                          .n_c4_symbols = g->b4.n_syms,
+                          .max_ntid = {k->max_ntid[0], k->max_ntid[1], k->max_ntid[2]}};
+    int rc = sg_sass_analyze(l, lo, count, (uint32_t)k->off, name, &t, out);
+    return rc == SG_EINVAL ? 0 : rc;
+}
+
+/* How many nvdisasm runs share `bytes` of code (opt->jobs when given, else
+ * the CPUs up to 8, one per MIN_CHUNK at least), at most `most`. */
+static uint32_t job_count(const sg_sass_options_t *opt, uint64_t bytes, uint32_t most)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t nj = opt && opt->jobs ? opt->jobs : (uint32_t)(cpus > 8 ? 8 : cpus < 1 ? 1 : cpus);
+    uint64_t by_size = (bytes + MIN_CHUNK - 1) / MIN_CHUNK;
+    if (!(opt && opt->jobs) && nj > by_size)
+        nj = (uint32_t)by_size; /* an explicit count is taken as asked (tests) */
+    if (nj > most)
+        nj = most;
+    return nj < 1 ? 1 : nj;
+}
+
+/* Finish job j, started on code[0, n) at -base base (run again as SMXXa
+ * when an arch-specific build's instructions need it), and parse what it
+ * printed. 0, SG_ENOMEM, or another code with the reason in why. */
+static int finish_listing(job_t *j, const char *tool, uint32_t arch, const uint8_t *code,
+                          uint64_t n, uint64_t base, uint32_t timeout, size_t cap,
+                          const sg_sass_options_t *opt, sg_sass_listing_t *l, char *why,
+                          size_t whylen)
+{
+    char *text = NULL;
+    size_t tlen = 0;
+    int dr = job_finish(j, &text, &tlen);
+    if (dr == SG_EFORMAT && (arch == 90 || arch >= 100)) {
+        /* an arch-specific (sm_XXa) build: its instructions need SMXXa */
+        job_t r;
+        job_init(&r);
+        if (opt && opt->stats)
+            opt->stats->runs++;
+        if (job_start(&r, tool, arch, true, code, n, base) == 0)
+            jobs_wait(&r, 1, timeout, cap);
+        if (job_finish(&r, &text, &tlen) == 0)
+            dr = 0;
+    }
+    if (dr == SG_ENOMEM)
+        return dr;
+    if (dr != 0) {
+        snprintf(why, whylen, "nvdisasm rejected the cubin (%s)", j->err[0] ? j->err : "no message");
+        return dr;
+    }
+    char perr[160];
+    int pr = sg_sass_parse(text, tlen, l, perr, sizeof perr);
+    free(text);
+    if (pr && pr != SG_ENOMEM)
+        snprintf(why, whylen, "nvdisasm output unreadable (%s)", perr);
+    return pr;
+}
+
+/* Every distinct instruction of code disassembled once, side by side, and
+ * each kernel analysed from a listing made of them (sass_uniq.h). 0 when
+ * every kernel slice was analysed, SG_ENOMEM, or another code when a run
+ * failed or did not line up: the caller then disassembles the code as it
+ * is, which tells which kernels nvdisasm rejects. */
+static int analyze_distinct(const uint8_t *code, uint64_t total, const char *tool, uint32_t arch,
+                            const sg_sass_options_t *opt, const sg_sass_request_t *req,
+                            const uint32_t *idx, uint32_t n_idx, const kslice_t *ks,
+                            const gcubin_t *cb, sg_sass_kernel_t *out, char *why, size_t whylen)
+{
+    sg_sass_uniq_t u;
+    int rc = sg_sass_uniq_build(code, total, &u);
+    if (rc)
+        return rc;
+    uint64_t ub = (uint64_t)u.n_distinct * 16;
+    /* twice the whole code's chunk: the distinct instructions are the
+     * costly ones, yet another run's start-up (~0.4 s) still buys little */
+    uint32_t nj = job_count(opt, ub / 2, u.n_distinct);
+    job_t *jobs = calloc(nj, sizeof *jobs);
+    uint64_t *cs = calloc(nj + 1, sizeof *cs);
+    if (!jobs || !cs) {
+        free(jobs);
+        free(cs);
+        sg_sass_uniq_free(&u);
+        return SG_ENOMEM;
+    }
+    for (uint32_t c = 0; c <= nj; c++)
+        cs[c] = u.n_distinct / nj * c * 16 + (c == nj ? (u.n_distinct % nj) * 16 : 0);
+    uint32_t timeout = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
+    size_t cap = opt && opt->max_output ? opt->max_output : ((size_t)512 << 20);
+    if (opt && opt->stats) {
+        opt->stats->instructions += u.n;
+        opt->stats->disassembled += u.n_distinct;
+        opt->stats->runs += nj;
+    }
+    for (uint32_t c = 0; c < nj; c++) {
+        job_init(&jobs[c]);
+        job_start(&jobs[c], tool, arch, false, u.code + cs[c], cs[c + 1] - cs[c], cs[c]);
+    }
+    jobs_wait(jobs, nj, timeout, cap);
+    for (uint32_t c = 0; c < nj; c++) {
+        sg_sass_listing_t l;
+        char w[256];
+        int r = finish_listing(&jobs[c], tool, arch, u.code + cs[c], cs[c + 1] - cs[c], cs[c],
+                               timeout, cap, opt, &l, w, sizeof w);
+        if (r == 0) {
+            r = sg_sass_uniq_take(&u, &l, cs[c], cs[c + 1] - cs[c]);
+            sg_sass_listing_free(&l);
+            if (r)
+                snprintf(w, sizeof w, "nvdisasm's listing does not line up with its input");
+        }
+        if (r && !rc) {
+            rc = r;
+            snprintf(why, whylen, "%s", w);
+        }
+    }
+    for (uint32_t i = 0; i < n_idx && rc == 0; i++) {
+        if (!ks[i].ok)
+            continue;
+        sg_sass_listing_t kl;
+        if ((rc = sg_sass_uniq_listing(&u, ks[i].off, ks[i].size, &kl)))
+            break;
+        rc = analyze_slice(&kl, 0, kl.n_insns, &ks[i], &cb[ks[i].cubin], arch, req[idx[i]].name,
+                           &out[idx[i]]);
+        sg_sass_listing_free(&kl);
+    }
+    free(jobs);
+    free(cs);
+    sg_sass_uniq_free(&u);
+    return rc;
+}
+
 /* Requests idx[0..n) (all of one arch) in one batch: their .text sections
  * concatenated and disassembled by one nvdisasm run (or side-by-side slices
  * of it), the listing parsed once and cut per kernel. */
@@ -798,20 +938,32 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
                             "no disassembler (nvdisasm not found; set SGCAP_NVDISASM)");
         goto out;
     }
+    if (!(opt && opt->whole_code)) {
+        char why[256] = "";
+        int dr = analyze_distinct(code, total, tool, arch, opt, req, idx, n_idx, ks, cb, out, why,
+                                  sizeof why);
+        if (dr == 0 || dr == SG_ENOMEM) {
+            rc = dr;
+            goto out;
+        }
+        for (uint32_t i = 0; i < n_idx; i++)
+            if (ks[i].ok) {
+                if (dr == SG_EFORMAT)
+                    sg_sass_kernel_free(O(i));
+                else /* it did not run, timed out or babbled: so would the whole code */
+                    set_unknown(O(i), R(i)->name, SG_SASS_REJECTED, why);
+            }
+        if (dr != SG_EFORMAT)
+            goto out;
+        /* nvdisasm rejected an instruction or printed what does not line up:
+         * the whole code, cut per kernel, says which kernels it rejects */
+    }
     /* Split the code into chunks disassembled side by side: nvdisasm is
      * single-threaded and its cost grows with the instructions. */
     uint32_t nok = 0;
     for (uint32_t i = 0; i < n_idx; i++)
         nok += ks[i].ok;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    uint32_t nj = opt && opt->jobs ? opt->jobs : (uint32_t)(cpus > 8 ? 8 : cpus < 1 ? 1 : cpus);
-    uint64_t by_size = (total + MIN_CHUNK - 1) / MIN_CHUNK;
-    if (!(opt && opt->jobs) && nj > by_size)
-        nj = (uint32_t)by_size; /* an explicit count is taken as asked (tests) */
-    if (nj > nok)
-        nj = nok;
-    if (nj < 1)
-        nj = 1;
+    uint32_t nj = job_count(opt, total, nok);
     job_t *jobs = calloc(nj, sizeof *jobs);
     uint32_t *first = calloc(nj + 1, sizeof *first); /* kernel index where chunk c starts */
     uint64_t *cs = calloc(nj + 1, sizeof *cs);       /* byte offset where chunk c starts */
@@ -841,47 +993,26 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
     }
     uint32_t timeout = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
     size_t cap = opt && opt->max_output ? opt->max_output : ((size_t)512 << 20);
+    if (opt && opt->stats) {
+        opt->stats->instructions += total / 16;
+        opt->stats->disassembled += total / 16;
+        opt->stats->runs += nj;
+    }
     for (uint32_t c = 0; c < nj; c++) {
         job_init(&jobs[c]);
         job_start(&jobs[c], tool, arch, false, code + cs[c], cs[c + 1] - cs[c], cs[c]);
     }
     jobs_wait(jobs, nj, timeout, cap);
     for (uint32_t c = 0; c < nj && rc == 0; c++) {
-        char *text = NULL;
-        size_t tlen = 0;
-        int dr = job_finish(&jobs[c], &text, &tlen);
-        if (dr == SG_EFORMAT && (arch == 90 || arch >= 100)) {
-            /* an arch-specific (sm_XXa) build: its instructions need SMXXa */
-            job_t r;
-            job_init(&r);
-            if (job_start(&r, tool, arch, true, code + cs[c], cs[c + 1] - cs[c], cs[c]) == 0)
-                jobs_wait(&r, 1, timeout, cap);
-            if (job_finish(&r, &text, &tlen) == 0)
-                dr = 0;
-        }
+        sg_sass_listing_t l;
+        char why[256];
+        int dr = finish_listing(&jobs[c], tool, arch, code + cs[c], cs[c + 1] - cs[c], cs[c],
+                                timeout, cap, opt, &l, why, sizeof why);
         if (dr == SG_ENOMEM) {
             rc = SG_ENOMEM;
             break;
         }
-        char why[256];
         if (dr != 0) {
-            snprintf(why, sizeof why, "nvdisasm rejected the cubin (%s)",
-                     jobs[c].err[0] ? jobs[c].err : "no message");
-            for (uint32_t i = first[c]; i < first[c + 1]; i++)
-                if (ks[i].ok)
-                    set_unknown(O(i), R(i)->name, SG_SASS_REJECTED, why);
-            continue;
-        }
-        sg_sass_listing_t l;
-        char perr[160];
-        int pr = sg_sass_parse(text, tlen, &l, perr, sizeof perr);
-        free(text);
-        if (pr) {
-            if (pr == SG_ENOMEM) {
-                rc = SG_ENOMEM;
-                break;
-            }
-            snprintf(why, sizeof why, "nvdisasm output unreadable (%s)", perr);
             for (uint32_t i = first[c]; i < first[c + 1]; i++)
                 if (ks[i].ok)
                     set_unknown(O(i), R(i)->name, SG_SASS_REJECTED, why);
@@ -906,18 +1037,7 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
                             "nvdisasm output does not cover the kernel's code");
                 continue;
             }
-            const gcubin_t *g = &cb[ks[i].cubin];
-            sg_sass_target_t t = {.arch = arch, .param_base = ks[i].pbase, .param_size = ks[i].psize,
-                                  .call_targets = ks[i].calls, .n_call_targets = ks[i].ncalls,
-                                  .div_u64_targets = ks[i].divs, .n_div_u64_targets = ks[i].ndivs,
-                                  .benign_c4 = g->b4.benign, .n_benign_c4 = g->b4.n_benign,
-                                  .c4_symbol_offsets = g->b4.offs,
-                                  .c4_symbol_names = (const char *const *)g->b4.syms,
-                                  .n_c4_symbols = g->b4.n_syms,
-                                  .max_ntid = {ks[i].max_ntid[0], ks[i].max_ntid[1], ks[i].max_ntid[2]}};
-            rc = sg_sass_analyze(&l, lo, e - lo, (uint32_t)ks[i].off, R(i)->name, &t, O(i));
-            if (rc == SG_EINVAL)
-                rc = 0;
+            rc = analyze_slice(&l, lo, e - lo, &ks[i], &cb[ks[i].cubin], arch, R(i)->name, O(i));
         }
         sg_sass_listing_free(&l);
     }

@@ -325,7 +325,19 @@ typedef struct {
     /* nvdisasm runs side by side for one batch (each on a slice of the
      * kernels); 0: the CPUs, up to 8, one per 128 KiB of code at least */
     uint32_t jobs;
+    /* Disassemble the batch's code as it is instead of each distinct
+     * instruction once (sass_uniq.h); the facts are the same (tested), the
+     * cost is several times higher: for tests and benchmarks. */
+    bool whole_code;
+    /* Filled when not NULL: what the disassembler was given. */
+    struct sg_sass_stats *stats;
 } sg_sass_options_t;
+
+typedef struct sg_sass_stats {
+    uint64_t instructions; /* in the kernels of the batches */
+    uint64_t disassembled; /* instructions given to nvdisasm */
+    uint32_t runs;         /* nvdisasm processes started */
+} sg_sass_stats_t;
 
 /* Run nvdisasm on raw SASS bytes (nvdisasm -b SM<arch>[a]): the listing text
  * is malloc'd, NUL-terminated. Returns 0, SG_ENOENT (no disassembler),

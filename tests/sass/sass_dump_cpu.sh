@@ -44,9 +44,9 @@ if [ $rc -eq 77 ]; then
   [ $failed -eq 0 ] && exit 77
   exit 1
 fi
-if [ $rc -eq 0 ] && [ "$(grep -c '^ok   kernels sm_' "$work/check.out")" = 14 ] &&
-  [ "$(grep -c '^ok   cupy sm_90' "$work/check.out")" = 2 ]; then
-  ok "--check: 7 archs and CuPy's loops, whole and split, facts as expected"
+if [ $rc -eq 0 ] && [ "$(grep -c '^ok   kernels sm_' "$work/check.out")" = 28 ] &&
+  [ "$(grep -c '^ok   cupy sm_90' "$work/check.out")" = 4 ]; then
+  ok "--check: 7 archs and CuPy's loops, distinct instructions and whole code, default and split runs, facts as expected"
 else
   fail "--check (exit $rc)"
   head -n 40 "$work/check.out"
@@ -67,12 +67,32 @@ cp "$data"/kernels_sm*.cubin "$data"/expected_sm*.txt "$data"/cupy_sm90.cubin \
   "$data"/expected_cupy_sm90.txt "$work/wrong/"
 sed -i '1s/certain/CERTAIN/' "$work/wrong/expected_sm90.txt"
 "$tool" --check "$work/wrong" >"$work/wrong.out" 2>&1
-[ $? -eq 1 ] && grep -q "FAIL kernels sm_90 (one nvdisasm run): the facts differ" "$work/wrong.out" &&
+[ $? -eq 1 ] && grep -q "FAIL kernels sm_90 (distinct instructions, runs side by side): the facts differ" "$work/wrong.out" &&
+  grep -q "FAIL kernels sm_90 (whole code, 5 runs): the facts differ" "$work/wrong.out" &&
   ok "--check: a changed expected file fails" || fail "--check did not catch a changed expected file"
 "$tool" "$data/kernels_sm90.cubin" >"$work/dump90.txt" 2>&1 && cmp -s "$work/dump90.txt" "$data/expected_sm90.txt" &&
   ok "dump of kernels_sm90.cubin as in expected_sm90.txt" || fail "dump of kernels_sm90.cubin"
 "$tool" --summary --match add_scalar "$data/kernels_sm90.cubin" >"$work/summary.txt" 2>&1 &&
   grep -q "^kernels 1, analysed 1, certain (every store attributed) 1 (100.0%)" "$work/summary.txt" &&
   ok "--summary --match" || fail "--summary: $(cat "$work/summary.txt")"
+# both ways of disassembling give the same facts on every fixture cubin
+"$tool" --compare "$data"/kernels_sm*.cubin "$data/cupy_sm90.cubin" "$data/tail_sm90.cubin" \
+  >"$work/compare.txt" 2>&1 && grep -q "^PASS: 9 cubins, " "$work/compare.txt" &&
+  ok "--compare: the same facts both ways" || fail "--compare: $(tail -n 3 "$work/compare.txt")"
+# one batch for two cubins; fewer instructions disassembled than analysed,
+# and all of them with --whole-code
+"$tool" --summary --batch "$data/kernels_sm90.cubin" "$data/cupy_sm90.cubin" >"$work/batch.txt" 2>&1
+b_ins=$(sed -n 's/.*: \([0-9]*\) instructions, \([0-9]*\) given to nvdisasm, \([0-9]*\) nvdisasm runs.*/\1 \2 \3/p' "$work/batch.txt")
+"$tool" --summary --batch --whole-code "$data/kernels_sm90.cubin" "$data/cupy_sm90.cubin" >"$work/batchw.txt" 2>&1
+w_ins=$(sed -n 's/.*: \([0-9]*\) instructions, \([0-9]*\) given to nvdisasm, \([0-9]*\) nvdisasm runs.*/\1 \2 \3/p' "$work/batchw.txt")
+n90=$(grep -c '^kernel ' "$data/expected_sm90.txt"); ncp=$(grep -c '^kernel ' "$data/expected_cupy_sm90.txt")
+set -- $b_ins $w_ins
+if grep -q "^kernels $((n90 + ncp)), analysed $((n90 + ncp))," "$work/batch.txt" &&
+   grep -q "one batch for all cubins, each distinct instruction once" "$work/batch.txt" &&
+   [ $# -eq 6 ] && [ "$3" = 1 ] && [ "$2" -lt "$1" ] && [ "$4" = "$1" ] && [ "$5" = "$4" ]; then
+  ok "--summary --batch: $1 instructions, $2 distinct ones disassembled in one run"
+else
+  fail "--summary --batch: $(tail -n 1 "$work/batch.txt") / $(tail -n 1 "$work/batchw.txt")"
+fi
 echo "sass_dump_cpu: $failed failed"
 [ $failed -eq 0 ]
