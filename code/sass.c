@@ -754,15 +754,19 @@ static uint32_t job_count(const sg_sass_options_t *opt, uint64_t bytes, uint32_t
 
 /* Finish job j, started on code[0, n) at -base base (run again as SMXXa
  * when an arch-specific build's instructions need it), and parse what it
- * printed. 0, SG_ENOMEM, or another code with the reason in why. */
+ * printed; the text is handed over in *keep when keep is not NULL (and
+ * *specific says whether it came from the SMXXa run). 0, SG_ENOMEM, or
+ * another code with the reason in why. */
 static int finish_listing(job_t *j, const char *tool, uint32_t arch, const uint8_t *code,
                           uint64_t n, uint64_t base, uint32_t timeout, size_t cap,
                           const sg_sass_options_t *opt, sg_sass_listing_t *l, char *why,
-                          size_t whylen)
+                          size_t whylen, char **keep, size_t *keep_len, bool *specific)
 {
     char *text = NULL;
     size_t tlen = 0;
     int dr = job_finish(j, &text, &tlen);
+    if (specific)
+        *specific = false;
     if (dr == SG_EFORMAT && (arch == 90 || arch >= 100)) {
         /* an arch-specific (sm_XXa) build: its instructions need SMXXa */
         job_t r;
@@ -771,8 +775,11 @@ static int finish_listing(job_t *j, const char *tool, uint32_t arch, const uint8
             opt->stats->runs++;
         if (job_start(&r, tool, arch, true, code, n, base) == 0)
             jobs_wait(&r, 1, timeout, cap);
-        if (job_finish(&r, &text, &tlen) == 0)
+        if (job_finish(&r, &text, &tlen) == 0) {
             dr = 0;
+            if (specific)
+                *specific = true;
+        }
     }
     if (dr == SG_ENOMEM)
         return dr;
@@ -782,17 +789,23 @@ static int finish_listing(job_t *j, const char *tool, uint32_t arch, const uint8
     }
     char perr[160];
     int pr = sg_sass_parse(text, tlen, l, perr, sizeof perr);
-    free(text);
     if (pr && pr != SG_ENOMEM)
         snprintf(why, whylen, "nvdisasm output unreadable (%s)", perr);
+    if (keep && pr == 0) {
+        *keep = text;
+        *keep_len = tlen;
+    } else {
+        free(text);
+    }
     return pr;
 }
 
-/* Every distinct instruction of code disassembled once, side by side, and
- * each kernel analysed from a listing made of them (sass_uniq.h). 0 when
- * every kernel slice was analysed, SG_ENOMEM, or another code when a run
- * failed or did not line up: the caller then disassembles the code as it
- * is, which tells which kernels nvdisasm rejects. */
+/* Every distinct instruction of code disassembled once, side by side (less
+ * those the persistent cache, opt->cache_dir, knows), and each kernel
+ * analysed from a listing made of them (sass_uniq.h). 0 when every kernel
+ * slice was analysed, SG_ENOMEM, or another code with the reason in why when
+ * a run failed or did not line up: with SG_EFORMAT the caller disassembles
+ * the code as it is, which tells which kernels nvdisasm rejects. */
 static int analyze_distinct(const uint8_t *code, uint64_t total, const char *tool, uint32_t arch,
                             const sg_sass_options_t *opt, const sg_sass_request_t *req,
                             const uint32_t *idx, uint32_t n_idx, const kslice_t *ks,
@@ -802,43 +815,72 @@ static int analyze_distinct(const uint8_t *code, uint64_t total, const char *too
     int rc = sg_sass_uniq_build(code, total, &u);
     if (rc)
         return rc;
-    uint64_t ub = (uint64_t)u.n_distinct * 16;
-    /* twice the whole code's chunk: the distinct instructions are the
-     * costly ones, yet another run's start-up (~0.4 s) still buys little */
-    uint32_t nj = job_count(opt, ub / 2, u.n_distinct);
-    job_t *jobs = calloc(nj, sizeof *jobs);
-    uint64_t *cs = calloc(nj + 1, sizeof *cs);
-    if (!jobs || !cs) {
-        free(jobs);
-        free(cs);
-        sg_sass_uniq_free(&u);
-        return SG_ENOMEM;
+    sg_sass_icache_t *ic = opt && opt->cache_dir ? sg_sass_icache_open(opt->cache_dir, tool, arch)
+                                                 : NULL;
+    uint32_t known = ic ? sg_sass_icache_fill(ic, &u) : 0;
+    /* the distinct instructions nobody knows yet, as code of their own */
+    uint32_t nt = u.n_distinct - known;
+    uint32_t *todo = malloc((size_t)(nt ? nt : 1) * sizeof *todo);
+    uint8_t *tcode = malloc((size_t)(nt ? nt : 1) * 16);
+    job_t *jobs = NULL;
+    uint64_t *cs = NULL;
+    uint32_t nj = 0;
+    if (!todo || !tcode) {
+        rc = SG_ENOMEM;
+        goto done;
     }
-    for (uint32_t c = 0; c <= nj; c++)
-        cs[c] = u.n_distinct / nj * c * 16 + (c == nj ? (u.n_distinct % nj) * 16 : 0);
-    uint32_t timeout = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
-    size_t cap = opt && opt->max_output ? opt->max_output : ((size_t)512 << 20);
+    for (uint32_t d = 0, k = 0; d < u.n_distinct; d++)
+        if (!u.have[d]) {
+            todo[k] = d;
+            memcpy(tcode + (size_t)k * 16, u.code + (size_t)d * 16, 16);
+            k++;
+        }
+    uint64_t tb = (uint64_t)nt * 16;
     if (opt && opt->stats) {
         opt->stats->instructions += u.n;
-        opt->stats->disassembled += u.n_distinct;
-        opt->stats->runs += nj;
+        opt->stats->disassembled += nt;
+        opt->stats->cached += known;
     }
+    if (nt) {
+        /* twice the whole code's chunk: the distinct instructions are the
+         * costly ones, yet another run's start-up (~0.4 s) still buys little */
+        nj = job_count(opt, tb / 2, nt);
+        jobs = calloc(nj, sizeof *jobs);
+        cs = calloc(nj + 1, sizeof *cs);
+        if (!jobs || !cs) {
+            rc = SG_ENOMEM;
+            goto done;
+        }
+        for (uint32_t c = 0; c <= nj; c++)
+            cs[c] = (uint64_t)(nt / nj) * c * 16 + (c == nj ? (uint64_t)(nt % nj) * 16 : 0);
+        if (opt && opt->stats)
+            opt->stats->runs += nj;
+    }
+    uint32_t timeout = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
+    size_t cap = opt && opt->max_output ? opt->max_output : ((size_t)512 << 20);
     for (uint32_t c = 0; c < nj; c++) {
         job_init(&jobs[c]);
-        job_start(&jobs[c], tool, arch, false, u.code + cs[c], cs[c + 1] - cs[c], cs[c]);
+        job_start(&jobs[c], tool, arch, false, tcode + cs[c], cs[c + 1] - cs[c], cs[c]);
     }
-    jobs_wait(jobs, nj, timeout, cap);
+    if (nj)
+        jobs_wait(jobs, nj, timeout, cap);
     for (uint32_t c = 0; c < nj; c++) {
         sg_sass_listing_t l;
         char w[256];
-        int r = finish_listing(&jobs[c], tool, arch, u.code + cs[c], cs[c + 1] - cs[c], cs[c],
-                               timeout, cap, opt, &l, w, sizeof w);
+        char *text = NULL;
+        size_t tl = 0;
+        bool specific = false;
+        int r = finish_listing(&jobs[c], tool, arch, tcode + cs[c], cs[c + 1] - cs[c], cs[c],
+                               timeout, cap, opt, &l, w, sizeof w, &text, &tl, &specific);
         if (r == 0) {
-            r = sg_sass_uniq_take(&u, &l, cs[c], cs[c + 1] - cs[c]);
+            r = sg_sass_uniq_take(&u, &l, cs[c], cs[c + 1] - cs[c], todo, nt);
             sg_sass_listing_free(&l);
             if (r)
                 snprintf(w, sizeof w, "nvdisasm's listing does not line up with its input");
+            else if (ic && !specific) /* SMXXa's text is not SMXX's to reuse */
+                sg_sass_icache_learn(ic, &u, todo, nt, text, tl, cs[c]);
         }
+        free(text);
         if (r && !rc) {
             rc = r;
             snprintf(why, whylen, "%s", w);
@@ -854,8 +896,14 @@ static int analyze_distinct(const uint8_t *code, uint64_t total, const char *too
                            &out[idx[i]]);
         sg_sass_listing_free(&kl);
     }
+    if (rc == 0 && ic)
+        sg_sass_icache_save(ic); /* a cache that cannot be written costs only time */
+done:
+    sg_sass_icache_free(ic);
     free(jobs);
     free(cs);
+    free(todo);
+    free(tcode);
     sg_sass_uniq_free(&u);
     return rc;
 }
@@ -1007,7 +1055,7 @@ static int analyze_group(const sg_sass_request_t *req, const uint32_t *idx, uint
         sg_sass_listing_t l;
         char why[256];
         int dr = finish_listing(&jobs[c], tool, arch, code + cs[c], cs[c + 1] - cs[c], cs[c],
-                                timeout, cap, opt, &l, why, sizeof why);
+                                timeout, cap, opt, &l, why, sizeof why, NULL, NULL, NULL);
         if (dr == SG_ENOMEM) {
             rc = SG_ENOMEM;
             break;

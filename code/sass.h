@@ -329,6 +329,12 @@ typedef struct {
      * instruction once (sass_uniq.h); the facts are the same (tested), the
      * cost is several times higher: for tests and benchmarks. */
     bool whole_code;
+    /* A directory where what nvdisasm printed for each distinct instruction
+     * is kept across runs (one file per nvdisasm binary and arch; see
+     * sass_uniq.h): instructions found there are not disassembled again.
+     * NULL: none (the library never writes a cache unless asked; the CLI
+     * asks for sg_sass_default_cache_dir). */
+    const char *cache_dir;
     /* Filled when not NULL: what the disassembler was given. */
     struct sg_sass_stats *stats;
 } sg_sass_options_t;
@@ -336,8 +342,14 @@ typedef struct {
 typedef struct sg_sass_stats {
     uint64_t instructions; /* in the kernels of the batches */
     uint64_t disassembled; /* instructions given to nvdisasm */
+    uint64_t cached;       /* distinct instructions the cache directory knew */
     uint32_t runs;         /* nvdisasm processes started */
 } sg_sass_stats_t;
+
+/* The cache directory for cache_dir: $SGCAP_CACHE_DIR ("" or "off": none),
+ * else $XDG_CACHE_HOME/sgcap, else $HOME/.cache/sgcap. 0 with the path,
+ * SG_ENOENT when there is none. */
+int sg_sass_default_cache_dir(char *path, size_t len);
 
 /* Run nvdisasm on raw SASS bytes (nvdisasm -b SM<arch>[a]): the listing text
  * is malloc'd, NUL-terminated. Returns 0, SG_ENOENT (no disassembler),

@@ -137,21 +137,6 @@ static void escape(ctx_t *x, const char *why, uint32_t pc)
     x->escaped = true;
 }
 
-bool sg_op_has(const char *op, const char *m)
-{
-    size_t n = strlen(m);
-    for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.'))
-        if (!strncmp(p + 1, m, n) && (p[1 + n] == '.' || p[1 + n] == 0))
-            return true;
-    return false;
-}
-
-bool sg_op_is(const char *op, const char *b)
-{
-    size_t n = strlen(b);
-    return !strncmp(op, b, n) && (op[n] == '.' || op[n] == 0);
-}
-
 static int slot_of(const ctx_t *x, const sg_sass_operand_t *o, uint32_t plus)
 {
     uint32_t r = (uint32_t)o->reg + plus;

@@ -11,6 +11,7 @@
 #define SGCAP_CODE_SASS_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "code/sass.h"
@@ -294,8 +295,31 @@ typedef struct {
 /* ---- shared by the dataflow's files (code/sass_flow.c) -------------------------- */
 
 /* Opcode text: a modifier m of op ("64" in "IADD3.64"), its base mnemonic b. */
-bool sg_op_has(const char *op, const char *m);
-bool sg_op_is(const char *op, const char *b);
+/* Is op the mnemonic b, with or without modifiers ("IMAD.WIDE" is "IMAD")?
+ * Inline: the dataflow asks it dozens of times per instruction, and most
+ * answers are decided by the first character. */
+static inline bool sg_op_is(const char *op, const char *b)
+{
+    size_t i = 0;
+    while (b[i] && op[i] == b[i])
+        i++;
+    return !b[i] && (op[i] == '.' || op[i] == 0);
+}
+
+/* Does op carry the modifier m (".WIDE" in "IMAD.WIDE.U32")? */
+static inline bool sg_op_has(const char *op, const char *m)
+{
+    for (const char *p = op; *p; p++) {
+        if (*p != '.')
+            continue;
+        size_t i = 0;
+        while (m[i] && p[1 + i] == m[i])
+            i++;
+        if (!m[i] && (p[1 + i] == '.' || p[1 + i] == 0))
+            return true;
+    }
+    return false;
+}
 bool sg_op_zero_reg(const sg_sass_operand_t *o); /* RZ, URZ */
 /* Registers an instruction writes from its destination (1, 2 for 64-bit
  * forms, 4 for 128-bit; an upper bound for those not modelled). */

@@ -68,10 +68,12 @@ int sg_sass_uniq_build(const uint8_t *code, size_t len, sg_sass_uniq_t *u)
 }
 
 int sg_sass_uniq_take(sg_sass_uniq_t *u, const sg_sass_listing_t *l, uint64_t base,
-                      uint64_t len)
+                      uint64_t len, const uint32_t *which, uint32_t n_which)
 {
-    if (!u || !l || base % 16 || len % 16 || base > (uint64_t)u->n_distinct * 16 ||
-        len > (uint64_t)u->n_distinct * 16 - base)
+    if (!u || !l)
+        return SG_EINVAL;
+    uint64_t span = which ? (uint64_t)n_which * 16 : (uint64_t)u->n_distinct * 16;
+    if (base % 16 || len % 16 || base > span || len > span - base)
         return SG_EINVAL;
     uint64_t count = len / 16;
     if (l->n_insns != count)
@@ -79,9 +81,14 @@ int sg_sass_uniq_take(sg_sass_uniq_t *u, const sg_sass_listing_t *l, uint64_t ba
     for (uint64_t k = 0; k < count; k++)
         if (l->insns[k].pc != base + 16 * k)
             return SG_EFORMAT;
-    uint32_t first = (uint32_t)(base / 16);
-    memcpy(u->insns + first, l->insns, (size_t)count * sizeof *u->insns);
-    memset(u->have + first, 1, (size_t)count);
+    for (uint64_t k = 0; k < count; k++) {
+        uint64_t at = base / 16 + k;
+        uint32_t d = which ? which[at] : (uint32_t)at;
+        if (d >= u->n_distinct)
+            return SG_EINVAL;
+        u->insns[d] = l->insns[k];
+        u->have[d] = 1;
+    }
     return 0;
 }
 
@@ -125,7 +132,7 @@ int sg_sass_uniq_listing(const sg_sass_uniq_t *u, uint64_t off, uint64_t size,
         in[j].pc = (uint32_t)(off + 16u * j);
         int k = sg_sass_pc_operand(&in[j]);
         if (k >= 0)
-            in[j].ops[k].imm += (int64_t)in[j].pc - (int64_t)d * 16;
+            in[j].ops[k].imm += (int64_t)in[j].pc - (int64_t)u->insns[d].pc;
     }
     out->insns = in;
     out->n_insns = count;

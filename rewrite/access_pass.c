@@ -378,6 +378,9 @@ int sg_pass_access(sg_pass_ctx_t *ctx)
     sg_access_bundle_options_t opt;
     memset(&opt, 0, sizeof opt);
     opt.device_arch = ctx->opt->fuse_arch;
+    /* what nvdisasm printed before, kept across runs ($SGCAP_CACHE_DIR) */
+    char cache_dir[4096];
+    if (sg_sass_default_cache_dir(cache_dir, sizeof cache_dir) == 0) opt.sass.cache_dir = cache_dir;
     int rc = sg_rw_alloc_index_build(p.root, &p.aix);
     if (!rc) rc = sg_access_bundle_open(b, p.root, &opt, &p.ab);
     /* every SASS-only kernel of every image in one nvdisasm batch */

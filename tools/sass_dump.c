@@ -7,13 +7,15 @@
  *   sass_dump [--match S] CUBIN...       facts of every kernel (the format
  *                                        of tests/data/sass/expected_*.txt)
  *   sass_dump --text ARCH LISTING        facts from an ELF-mode nvdisasm listing
- *   sass_dump --summary [--batch] [--whole-code] [--match S] CUBIN...
+ *   sass_dump --summary [--batch] [--whole-code] [--cache DIR] [--match S] CUBIN...
  *                                        shares analysed / certain / attributed,
  *                                        and the cost: one nvdisasm batch per
  *                                        cubin, or one for all (--batch, what a
  *                                        bundle's kernels get); each distinct
  *                                        instruction disassembled once, or the
- *                                        code as it is (--whole-code)
+ *                                        code as it is (--whole-code); with
+ *                                        --cache, what nvdisasm printed before
+ *                                        is read from and kept in DIR
  *   sass_dump --compare CUBIN...         the facts of every kernel both ways
  *                                        (distinct instructions, whole code):
  *                                        they must be the same
@@ -48,7 +50,7 @@ static void usage(FILE *f)
 {
     fputs("usage: sass_dump [--match S] CUBIN...\n"
           "       sass_dump --text ARCH LISTING\n"
-          "       sass_dump --summary [--batch] [--whole-code] [--match S] CUBIN...\n"
+          "       sass_dump --summary [--batch] [--whole-code] [--cache DIR] [--match S] CUBIN...\n"
           "       sass_dump --compare CUBIN...\n"
           "       sass_dump --extract LIB ARCH DIR\n"
           "       sass_dump --check FIXTURE_DIR\n",
@@ -169,13 +171,14 @@ static int analyze_batch(int argc, char **argv, const char *match, const sg_sass
     return bad;
 }
 
-static int summary(int argc, char **argv, const char *match, bool batch, bool whole)
+static int summary(int argc, char **argv, const char *match, bool batch, bool whole,
+                   const char *cache)
 {
     uint64_t nk = 0, ok = 0, certain = 0, acc = 0, based = 0, indexed = 0, stores = 0,
              stores_based = 0;
     int bad = 0;
     sg_sass_stats_t st = {0};
-    sg_sass_options_t opt = {.whole_code = whole, .stats = &st};
+    sg_sass_options_t opt = {.whole_code = whole, .stats = &st, .cache_dir = cache};
     struct timespec t0, t1;
     double c0 = cpu_seconds();
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -219,7 +222,8 @@ static int summary(int argc, char **argv, const char *match, bool batch, bool wh
            "accesses %llu: base known %llu (%.1f%%), base and index known %llu (%.1f%%); "
            "stores/atomics %llu, attributed %llu\n"
            "%.1f ms in all, %.2f ms per kernel (disassembler included; CPU %.2f ms per kernel); "
-           "%s, %s: %llu instructions, %llu given to nvdisasm, %u nvdisasm runs\n",
+           "%s, %s: %llu instructions, %llu given to nvdisasm, %u nvdisasm runs, "
+           "%llu known from the cache\n",
            (unsigned long long)nk, (unsigned long long)ok, (unsigned long long)certain,
            ok ? 100.0 * (double)certain / (double)ok : 0.0, (unsigned long long)acc,
            (unsigned long long)based, acc ? 100.0 * (double)based / (double)acc : 0.0,
@@ -228,7 +232,8 @@ static int summary(int argc, char **argv, const char *match, bool batch, bool wh
            nk ? ms / (double)nk : 0.0, nk ? cpu / (double)nk : 0.0,
            batch ? "one batch for all cubins" : "one batch per cubin",
            whole ? "the code as it is" : "each distinct instruction once",
-           (unsigned long long)st.instructions, (unsigned long long)st.disassembled, st.runs);
+           (unsigned long long)st.instructions, (unsigned long long)st.disassembled, st.runs,
+           (unsigned long long)st.cached);
     return bad;
 }
 
@@ -395,10 +400,11 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "--compare") && argc >= 3) return compare(argc - 2, argv + 2);
     bool sum = !strcmp(mode, "--summary"), batch = false, whole = false;
     int i = sum ? 2 : 1;
-    const char *match = NULL;
+    const char *match = NULL, *cache = NULL;
     for (; sum && i < argc; i++) {
         if (!strcmp(argv[i], "--batch")) batch = true;
         else if (!strcmp(argv[i], "--whole-code")) whole = true;
+        else if (!strcmp(argv[i], "--cache") && i + 1 < argc) cache = argv[++i];
         else break;
     }
     if (i + 1 < argc && !strcmp(argv[i], "--match")) {
@@ -409,5 +415,5 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    return sum ? summary(argc - i, argv + i, match, batch, whole) : dump(argc - i, argv + i, match);
+    return sum ? summary(argc - i, argv + i, match, batch, whole, cache) : dump(argc - i, argv + i, match);
 }

@@ -2,11 +2,14 @@
  * (code/sass_uniq.h).
  *
  * Always: the index of distinct encodings, which operands move with the pc,
- * a listing that does not line up, and kernel listings put together from a
- * hand-written raw listing. With a real nvdisasm (skipped without one):
- * for the committed cubins of every arch, the listing made from the
- * distinct instructions equals the listing of the whole code, instruction
- * by instruction and field by field.
+ * a listing that does not line up, kernel listings put together from a
+ * hand-written raw listing, and the cache file of what nvdisasm printed
+ * (learned, saved, read back, refused when damaged). With a real nvdisasm
+ * (skipped without one): for the committed cubins of every arch, the
+ * listing made from the distinct instructions equals the listing of the
+ * whole code, instruction by instruction and field by field; and the cache
+ * directory across analyses: no nvdisasm run when it knows everything, the
+ * same facts, a damaged file ignored and replaced.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -129,10 +134,10 @@ static void test_listing(void **state)
     /* a listing missing an instruction, or at other pcs, is refused */
     sg_sass_listing_t short_l = l;
     short_l.n_insns = 2;
-    assert_int_equal(sg_sass_uniq_take(&u, &short_l, 0, 48), SG_EFORMAT);
-    assert_int_equal(sg_sass_uniq_take(&u, &l, 16, 32), SG_EFORMAT);
-    assert_int_equal(sg_sass_uniq_take(&u, &l, 0, 64), SG_EINVAL); /* past the distinct code */
-    assert_int_equal(sg_sass_uniq_take(&u, &l, 0, 48), 0);
+    assert_int_equal(sg_sass_uniq_take(&u, &short_l, 0, 48, NULL, 0), SG_EFORMAT);
+    assert_int_equal(sg_sass_uniq_take(&u, &l, 16, 32, NULL, 0), SG_EFORMAT);
+    assert_int_equal(sg_sass_uniq_take(&u, &l, 0, 64, NULL, 0), SG_EINVAL); /* past the distinct code */
+    assert_int_equal(sg_sass_uniq_take(&u, &l, 0, 48, NULL, 0), 0);
     sg_sass_listing_free(&l);
 
     assert_int_equal(sg_sass_uniq_listing(&u, 32, 32, &kl), 0);
@@ -211,7 +216,7 @@ static void compare_cubin(const char *path, const char *arch_flag, uint32_t *mov
     sg_sass_listing_t dl;
     assert_int_equal(sg_sass_parse(text, tl, &dl, err, sizeof err), 0);
     free(text);
-    assert_int_equal(sg_sass_uniq_take(&u, &dl, 0, (uint64_t)u.n_distinct * 16), 0);
+    assert_int_equal(sg_sass_uniq_take(&u, &dl, 0, (uint64_t)u.n_distinct * 16, NULL, 0), 0);
     sg_sass_listing_free(&dl);
 
     /* one listing of the whole code, and one per kernel-sized slice */
@@ -261,6 +266,219 @@ static void test_against_whole_code(void **state)
     assert_true(moved > 20);
 }
 
+static char tmp[] = "/tmp/sgcap-icache-XXXXXX";
+
+static int setup_tmp(void **state)
+{
+    (void)state;
+    strcpy(tmp, "/tmp/sgcap-icache-XXXXXX");
+    return mkdtemp(tmp) ? 0 : -1;
+}
+
+static int teardown_tmp(void **state)
+{
+    (void)state;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The one cache file in dir (its path in out); how many there are. */
+static int cache_file(const char *dir, char *out, size_t len)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls '%s'/sass-sm*.txt 2>/dev/null", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int n = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = 0;
+        if (n++ == 0) snprintf(out, len, "%s", line);
+    }
+    pclose(p);
+    return n;
+}
+
+/* Learn two of three distinct instructions from a hand-written listing,
+ * save, open again and fill a fresh index: the two come back with the pcs
+ * they were printed at (so a branch moves right); a damaged file is
+ * ignored. Needs no nvdisasm: the tool only names the file. */
+static void test_icache_file(void **state)
+{
+    (void)state;
+    uint8_t code[48];
+    word(code + 0, 0xaa, 0);
+    word(code + 16, 0xbb, 0);
+    word(code + 32, 0xcc, 0);
+    sg_sass_uniq_t u;
+    assert_int_equal(sg_sass_uniq_build(code, sizeof code, &u), 0);
+    sg_sass_icache_t *c = sg_sass_icache_open(tmp, "/bin/sh", 90);
+    assert_non_null(c);
+    uint32_t entries, learned;
+    sg_sass_icache_stats(c, &entries, &learned);
+    assert_int_equal(entries, 0);
+    assert_int_equal(sg_sass_icache_fill(c, &u), 0);
+    /* nvdisasm ran on distinct instructions 2 and 0 (in that order) at -base 0x100 */
+    const uint32_t which[] = {2, 0};
+    const char *text = "\t.headerflags @\"EF_CUDA_SM90\"\n"
+                       "        /*0100*/                   IMAD.MOV.U32 R1, RZ, RZ, 0x7 ;\n"
+                       "        /*0110*/                   @P0 BRA 0x200 ;\n";
+    sg_sass_icache_learn(c, &u, which, 2, text, strlen(text), 0x100);
+    sg_sass_icache_stats(c, &entries, &learned);
+    assert_int_equal(entries, 0); /* the listing starts at 0x100: k = 0x10 is past which[] */
+    sg_sass_icache_learn(c, &u, which - 0, 2, text, strlen(text), 0);
+    sg_sass_icache_stats(c, &entries, &learned);
+    assert_int_equal(entries, 0); /* pcs that do not line up with base: nothing learned */
+    const char *text0 = "        /*0000*/                   IMAD.MOV.U32 R1, RZ, RZ, 0x7 ;\n"
+                        "        /*0010*/                   @P0 BRA 0x200 ;\n";
+    sg_sass_icache_learn(c, &u, which, 2, text0, strlen(text0), 0);
+    sg_sass_icache_stats(c, &entries, &learned);
+    assert_int_equal(entries, 2);
+    assert_int_equal(learned, 2);
+    assert_int_equal(sg_sass_icache_save(c), 0);
+    sg_sass_icache_free(c);
+    sg_sass_uniq_free(&u);
+
+    char path[4096];
+    assert_int_equal(cache_file(tmp, path, sizeof path), 1);
+    assert_int_equal(sg_sass_uniq_build(code, sizeof code, &u), 0);
+    c = sg_sass_icache_open(tmp, "/bin/sh", 90);
+    sg_sass_icache_stats(c, &entries, &learned);
+    assert_int_equal(entries, 2);
+    assert_int_equal(learned, 0);
+    assert_int_equal(sg_sass_icache_fill(c, &u), 2);
+    assert_true(u.have[0] && !u.have[1] && u.have[2]);
+    assert_string_equal(u.insns[2].op, "IMAD.MOV.U32");
+    assert_string_equal(u.insns[0].op, "BRA");
+    assert_int_equal(u.insns[0].pc, 0x10); /* where it was printed */
+    /* the last missing one, then the kernel listing of [0, 48) */
+    sg_sass_listing_t l = parse("        /*0000*/                   EXIT ;\n");
+    const uint32_t one[] = {1};
+    assert_int_equal(sg_sass_uniq_take(&u, &l, 0, 16, one, 1), 0);
+    sg_sass_listing_free(&l);
+    sg_sass_listing_t kl;
+    assert_int_equal(sg_sass_uniq_listing(&u, 0, 48, &kl), 0);
+    assert_int_equal(kl.insns[0].ops[0].imm, 0x200 - 0x10); /* BRA at pc 0 */
+    assert_string_equal(kl.insns[1].op, "EXIT");
+    assert_int_equal(kl.insns[2].ops[3].imm, 7);
+    sg_sass_listing_free(&kl);
+    sg_sass_icache_free(c);
+    sg_sass_uniq_free(&u);
+
+    /* another arch or binary: another file, empty */
+    c = sg_sass_icache_open(tmp, "/bin/sh", 80);
+    sg_sass_icache_stats(c, &entries, NULL);
+    assert_int_equal(entries, 0);
+    sg_sass_icache_free(c);
+    assert_null(sg_sass_icache_open(NULL, "/bin/sh", 90));
+
+    /* damage: a line that is not hex, then a file cut short: ignored */
+    char *body = sg_sass_read_file(path, &(size_t){0});
+    assert_non_null(body);
+    for (int damage = 0; damage < 2; damage++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        if (damage == 0) {
+            char *p = strchr(body, '\n');
+            assert_non_null(p);
+            fwrite(body, 1, (size_t)(p + 1 - body), f);
+            fputs("zz", f);
+            fputs(p + 3, f);
+        } else {
+            fwrite(body, 1, strlen(body) - 3, f);
+        }
+        fclose(f);
+        c = sg_sass_icache_open(tmp, "/bin/sh", 90);
+        sg_sass_icache_stats(c, &entries, NULL);
+        assert_int_equal(entries, 0);
+        sg_sass_icache_free(c);
+    }
+    free(body);
+}
+
+/* Facts of every kernel of a cubin with these options. */
+static char *facts_of(const char *cubin, const sg_sass_options_t *opt)
+{
+    sg_sass_kernel_t *k;
+    uint32_t n;
+    assert_int_equal(sg_sass_analyze_cubin_file(cubin, opt, NULL, &k, &n, NULL, 0), 0);
+    char *f = sg_sass_facts_string(k, n);
+    assert_non_null(f);
+    sg_sass_kernels_free(k, n);
+    return f;
+}
+
+static void test_cache_dir(void **state)
+{
+    (void)state;
+    char tool[4096];
+    if (sg_sass_find_disassembler(tool, sizeof tool) != 0) {
+        fprintf(stderr, "no nvdisasm: the cache directory is not tried\n");
+        skip();
+    }
+    const char *k90 = DATA "kernels_sm90.cubin", *cupy = DATA "cupy_sm90.cubin";
+    sg_sass_options_t whole = {.whole_code = true};
+    char *want90 = facts_of(k90, &whole), *wantc = facts_of(cupy, &whole);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/sub/dir", tmp); /* made when first written */
+    sg_sass_stats_t st = {0};
+    sg_sass_options_t opt = {.cache_dir = dir, .stats = &st};
+    char *f = facts_of(k90, &opt);
+    assert_string_equal(f, want90);
+    free(f);
+    assert_true(st.runs >= 1 && st.cached == 0 && st.disassembled > 0);
+    uint64_t distinct = st.disassembled;
+    char path[4096];
+    assert_int_equal(cache_file(dir, path, sizeof path), 1);
+
+    memset(&st, 0, sizeof st);
+    f = facts_of(k90, &opt);
+    assert_string_equal(f, want90);
+    free(f);
+    assert_int_equal(st.runs, 0); /* everything known: no nvdisasm at all */
+    assert_int_equal(st.disassembled, 0);
+    assert_int_equal(st.cached, distinct);
+
+    /* another cubin: only what the cache lacks goes to nvdisasm */
+    memset(&st, 0, sizeof st);
+    f = facts_of(cupy, &opt);
+    assert_string_equal(f, wantc);
+    free(f);
+    assert_true(st.runs >= 1 && st.cached > 0 && st.disassembled > 0);
+
+    /* a damaged file: ignored (the facts are still right) and replaced */
+    FILE *o = fopen(path, "r+");
+    assert_non_null(o);
+    fseek(o, 200, SEEK_SET);
+    fputs("#garbage#", o);
+    fclose(o);
+    memset(&st, 0, sizeof st);
+    f = facts_of(k90, &opt);
+    assert_string_equal(f, want90);
+    free(f);
+    assert_true(st.runs >= 1 && st.cached == 0);
+    memset(&st, 0, sizeof st);
+    f = facts_of(k90, &opt);
+    assert_string_equal(f, want90);
+    free(f);
+    assert_int_equal(st.runs, 0);
+
+    /* a directory that cannot be made: analysed all the same */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/file", tmp);
+    FILE *b = fopen(bad, "w");
+    assert_non_null(b);
+    fclose(b);
+    snprintf(bad, sizeof bad, "%s/file/sub", tmp);
+    sg_sass_options_t nowrite = {.cache_dir = bad};
+    f = facts_of(k90, &nowrite);
+    assert_string_equal(f, want90);
+    free(f);
+    free(want90);
+    free(wantc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +486,8 @@ int main(void)
         cmocka_unit_test(test_pc_operands),
         cmocka_unit_test(test_listing),
         cmocka_unit_test(test_against_whole_code),
+        cmocka_unit_test_setup_teardown(test_icache_file, setup_tmp, teardown_tmp),
+        cmocka_unit_test_setup_teardown(test_cache_dir, setup_tmp, teardown_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
