@@ -220,14 +220,24 @@ static int kernel_part(dg_t *h, CUgraphNode node, const sg_override_t *ov)
             }
         }
     }
+    /* The three attributes the model keeps (build.c), as the members it
+     * reads: the 64-byte value union would be ~200 bytes of zeros per node
+     * to hash. `got` says which queries succeeded (a failed one leaves the
+     * model's default). */
     __typeof__(&cuGraphKernelNodeGetAttribute) attr = SG_REAL(cuGraphKernelNodeGetAttribute);
-    static const CUlaunchAttributeID ids[] = {CU_LAUNCH_ATTRIBUTE_PRIORITY,
-                                              CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
-                                              CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-    for (size_t i = 0; attr && i < sizeof ids / sizeof *ids; i++) {
+    if (attr) {
+        int32_t a[6] = {0};
         CUkernelNodeAttrValue v;
         memset(&v, 0, sizeof v);
-        if (attr(node, ids[i], &v) == CUDA_SUCCESS) put(h, &v, sizeof v);
+        if (attr(node, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v) == CUDA_SUCCESS) a[0] |= 1, a[1] = v.priority;
+        memset(&v, 0, sizeof v);
+        if (attr(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v) == CUDA_SUCCESS)
+            a[0] |= 2, a[2] = v.cooperative;
+        memset(&v, 0, sizeof v);
+        if (attr(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v) == CUDA_SUCCESS)
+            a[0] |= 4, a[3] = (int32_t)v.clusterDim.x, a[4] = (int32_t)v.clusterDim.y,
+            a[5] = (int32_t)v.clusterDim.z;
+        put(h, a, sizeof a);
     }
     return SG_OK;
 }

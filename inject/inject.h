@@ -12,6 +12,7 @@
 #include "inject/sg_cuda.h"
 #include "inject/observe.h"
 #include <limits.h>
+#include <stdatomic.h>
 
 #define SG_INJECT_HIDDEN __attribute__((visibility("hidden")))
 
@@ -70,6 +71,18 @@ const char *sg_inject_fn_name(sg_fn_id_t id) SG_INJECT_HIDDEN;
  * does not exist (old driver, fake driver, library not loaded). */
 void *sg_inject_real(sg_fn_id_t id) SG_INJECT_HIDDEN;
 
+/* The real functions already known, by entry (each is set once and never
+ * changes): SG_REAL reads here first, so that the shim's own driver calls
+ * on its hot paths (a dozen per re-captured graph) cost a load, not a
+ * function call. */
+extern _Atomic(void *) sg_inject_real_known[SG_FN_COUNT] SG_INJECT_HIDDEN;
+
+static inline void *sg_inject_real_fast(sg_fn_id_t id)
+{
+    void *p = atomic_load_explicit(&sg_inject_real_known[id], memory_order_acquire);
+    return p ? p : sg_inject_real(id);
+}
+
 /* The real dlsym (glibc's, never the exported one, which swaps CUDA and
  * NVRTC functions for the shim's hooks): for in-app code that opens a
  * library itself (the fuser's NVRTC, code/nvlib.h). NULL when glibc's
@@ -78,7 +91,7 @@ void *sg_inject_real_dlsym(void *handle, const char *name) SG_INJECT_HIDDEN;
 
 /* Typed: SG_REAL(cuGraphGetNodes)(graph, nodes, &n). Spell the exported name
  * (cuGraphGetEdges_v2, not cuGraphGetEdges). Check for NULL first. */
-#define SG_REAL(name) ((__typeof__(&name))sg_inject_real(SG_FN_##name))
+#define SG_REAL(name) ((__typeof__(&name))sg_inject_real_fast(SG_FN_##name))
 
 /* ---- guards ---- */
 /* Marks the calling thread as inside sgcap's own code: any CUDA call that

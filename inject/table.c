@@ -13,6 +13,7 @@
  * Python loaded RTLD_LOCAL, nor RTLD_DEFAULT, which finds our wrappers). */
 #include "inject/internal.h"
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,10 +71,16 @@ static int sg_lib_of_file(const char *path)
     return -1;
 }
 
+_Atomic(void *) sg_inject_real_known[SG_FN_COUNT];
+
 static void sg_remember_real(sg_entry_t *e, void *ptr)
 {
     void *expected = NULL;
-    if (!atomic_compare_exchange_strong(&e->real, &expected, ptr) && expected != ptr) {
+    bool first = atomic_compare_exchange_strong(&e->real, &expected, ptr);
+    /* whichever pointer won, it is the entry's for good */
+    atomic_store_explicit(&sg_inject_real_known[e - sg_entries], first ? ptr : expected,
+                          memory_order_release);
+    if (!first && expected != ptr) {
         static atomic_int warned;
         if (atomic_exchange(&warned, 1) == 0)
             sg_inject_log(SG_LOG_INFO,

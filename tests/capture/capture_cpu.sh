@@ -378,6 +378,54 @@ if run wide "$out" wide 300; then
   }
 fi
 
+# Kernel node attributes are part of the raw digest (rawdigest.c hashes the
+# members the model keeps): fork_join as captured, then with its first
+# node's priority, cooperative flag or cluster dimension changed, then the
+# last again: four distinct graphs, each attribute in its bundle.
+out=$work/attrs
+if run attrs "$out" attrs; then
+  grep -q "summary: graphs: 5 seen, 5 recorded (1 by digest alone), 0 not recorded" \
+    "$work/attrs.stderr" &&
+    grep -q "summary: 5 graphs (4 distinct, 5 from stream capture)" "$work/attrs.stderr" &&
+    grep -q '"priority": -1, "func_handle"' "$out"/*.sgraph/graph.json &&
+    grep -q '"cooperative": true' "$out"/*.sgraph/graph.json &&
+    grep -q '"cluster": \[2, 1, 1\]' "$out"/*.sgraph/graph.json &&
+    ok "attrs: graphs that differ in one kernel attribute are told apart" || {
+    fail "attrs: counts in the summary or attributes in the bundles"
+    grep summary "$work/attrs.stderr" | sed 's/^/    /'
+  }
+fi
+
+# bench_recapture's loop (3 kernels, two streams, fork and join; exec
+# update, destroy, launch), 200 steps: with new scalars every step 4 bundles
+# (SGCAP_MAX_VARIANTS) and the rest counted by digest; the same graph every
+# step 1 bundle and 199 duplicates, known by digest.
+out=$work/bench_changing
+if run bench_changing "$out" bench_changing 200; then
+  grep -q "summary: graphs: 200 seen, 200 recorded (196 by digest alone), 0 not recorded" \
+    "$work/bench_changing.stderr" &&
+    grep -q "summary: 200 graphs (200 distinct, 200 from stream capture), 600 nodes, 400 streams, 400 events; 4 bundles written" \
+      "$work/bench_changing.stderr" && ok "bench_changing: 4 bundles, the rest by digest" || {
+    fail "bench_changing: counts in the summary"
+    grep summary "$work/bench_changing.stderr" | sed 's/^/    /'
+  }
+fi
+out=$work/bench_same
+if run bench_same "$out" bench_same 200; then
+  grep -q "summary: graphs: 200 seen, 200 recorded (199 by digest alone), 0 not recorded" \
+    "$work/bench_same.stderr" &&
+    grep -q "summary: 200 graphs (1 distinct, 200 from stream capture), 600 nodes, 400 streams, 400 events; 1 bundle written" \
+      "$work/bench_same.stderr" && ok "bench_same: 1 bundle, the rest by digest" || {
+    fail "bench_same: counts in the summary"
+    grep summary "$work/bench_same.stderr" | sed 's/^/    /'
+  }
+  "$topo" --min-streams 2 <(printf '# sgcap expected topology v1\ngraph 0\nstream s0 kernel kernel\nstream s1 kernel\nevent e0 s0:0 -> s1:0\nevent e1 s1:0 -> s0:1\n') \
+    "$out"/*.sgraph >"$work/bench_same.cmp" && ok "bench_same: topology" || {
+    fail "bench_same: topology"
+    sed 's/^/    /' "$work/bench_same.cmp"
+  }
+fi
+
 # The variant cap: the same 20 distinct graphs, one shape (only the scalar
 # argument changes); SGCAP_MAX_VARIANTS=3 writes 3 and counts 17, none built.
 out=$work/variants

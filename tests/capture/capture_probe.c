@@ -96,6 +96,50 @@ static void update_and_launch(CUgraphExec *exec, CUgraph g)
     CHECK(cuGraphLaunch(*exec, S[0]));
 }
 
+/* fork_join with one kernel attribute of its first node changed after
+ * capture (which: 0 none, 1 priority, 2 cooperative, 3 cluster): graphs
+ * that differ only there must not pass for one another. */
+static CUgraph fork_join_attr(int which)
+{
+    CUgraph g = fork_join(1.5f);
+    CUgraphNode nodes[16];
+    size_t nn = 16;
+    CHECK(cuGraphGetNodes(g, nodes, &nn));
+    CUkernelNodeAttrValue v;
+    memset(&v, 0, sizeof v);
+    if (which == 1) {
+        v.priority = -1;
+        CHECK(cuGraphKernelNodeSetAttribute(nodes[0], CU_LAUNCH_ATTRIBUTE_PRIORITY, &v));
+    } else if (which == 2) {
+        v.cooperative = 1;
+        CHECK(cuGraphKernelNodeSetAttribute(nodes[0], CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v));
+    } else if (which == 3) {
+        v.clusterDim.x = 2, v.clusterDim.y = 1, v.clusterDim.z = 1;
+        CHECK(cuGraphKernelNodeSetAttribute(nodes[0], CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v));
+    }
+    return g;
+}
+
+/* bench_recapture's step on the fake driver (for profiling the shim's
+ * cost per re-capture; capture_cpu.sh checks its summary): three kernels
+ * on two streams with an event fork and join, scalars from c. */
+static CUgraph bench_step(unsigned c)
+{
+    CUgraph g = NULL;
+    float m = (float)(2 * c + 1), add = (float)c, mix = (float)(c * 0x9E3779B9u);
+    CHECK(cuStreamBeginCapture_v2(S[0], CU_STREAM_CAPTURE_MODE_GLOBAL));
+    axpb(S[0], &a, &x, m, add);
+    CHECK(cuEventRecord(E[0], S[0]));
+    CHECK(cuStreamWaitEvent(S[1], E[0], 0));
+    axpb(S[1], &b, &a, mix, 0.0f);
+    CHECK(cuEventRecord(E[1], S[1]));
+    CHECK(cuStreamWaitEvent(S[0], E[1], 0));
+    void *cb[] = {&out, &a, &b, &n};
+    launch(k_combine, S[0], cb);
+    CHECK(cuStreamEndCapture(S[0], &g));
+    return g;
+}
+
 /* bench_capture's shape on the fake driver (capture_cpu.sh checks its
  * summary; also for profiling the shim's per-node cost): `nodes` kernels round-robin over four streams, each
  * stream feeding the next through an event every 16 nodes, joined into the
@@ -599,7 +643,7 @@ int main(int argc, char **argv)
     const char *what = argv[1];
     if (strcmp(what, "--list") == 0) {
         puts("fork_join threads mixed conditional recapture rebuffer explicit exec_set_params "
-             "triton two_devices");
+             "triton two_devices bench_changing bench_same attrs");
         for (size_t i = 0; i < N_EDGELESS; i++)
             printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
         return 0;
@@ -686,6 +730,23 @@ int main(int argc, char **argv)
         /* the scalar changes every iteration, except that every other
          * capture repeats the previous one exactly */
         for (int i = 0; i < iters; i++) update_and_launch(&exec, fork_join(1.0f + (float)(i / 2)));
+        CHECK(cuGraphExecDestroy(exec));
+    } else if (strcmp(what, "attrs") == 0) {
+        /* none, priority, cooperative, cluster, then cluster again: five
+         * graphs, four distinct */
+        for (int i = 0; i < 5; i++) {
+            CUgraph g = fork_join_attr(i < 4 ? i : 3);
+            CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+            CHECK(cuGraphExecDestroy(exec));
+            CHECK(cuGraphDestroy(g));
+        }
+    } else if (strcmp(what, "bench_changing") == 0 || strcmp(what, "bench_same") == 0) {
+        /* bench_recapture's loop, N steps (default 3000): new scalars every
+         * step (changing) or one graph again and again (same) */
+        bool changing = what[6] == 'c';
+        for (int i = 0; i < (iters > 1 ? iters : 3000); i++)
+            update_and_launch(&exec, bench_step(changing ? (unsigned)i : 7u));
+        CHECK(cuStreamSynchronize(S[0]));
         CHECK(cuGraphExecDestroy(exec));
     } else if (strcmp(what, "fanin") == 0) {
         /* the two fanin variants in turn, N graphs (default 4) */

@@ -72,6 +72,9 @@ struct fnode {
     CUgraph bodies[4]; /* conditional */
     CUgraph child;     /* child graph node: its own copy of the body */
     int disabled;      /* in an executable graph: cuGraphNodeSetEnabled(0) */
+    /* kernel node attributes (cuGraphKernelNodeSetAttribute) */
+    int priority, cooperative;
+    unsigned cluster[3];
 };
 
 /* An executable graph: a copy of the graph's nodes when it was made. */
@@ -337,12 +340,6 @@ EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
     static char buf[32];
     snprintf(buf, sizeof buf, "FAKE_ERROR_%d", (int)r);
     *s = buf;
-    return CUDA_SUCCESS;
-}
-EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode n, CUkernelNodeAttrID a,
-                                              const CUkernelNodeAttrValue *v)
-{
-    (void)n, (void)a, (void)v;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
@@ -1061,6 +1058,50 @@ EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode n, CUDA_KERNEL_NODE_PA
     p->sharedMemBytes = nd->shmem;
     p->kernelParams = nd->param_ptr;
     return CUDA_SUCCESS;
+}
+/* Kernel node attributes: priority, cooperative and cluster dimension are
+ * kept per node (0 unless set); the whole value union is written, as a
+ * driver may. */
+EXPORT CUresult cuGraphKernelNodeGetAttribute(CUgraphNode n, CUkernelNodeAttrID id,
+                                              CUkernelNodeAttrValue *v)
+{
+    fnode_t *nd = (fnode_t *)n;
+    if (!nd || !v || nd->type != CU_GRAPH_NODE_TYPE_KERNEL) return CUDA_ERROR_INVALID_VALUE;
+    memset(v, 0, sizeof *v);
+    switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        v->priority = nd->priority;
+        return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        v->cooperative = nd->cooperative;
+        return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        v->clusterDim.x = nd->cluster[0], v->clusterDim.y = nd->cluster[1];
+        v->clusterDim.z = nd->cluster[2];
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode n, CUkernelNodeAttrID id,
+                                              const CUkernelNodeAttrValue *v)
+{
+    fnode_t *nd = (fnode_t *)n;
+    if (!nd || !v || nd->type != CU_GRAPH_NODE_TYPE_KERNEL) return CUDA_ERROR_INVALID_VALUE;
+    switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        nd->priority = v->priority;
+        return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        nd->cooperative = v->cooperative;
+        return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        nd->cluster[0] = v->clusterDim.x, nd->cluster[1] = v->clusterDim.y;
+        nd->cluster[2] = v->clusterDim.z;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
 }
 EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode n, CUDA_MEMSET_NODE_PARAMS *p)
 {
