@@ -61,13 +61,12 @@ static void read_program_name(char *out, size_t n)
     sg_outbox_program_name(buf, out, n);
 }
 
-/* Initial-exec (a fixed offset from the thread pointer, no __tls_get_addr
- * call: these are read on every captured launch and wait); 40 bytes, well
- * within the static TLS glibc keeps for libraries loaded later (libsgcap
- * through CUDA_INJECTION64_PATH). */
-#define SG_TLS_IE __attribute__((tls_model("initial-exec")))
-
-static __thread uint64_t tls_per_thread_key SG_TLS_IE;
+/* The default TLS model on purpose: initial-exec would save a
+ * __tls_get_addr call per captured launch, but a library loaded later
+ * (libsgcap through CUDA_INJECTION64_PATH, by dlopen) then needs room in
+ * glibc's small static TLS surplus, and a process whose other libraries
+ * took it would fail to load the shim at all. */
+static __thread uint64_t tls_per_thread_key;
 
 /* The per-thread default stream is one stream per thread, so the thread id
  * names it exactly. Never ask the driver (cuStreamGetId): on a capturing
@@ -89,7 +88,7 @@ static __thread struct {
     unsigned long long id;
     unsigned int flags;
     int priority;
-} tls_pending SG_TLS_IE;
+} tls_pending;
 
 /* A stream's flags and priority never change, and its id is unique for
  * the life of the program (cuStreamGetId): a small per-thread cache keyed
