@@ -2779,13 +2779,21 @@ static slot_t join_slot(state_t *d, const state_t *s, const slot_t *c, bool firs
     return r;
 }
 
-bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
+/* The join; on a first visit with steal set, d takes s's slots instead of a
+ * copy of them (s's slots are then d's old buffer: garbage). */
+static bool state_join(ctx_t *x, state_t *d, state_t *steal, const state_t *s, uint32_t b)
 {
     bool first = !d->reached;
     cmp_t k;
     int pin = edge_pin(x, s, &k);
     if (first) {
-        sg_flow_state_copy(x, d, s);
+        if (steal) {
+            slot_t *mine = d->slots;
+            *d = *steal;
+            steal->slots = mine;
+        } else {
+            sg_flow_state_copy(x, d, s);
+        }
         memset(&d->preds[NPRED], 0, NVPRED * sizeof d->preds[0]);
         for (int p = 0; p < NPRED; p++)
             pred_entry(&d->preds[p]);
@@ -2891,6 +2899,11 @@ bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
     return ch;
 }
 
+bool sg_flow_state_join(ctx_t *x, state_t *d, const state_t *s, uint32_t b)
+{
+    return state_join(x, d, NULL, s, b);
+}
+
 void sg_flow_run_block(ctx_t *x, state_t *st, uint32_t b)
 {
     const block_t *bk = &x->blocks[b];
@@ -2992,7 +3005,10 @@ static int flow_pass(ctx_t *x, state_t *in, uint8_t *dirty, state_t *cur, state_
                 bool cu0 = cur->cond_unknown;
                 sg_flow_edge_facts(x, cur, b, k);
                 const state_t *j = x->nloops ? sg_loops_edge(x, b, s, cur, scratch, in, dirty) : cur;
-                if (j && sg_flow_state_join(x, &in[s], j, s))
+                /* cur is not read after its last edge (the next block copies
+                 * into it): a first visit there takes its slots, no copy */
+                bool last = k == 1 || x->blocks[b].succ[1] == UINT32_MAX;
+                if (j && state_join(x, &in[s], last && j == cur ? cur : NULL, j, s))
                     dirty[s] = 1;
                 cur->nfacts = nf0;
                 cur->cond_unknown = cu0;
@@ -3045,12 +3061,13 @@ static int fixpoint(ctx_t *x)
     x->final = true;
     for (uint32_t b = 0; b < x->nblocks && !x->err; b++) {
         if (in[b].reached) {
-            sg_flow_state_copy(x, &cur, &in[b]);
-        } else {
-            if (is_padding(x, b))
-                continue;
-            sg_flow_state_top(x, &cur, F_UNREACHED | F_ADDPTR);
+            /* in place: nothing reads in[b] after its final run */
+            sg_flow_run_block(x, &in[b], b);
+            continue;
         }
+        if (is_padding(x, b))
+            continue;
+        sg_flow_state_top(x, &cur, F_UNREACHED | F_ADDPTR);
         sg_flow_run_block(x, &cur, b);
     }
     rc = x->err;

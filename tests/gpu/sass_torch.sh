@@ -109,7 +109,8 @@ sed 's/^/  every kernel of every 40th cubin: /' "$out/summary_all.txt"
 icache=$(mktemp -d)
 # shellcheck disable=SC2086
 for how in "--whole-code" "--batch" "--batch --cache $icache" "--batch --cache $icache"; do
-  timeout 550 "$ts" --summary $how $spread 2>&1 | tail -n 1 | sed "s|$icache|DIR|; s/^/  cost ($how): /" | sed "s|$icache|DIR|"
+  label=${how//$icache/DIR}
+  timeout 550 "$ts" --summary $how $spread 2>&1 | tail -n 1 | sed "s|^|  cost ($label): |"
 done
 rm -rf "$icache"
 # shellcheck disable=SC2086
