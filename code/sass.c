@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -800,6 +801,60 @@ static int finish_listing(job_t *j, const char *tool, uint32_t arch, const uint8
     return pr;
 }
 
+/* The kernels of a batch, analysed from the distinct instructions by
+ * threads side by side: each kernel is independent, and the dataflow (not
+ * nvdisasm) is most of the time once the instructions are known. */
+typedef struct {
+    const sg_sass_uniq_t *u;
+    const kslice_t *ks;
+    const gcubin_t *cb;
+    const sg_sass_request_t *req;
+    const uint32_t *idx;
+    uint32_t n_idx, arch;
+    sg_sass_kernel_t *out;
+    atomic_uint next;
+    atomic_int rc;
+} kwork_t;
+
+static void *analyze_worker(void *arg)
+{
+    kwork_t *w = arg;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->n_idx || atomic_load(&w->rc))
+            return NULL;
+        if (!w->ks[i].ok)
+            continue;
+        sg_sass_listing_t kl;
+        int rc = sg_sass_uniq_listing(w->u, w->ks[i].off, w->ks[i].size, &kl);
+        if (rc == 0) {
+            rc = analyze_slice(&kl, 0, kl.n_insns, &w->ks[i], &w->cb[w->ks[i].cubin], w->arch,
+                               w->req[w->idx[i]].name, &w->out[w->idx[i]]);
+            sg_sass_listing_free(&kl);
+        }
+        if (rc) {
+            int zero = 0;
+            atomic_compare_exchange_strong(&w->rc, &zero, rc);
+            return NULL;
+        }
+    }
+}
+
+static int analyze_kernels(kwork_t *w, uint32_t threads)
+{
+    atomic_init(&w->next, 0);
+    atomic_init(&w->rc, 0);
+    pthread_t t[8];
+    uint32_t started = 0;
+    for (uint32_t k = 1; k < threads && k <= 8; k++)
+        if (pthread_create(&t[started], NULL, analyze_worker, w) == 0)
+            started++;
+    analyze_worker(w); /* this thread too; with none started it does them all */
+    for (uint32_t k = 0; k < started; k++)
+        pthread_join(t[k], NULL);
+    return atomic_load(&w->rc);
+}
+
 /* Every distinct instruction of code disassembled once, side by side (less
  * those the persistent cache, opt->cache_dir, knows), and each kernel
  * analysed from a listing made of them (sass_uniq.h). 0 when every kernel
@@ -886,15 +941,15 @@ static int analyze_distinct(const uint8_t *code, uint64_t total, const char *too
             snprintf(why, whylen, "%s", w);
         }
     }
-    for (uint32_t i = 0; i < n_idx && rc == 0; i++) {
-        if (!ks[i].ok)
-            continue;
-        sg_sass_listing_t kl;
-        if ((rc = sg_sass_uniq_listing(&u, ks[i].off, ks[i].size, &kl)))
-            break;
-        rc = analyze_slice(&kl, 0, kl.n_insns, &ks[i], &cb[ks[i].cubin], arch, req[idx[i]].name,
-                           &out[idx[i]]);
-        sg_sass_listing_free(&kl);
+    if (rc == 0) {
+        uint32_t nok = 0;
+        for (uint32_t i = 0; i < n_idx; i++)
+            nok += ks[i].ok;
+        kwork_t kw = {.u = &u, .ks = ks, .cb = cb, .req = req, .idx = idx, .n_idx = n_idx,
+                      .arch = arch, .out = out};
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        uint32_t threads = opt && opt->jobs ? opt->jobs : (uint32_t)(cpus > 8 ? 8 : cpus < 1 ? 1 : cpus);
+        rc = analyze_kernels(&kw, threads < nok ? threads : nok);
     }
     if (rc == 0 && ic)
         sg_sass_icache_save(ic); /* a cache that cannot be written costs only time */

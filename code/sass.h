@@ -323,7 +323,9 @@ typedef struct {
     uint32_t timeout_ms;  /* per nvdisasm run; 0: 60000 */
     size_t max_output;    /* cap on its stdout; 0: 512 MiB */
     /* nvdisasm runs side by side for one batch (each on a slice of the
-     * kernels); 0: the CPUs, up to 8, one per 128 KiB of code at least */
+     * kernels), and threads analysing its kernels; 0: the CPUs, up to 8
+     * (nvdisasm: one per 128 KiB of code at least, 256 KiB of distinct
+     * instructions) */
     uint32_t jobs;
     /* Disassemble the batch's code as it is instead of each distinct
      * instruction once (sass_uniq.h); the facts are the same (tested), the
