@@ -102,17 +102,30 @@ const char *sg_rw_note(const char *s, sg_rw_note_t *buf);
 /* "n12 (kernel k_fill, s0)": id, type, what it is, stream, escaped for a
  * report. Returns buf. */
 const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n);
-/* The names of the nodes a report is going to print, made beforehand in id
- * order, the order the node array is laid out in: a report prints them in
- * stream order, and on a 100k-node graph making each name there (reading
- * the node and its kernel name) costs a cache miss or two per name. */
+/* The names of the nodes a report is going to print, gathered beforehand in
+ * id order, the order the node array is laid out in: a report prints them
+ * in stream order, and on a 100k-node graph reading each node and its
+ * kernel name there costs a cache miss or two per name. The table keeps
+ * what a name is made of, not the name: by id the node's type and stream
+ * and which "what" it is (node_what: a kernel's short name, an event's or
+ * buffer's label), each distinct one made and escaped once and kept in a
+ * small interned table (a graph has few distinct kernels), so the table is
+ * 12 bytes a node instead of the text of every name; the name itself is
+ * made where it is printed, from compact data that stays in cache. */
+typedef struct {
+    uint32_t what;   /* index of the interned "what", UINT32_MAX when not made */
+    uint32_t stream;
+    uint8_t type;    /* SG_RW_REMOVED for a removed node */
+} sg_rw_name_t;
 typedef struct {
     uint32_t n_ids;
-    uint32_t *off; /* by id: offset of the node's entry in text, UINT32_MAX when not made:
-                      its type (a byte, SG_RW_REMOVED for a removed node), its stream (4
-                      bytes), its name and what it is (node_what, raw), each NUL-ended */
+    sg_rw_name_t *ent; /* by id */
+    /* interned: at off[i] the key (kind byte + kernel name or what), the
+     * raw what and its escaped label, each NUL-ended */
     char *text;
     uint32_t len, cap;
+    uint32_t *off, n_what, cap_what;
+    uint32_t *slot, n_slot; /* open addressing: index + 1 into off, 0 = empty */
 } sg_rw_names_t;
 #define SG_RW_REMOVED SG_REACH_REMOVED
 
@@ -123,8 +136,8 @@ typedef struct {
  * are made either way). */
 int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
                      void (*visit)(void *user, sg_node_id_t id, const sg_node_t *x), void *user);
-/* The name of id as sg_rw_node_name gives it: from the table, else made
- * into buf. */
+/* The name of id as sg_rw_node_name gives it, made into buf (from the
+ * table when it has id). */
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
                             char *buf, size_t n);
 /* sg_rw_node_jw of id, from the table when it has id. */
