@@ -319,10 +319,11 @@ static int build_csr(sg_reach_t *r, const id_adj_t *a)
  * to build_chains.
  *
  * A captured graph has about one chain per stream, so each row is given
- * that many entries from the start (the stream count, -1 beyond the row's
- * chains), while the chains fit: the rows then lie at a fixed stride and
- * are R as they are (r->stride), where jagged rows must be spread into the
- * table afterwards (a move of the whole table). Rows made after the chains
+ * that many entries from the start (the count of streams with nodes, -1
+ * beyond the row's chains), while the chains fit: the rows then lie at a
+ * fixed stride and are R as they are when there are as many chains
+ * (r->stride), where jagged rows must be spread into the table afterwards
+ * (a move of the whole table). Rows made after the chains
  * outgrow the stride are jagged as before. The budget and every decision
  * count the entries of the jagged rows either way. */
 static int build_poset_chains(sg_reach_t *r)
@@ -336,16 +337,25 @@ static int build_poset_chains(sg_reach_t *r)
     uint32_t *pos = malloc((n ? n : 1) * sizeof *pos);       /* by rank */
     uint32_t ns = g->root->n_streams;
     uint32_t *stream_chain = malloc((ns ? ns : 1) * sizeof *stream_chain);
-    /* one entry per stream while the chains fit */
-    uint32_t stride = ns <= 64 && (uint64_t)n * ns <= REACH_BUDGET ? ns : 0;
-    size_t cap = (stride ? n * stride : n * 4) + 16, used = 0;
-    int32_t *arena = malloc(cap * sizeof *arena);
+    int32_t *arena = NULL;
     int rc = SG_OK;
-    if (!off || !len || !tail || !chain || !pos || !stream_chain || !arena) {
+    if (!off || !len || !tail || !chain || !pos || !stream_chain) {
         rc = SG_ENOMEM;
         goto out;
     }
+    /* one entry per stream that has nodes, while the chains fit */
     for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
+    uint32_t stride = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r->stream[i] < ns && stream_chain[r->stream[i]] == UINT32_MAX)
+            stream_chain[r->stream[i]] = 0, stride++;
+    for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
+    if (stride > 64 || (uint64_t)n * stride > REACH_BUDGET) stride = 0;
+    size_t cap = (stride ? n * stride : n * 4) + 16, used = 0;
+    if (!(arena = malloc(cap * sizeof *arena))) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
     uint32_t k = 0;
     /* the entries of the rows laid out jagged, and the capacity a jagged
      * arena would have: the budget is checked when that one grows */
@@ -468,8 +478,6 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     }
     uint64_t rows = r->n_order ? r->n_order : 1;
     uint64_t w = r->n_chains ? r->n_chains : 1;
-    /* rows at a fixed stride are R as they lie, as wide as the stride */
-    if (r->stride && r->n_chains <= r->stride) w = r->stride;
     if (w * rows > REACH_BUDGET) w = REACH_BUDGET / rows ? REACH_BUDGET / rows : 1;
     if ((flags & SG_REACH_NARROW) && w > 2) w = 2;
     r->width = (uint32_t)w;
@@ -490,8 +498,8 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
          * the forward clocks remain to compute. */
         int32_t *t = r->rows;
         if (r->stride && r->stride != w) {
-            /* rows at a wider stride (test builds with narrow blocks) move
-             * down to i * w, first row first */
+            /* rows at a wider stride (fewer chains than streams) move down
+             * to i * w, first row first */
             for (uint32_t i = 0; i < r->n_order; i++)
                 memmove(t + (size_t)i * w, t + r->row_off[i], w * sizeof *t);
         }
