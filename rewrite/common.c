@@ -112,12 +112,12 @@ static uint32_t names_hash(const char *s, size_t n)
 static uint32_t names_intern(sg_rw_names_t *t, const sg_graph_t *g, const sg_node_t *x,
                              const char *key, size_t kn, char *what, size_t wlen, bool have_what)
 {
-    if (t->n_what * 2 + 2 > t->n_slot) { /* grow and rehash */
+    if (t->n_name * 2 + 2 > t->n_slot) { /* grow and rehash */
         uint32_t ns = t->n_slot ? t->n_slot * 2 : 64;
         uint32_t *slot = calloc(ns, sizeof *slot);
         if (!slot) return UINT32_MAX;
-        for (uint32_t i = 0; i < t->n_what; i++) {
-            const char *k = t->text + t->off[i];
+        for (uint32_t i = 0; i < t->n_name; i++) {
+            const char *k = t->text + t->name[i].off;
             uint32_t h = names_hash(k, strlen(k)) & (ns - 1);
             while (slot[h]) h = (h + 1) & (ns - 1);
             slot[h] = i + 1;
@@ -128,7 +128,7 @@ static uint32_t names_intern(sg_rw_names_t *t, const sg_graph_t *g, const sg_nod
     }
     uint32_t h = names_hash(key, kn) & (t->n_slot - 1);
     for (; t->slot[h]; h = (h + 1) & (t->n_slot - 1)) {
-        const char *k = t->text + t->off[t->slot[h] - 1];
+        const char *k = t->text + t->name[t->slot[h] - 1].off;
         if (strncmp(k, key, kn) == 0 && k[kn] == '\0') return t->slot[h] - 1;
     }
     if (!have_what) node_what(g, x, what, wlen);
@@ -137,23 +137,23 @@ static uint32_t names_intern(sg_rw_names_t *t, const sg_graph_t *g, const sg_nod
              SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
     size_t lw = strlen(what) + 1, lt = strlen(tail) + 1;
     if (sg_array_reserve((void **)&t->text, &t->cap, (uint32_t)(t->len + kn + 1 + lw + lt), 1) ||
-        sg_array_reserve((void **)&t->off, &t->cap_what, t->n_what + 1, sizeof *t->off))
+        sg_array_reserve((void **)&t->name, &t->cap_name, t->n_name + 1, sizeof *t->name))
         return UINT32_MAX;
     char *e = t->text + t->len;
     memcpy(e, key, kn);
     e[kn] = '\0';
     memcpy(e + kn + 1, what, lw);
     memcpy(e + kn + 1 + lw, tail, lt);
-    t->off[t->n_what] = t->len;
+    t->name[t->n_name] = (sg_rw_name_t){t->len, x->stream, (uint8_t)x->type};
     t->len += (uint32_t)(kn + 1 + lw + lt);
-    t->slot[h] = ++t->n_what;
-    return t->n_what - 1;
+    t->slot[h] = ++t->n_name;
+    return t->n_name - 1;
 }
 
 /* The raw what and the name's tail of an interned entry. */
 static const char *names_what(const sg_rw_names_t *t, uint32_t i, const char **tail)
 {
-    const char *k = t->text + t->off[i];
+    const char *k = t->text + t->name[i].off;
     const char *what = k + strlen(k) + 1;
     *tail = what + strlen(what) + 1;
     return what;
@@ -163,25 +163,24 @@ int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
                      void (*visit)(void *user, sg_node_id_t id, const sg_node_t *x), void *user)
 {
     memset(t, 0, sizeof *t);
-    t->ent = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *t->ent);
-    int rc = t->ent ? SG_OK : SG_ENOMEM;
-    if (t->ent) t->n_ids = g->n_nodes;
+    t->at = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *t->at);
+    int rc = t->at ? SG_OK : SG_ENOMEM;
+    if (t->at) t->n_ids = g->n_nodes;
     for (uint32_t id = 0; id < g->n_nodes; id++) {
-        if (t->ent) t->ent[id].what = UINT32_MAX;
+        if (t->at) t->at[id] = SG_RW_NAME_NONE;
         if (!want[id]) continue;
         const sg_node_t *x = g->nodes[id].removed ? NULL : &g->nodes[id];
         if (visit && x) visit(user, id, x);
         if (rc) continue;
-        sg_rw_name_t *e = &t->ent[id];
-        e->type = x ? (uint8_t)x->type : SG_RW_REMOVED;
-        e->stream = x ? x->stream : SG_NONE;
-        e->what = 0;
-        if (!x) continue;
+        if (!x) {
+            t->at[id] = SG_RW_NAME_GONE;
+            continue;
+        }
         char what[160] = "", key[512];
         bool have_what;
         size_t kn = names_key(g, x, what, sizeof what, key, sizeof key, &have_what);
-        e->what = names_intern(t, g, x, key, kn, what, sizeof what, have_what);
-        if (e->what == UINT32_MAX) {
+        t->at[id] = names_intern(t, g, x, key, kn, what, sizeof what, have_what);
+        if (t->at[id] == UINT32_MAX) {
             sg_rw_names_free(t);
             rc = SG_ENOMEM;
         }
@@ -198,11 +197,10 @@ static void names_put(char *buf, size_t n, size_t *pos, const char *s)
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
                             char *buf, size_t n)
 {
-    if (id >= t->n_ids || t->ent[id].what == UINT32_MAX || t->ent[id].type == SG_RW_REMOVED ||
-        n == 0)
-        return sg_rw_node_name(g, id, buf, n);
+    uint32_t at = id < t->n_ids ? t->at[id] : SG_RW_NAME_NONE;
+    if (at >= SG_RW_NAME_GONE || n == 0) return sg_rw_node_name(g, id, buf, n);
     const char *tail;
-    names_what(t, t->ent[id].what, &tail);
+    names_what(t, at, &tail);
     /* "n%u (" and the tail, as format_name makes the name */
     char head[16];
     char *p = head + sizeof head;
@@ -223,15 +221,16 @@ const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node
 
 void sg_rw_names_jw(sg_jw_t *w, const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id)
 {
-    if (id >= t->n_ids || t->ent[id].what == UINT32_MAX) {
+    uint32_t at = id < t->n_ids ? t->at[id] : SG_RW_NAME_NONE;
+    if (at == SG_RW_NAME_NONE) {
         sg_rw_node_jw(w, g, id);
         return;
     }
-    const sg_rw_name_t *e = &t->ent[id];
     sg_jw_object(w);
     sg_jw_kint(w, "id", id);
-    if (e->type != SG_RW_REMOVED) {
-        const char *tail, *what = names_what(t, e->what, &tail);
+    if (at != SG_RW_NAME_GONE) {
+        const sg_rw_name_t *e = &t->name[at];
+        const char *tail, *what = names_what(t, at, &tail);
         sg_jw_kstring(w, "type", sg_node_type_name((sg_node_type_t)e->type));
         sg_jw_kstring(w, "stream", sg_rw_stream_label(g, e->stream));
         if (what[0]) sg_jw_kstring(w, "name", what);
@@ -241,9 +240,9 @@ void sg_rw_names_jw(sg_jw_t *w, const sg_rw_names_t *t, const sg_graph_t *g, sg_
 
 void sg_rw_names_free(sg_rw_names_t *t)
 {
-    free(t->ent);
+    free(t->at);
+    free(t->name);
     free(t->text);
-    free(t->off);
     free(t->slot);
     memset(t, 0, sizeof *t);
 }

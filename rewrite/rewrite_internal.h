@@ -106,27 +106,27 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
  * id order, the order the node array is laid out in: a report prints them
  * in stream order, and on a 100k-node graph reading each node and its
  * kernel name there costs a cache miss or two per name. The table keeps
- * what a name is made of, not the name: by id the node's type and stream
- * and which "what" it is (node_what: a kernel's short name, an event's or
- * buffer's label), each distinct one made and escaped once and kept in a
- * small interned table (a graph has few distinct kernels), so the table is
- * 12 bytes a node instead of the text of every name; the name itself is
- * made where it is printed, from compact data that stays in cache. */
+ * which name each node has, not its text: the nodes of one type and stream
+ * that are the same "what" (node_what: a kernel's short name, an event's or
+ * buffer's label) share one interned entry, made and escaped once (a graph
+ * has few distinct kernels), so the table is 4 bytes a node, and the name
+ * is made where it is printed from data that stays in cache. */
 typedef struct {
-    uint32_t what;   /* index of the interned "what", UINT32_MAX when not made */
+    uint32_t off;    /* in text: the key, the raw what and the name after "nID (", NUL-ended */
     uint32_t stream;
-    uint8_t type;    /* SG_RW_REMOVED for a removed node */
+    uint8_t type;
 } sg_rw_name_t;
 typedef struct {
     uint32_t n_ids;
-    sg_rw_name_t *ent; /* by id */
-    /* interned: at off[i] the key (kind byte + kernel name or what), the
-     * raw what and its escaped label, each NUL-ended */
+    uint32_t *at; /* by id: index in name, SG_RW_NAME_NONE when not made, _GONE removed */
+    sg_rw_name_t *name;
+    uint32_t n_name, cap_name;
     char *text;
     uint32_t len, cap;
-    uint32_t *off, n_what, cap_what;
-    uint32_t *slot, n_slot; /* open addressing: index + 1 into off, 0 = empty */
+    uint32_t *slot, n_slot; /* open addressing: index + 1 into name, 0 = empty */
 } sg_rw_names_t;
+#define SG_RW_NAME_NONE UINT32_MAX
+#define SG_RW_NAME_GONE (UINT32_MAX - 1)
 #define SG_RW_REMOVED SG_REACH_REMOVED
 
 /* Make the names of the nodes with want[id] != 0 (want has g->n_nodes
