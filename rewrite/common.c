@@ -1012,6 +1012,9 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
                       sg_rw_reuse_t *ru)
 {
     memset(ru, 0, sizeof *ru);
+    /* the queries (sg_rw_reuse_after) read the forward clocks */
+    int frc = sg_reach_forward(r);
+    if (frc) return frc;
     uint32_t nb = g->root->n_buffers, n = 0;
     ru->n_buffers = nb;
     sg_rw_span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);

@@ -694,6 +694,20 @@ static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw)
     }
 }
 
+int sg_reach_forward(sg_reach_t *r)
+{
+    if (r->F) return SG_OK;
+    uint64_t rows = r->n_order ? r->n_order : 1;
+    r->F = malloc((size_t)(r->width * rows) * sizeof *r->F);
+    if (!r->F) return SG_ENOMEM;
+    r->flags |= SG_REACH_FORWARD;
+    if (r->loaded != UINT32_MAX) { /* the loaded block's, as loading computes them */
+        uint32_t c0 = r->loaded * r->width;
+        forward_clocks(r, c0, r->n_chains - c0 < r->width ? r->n_chains - c0 : r->width);
+    }
+    return SG_OK;
+}
+
 uint32_t sg_reach_block_count(const sg_reach_t *r)
 {
     return r->n_chains ? (r->n_chains + r->width - 1) / r->width : 0;

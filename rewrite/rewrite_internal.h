@@ -35,9 +35,9 @@ typedef struct sg_pass_ctx {
     sg_rw_moved_t *moved;
     uint32_t n_moved, cap_moved;
     int err; /* first out-of-memory while reporting */
-    sg_reach_t *reach; /* snapshot of the pass's input (forward clocks), or NULL */
+    sg_reach_t *reach; /* snapshot of the pass's input, or NULL */
     const sg_rewrite_options_t *opt; /* the run's options (never NULL inside a pass) */
-    sg_reach_t *out_reach; /* optional: a pass that built a snapshot (forward clocks) of
+    sg_reach_t *out_reach; /* optional: a pass that built a snapshot of
                               the graph exactly as it returns it leaves it here for the
                               verifier, which would build the same */
     bool out_kept;         /* the output's snapshot becomes the next pass's input: out_reach
@@ -58,8 +58,9 @@ void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
 sg_jw_t *sg_rw_json_member(sg_pass_ctx_t *ctx, const char *key);
 int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
                      uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ);
-/* The reachability snapshot of the pass's input, with forward clocks:
- * built once and shared (the verifier's snapshot of one pass's output is
+/* The reachability snapshot of the pass's input, without forward clocks
+ * until a pass asks for them (sg_reach_forward; the reuse rules do): built
+ * once and shared (the verifier's snapshot of one pass's output is
  * the next pass's input). Owned by the manager: do not destroy; it does not
  * follow the pass's own changes. NULL with *rc set on failure. */
 sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc);
@@ -284,8 +285,8 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b);
  * times has m^2 of them): buffers are grouped into clusters of transitively
  * overlapping address ranges, and each cluster keeps its allocations sorted
  * by (chain, position), so a query takes, per chain, the first allocation
- * the free reaches (from the forward clock; reach must be built with
- * SG_REACH_FORWARD) that overlaps b. O(B log B) to build, about
+ * the free reaches (from the forward clock, which sg_rw_reuse_build adds
+ * to reach when it has none) that overlaps b. O(B log B) to build, about
  * O(k log m + k^2) per free (k chains, m allocations in the cluster). */
 typedef struct {
     uint32_t chain;      /* the chain of allocs[first .. end) */
