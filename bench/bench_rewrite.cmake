@@ -10,3 +10,13 @@ if(TARGET sgcap_rewrite)
   target_link_libraries(bench_rewrite PRIVATE sgcap_rewrite sgcap_graph)
   set_target_properties(bench_rewrite PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${SGCAP_BENCH_DIR})
 endif()
+
+# rewrite_equiv: the equivalence harness (rewrite_equiv.c says how to use it):
+# a hash per pipeline and graph, to compare before and after a change.
+if(TARGET sgcap_rewrite)
+  add_executable(rewrite_equiv ${CMAKE_CURRENT_LIST_DIR}/rewrite_equiv.c)
+  sgcap_target_defaults(rewrite_equiv)
+  target_include_directories(rewrite_equiv PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(rewrite_equiv PRIVATE sgcap_rewrite sgcap_graph)
+  set_target_properties(rewrite_equiv PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${SGCAP_BENCH_DIR})
+endif()

@@ -80,63 +80,159 @@ const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, siz
     return format_name(g, id, x, what, buf, n);
 }
 
+/* The key a node's name is interned by: its type and stream, and for a
+ * kernel its mangled name (demangled once per distinct name), for anything
+ * else the what itself (a label, cheap to make). Returns the key's length. */
+static size_t names_key(const sg_graph_t *g, const sg_node_t *x, char *what, size_t wlen,
+                        char *key, size_t klen, bool *have_what)
+{
+    *have_what = false;
+    if (x->type == SG_NODE_KERNEL) {
+        const char *name = x->u.kernel.name ? x->u.kernel.name : "";
+        int n = snprintf(key, klen, "%02x%08xk%s", (unsigned)x->type, x->stream, name);
+        if (n >= 0 && (size_t)n < klen) return (size_t)n;
+        /* a name too long for the key buffer: interned by its what */
+    }
+    node_what(g, x, what, wlen);
+    *have_what = true;
+    int n = snprintf(key, klen, "%02x%08xw%s", (unsigned)x->type, x->stream, what);
+    return n < 0 ? 0 : (size_t)n < klen ? (size_t)n : klen - 1;
+}
+
+static uint32_t names_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Index of the interned entry for key (made from x when new), or
+ * UINT32_MAX when out of memory. An entry holds the raw what (for JSON)
+ * and the name after "nID (", escaped, as format_name writes it. */
+static uint32_t names_intern(sg_rw_names_t *t, const sg_graph_t *g, const sg_node_t *x,
+                             const char *key, size_t kn, char *what, size_t wlen, bool have_what)
+{
+    if (t->n_name * 2 + 2 > t->n_slot) { /* grow and rehash */
+        uint32_t ns = t->n_slot ? t->n_slot * 2 : 64;
+        uint32_t *slot = calloc(ns, sizeof *slot);
+        if (!slot) return UINT32_MAX;
+        for (uint32_t i = 0; i < t->n_name; i++) {
+            const char *k = t->text + t->name[i].off;
+            uint32_t h = names_hash(k, strlen(k)) & (ns - 1);
+            while (slot[h]) h = (h + 1) & (ns - 1);
+            slot[h] = i + 1;
+        }
+        free(t->slot);
+        t->slot = slot;
+        t->n_slot = ns;
+    }
+    uint32_t h = names_hash(key, kn) & (t->n_slot - 1);
+    for (; t->slot[h]; h = (h + 1) & (t->n_slot - 1)) {
+        const char *k = t->text + t->name[t->slot[h] - 1].off;
+        if (strncmp(k, key, kn) == 0 && k[kn] == '\0') return t->slot[h] - 1;
+    }
+    if (!have_what) node_what(g, x, what, wlen);
+    char tail[2 * sizeof(sg_rw_label_t) + 64]; /* never cut: two labels and a type name */
+    snprintf(tail, sizeof tail, "%s%s%s, %s)", sg_node_type_name(x->type), what[0] ? " " : "",
+             SG_RW_LABEL(what), SG_RW_STREAM(g, x->stream));
+    size_t lw = strlen(what) + 1, lt = strlen(tail) + 1;
+    if (sg_array_reserve((void **)&t->text, &t->cap, (uint32_t)(t->len + kn + 1 + lw + lt), 1) ||
+        sg_array_reserve((void **)&t->name, &t->cap_name, t->n_name + 1, sizeof *t->name))
+        return UINT32_MAX;
+    char *e = t->text + t->len;
+    memcpy(e, key, kn);
+    e[kn] = '\0';
+    memcpy(e + kn + 1, what, lw);
+    memcpy(e + kn + 1 + lw, tail, lt);
+    t->name[t->n_name] = (sg_rw_name_t){t->len, x->stream, (uint8_t)x->type};
+    t->len += (uint32_t)(kn + 1 + lw + lt);
+    t->slot[h] = ++t->n_name;
+    return t->n_name - 1;
+}
+
+/* The raw what and the name's tail of an interned entry. */
+static const char *names_what(const sg_rw_names_t *t, uint32_t i, const char **tail)
+{
+    const char *k = t->text + t->name[i].off;
+    const char *what = k + strlen(k) + 1;
+    *tail = what + strlen(what) + 1;
+    return what;
+}
+
 int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
                      void (*visit)(void *user, sg_node_id_t id, const sg_node_t *x), void *user)
 {
     memset(t, 0, sizeof *t);
-    t->off = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *t->off);
-    int rc = t->off ? SG_OK : SG_ENOMEM;
-    if (t->off) t->n_ids = g->n_nodes;
+    t->at = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *t->at);
+    int rc = t->at ? SG_OK : SG_ENOMEM;
+    if (t->at) t->n_ids = g->n_nodes;
     for (uint32_t id = 0; id < g->n_nodes; id++) {
-        if (t->off) t->off[id] = UINT32_MAX;
+        if (t->at) t->at[id] = SG_RW_NAME_NONE;
         if (!want[id]) continue;
         const sg_node_t *x = g->nodes[id].removed ? NULL : &g->nodes[id];
         if (visit && x) visit(user, id, x);
         if (rc) continue;
-        char name[200], what[160] = "";
-        if (x) node_what(g, x, what, sizeof what);
-        format_name(g, id, x, what, name, sizeof name);
-        uint32_t ln = (uint32_t)strlen(name) + 1, lw = (uint32_t)strlen(what) + 1;
-        if (sg_array_reserve((void **)&t->text, &t->cap, t->len + 5 + ln + lw, 1)) {
-            sg_rw_names_free(t);
-            rc = SG_ENOMEM;
+        if (!x) {
+            t->at[id] = SG_RW_NAME_GONE;
             continue;
         }
-        char *e = t->text + t->len;
-        uint32_t stream = x ? x->stream : SG_NONE;
-        e[0] = (char)(x ? (uint8_t)x->type : SG_RW_REMOVED);
-        memcpy(e + 1, &stream, 4);
-        memcpy(e + 5, name, ln);
-        memcpy(e + 5 + ln, what, lw);
-        t->off[id] = t->len;
-        t->len += 5 + ln + lw;
+        char what[160] = "", key[512];
+        bool have_what;
+        size_t kn = names_key(g, x, what, sizeof what, key, sizeof key, &have_what);
+        t->at[id] = names_intern(t, g, x, key, kn, what, sizeof what, have_what);
+        if (t->at[id] == UINT32_MAX) {
+            sg_rw_names_free(t);
+            rc = SG_ENOMEM;
+        }
     }
     return rc;
+}
+
+/* s appended to buf at *pos, cut as snprintf into n bytes cuts it. */
+static void names_put(char *buf, size_t n, size_t *pos, const char *s)
+{
+    while (*s && *pos + 1 < n) buf[(*pos)++] = *s++;
 }
 
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
                             char *buf, size_t n)
 {
-    if (id < t->n_ids && t->off[id] != UINT32_MAX) return t->text + t->off[id] + 5;
-    return sg_rw_node_name(g, id, buf, n);
+    uint32_t at = id < t->n_ids ? t->at[id] : SG_RW_NAME_NONE;
+    if (at >= SG_RW_NAME_GONE || n == 0) return sg_rw_node_name(g, id, buf, n);
+    const char *tail;
+    names_what(t, at, &tail);
+    /* "n%u (" and the tail, as format_name makes the name */
+    char head[16];
+    char *p = head + sizeof head;
+    *--p = '\0';
+    *--p = '(';
+    *--p = ' ';
+    uint32_t v = id;
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    *--p = 'n';
+    size_t pos = 0;
+    names_put(buf, n, &pos, p);
+    names_put(buf, n, &pos, tail);
+    buf[pos] = '\0';
+    return buf;
 }
 
 void sg_rw_names_jw(sg_jw_t *w, const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id)
 {
-    if (id >= t->n_ids || t->off[id] == UINT32_MAX) {
+    uint32_t at = id < t->n_ids ? t->at[id] : SG_RW_NAME_NONE;
+    if (at == SG_RW_NAME_NONE) {
         sg_rw_node_jw(w, g, id);
         return;
     }
-    const char *e = t->text + t->off[id];
-    uint8_t type = (uint8_t)e[0];
-    uint32_t stream;
-    memcpy(&stream, e + 1, 4);
-    const char *what = e + 5 + strlen(e + 5) + 1;
     sg_jw_object(w);
     sg_jw_kint(w, "id", id);
-    if (type != SG_RW_REMOVED) {
-        sg_jw_kstring(w, "type", sg_node_type_name((sg_node_type_t)type));
-        sg_jw_kstring(w, "stream", sg_rw_stream_label(g, stream));
+    if (at != SG_RW_NAME_GONE) {
+        const sg_rw_name_t *e = &t->name[at];
+        const char *tail, *what = names_what(t, at, &tail);
+        sg_jw_kstring(w, "type", sg_node_type_name((sg_node_type_t)e->type));
+        sg_jw_kstring(w, "stream", sg_rw_stream_label(g, e->stream));
         if (what[0]) sg_jw_kstring(w, "name", what);
     }
     sg_jw_end(w);
@@ -144,8 +240,10 @@ void sg_rw_names_jw(sg_jw_t *w, const sg_rw_names_t *t, const sg_graph_t *g, sg_
 
 void sg_rw_names_free(sg_rw_names_t *t)
 {
-    free(t->off);
+    free(t->at);
+    free(t->name);
     free(t->text);
+    free(t->slot);
     memset(t, 0, sizeof *t);
 }
 
@@ -914,6 +1012,9 @@ int sg_rw_reuse_build(const sg_graph_t *g, sg_reach_t *r, const sg_rw_buffers_t 
                       sg_rw_reuse_t *ru)
 {
     memset(ru, 0, sizeof *ru);
+    /* the queries (sg_rw_reuse_after) read the forward clocks */
+    int frc = sg_reach_forward(r);
+    if (frc) return frc;
     uint32_t nb = g->root->n_buffers, n = 0;
     ru->n_buffers = nb;
     sg_rw_span_t *sp = malloc((nb ? nb : 1) * sizeof *sp);

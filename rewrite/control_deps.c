@@ -622,7 +622,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
     if ((rc = rule_stream_order(g, &st, &cs))) goto out;
     if ((rc = apply(ctx, r, &es, &cs, &t, &n_added))) goto out;
     if (n_added) {
-        if ((rc = sg_reach_build_after(g, r, SG_REACH_FORWARD, &own))) goto out;
+        if ((rc = sg_reach_build_after(g, r, 0, &own))) goto out;
         r = own;
         edges_reset(&es, r);
     }

@@ -830,7 +830,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     /* the check is the snapshot of the output that the verifier needs: the
      * graph does not change after it, so it is handed over (one that only
      * answers the verifier's queries unless the next pass takes it) */
-    rc = ctx->out_kept ? sg_reach_build_after(g, e.r, SG_REACH_FORWARD, &ctx->out_reach)
+    rc = ctx->out_kept ? sg_reach_build_after(g, e.r, 0, &ctx->out_reach)
                        : sg_reach_build_query(g, e.r, 0, &ctx->out_reach);
     if (rc == SG_ECYCLE) {
         careful = true;

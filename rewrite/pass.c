@@ -329,7 +329,7 @@ int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *
 sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc)
 {
     *rc = SG_OK;
-    if (!ctx->reach) *rc = sg_reach_build(ctx->g, SG_REACH_FORWARD, &ctx->reach);
+    if (!ctx->reach) *rc = sg_reach_build(ctx->g, 0, &ctx->reach);
     return ctx->reach;
 }
 
@@ -541,7 +541,7 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     }
     bool only_added = !any_exempt && edges_intact(g, s);
     /* A snapshot that is kept is the next pass's input: exactly
-     * sg_reach_build's, with forward clocks (a pass that only added edges
+     * sg_reach_build's (a pass that only added edges
      * gets it from the input's adjacency). One that only answers the
      * queries below may be read from the edge array alone; and when the
      * pass only added edges, no query is left and the cycle check is all
@@ -549,7 +549,7 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     if (!r && !keep && only_added)
         rc = sg_reach_check_acyclic_after(g, s->input);
     else if (!r)
-        rc = keep ? sg_reach_build_after(g, s->input, SG_REACH_FORWARD, &r)
+        rc = keep ? sg_reach_build_after(g, s->input, 0, &r)
                   : sg_reach_build_query(g, s->input, 0, &r);
     if (rc == SG_ECYCLE) {
         *ok = false;
@@ -776,7 +776,7 @@ int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
      * snapshot is the first pass's input; each verification's snapshot is
      * the next one's. */
     sg_reach_t *reach = NULL;
-    int rc = sg_reach_build(g, SG_REACH_FORWARD, &reach);
+    int rc = sg_reach_build(g, 0, &reach);
     for (size_t i = 0; i < count && rc == SG_OK; i++)
         rc = run_one(g, list[i], opt, report, &reach, i + 1 < count);
     sg_reach_destroy(reach);

@@ -46,6 +46,7 @@ struct sg_reach {
     int32_t *rows;
     uint32_t *row_off; /* entries before each row (the budget keeps them in 32 bits) */
     uint32_t *row_len;
+    uint32_t stride;     /* > 0: row i is at i * stride, full width (see build_poset_chains) */
     uint32_t *stream;    /* by rank: the node's stream (while building) */
     /* DFS scratch for queries outside the loaded block (by rank; only when
      * the clocks do not fit in one block) */
@@ -315,7 +316,16 @@ static int build_csr(sg_reach_t *r, const id_adj_t *a)
  * streams, e.g. after transitive reduction, stays one chain), else the
  * chain of an in-neighbour that is a tail. Returns SG_ELIMIT when the rows
  * would pass the budget (a graph too wide for this): the caller falls back
- * to build_chains. */
+ * to build_chains.
+ *
+ * A captured graph has about one chain per stream, so each row is given
+ * that many entries from the start (the count of streams with nodes, -1
+ * beyond the row's chains), while the chains fit: the rows then lie at a
+ * fixed stride and are R as they are when there are as many chains
+ * (r->stride), where jagged rows must be spread into the table afterwards
+ * (a move of the whole table). Rows made after the chains
+ * outgrow the stride are jagged as before. The budget and every decision
+ * count the entries of the jagged rows either way. */
 static int build_poset_chains(sg_reach_t *r)
 {
     const sg_graph_t *g = r->g;
@@ -327,24 +337,42 @@ static int build_poset_chains(sg_reach_t *r)
     uint32_t *pos = malloc((n ? n : 1) * sizeof *pos);       /* by rank */
     uint32_t ns = g->root->n_streams;
     uint32_t *stream_chain = malloc((ns ? ns : 1) * sizeof *stream_chain);
-    size_t cap = n * 4 + 16, used = 0;
-    int32_t *arena = malloc(cap * sizeof *arena);
+    int32_t *arena = NULL;
     int rc = SG_OK;
-    if (!off || !len || !tail || !chain || !pos || !stream_chain || !arena) {
+    if (!off || !len || !tail || !chain || !pos || !stream_chain) {
         rc = SG_ENOMEM;
         goto out;
     }
+    /* one entry per stream that has nodes, while the chains fit */
     for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
+    uint32_t stride = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r->stream[i] < ns && stream_chain[r->stream[i]] == UINT32_MAX)
+            stream_chain[r->stream[i]] = 0, stride++;
+    for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
+    if (stride > 64 || (uint64_t)n * stride > REACH_BUDGET) stride = 0;
+    size_t cap = (stride ? n * stride : n * 4) + 16, used = 0;
+    if (!(arena = malloc(cap * sizeof *arena))) {
+        rc = SG_ENOMEM;
+        goto out;
+    }
     uint32_t k = 0;
+    /* the entries of the rows laid out jagged, and the capacity a jagged
+     * arena would have: the budget is checked when that one grows */
+    size_t jagged = 0, jcap = n * 4 + 16;
     for (size_t i = 0; i < n; i++) {
         uint32_t stream = r->stream[i];
-        /* room for k + 1 entries (a new chain may start here) */
-        if (used + k + 1 > cap) {
-            if ((used + k + 1) > REACH_BUDGET) {
+        if (jagged + k + 1 > jcap) {
+            if (jagged + k + 1 > REACH_BUDGET) {
                 rc = SG_ELIMIT;
                 goto out;
             }
-            size_t nc = cap * 2 > used + k + 1 ? cap * 2 : used + k + 1;
+            jcap = jcap * 2 > jagged + k + 1 ? jcap * 2 : jagged + k + 1;
+        }
+        /* room for k + 1 entries (a new chain may start here) and a row */
+        size_t room = stride > k + 1 ? stride : k + 1;
+        if (used + room > cap) {
+            size_t nc = cap * 2 > used + room ? cap * 2 : used + room;
             int32_t *p = realloc(arena, nc * sizeof *p);
             if (!p) {
                 rc = SG_ENOMEM;
@@ -354,7 +382,7 @@ static int build_poset_chains(sg_reach_t *r)
             cap = nc;
         }
         int32_t *row = arena + used;
-        for (uint32_t c = 0; c < k; c++) row[c] = -1;
+        for (uint32_t c = 0; c < (stride ? stride : k); c++) row[c] = -1;
         const uint32_t *in = r->in_rank + r->in_start[i];
         uint32_t nin = r->in_start[i + 1] - r->in_start[i];
         for (uint32_t e = 0; e < nin; e++) {
@@ -378,9 +406,11 @@ static int build_poset_chains(sg_reach_t *r)
         chain[i] = pick;
         tail[pick] = (uint32_t)i;
         row[pick] = (int32_t)pos[i];
-        off[i] = (uint32_t)used; /* used <= max(4n + 16, REACH_BUDGET) */
+        if (k > stride) stride = 0; /* the chains outgrew it: jagged from this row on */
+        off[i] = (uint32_t)used; /* used <= max(4n + 16, n * stride, REACH_BUDGET) */
         len[i] = k;
-        used += k;
+        used += stride ? stride : k;
+        jagged += k;
         if (stream < ns) stream_chain[stream] = pick;
     }
     for (size_t i = 0; i < n; i++) {
@@ -388,6 +418,7 @@ static int build_poset_chains(sg_reach_t *r)
         r->node[r->order[i]].pos = pos[i];
     }
     r->n_chains = k;
+    r->stride = stride; /* still > 0: every row is at i * stride */
     r->rows = arena; /* kept: they are R for all chains */
     r->row_off = off;
     r->row_len = len;
@@ -465,14 +496,23 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
          * first (row i moves up to i * w, and every earlier row lies below
          * its start), instead of copying them into a second table. Only
          * the forward clocks remain to compute. */
-        int32_t *t = realloc(r->rows, (size_t)(w * rows) * sizeof *t);
-        if (!t) {
-            sg_reach_destroy(r);
-            return SG_ENOMEM;
+        int32_t *t = r->rows;
+        if (r->stride && r->stride != w) {
+            /* rows at a wider stride (fewer chains than streams) move down
+             * to i * w, first row first */
+            for (uint32_t i = 0; i < r->n_order; i++)
+                memmove(t + (size_t)i * w, t + r->row_off[i], w * sizeof *t);
+        }
+        if (!r->stride || r->stride != w) {
+            t = realloc(r->rows, (size_t)(w * rows) * sizeof *t);
+            if (!t) {
+                sg_reach_destroy(r);
+                return SG_ENOMEM;
+            }
         }
         r->rows = NULL;
         r->R = t;
-        for (uint32_t i = r->n_order; i-- > 0;) {
+        for (uint32_t i = r->n_order; !r->stride && i-- > 0;) {
             int32_t *row = t + (size_t)i * w;
             uint32_t l = r->row_len[i];
             memmove(row, t + r->row_off[i], l * sizeof *row);
@@ -652,6 +692,20 @@ static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw)
         uint32_t cv = r->node[v].chain;
         if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->node[v].pos;
     }
+}
+
+int sg_reach_forward(sg_reach_t *r)
+{
+    if (r->F) return SG_OK;
+    uint64_t rows = r->n_order ? r->n_order : 1;
+    r->F = malloc((size_t)(r->width * rows) * sizeof *r->F);
+    if (!r->F) return SG_ENOMEM;
+    r->flags |= SG_REACH_FORWARD;
+    if (r->loaded != UINT32_MAX) { /* the loaded block's, as loading computes them */
+        uint32_t c0 = r->loaded * r->width;
+        forward_clocks(r, c0, r->n_chains - c0 < r->width ? r->n_chains - c0 : r->width);
+    }
+    return SG_OK;
 }
 
 uint32_t sg_reach_block_count(const sg_reach_t *r)

@@ -63,6 +63,11 @@ int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned f
  * it reads the graph again. */
 int sg_reach_build_query(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
                          sg_reach_t **out);
+/* Give a snapshot built without SG_REACH_FORWARD its forward clocks (none
+ * to do when it has them): it is then the one a build with the flag gives.
+ * For the passes, whose snapshots are built without them and handed from
+ * pass to pass: only the reuse rules (rewrite_internal.h) read them. */
+int sg_reach_forward(sg_reach_t *r);
 void sg_reach_destroy(sg_reach_t *r);
 /* SG_OK when g (root-level) is a DAG, SG_ECYCLE when not; O(V+E). */
 int sg_reach_check_acyclic(const sg_graph_t *g);

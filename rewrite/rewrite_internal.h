@@ -35,9 +35,9 @@ typedef struct sg_pass_ctx {
     sg_rw_moved_t *moved;
     uint32_t n_moved, cap_moved;
     int err; /* first out-of-memory while reporting */
-    sg_reach_t *reach; /* snapshot of the pass's input (forward clocks), or NULL */
+    sg_reach_t *reach; /* snapshot of the pass's input, or NULL */
     const sg_rewrite_options_t *opt; /* the run's options (never NULL inside a pass) */
-    sg_reach_t *out_reach; /* optional: a pass that built a snapshot (forward clocks) of
+    sg_reach_t *out_reach; /* optional: a pass that built a snapshot of
                               the graph exactly as it returns it leaves it here for the
                               verifier, which would build the same */
     bool out_kept;         /* the output's snapshot becomes the next pass's input: out_reach
@@ -58,8 +58,9 @@ void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);
 sg_jw_t *sg_rw_json_member(sg_pass_ctx_t *ctx, const char *key);
 int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *keep_pred,
                      uint32_t n_keep_pred, const sg_node_id_t *keep_succ, uint32_t n_keep_succ);
-/* The reachability snapshot of the pass's input, with forward clocks:
- * built once and shared (the verifier's snapshot of one pass's output is
+/* The reachability snapshot of the pass's input, without forward clocks
+ * until a pass asks for them (sg_reach_forward; the reuse rules do): built
+ * once and shared (the verifier's snapshot of one pass's output is
  * the next pass's input). Owned by the manager: do not destroy; it does not
  * follow the pass's own changes. NULL with *rc set on failure. */
 sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc);
@@ -102,18 +103,31 @@ const char *sg_rw_note(const char *s, sg_rw_note_t *buf);
 /* "n12 (kernel k_fill, s0)": id, type, what it is, stream, escaped for a
  * report. Returns buf. */
 const char *sg_rw_node_name(const sg_graph_t *g, sg_node_id_t id, char *buf, size_t n);
-/* The names of the nodes a report is going to print, made beforehand in id
- * order, the order the node array is laid out in: a report prints them in
- * stream order, and on a 100k-node graph making each name there (reading
- * the node and its kernel name) costs a cache miss or two per name. */
+/* The names of the nodes a report is going to print, gathered beforehand in
+ * id order, the order the node array is laid out in: a report prints them
+ * in stream order, and on a 100k-node graph reading each node and its
+ * kernel name there costs a cache miss or two per name. The table keeps
+ * which name each node has, not its text: the nodes of one type and stream
+ * that are the same "what" (node_what: a kernel's short name, an event's or
+ * buffer's label) share one interned entry, made and escaped once (a graph
+ * has few distinct kernels), so the table is 4 bytes a node, and the name
+ * is made where it is printed from data that stays in cache. */
+typedef struct {
+    uint32_t off;    /* in text: the key, the raw what and the name after "nID (", NUL-ended */
+    uint32_t stream;
+    uint8_t type;
+} sg_rw_name_t;
 typedef struct {
     uint32_t n_ids;
-    uint32_t *off; /* by id: offset of the node's entry in text, UINT32_MAX when not made:
-                      its type (a byte, SG_RW_REMOVED for a removed node), its stream (4
-                      bytes), its name and what it is (node_what, raw), each NUL-ended */
+    uint32_t *at; /* by id: index in name, SG_RW_NAME_NONE when not made, _GONE removed */
+    sg_rw_name_t *name;
+    uint32_t n_name, cap_name;
     char *text;
     uint32_t len, cap;
+    uint32_t *slot, n_slot; /* open addressing: index + 1 into name, 0 = empty */
 } sg_rw_names_t;
+#define SG_RW_NAME_NONE UINT32_MAX
+#define SG_RW_NAME_GONE (UINT32_MAX - 1)
 #define SG_RW_REMOVED SG_REACH_REMOVED
 
 /* Make the names of the nodes with want[id] != 0 (want has g->n_nodes
@@ -123,8 +137,8 @@ typedef struct {
  * are made either way). */
 int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
                      void (*visit)(void *user, sg_node_id_t id, const sg_node_t *x), void *user);
-/* The name of id as sg_rw_node_name gives it: from the table, else made
- * into buf. */
+/* The name of id as sg_rw_node_name gives it, made into buf (from the
+ * table when it has id). */
 const char *sg_rw_names_get(const sg_rw_names_t *t, const sg_graph_t *g, sg_node_id_t id,
                             char *buf, size_t n);
 /* sg_rw_node_jw of id, from the table when it has id. */
@@ -271,8 +285,8 @@ bool sg_rw_buffers_overlap(const sg_graph_t *g, uint32_t a, uint32_t b);
  * times has m^2 of them): buffers are grouped into clusters of transitively
  * overlapping address ranges, and each cluster keeps its allocations sorted
  * by (chain, position), so a query takes, per chain, the first allocation
- * the free reaches (from the forward clock; reach must be built with
- * SG_REACH_FORWARD) that overlaps b. O(B log B) to build, about
+ * the free reaches (from the forward clock, which sg_rw_reuse_build adds
+ * to reach when it has none) that overlaps b. O(B log B) to build, about
  * O(k log m + k^2) per free (k chains, m allocations in the cluster). */
 typedef struct {
     uint32_t chain;      /* the chain of allocs[first .. end) */
