@@ -17,7 +17,7 @@
 # 4. copies of the smallest cubin per kernel family into OUT_DIR/torch/ (for
 #    tests/data/sass/torch/) with their facts (sass_dump);
 # 5. the shares over every kernel of every 40th cubin by size (informative),
-#    the cost per kernel four ways side by side, and the facts compared
+#    the cost per kernel five ways side by side (bench_sass), and the facts compared
 #    between disassembling each distinct instruction once and the whole code.
 # SGCAP_LIBTORCH_CUDA=path overrides where libtorch_cuda.so is looked for.
 # Everything runs through BUILD_DIR/bin/sass_dump (tools/sass_dump.c), which
@@ -102,17 +102,13 @@ spread=$(ls -S "$cubins"/*.cubin | awk 'NR % 40 == 20')
 timeout 550 "$ts" --summary $spread > "$out/summary_all.txt" 2>&1
 sed 's/^/  every kernel of every 40th cubin: /' "$out/summary_all.txt"
 # the cost side by side on the same kernels (issue 11: <= 5 ms per distinct
-# kernel, disassembler included): the code as it is, one nvdisasm batch per
-# cubin (how it was); each distinct instruction once, one batch for all
-# (what a bundle's kernels get); and that with the cache directory, cold
-# (empty) then warm (what nvdisasm printed for them is known)
-icache=$(mktemp -d)
+# kernel, disassembler included), five ways (bench/bench_sass.c): the code
+# as it is, one nvdisasm batch per cubin (how it was) and one for all; each
+# distinct instruction once, one batch for all (what a bundle's kernels
+# get), with no cache directory, an empty one, a warm one
 # shellcheck disable=SC2086
-for how in "--whole-code" "--batch" "--batch --cache $icache" "--batch --cache $icache"; do
-  label=${how//$icache/DIR}
-  timeout 550 "$ts" --summary $how $spread 2>&1 | tail -n 1 | sed "s|^|  cost ($label): |"
-done
-rm -rf "$icache"
+timeout 550 "$build/bench/bench_sass" --images 100000 $spread 2>&1 | tee "$out/bench_sass_spread.txt" |
+  sed 's/^/  cost: /'
 # shellcheck disable=SC2086
 if timeout 550 "$ts" --compare $spread > "$out/compare.txt" 2>&1; then
   echo "PASS $(tail -n 1 "$out/compare.txt" | sed 's/^PASS: //') (distinct instructions vs the whole code)"
