@@ -64,7 +64,8 @@ sgcap_add_fuzzer(fuzz_fatbin
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
 sgcap_add_fuzzer(fuzz_sass
                  SOURCES tests/fuzz/fuzz_sass.c code/sass_text.c code/sass_flow.c code/sass.c
-                         code/sass_poly.c code/sass_loop.c code/sass_div.c
+                         code/sass_poly.c code/sass_loop.c code/sass_div.c code/sass_uniq.c
+                         code/sass_icache.c code/sass_facts.c
                          code/fatbin.c code/elf_image.c ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
 file(GLOB sgcap_fuzz_ptx_sources RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
