@@ -390,6 +390,16 @@ int sg_sass_icache_save(sg_sass_icache_t *c)
     return 0;
 }
 
+const char *sg_sass_icache_path(const sg_sass_icache_t *c)
+{
+    return c ? c->path : NULL;
+}
+
+const char *sg_sass_icache_header(const sg_sass_icache_t *c)
+{
+    return c ? c->header : NULL;
+}
+
 void sg_sass_icache_stats(const sg_sass_icache_t *c, uint32_t *entries, uint32_t *learned)
 {
     if (entries)

@@ -79,6 +79,10 @@ void sg_sass_icache_learn(sg_sass_icache_t *c, const sg_sass_uniq_t *u, const ui
  * old file stays). */
 int sg_sass_icache_save(sg_sass_icache_t *c);
 void sg_sass_icache_free(sg_sass_icache_t *c);
+/* The file it reads and writes, and the header line it expects (for tests
+ * and fuzzers that write one). */
+const char *sg_sass_icache_path(const sg_sass_icache_t *c);
+const char *sg_sass_icache_header(const sg_sass_icache_t *c);
 /* Entries it holds, and those learned since it was opened. */
 void sg_sass_icache_stats(const sg_sass_icache_t *c, uint32_t *entries, uint32_t *learned);
 

@@ -68,6 +68,12 @@ sgcap_add_fuzzer(fuzz_sass
                          code/sass_icache.c code/sass_facts.c
                          code/fatbin.c code/elf_image.c ${sgcap_fuzz_graph_sources}
                  INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
+sgcap_add_fuzzer(fuzz_icache
+                 SOURCES tests/fuzz/fuzz_icache.c code/sass_icache.c code/sass_uniq.c
+                         code/sass_text.c code/sass_facts.c code/sass_flow.c code/sass.c
+                         code/sass_poly.c code/sass_loop.c code/sass_div.c code/fatbin.c
+                         code/elf_image.c ${sgcap_fuzz_graph_sources}
+                 INCLUDES ${CUDAToolkit_INCLUDE_DIRS} LIBS jansson zstd xxhash lz4)
 file(GLOB sgcap_fuzz_ptx_sources RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
      ${PROJECT_SOURCE_DIR}/code/ptx*.c ${PROJECT_SOURCE_DIR}/code/access*.c)
 # the analysis itself, not its entry point from a bundle (which needs the
