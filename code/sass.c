@@ -741,10 +741,16 @@ static int analyze_slice(const sg_sass_listing_t *l, uint32_t lo, uint32_t count
 
 /* How many nvdisasm runs share `bytes` of code (opt->jobs when given, else
  * the CPUs up to 8, one per MIN_CHUNK at least), at most `most`. */
-static uint32_t job_count(const sg_sass_options_t *opt, uint64_t bytes, uint32_t most)
+/* opt->jobs, else the CPUs up to 8: nvdisasm runs and analysis threads. */
+static uint32_t side_by_side(const sg_sass_options_t *opt)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    uint32_t nj = opt && opt->jobs ? opt->jobs : (uint32_t)(cpus > 8 ? 8 : cpus < 1 ? 1 : cpus);
+    return opt && opt->jobs ? opt->jobs : (uint32_t)(cpus > 8 ? 8 : cpus < 1 ? 1 : cpus);
+}
+
+static uint32_t job_count(const sg_sass_options_t *opt, uint64_t bytes, uint32_t most)
+{
+    uint32_t nj = side_by_side(opt);
     uint64_t by_size = (bytes + MIN_CHUNK - 1) / MIN_CHUNK;
     if (!(opt && opt->jobs) && nj > by_size)
         nj = (uint32_t)by_size; /* an explicit count is taken as asked (tests) */
@@ -947,8 +953,7 @@ static int analyze_distinct(const uint8_t *code, uint64_t total, const char *too
             nok += ks[i].ok;
         kwork_t kw = {.u = &u, .ks = ks, .cb = cb, .req = req, .idx = idx, .n_idx = n_idx,
                       .arch = arch, .out = out};
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        uint32_t threads = opt && opt->jobs ? opt->jobs : (uint32_t)(cpus > 8 ? 8 : cpus < 1 ? 1 : cpus);
+        uint32_t threads = side_by_side(opt);
         rc = analyze_kernels(&kw, threads < nok ? threads : nok);
     }
     if (rc == 0 && ic)

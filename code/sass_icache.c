@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <uthash.h>
 #include <xxhash.h>
 
 #include "code/sass_facts.h"
@@ -31,20 +32,18 @@
 #define MAX_ENTRIES (1u << 18) /* ~30 MB of text; past it nothing more is learned */
 #define MAX_LINE 400
 #define MAX_FILE ((size_t)64 << 20)
-#define EMPTY UINT32_MAX
 
 typedef struct {
     uint8_t enc[16];
     char *line; /* as nvdisasm printed it, trimmed */
+    UT_hash_handle hh;
 } entry_t;
 
 struct sg_sass_icache {
     char path[4096];
     char header[4600];
-    entry_t *e;
-    uint32_t n, cap;
-    uint32_t *slot; /* open addressing over e[] */
-    uint32_t nslot;
+    entry_t *map; /* by encoding; iterated in the order added */
+    uint32_t n;
     uint32_t learned;
 };
 
@@ -66,79 +65,44 @@ int sg_sass_default_cache_dir(char *path, size_t len)
     return w > 0 && (size_t)w < len ? 0 : SG_ENOENT;
 }
 
-static uint32_t hash16(const uint8_t *enc)
+static entry_t *find(const sg_sass_icache_t *c, const uint8_t *enc)
 {
-    return (uint32_t)XXH3_64bits(enc, 16);
-}
-
-static int rehash(sg_sass_icache_t *c, uint32_t want)
-{
-    uint32_t ns = 64;
-    while (ns < 2 * want)
-        ns *= 2;
-    uint32_t *s = malloc((size_t)ns * sizeof *s);
-    if (!s)
-        return SG_ENOMEM;
-    memset(s, 0xff, (size_t)ns * sizeof *s);
-    for (uint32_t i = 0; i < c->n; i++) {
-        uint32_t h = hash16(c->e[i].enc) & (ns - 1);
-        while (s[h] != EMPTY)
-            h = (h + 1) & (ns - 1);
-        s[h] = i;
-    }
-    free(c->slot);
-    c->slot = s;
-    c->nslot = ns;
-    return 0;
-}
-
-static uint32_t find(const sg_sass_icache_t *c, const uint8_t *enc)
-{
-    if (!c->nslot)
-        return EMPTY;
-    uint32_t h = hash16(enc) & (c->nslot - 1);
-    while (c->slot[h] != EMPTY) {
-        if (!memcmp(c->e[c->slot[h]].enc, enc, 16))
-            return c->slot[h];
-        h = (h + 1) & (c->nslot - 1);
-    }
-    return EMPTY;
+    entry_t *e = NULL;
+    HASH_FIND(hh, c->map, enc, 16, e);
+    return e;
 }
 
 /* Add (enc, line[0, n)) unless known or full. */
 static int add(sg_sass_icache_t *c, const uint8_t *enc, const char *line, size_t n)
 {
-    if (c->n >= MAX_ENTRIES || find(c, enc) != EMPTY)
+    if (c->n >= MAX_ENTRIES || find(c, enc))
         return 0;
-    if (c->n == c->cap) {
-        uint32_t nc = c->cap ? 2 * c->cap : 1024;
-        entry_t *ne = realloc(c->e, (size_t)nc * sizeof *ne);
-        if (!ne)
-            return SG_ENOMEM;
-        c->e = ne;
-        c->cap = nc;
+    entry_t *e = calloc(1, sizeof *e);
+    if (!e || !(e->line = strndup(line, n))) {
+        free(e);
+        return SG_ENOMEM;
     }
-    if (2 * (c->n + 1) > c->nslot && rehash(c, c->n + 1))
+    memcpy(e->enc, enc, 16);
+    HASH_ADD(hh, c->map, enc, 16, e);
+    if (!find(c, enc)) { /* HASH_NONFATAL_OOM: not added */
+        free(e->line);
+        free(e);
         return SG_ENOMEM;
-    char *l = strndup(line, n);
-    if (!l)
-        return SG_ENOMEM;
-    memcpy(c->e[c->n].enc, enc, 16);
-    c->e[c->n].line = l;
-    uint32_t h = hash16(enc) & (c->nslot - 1);
-    while (c->slot[h] != EMPTY)
-        h = (h + 1) & (c->nslot - 1);
-    c->slot[h] = c->n++;
+    }
+    c->n++;
     return 0;
 }
 
 static void clear(sg_sass_icache_t *c)
 {
-    for (uint32_t i = 0; i < c->n; i++)
-        free(c->e[i].line);
+    entry_t *e, *t;
+    HASH_ITER(hh, c->map, e, t)
+    {
+        HASH_DEL(c->map, e);
+        free(e->line);
+        free(e);
+    }
     c->n = 0;
-    if (c->slot)
-        memset(c->slot, 0xff, (size_t)c->nslot * sizeof *c->slot);
 }
 
 static int hexval(int ch)
@@ -261,10 +225,10 @@ uint32_t sg_sass_icache_fill(const sg_sass_icache_t *c, sg_sass_uniq_t *u)
     for (uint32_t d = 0; d < u->n_distinct; d++) {
         if (u->have[d])
             continue;
-        uint32_t e = find(c, u->code + (size_t)d * 16);
-        if (e == EMPTY)
+        const entry_t *e = find(c, u->code + (size_t)d * 16);
+        if (!e)
             continue;
-        size_t n = strlen(c->e[e].line);
+        size_t n = strlen(e->line);
         if (tl + n + 2 > cap) {
             while (tl + n + 2 > cap)
                 cap *= 2;
@@ -273,7 +237,7 @@ uint32_t sg_sass_icache_fill(const sg_sass_icache_t *c, sg_sass_uniq_t *u)
                 goto out;
             text = nt;
         }
-        memcpy(text + tl, c->e[e].line, n);
+        memcpy(text + tl, e->line, n);
         tl += n;
         text[tl++] = '\n';
         hit[nh++] = d;
@@ -371,11 +335,11 @@ int sg_sass_icache_save(sg_sass_icache_t *c)
     bool ok = fprintf(f, "%s\n", c->header) > 0;
     XXH3_state_t *h = XXH3_createState();
     ok = ok && h && XXH3_64bits_reset(h) == XXH_OK;
-    for (uint32_t i = 0; ok && i < c->n; i++) {
+    for (const entry_t *e = c->map; ok && e; e = e->hh.next) {
         char row[MAX_LINE + 40];
         for (int k = 0; k < 16; k++)
-            snprintf(row + 2 * k, 3, "%02x", c->e[i].enc[k]);
-        int w = snprintf(row + 32, sizeof row - 32, " %s\n", c->e[i].line);
+            snprintf(row + 2 * k, 3, "%02x", e->enc[k]);
+        int w = snprintf(row + 32, sizeof row - 32, " %s\n", e->line);
         ok = w > 0 && (size_t)w < sizeof row - 32 && fputs(row, f) >= 0 &&
              XXH3_64bits_update(h, row, 32 + (size_t)w) == XXH_OK;
     }
@@ -413,7 +377,5 @@ void sg_sass_icache_free(sg_sass_icache_t *c)
     if (!c)
         return;
     clear(c);
-    free(c->e);
-    free(c->slot);
     free(c);
 }
