@@ -33,6 +33,21 @@ run() {
   return 0
 }
 
+# summary_has NAME WHAT LINE...: ok "NAME: WHAT" when NAME's stderr holds
+# every summary LINE (grep patterns), else fail with its summary lines
+summary_has() {
+  local name=$1 what=$2 line
+  shift 2
+  for line in "$@"; do
+    if ! grep -q "$line" "$work/$name.stderr"; then
+      fail "$name: counts in the summary (no \"$line\")"
+      grep summary "$work/$name.stderr" | sed 's/^/    /'
+      return 1
+    fi
+  done
+  ok "$name: $what"
+}
+
 for s in fork_join threads mixed; do
   out=$work/$s
   run "$s" "$out" "$s" || continue
@@ -355,45 +370,33 @@ fi
 # differ only in its 20th dependency are two distinct graphs, and their
 # repeats are known by digest (the same 2 built, 2 by digest alone).
 out=$work/fanin
-if run fanin "$out" fanin 4; then
-  grep -q "summary: 4 graphs (2 distinct, 0 from stream capture)" "$work/fanin.stderr" &&
-    grep -q "summary: graphs: 4 seen, 4 recorded (2 by digest alone), 0 not recorded" \
-      "$work/fanin.stderr" && ok "fanin: the 20th dependency tells two graphs apart" || {
-    fail "fanin: counts in the summary"
-    grep summary "$work/fanin.stderr" | sed 's/^/    /'
-  }
-fi
+run fanin "$out" fanin 4 &&
+  summary_has fanin "the 20th dependency tells two graphs apart" \
+    "summary: 4 graphs (2 distinct, 0 from stream capture)" \
+    "summary: graphs: 4 seen, 4 recorded (2 by digest alone), 0 not recorded"
 
 # bench_capture's shape (300 kernels over four streams, joined every 16
 # nodes), captured five times alike: one model built, the repeats known by
 # their raw digest (each listed node by node), every node counted.
 out=$work/wide
-if run wide "$out" wide 300; then
-  grep -q "summary: graphs: 5 seen, 5 recorded (4 by digest alone), 0 not recorded" \
-    "$work/wide.stderr" &&
-    grep -q "summary: 5 graphs (1 distinct, 5 from stream capture), 1500 nodes, 20 streams, 20 events; 1 bundle written" \
-      "$work/wide.stderr" && ok "wide: repeats of a 300-node capture known by digest" || {
-    fail "wide: counts in the summary"
-    grep summary "$work/wide.stderr" | sed 's/^/    /'
-  }
-fi
+run wide "$out" wide 300 &&
+  summary_has wide "repeats of a 300-node capture known by digest" \
+    "summary: graphs: 5 seen, 5 recorded (4 by digest alone), 0 not recorded" \
+    "summary: 5 graphs (1 distinct, 5 from stream capture), 1500 nodes, 20 streams, 20 events; 1 bundle written"
 
 # Kernel node attributes are part of the raw digest (rawdigest.c hashes the
 # members the model keeps): fork_join as captured, then with its first
 # node's priority, cooperative flag or cluster dimension changed, then the
 # last again: four distinct graphs, each attribute in its bundle.
 out=$work/attrs
-if run attrs "$out" attrs; then
-  grep -q "summary: graphs: 5 seen, 5 recorded (1 by digest alone), 0 not recorded" \
-    "$work/attrs.stderr" &&
-    grep -q "summary: 5 graphs (4 distinct, 5 from stream capture)" "$work/attrs.stderr" &&
-    grep -q '"priority": -1, "func_handle"' "$out"/*.sgraph/graph.json &&
+if run attrs "$out" attrs &&
+  summary_has attrs "graphs that differ in one kernel attribute are told apart" \
+    "summary: graphs: 5 seen, 5 recorded (1 by digest alone), 0 not recorded" \
+    "summary: 5 graphs (4 distinct, 5 from stream capture)"; then
+  grep -q '"priority": -1, "func_handle"' "$out"/*.sgraph/graph.json &&
     grep -q '"cooperative": true' "$out"/*.sgraph/graph.json &&
     grep -q '"cluster": \[2, 1, 1\]' "$out"/*.sgraph/graph.json &&
-    ok "attrs: graphs that differ in one kernel attribute are told apart" || {
-    fail "attrs: counts in the summary or attributes in the bundles"
-    grep summary "$work/attrs.stderr" | sed 's/^/    /'
-  }
+    ok "attrs: each attribute in its bundle" || fail "attrs: an attribute missing from the bundles"
 fi
 
 # bench_recapture's loop (3 kernels, two streams, fork and join; exec
@@ -401,24 +404,15 @@ fi
 # (SGCAP_MAX_VARIANTS) and the rest counted by digest; the same graph every
 # step 1 bundle and 199 duplicates, known by digest.
 out=$work/bench_changing
-if run bench_changing "$out" bench_changing 200; then
-  grep -q "summary: graphs: 200 seen, 200 recorded (196 by digest alone), 0 not recorded" \
-    "$work/bench_changing.stderr" &&
-    grep -q "summary: 200 graphs (200 distinct, 200 from stream capture), 600 nodes, 400 streams, 400 events; 4 bundles written" \
-      "$work/bench_changing.stderr" && ok "bench_changing: 4 bundles, the rest by digest" || {
-    fail "bench_changing: counts in the summary"
-    grep summary "$work/bench_changing.stderr" | sed 's/^/    /'
-  }
-fi
+run bench_changing "$out" bench_changing 200 &&
+  summary_has bench_changing "4 bundles, the rest by digest" \
+    "summary: graphs: 200 seen, 200 recorded (196 by digest alone), 0 not recorded" \
+    "summary: 200 graphs (200 distinct, 200 from stream capture), 600 nodes, 400 streams, 400 events; 4 bundles written"
 out=$work/bench_same
 if run bench_same "$out" bench_same 200; then
-  grep -q "summary: graphs: 200 seen, 200 recorded (199 by digest alone), 0 not recorded" \
-    "$work/bench_same.stderr" &&
-    grep -q "summary: 200 graphs (1 distinct, 200 from stream capture), 600 nodes, 400 streams, 400 events; 1 bundle written" \
-      "$work/bench_same.stderr" && ok "bench_same: 1 bundle, the rest by digest" || {
-    fail "bench_same: counts in the summary"
-    grep summary "$work/bench_same.stderr" | sed 's/^/    /'
-  }
+  summary_has bench_same "1 bundle, the rest by digest" \
+    "summary: graphs: 200 seen, 200 recorded (199 by digest alone), 0 not recorded" \
+    "summary: 200 graphs (1 distinct, 200 from stream capture), 600 nodes, 400 streams, 400 events; 1 bundle written"
   "$topo" --min-streams 2 <(printf '# sgcap expected topology v1\ngraph 0\nstream s0 kernel kernel\nstream s1 kernel\nevent e0 s0:0 -> s1:0\nevent e1 s1:0 -> s0:1\n') \
     "$out"/*.sgraph >"$work/bench_same.cmp" && ok "bench_same: topology" || {
     fail "bench_same: topology"

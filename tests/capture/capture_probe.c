@@ -32,6 +32,14 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
+/* A promise of the probe itself (not a CUDA call) that must hold. */
+#define EXPECT(x)                                                                                  \
+    do {                                                                                           \
+        if (!(x)) {                                                                                \
+            fprintf(stderr, "capture_probe: expected %s\n", #x);                                  \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
 
 /* PTX text in .rodata: the shim must record it as a borrowed PTX image. */
 static const char ptx[] = ".version 9.0\n"
@@ -117,6 +125,15 @@ static CUgraph fork_join_attr(int which)
         v.clusterDim.x = 2, v.clusterDim.y = 1, v.clusterDim.z = 1;
         CHECK(cuGraphKernelNodeSetAttribute(nodes[0], CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v));
     }
+    /* what was set reads back through the shim as set (it neither drops
+     * nor alters an attribute on its way to the driver) */
+    CUkernelNodeAttrValue r;
+    CHECK(cuGraphKernelNodeGetAttribute(nodes[0], CU_LAUNCH_ATTRIBUTE_PRIORITY, &r));
+    EXPECT(r.priority == (which == 1 ? -1 : 0));
+    CHECK(cuGraphKernelNodeGetAttribute(nodes[0], CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &r));
+    EXPECT(r.cooperative == (which == 2));
+    CHECK(cuGraphKernelNodeGetAttribute(nodes[0], CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &r));
+    EXPECT(r.clusterDim.x == (which == 3 ? 2u : 0u));
     return g;
 }
 
@@ -137,6 +154,13 @@ static CUgraph bench_step(unsigned c)
     void *cb[] = {&out, &a, &b, &n};
     launch(k_combine, S[0], cb);
     CHECK(cuStreamEndCapture(S[0], &g));
+    /* the capture holds the three kernels, joined: a -> b -> combine and
+     * a -> combine */
+    CUgraphNode nodes[8];
+    size_t nn = 8, ne = 0;
+    CHECK(cuGraphGetNodes(g, nodes, &nn));
+    CHECK(cuGraphGetEdges_v2(g, NULL, NULL, NULL, &ne));
+    EXPECT(nn == 3 && ne == 3);
     return g;
 }
 
