@@ -28,6 +28,7 @@
 #include "digest.h"
 #include "graph/bundle.h"
 #include "graph/plural.h"
+#include "inject/prof.h"
 
 sg_shim_t sg_shim;
 static atomic_int attached;
@@ -829,15 +830,21 @@ static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t 
                            const char *api)
 {
     sg_raw_digest_t raw;
+    SG_PROF_T(p0);
     bool have_raw = sg_shim_raw_digest(graph, ov, &raw) == SG_OK;
+    SG_PROF_STEP("raw digest", p0);
     if (have_raw) {
+        SG_PROF_T(p1);
         pthread_mutex_lock(&sg_shim.out);
         bool done = graph_known(exec, &raw);
         pthread_mutex_unlock(&sg_shim.out);
+        SG_PROF_STEP("graph known?", p1);
         if (done) return;
     }
     char why[256] = "";
+    SG_PROF_T(p2);
     sg_graph_t *g = sg_shim_build(graph, ov, why, sizeof why);
+    SG_PROF_STEP("model build", p2);
     pthread_mutex_lock(&sg_shim.out);
     sg_shim.graphs_seen++;
     if (!g) {
@@ -923,7 +930,9 @@ static void exec_refresh(CUgraphExec exec)
     CUgraph graph = NULL;
     sg_override_t *ov = NULL;
     char why[200] = "";
+    SG_PROF_T(p0);
     int rc = sg_execs_pending(exec, &graph, &ov, why, sizeof why);
+    SG_PROF_STEP("exec pending?", p0);
     if (rc == 1) {
         graph_recorded(exec, graph, ov, "an exec changed in place");
     } else if (rc < 0) {
@@ -1164,7 +1173,17 @@ static const sg_observer_t observer = {
     .user = NULL,
 };
 
+static int attach(void);
+
 int sg_capture_attach(void)
+{
+    SG_PROF_T(p0);
+    int rc = attach();
+    SG_PROF_STEP("attach", p0);
+    return rc;
+}
+
+static int attach(void)
 {
     if (atomic_exchange(&attached, 1)) return 0;
     sg_shim_config_t *cfg = &sg_shim.cfg;
@@ -1203,8 +1222,20 @@ int sg_capture_attach(void)
     return 0;
 }
 
+static void summary(void);
+
 /* The summary goes out at exit from every process that used CUDA. */
 __attribute__((destructor)) static void sg_shim_summary(void)
+{
+    SG_PROF_T(p0);
+    summary();
+    SG_PROF_STEP("exit: flush and summary", p0);
+#ifdef SG_PROFILE
+    sg_prof_report();
+#endif
+}
+
+static void summary(void)
 {
     if (!atomic_load(&attached)) return;
     sg_writer_flush(); /* every bundle is on disk before the program's exit returns */

@@ -7,6 +7,17 @@
  * tail call. Slow path (observed): argument struct, BEFORE, real call, AFTER.
  */
 #include "inject/internal.h"
+#include "inject/prof.h"
+
+#ifdef SG_PROFILE
+#define SG_PROF_FN(fn, p0, p1, p2)                                                                 \
+    do {                                                                                           \
+        uint64_t p3_ = sg_prof_now();                                                              \
+        sg_prof_fn(fn, ((p1) - (p0)) + (p3_ - (p2)), (p2) - (p1));                                 \
+    } while (0)
+#else
+#define SG_PROF_FN(fn, p0, p1, p2) ((void)0)
+#endif
 
 #define SG_FAIL_CUresult CUDA_ERROR_NOT_INITIALIZED
 #define SG_FAIL_nvrtcResult NVRTC_ERROR_INTERNAL_ERROR
@@ -54,13 +65,17 @@
         sg_call_t call = {                                                                         \
             SG_FN_##name, SG_FN_##proto, SG_FAMILY_##fam, flav, hs, NULL, &args, 0, 0};            \
         if (hs) call.stream = sg_inject_canonical_stream((CUstream)(st), flav);                    \
+        SG_PROF_T(sg_p0);                                                                          \
         sg_tls_depth++;                                                                            \
         SG_OBS_##fam(SG_PHASE_BEFORE, &call);                                                      \
         sg_tls_depth--;                                                                            \
+        SG_PROF_T(sg_p1);                                                                          \
         if (!call.skip) call.result = (int)real(SG_FROM(args, __VA_ARGS__));                       \
+        SG_PROF_T(sg_p2);                                                                          \
         sg_tls_depth++;                                                                            \
         SG_OBS_##fam(SG_PHASE_AFTER, &call);                                                       \
         sg_tls_depth--;                                                                            \
+        SG_PROF_FN(SG_FN_##name, sg_p0, sg_p1, sg_p2);                                             \
         return (ret)call.result;                                                                   \
     }
 
