@@ -48,6 +48,20 @@ typedef struct exec_entry {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static exec_entry_t *execs;
+/* Entries with dirty set: every launch asks sg_execs_pending, and in a
+ * program that never changes an exec in place (most) the answer is known
+ * without the lock. Changed under the lock; read without it. */
+static atomic_uint n_dirty;
+
+static void set_dirty(exec_entry_t *e, bool dirty)
+{
+    if (e->dirty == dirty) return;
+    e->dirty = dirty;
+    if (dirty)
+        atomic_fetch_add_explicit(&n_dirty, 1, memory_order_release);
+    else
+        atomic_fetch_sub_explicit(&n_dirty, 1, memory_order_release);
+}
 
 static void override_free(sg_override_t *o)
 {
@@ -84,7 +98,7 @@ void sg_execs_bind(CUgraphExec exec, CUgraph graph)
     exec_entry_t *e = entry((uint64_t)(uintptr_t)exec, true);
     if (e) {
         e->graph = (uint64_t)(uintptr_t)graph;
-        e->dirty = false;
+        set_dirty(e, false);
         e->unrecordable[0] = '\0';
         sg_execs_free_overrides(e->ov);
         e->ov = NULL;
@@ -98,6 +112,7 @@ void sg_execs_forget(CUgraphExec exec)
     pthread_mutex_lock(&lock);
     exec_entry_t *e = entry(key, false);
     if (e) {
+        set_dirty(e, false);
         HASH_DEL(execs, e);
         sg_execs_free_overrides(e->ov);
         free(e);
@@ -186,12 +201,12 @@ static void set_override(exec_entry_t *e, uint64_t node, CUgraphNodeType type,
         override_free(old);
     }
     HASH_ADD(hh, e->ov, node, sizeof o->node, o);
-    e->dirty = true;
+    set_dirty(e, true);
 }
 
 static void unrecordable(exec_entry_t *e, const char *fn)
 {
-    e->dirty = true;
+    set_dirty(e, true);
     if (!e->unrecordable[0])
         snprintf(e->unrecordable, sizeof e->unrecordable,
                  "%s changed it in a way sgcap does not model", fn);
@@ -331,10 +346,11 @@ int sg_execs_pending(CUgraphExec exec, CUgraph *graph, sg_override_t **ov, char 
     *graph = NULL;
     *ov = NULL;
     int rc = 0;
+    if (atomic_load_explicit(&n_dirty, memory_order_acquire) == 0) return 0;
     pthread_mutex_lock(&lock);
     exec_entry_t *e = entry((uint64_t)(uintptr_t)exec, false);
     if (e && e->dirty) {
-        e->dirty = false;
+        set_dirty(e, false);
         if (e->unrecordable[0]) {
             snprintf(why, n, "%s", e->unrecordable);
             rc = -1;
@@ -389,4 +405,5 @@ void sg_execs_atfork_child(void)
         sg_execs_free_overrides(e->ov);
         free(e);
     }
+    atomic_store(&n_dirty, 0);
 }
