@@ -48,9 +48,13 @@ int main(int argc, char **argv)
         else if (!std::strcmp(argv[i], "--same")) changing = false;
         else if (!std::strcmp(argv[i], "--changing")) changing = true;
         else {
-            std::fprintf(stderr, "usage: bench_recapture [--iters N] [--same|--changing]\n");
-            return 2;
+            iters = -1;
+            break;
         }
+    }
+    if (iters < 0) { /* an unknown option, or a negative count */
+        std::fprintf(stderr, "usage: bench_recapture [--iters N>=0] [--same|--changing]\n");
+        return 2;
     }
     cudaStream_t s0, s1;
     cudaEvent_t fork, join;
@@ -95,6 +99,6 @@ int main(int argc, char **argv)
     double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     std::printf("iters=%ld graphs=%s loop_ms=%.3f us_per_iter=%.3f\n", iters,
                 changing ? "changing" : "same", ms, ms * 1000.0 / (double)iters);
-    CHECK(cudaGraphExecDestroy(exec));
+    if (exec) CHECK(cudaGraphExecDestroy(exec)); /* none with --iters 0 */
     return 0;
 }
