@@ -7,6 +7,8 @@
 
 #include "book.h"
 
+#include <xxhash.h>
+
 typedef struct sess_event {
     uint64_t handle;
     uint32_t label;
@@ -24,6 +26,20 @@ typedef struct sess_stream {
     sg_dep_t *set; /* annotated current dependency set */
 } sess_stream_t;
 
+/* The capture's calls (sg_book_calls_*), hashed as they come: two byte
+ * runs (book.h: the shape run and the argument run), each folded into its
+ * running hash every CALLS_CHUNK bytes, so a capture of any length holds at
+ * most two chunks. */
+typedef struct {
+    uint8_t *shape, *args;
+    uint32_t n_shape, n_args, cap_shape, cap_args;
+    uint64_t h_shape, h_args;
+    uint64_t gen;
+    bool fresh; /* a new record, begun without dependencies */
+    bool on;    /* sg_book_calls_begin was called and nothing tainted it */
+    bool noted; /* the coming enqueue's call was noted */
+} calls_t;
+
 typedef struct session {
     uint64_t capture_id;
     sg_capture_record_t *rec; /* owned while the capture is open */
@@ -31,6 +47,7 @@ typedef struct session {
     sess_stream_t **members;
     uint32_t n_members, cap_members;
     struct session *next;
+    calls_t calls;
 } session_t;
 
 /* Tags are carved from chunks owned by their record. */
@@ -161,6 +178,8 @@ static void stream_dispose(sess_stream_t *st)
 
 static void session_dispose(session_t *s)
 {
+    free(s->calls.shape);
+    free(s->calls.args);
     sg_u64map_free(&s->events);
     free(s->members);
     free(s);
@@ -243,6 +262,10 @@ static session_t *session_new(sg_book_t *b)
     s->events = keep.events; /* emptied when it was freed */
     s->members = keep.members;
     s->cap_members = keep.cap_members;
+    s->calls.shape = keep.calls.shape;
+    s->calls.cap_shape = keep.calls.cap_shape;
+    s->calls.args = keep.calls.args;
+    s->calls.cap_args = keep.calls.cap_args;
     return s;
 }
 
@@ -397,6 +420,77 @@ static sg_dep_t classify_control(const void *ctx, uint64_t node)
     return dep;
 }
 
+/* ---- the capture's calls ---------------------------------------------------------- */
+
+enum { CALLS_CHUNK = 4096 };
+
+/* Append n bytes to one run of c (fold it into its hash when a chunk is
+ * full). Out of memory turns the digest off: the caller reads the graph. */
+static void calls_run_slow(calls_t *c, uint8_t **buf, uint32_t *len, uint32_t *cap, uint64_t *h,
+                           const void *p, size_t n)
+{
+    const uint8_t *q = p;
+    while (n && c->on) {
+        if (!*buf) {
+            *buf = malloc(CALLS_CHUNK);
+            if (!*buf) {
+                c->on = false;
+                return;
+            }
+            *cap = CALLS_CHUNK;
+        }
+        size_t k = *cap - *len < n ? *cap - *len : n;
+        memcpy(*buf + *len, q, k);
+        *len += (uint32_t)k, q += k, n -= k;
+        if (*len == *cap) {
+            *h = XXH3_64bits_withSeed(*buf, *len, *h);
+            *len = 0;
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) void calls_run(calls_t *c, uint8_t **buf,
+                                                             uint32_t *len, uint32_t *cap,
+                                                             uint64_t *h, const void *p, size_t n)
+{
+    if (*len + n < *cap) { /* the usual case: room left in the chunk */
+        memcpy(*buf + *len, p, n);
+        *len += (uint32_t)n;
+        return;
+    }
+    calls_run_slow(c, buf, len, cap, h, p, n);
+}
+
+static inline void calls_shape(calls_t *c, const void *p, size_t n)
+{
+    calls_run(c, &c->shape, &c->n_shape, &c->cap_shape, &c->h_shape, p, n);
+}
+
+static inline void calls_args(calls_t *c, const void *p, size_t n)
+{
+    calls_run(c, &c->args, &c->n_args, &c->cap_args, &c->h_args, p, n);
+}
+
+/* What the book itself knows of a step, into the shape run: an op letter
+ * with the stream label, a word and two halves. */
+static inline void calls_step(calls_t *c, char op, uint32_t stream, uint64_t a, uint32_t b,
+                              uint32_t d)
+{
+    if (!c->on) return;
+    uint64_t w[3] = {(uint64_t)(uint8_t)op | (uint64_t)stream << 8, a,
+                     (uint64_t)b | (uint64_t)d << 32};
+    calls_shape(c, w, sizeof w);
+}
+
+/* A stream entering the session: its identity (cuStreamGetId, unique for
+ * the program's life, flags and priority decide what captured kernel nodes
+ * inherit). */
+static void calls_join(calls_t *c, uint32_t label, const sg_book_stream_info_t *i)
+{
+    calls_step(c, i->per_thread ? 'j' : 'J', label, i->cuda_id, i->flags, (uint32_t)i->priority);
+    if (!i->cuda_id) c->on = false; /* an identity we do not know */
+}
+
 /* ---- public ---------------------------------------------------------------------- */
 
 sg_book_t *sg_book_create(const sg_book_limits_t *limits)
@@ -469,9 +563,11 @@ int sg_book_begin(sg_book_t *b, uint64_t capture_id, const sg_book_stream_info_t
     s->capture_id = capture_id;
     /* A second capture into a graph we already hold continues its record. */
     sg_capture_record_t *rec = graph ? sg_u64map_del(&b->records, graph) : NULL;
+    s->calls.fresh = !rec && n_deps == 0;
     if (rec) {
         b->st.records_live--;
         rec->capture_id = capture_id;
+        rec->calls_ok = false; /* its first capture's calls do not describe it */
     } else {
         rec = record_new(b, graph, capture_id, mode);
         if (!rec) {
@@ -557,6 +653,17 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
         if (st->n) memcpy(t->preds, st->set, st->n * sizeof *t->preds);
         sg_u64map_put(&rec->tags, t->node, t); /* room reserved above */
         rec->n_tags++;
+        calls_t *c = &st->sess->calls;
+        if (c->on && !c->noted) c->on = false; /* a node from a call nobody described */
+        if (c->on) {
+            calls_step(c, 'N', t->stream, t->seq, api, t->n_preds);
+            for (uint32_t k = 0; k < t->n_preds; k++) {
+                const sg_tag_t *p = sg_u64map_get(&rec->tags, t->preds[k].node);
+                uint64_t w[2] = {p ? p->seq : UINT64_MAX,
+                                 (uint64_t)t->preds[k].kind << 32 | t->preds[k].event};
+                calls_shape(c, w, sizeof w);
+            }
+        }
         b->st.tags_live++;
         if (b->st.tags_live > b->st.tags_peak) b->st.tags_peak = b->st.tags_live;
         b->st.nodes_tagged++;
@@ -580,6 +687,7 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
         }
     }
     rc = set_store(st, next, m);
+    st->sess->calls.noted = false;
 out:
     if (fresh != fresh_small) free(fresh);
     if (next != next_small) free(next);
@@ -607,6 +715,7 @@ int sg_book_record(sg_book_t *b, uint64_t key, uint64_t event)
     for (uint32_t i = 0; i < st->n; i++)
         e->nodes[i] = st->set[i].node;
     e->n = st->n;
+    calls_step(&s->calls, 'R', st->label, e->label, st->n, 0);
     return SG_OK;
 }
 
@@ -631,17 +740,23 @@ int sg_book_wait(sg_book_t *b, const sg_book_stream_info_t *s, uint64_t event, u
     if (st && st->sess->capture_id != capture_id) {
         /* The stream is reported in another capture than we thought: the
          * old session lost track; leave it be and follow the driver. */
+        st->sess->calls.on = false;
         st = NULL;
     }
     if (!st) {
         session_t *sess = session_by_id(b, capture_id);
         if (!sess) return SG_OK;
-        if (stream_find(b, s->key)) return SG_OK;
+        if (stream_find(b, s->key)) {
+            sess->calls.on = false;
+            return SG_OK;
+        }
         st = stream_join(b, sess, s);
         if (!st) return SG_ENOMEM;
+        calls_join(&sess->calls, st->label, s);
     }
     wait_ctx_t w = {NULL};
     w.ev = sg_u64map_get(&st->sess->events, event);
+    calls_step(&st->sess->calls, 'W', st->label, w.ev ? w.ev->label : UINT32_MAX, (uint32_t)n, 0);
     return set_assign(st, d, n, classify_wait, &w, &st->sess->rec->unexplained);
 }
 
@@ -664,6 +779,7 @@ int sg_book_update(sg_book_t *b, uint64_t key, const uint64_t *d, size_t n)
     sess_stream_t *st = stream_find(b, key);
     if (!st) return SG_OK;
     update_ctx_t u = {st->sess->rec, st->label};
+    st->sess->calls.on = false; /* dependencies the calls do not show */
     /* Control edges here are the program's explicit choice, not a loss of
      * track: do not count them as unexplained. */
     return set_assign(st, d, n, classify_update, &u, NULL);
@@ -681,6 +797,13 @@ int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
     }
     sg_capture_record_t *rec = s->rec;
     s->rec = NULL;
+    calls_t *c = &s->calls;
+    rec->calls_ok = c->on && !rec->overflow && rec->unexplained == 0;
+    if (rec->calls_ok) {
+        rec->calls_gen = c->gen;
+        rec->calls_shape = XXH3_64bits_withSeed(c->shape, c->n_shape, c->h_shape);
+        rec->calls_args = XXH3_64bits_withSeed(c->args, c->n_args, c->h_args);
+    }
     session_free(b, s, true);
     sg_capture_record_t *prev = sg_u64map_get(&b->records, graph);
     if (prev) drop_record(b, prev); /* a handle the driver reused */
@@ -695,6 +818,40 @@ int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
     b->st.captures_ended++;
     enforce_limits(b);
     return SG_OK;
+}
+
+void sg_book_calls_begin(sg_book_t *b, uint64_t key, uint64_t gen, const void *salt, size_t n)
+{
+    sess_stream_t *st = stream_find(b, key);
+    if (!st) return;
+    calls_t *c = &st->sess->calls;
+    if (!c->fresh || st->sess->n_members != 1) return;
+    const sg_capture_record_t *rec = st->sess->rec;
+    c->on = true;
+    c->noted = false;
+    c->n_shape = c->n_args = 0;
+    c->h_shape = c->h_args = 0;
+    c->gen = gen;
+    calls_join(c, st->label, &rec->streams[st->label]);
+    calls_shape(c, rec->mode, sizeof rec->mode);
+    calls_shape(c, salt, n);
+}
+
+void sg_book_calls_note(sg_book_t *b, uint64_t key, const void *shape, size_t n_shape,
+                        const void *args, size_t n_args)
+{
+    sess_stream_t *st = stream_find(b, key);
+    if (!st || !st->sess->calls.on) return;
+    calls_t *c = &st->sess->calls;
+    calls_shape(c, shape, n_shape);
+    calls_args(c, args, n_args);
+    c->noted = true;
+}
+
+void sg_book_calls_taint(sg_book_t *b, uint64_t key)
+{
+    sess_stream_t *st = stream_find(b, key);
+    if (st) st->sess->calls.on = false;
 }
 
 const sg_capture_record_t *sg_book_find_record(sg_book_t *b, uint64_t graph)

@@ -93,6 +93,11 @@ typedef struct sg_capture_record {
     bool overflow;        /* tagging stopped at the tag bound */
     uint32_t unexplained; /* sets that held nodes no call explained */
     uint64_t lru;         /* last use tick */
+    /* The capture's calls (sg_book_calls_*), when every node it tagged came
+     * from a call the caller described: two hashes and the caller's
+     * generation at its begin. */
+    bool calls_ok;
+    uint64_t calls_gen, calls_shape, calls_args;
 } sg_capture_record_t;
 
 typedef struct {
@@ -126,6 +131,27 @@ void sg_book_stats(const sg_book_t *b, sg_book_stats_t *out);
  * a session: the old one is dropped and the new one begins) or SG_ENOMEM. */
 int sg_book_begin(sg_book_t *b, uint64_t capture_id, const sg_book_stream_info_t *origin,
                   uint64_t graph, const char *mode, const uint64_t *deps, size_t n_deps);
+
+/* The capture's calls, hashed as they come, so that the caller can tell a
+ * capture made by the same calls as an earlier one without reading the
+ * graph back (shim.c: a memo from these hashes to the graph's digest).
+ * sg_book_calls_begin, right after sg_book_begin on the origin stream `key`,
+ * turns it on for a new record begun without dependencies, with the
+ * caller's generation and salt (what else decides what the calls make);
+ * sg_book_calls_note describes the call of the coming sg_book_enqueue: its
+ * shape bytes (everything but argument values) and its argument bytes. The
+ * book adds what it knows itself: each stream joining (its id, flags and
+ * priority), each node tagged (stream, sequence, api, its predecessors'
+ * sequence numbers and kinds), each record and wait (stream, event label).
+ * A node tagged without a note, an update of the dependencies, a stream
+ * whose id is unknown or that another capture holds turn it off
+ * (sg_book_calls_taint does it for the caller); at sg_book_end the record
+ * gets calls_ok and the two hashes when it stayed on, nothing overflowed and
+ * every dependency was explained. */
+void sg_book_calls_begin(sg_book_t *b, uint64_t key, uint64_t gen, const void *salt, size_t n);
+void sg_book_calls_note(sg_book_t *b, uint64_t key, const void *shape, size_t n_shape,
+                        const void *args, size_t n_args);
+void sg_book_calls_taint(sg_book_t *b, uint64_t key);
 
 /* Capture id of the session holding this stream key, 0 if none. */
 uint64_t sg_book_capture_of(const sg_book_t *b, uint64_t key);

@@ -234,6 +234,7 @@ static void enqueue_after(const sg_call_t *c)
         if (n > cap) n = cap;
     }
     pthread_mutex_lock(&sg_shim.hot);
+    sg_shim_calls_note(key, c);
     int rc = sg_book_enqueue(sg_shim.book, key, (uint32_t)c->fn, d, n); /* 0 when not ours */
     pthread_mutex_unlock(&sg_shim.hot);
     if (rc < 0)
@@ -298,6 +299,9 @@ static void capture_begin(sg_call_t *c)
     pthread_mutex_lock(&sg_shim.hot);
     int rc = sg_book_begin(sg_shim.book, id, &info, (uint64_t)(uintptr_t)(target ? target : g),
                            mode_name(mode), deps, n);
+    /* a capture into a graph that may hold nodes already is not described
+     * by its calls alone */
+    if ((rc == SG_OK || rc == SG_EEXIST) && !target) sg_shim_calls_begin(info.key);
     sessions_refresh();
     pthread_mutex_unlock(&sg_shim.hot);
     if (rc == SG_EEXIST)
@@ -824,15 +828,92 @@ static bool graph_known(CUgraphExec exec, const sg_raw_digest_t *raw)
     return true;
 }
 
+/* The memo of calls.c: call digest -> the raw digest its graph had, call
+ * shape -> the raw shape. Bounded like raws. Under out. */
+typedef struct memo_entry {
+    uint64_t key;
+    uint64_t raw;
+} memo_entry_t;
+static dense_t call_memo = {.size = sizeof(memo_entry_t)},
+               shape_memo = {.size = sizeof(memo_entry_t)};
+static struct {
+    int verify; /* SGCAP_VERIFY_DIGEST: -1 not read yet */
+    uint64_t known, checked, differ;
+} calls_stats = {-1, 0, 0, 0};
+
+static bool verify_calls(void)
+{
+    if (calls_stats.verify < 0) {
+        const char *v = getenv("SGCAP_VERIFY_DIGEST");
+        calls_stats.verify = v && *v && strcmp(v, "0") != 0;
+    }
+    return calls_stats.verify;
+}
+
+/* A graph whose call digest the memo knows: as graph_known, with the raw
+ * digest and shape the memo gives (a digest it does not know stays in the
+ * calls' own key space, where only this path puts it). Under out. */
+static bool calls_known(CUgraphExec exec, const sg_raw_digest_t *cd)
+{
+    const memo_entry_t *d = dense_find(&call_memo, cd->digest);
+    const memo_entry_t *s = dense_find(&shape_memo, cd->shape);
+    if (!d && !s) return false;
+    sg_raw_digest_t r = *cd;
+    if (d) r.digest = d->raw;
+    if (s) r.shape = s->raw;
+    return graph_known(exec, &r);
+}
+
+static void memo_put(dense_t *m, uint64_t key, uint64_t raw)
+{
+    memo_entry_t *e = dense_find(m, key);
+    if (!e) e = dense_add(m, key);
+    if (e) e->raw = raw;
+}
+
+/* After a graph was read back: what the memo would have said, checked
+ * (SGCAP_VERIFY_DIGEST) and learnt. Under out. */
+static void calls_learn(const sg_raw_digest_t *cd, const sg_raw_digest_t *raw)
+{
+    if (verify_calls()) {
+        const memo_entry_t *d = dense_find(&call_memo, cd->digest);
+        const memo_entry_t *s = dense_find(&shape_memo, cd->shape);
+        if (d || s) calls_stats.checked++;
+        if ((d && d->raw != raw->digest) || (s && s->raw != raw->shape)) {
+            if (calls_stats.differ++ < 16)
+                sg_shim_log("capture: SGCAP_VERIFY_DIGEST: a graph's calls were seen before with "
+                            "a different %s",
+                            d && d->raw != raw->digest ? "graph" : "shape");
+        }
+    }
+    memo_put(&call_memo, cd->digest, raw->digest);
+    memo_put(&shape_memo, cd->shape, raw->shape);
+}
+
 /* A graph was instantiated (or an exec updated from it, or changed in
  * place: then ov holds the changes): model, bundle. */
 static void graph_recorded(CUgraphExec exec, CUgraph graph, const sg_override_t *ov,
                            const char *api)
 {
-    sg_raw_digest_t raw;
+    sg_raw_digest_t raw, cd;
+    SG_PROF_T(pc);
+    bool have_cd = sg_shim_calls_digest(graph, ov, &cd) == SG_OK;
+    if (have_cd && !verify_calls()) {
+        pthread_mutex_lock(&sg_shim.out);
+        bool done = calls_known(exec, &cd);
+        if (done) calls_stats.known++;
+        pthread_mutex_unlock(&sg_shim.out);
+        SG_PROF_STEP("call digest", pc);
+        if (done) return;
+    }
     SG_PROF_T(p0);
     bool have_raw = sg_shim_raw_digest(graph, ov, &raw) == SG_OK;
     SG_PROF_STEP("raw digest", p0);
+    if (have_raw && have_cd) {
+        pthread_mutex_lock(&sg_shim.out);
+        calls_learn(&cd, &raw);
+        pthread_mutex_unlock(&sg_shim.out);
+    }
     if (have_raw) {
         SG_PROF_T(p1);
         pthread_mutex_lock(&sg_shim.out);
@@ -1060,6 +1141,56 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
         }
         return;
     }
+    /* counted whatever the result: a failed call may still have changed
+     * something, and a count too many only costs a graph read back */
+    switch (c->proto) {
+    case SG_FN_cuGraphKernelNodeSetParams:
+    case SG_FN_cuGraphKernelNodeSetParams_v2:
+    case SG_FN_cuGraphKernelNodeSetAttribute:
+    case SG_FN_cuGraphKernelNodeCopyAttributes:
+    case SG_FN_cuGraphNodeSetParams:
+    case SG_FN_cuGraphMemcpyNodeSetParams:
+    case SG_FN_cuGraphMemsetNodeSetParams:
+    case SG_FN_cuGraphHostNodeSetParams:
+    case SG_FN_cuGraphEventRecordNodeSetEvent:
+    case SG_FN_cuGraphEventWaitNodeSetEvent:
+    case SG_FN_cuGraphExternalSemaphoresSignalNodeSetParams:
+    case SG_FN_cuGraphExternalSemaphoresWaitNodeSetParams:
+    case SG_FN_cuGraphBatchMemOpNodeSetParams:
+    case SG_FN_cuGraphAddDependencies:
+    case SG_FN_cuGraphAddDependencies_v2:
+    case SG_FN_cuGraphRemoveDependencies:
+    case SG_FN_cuGraphRemoveDependencies_v2:
+    case SG_FN_cuGraphDestroyNode:
+    case SG_FN_cuGraphAddKernelNode:
+    case SG_FN_cuGraphAddKernelNode_v2:
+    case SG_FN_cuGraphAddMemcpyNode:
+    case SG_FN_cuGraphAddMemsetNode:
+    case SG_FN_cuGraphAddHostNode:
+    case SG_FN_cuGraphAddChildGraphNode:
+    case SG_FN_cuGraphAddEmptyNode:
+    case SG_FN_cuGraphAddEventRecordNode:
+    case SG_FN_cuGraphAddEventWaitNode:
+    case SG_FN_cuGraphAddMemAllocNode:
+    case SG_FN_cuGraphAddMemFreeNode:
+    case SG_FN_cuGraphAddExternalSemaphoresSignalNode:
+    case SG_FN_cuGraphAddExternalSemaphoresWaitNode:
+    case SG_FN_cuGraphAddBatchMemOpNode:
+    case SG_FN_cuGraphAddNode:
+    case SG_FN_cuGraphAddNode_v2:
+        sg_shim_calls_graph_changed();
+        break;
+    case SG_FN_cuStreamSetAttribute:
+    case SG_FN_cuStreamCopyAttributes:
+    case SG_FN_cuFuncSetAttribute:
+    case SG_FN_cuKernelSetAttribute:
+    case SG_FN_cuFuncSetCacheConfig:
+    case SG_FN_cuKernelSetCacheConfig:
+        sg_shim_calls_attr_changed();
+        return;
+    default:
+        break;
+    }
     if (c->result != CUDA_SUCCESS) return;
     switch (c->proto) {
     case SG_FN_cuGraphInstantiate: {
@@ -1282,6 +1413,15 @@ static void summary(void)
                     "times (0: no cap)",
                     sg_shim.variants, sg_plural(sg_shim.variants, "graph", "graphs"),
                     sg_shim.variants == 1 ? "it differs" : "they differ", sg_shim.cfg.max_variants);
+    if (calls_stats.known)
+        sg_shim_log("summary: %" PRIu64 " %s known by the calls that captured them, not read "
+                    "back (SGCAP_VERIFY_DIGEST=1 checks them)",
+                    calls_stats.known, sg_plural(calls_stats.known, "graph", "graphs"));
+    if (verify_calls())
+        sg_shim_log("summary: SGCAP_VERIFY_DIGEST: %" PRIu64 " %s read back that the calls "
+                    "already told, %" PRIu64 " of them differently",
+                    calls_stats.checked, sg_plural(calls_stats.checked, "graph", "graphs"),
+                    calls_stats.differ);
     if (code[0]) sg_shim_log("summary: %s", code);
     sg_shim_log("summary: bookkeeping: %" PRIu64 " %s, %" PRIu64
                 " %s tagged, peak %" PRIu64 " %s held (now %" PRIu64 " in %u %s, %" PRIu64

@@ -167,6 +167,21 @@ typedef struct {
  * bodies (always built); other errors: build it and let the build say. */
 int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *out) SG_SHIM_HIDDEN;
 
+/* ---- calls.c: a graph known by the calls that captured it ---- */
+/* Entry points that change a graph or node, or stream/function attributes,
+ * were called (any thread, no lock). */
+void sg_shim_calls_graph_changed(void) SG_SHIM_HIDDEN;
+void sg_shim_calls_attr_changed(void) SG_SHIM_HIDDEN;
+/* Right after sg_book_begin of a new capture on stream key (hot lock). */
+void sg_shim_calls_begin(uint64_t key) SG_SHIM_HIDDEN;
+/* Right before sg_book_enqueue of call c on stream key (hot lock): notes a
+ * kernel launch it can describe. */
+void sg_shim_calls_note(uint64_t key, const sg_call_t *c) SG_SHIM_HIDDEN;
+/* The call digest and shape of a captured graph whose record allows it
+ * (takes the hot lock), in the raw digest's form but a key space of its
+ * own: equal call digests, equal raw digests. SG_EUNSUPPORTED otherwise. */
+int sg_shim_calls_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *out) SG_SHIM_HIDDEN;
+
 /* ---- kinfo.c: per-kernel facts, asked once per function handle ---- */
 typedef struct {
     char *name;      /* mangled; NULL when the driver would not say */

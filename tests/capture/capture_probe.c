@@ -137,6 +137,25 @@ static CUgraph fork_join_attr(int which)
     return g;
 }
 
+/* A graph whose calls match an earlier one but which changed after its
+ * capture ends (changed_after): the first kernel's scale set to 9. */
+static CUgraph fork_join_changed(void)
+{
+    CUgraph g = fork_join(1.5f);
+    CUgraphNode nodes[16];
+    size_t nn = 16;
+    CHECK(cuGraphGetNodes(g, nodes, &nn));
+    CUDA_KERNEL_NODE_PARAMS p;
+    CHECK(cuGraphKernelNodeGetParams_v2(nodes[0], &p));
+    float m = 9.0f;
+    void *args[5];
+    for (int i = 0; i < 5; i++) args[i] = p.kernelParams[i];
+    args[2] = &m;
+    p.kernelParams = args;
+    CHECK(cuGraphKernelNodeSetParams_v2(nodes[0], &p));
+    return g;
+}
+
 /* bench_recapture's step on the fake driver (for profiling the shim's
  * cost per re-capture; capture_cpu.sh checks its summary): three kernels
  * on two streams with an event fork and join, scalars from c. */
@@ -667,7 +686,7 @@ int main(int argc, char **argv)
     const char *what = argv[1];
     if (strcmp(what, "--list") == 0) {
         puts("fork_join threads mixed conditional recapture rebuffer explicit exec_set_params "
-             "triton two_devices bench_changing bench_same attrs");
+             "triton two_devices bench_changing bench_same attrs changed_after");
         for (size_t i = 0; i < N_EDGELESS; i++)
             printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
         return 0;
@@ -760,6 +779,23 @@ int main(int argc, char **argv)
          * graphs, four distinct */
         for (int i = 0; i < 5; i++) {
             CUgraph g = fork_join_attr(i < 4 ? i : 3);
+            CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+            CHECK(cuGraphExecDestroy(exec));
+            CHECK(cuGraphDestroy(g));
+        }
+    } else if (strcmp(what, "changed_after") == 0) {
+        /* the same calls four times: plain; then a kernel's parameters set
+         * after the capture (a new graph); plain again (known by its
+         * calls); a stream attribute set first (read back: the calls alone
+         * no longer tell) */
+        for (int i = 0; i < 4; i++) {
+            if (i == 3) {
+                CUstreamAttrValue v;
+                memset(&v, 0, sizeof v);
+                v.priority = -1;
+                CHECK(cuStreamSetAttribute(S[0], CU_LAUNCH_ATTRIBUTE_PRIORITY, &v));
+            }
+            CUgraph g = i == 1 ? fork_join_changed() : fork_join(1.5f);
             CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
             CHECK(cuGraphExecDestroy(exec));
             CHECK(cuGraphDestroy(g));

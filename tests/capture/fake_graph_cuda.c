@@ -857,6 +857,22 @@ static void kernel_payload(fnode_t *nd, const CUDA_KERNEL_NODE_PARAMS *p)
         nd->param_ptr[i] = nd->param_bytes + f->off[i];
     }
 }
+/* A kernel node's parameters set after capture (the shim must read such a
+ * graph back, whatever calls captured it). */
+EXPORT CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    fnode_t *nd = (fnode_t *)n;
+    if (!nd || !p || nd->type != CU_GRAPH_NODE_TYPE_KERNEL) return CUDA_ERROR_INVALID_VALUE;
+    kernel_payload(nd, p);
+    return CUDA_SUCCESS;
+}
+/* Stream attributes are accepted and forgotten: captured kernels of this
+ * driver do not inherit them (a real one does). */
+EXPORT CUresult cuStreamSetAttribute(CUstream s, CUstreamAttrID id, const CUstreamAttrValue *v)
+{
+    (void)s, (void)id;
+    return v ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
                                   const CUgraphEdgeData *ed, size_t n, CUgraphNodeParams *p)
 {

@@ -591,6 +591,80 @@ static void test_book_update_and_capture_to_graph(void **state)
     sg_book_destroy(b);
 }
 
+/* ---- the capture's calls (sg_book_calls_*) ---------------------------------------- */
+
+typedef struct {
+    bool ok;
+    uint64_t shape, args;
+} calls_out_t;
+
+/* A fork-join capture on S0/S1 whose every node is noted with `arg` (argument
+ * bytes) and `tweak` (shape bytes); variants: 1 = S1's kernel after S0's second
+ * one (a different order), 2 = a node without a note, 3 = a dependency update,
+ * 4 = no sg_book_calls_begin. */
+static calls_out_t calls_capture(uint64_t graph, uint32_t arg, uint32_t tweak, int variant)
+{
+    fake_t *f = fk_create();
+    fk_begin(f, S0, graph);
+    if (variant != 4) sg_book_calls_begin(f->book, skey(S0), 42, "salt", 4);
+    uint32_t shape = 0x5eed ^ tweak;
+#define NOTE(s) sg_book_calls_note(f->book, skey(s), &shape, sizeof shape, &arg, sizeof arg)
+    NOTE(S0);
+    fk_node(f, S0, SG_NODE_KERNEL);
+    fk_record(f, 0, S0);
+    fk_wait(f, S1, 0);
+    if (variant == 1) {
+        NOTE(S0);
+        fk_node(f, S0, SG_NODE_KERNEL);
+        NOTE(S1);
+        fk_node(f, S1, SG_NODE_KERNEL);
+    } else {
+        NOTE(S1);
+        fk_node(f, S1, SG_NODE_KERNEL);
+        if (variant != 2) NOTE(S0);
+        fk_node(f, S0, SG_NODE_KERNEL);
+    }
+    if (variant == 3) {
+        uint64_t d = f->s[S0].deps[0];
+        assert_int_equal(sg_book_update(f->book, skey(S0), &d, 1), SG_OK);
+    }
+    fk_record(f, 1, S1);
+    fk_wait(f, S0, 1);
+    NOTE(S0);
+    fk_node(f, S0, SG_NODE_KERNEL);
+#undef NOTE
+    fk_end(f, S0);
+    const sg_capture_record_t *rec = sg_book_find_record(f->book, graph);
+    assert_non_null(rec);
+    calls_out_t o = {rec->calls_ok, rec->calls_shape, rec->calls_args};
+    if (o.ok) assert_int_equal(rec->calls_gen, 42);
+    fk_destroy(f);
+    return o;
+}
+
+static void test_book_calls(void **state)
+{
+    (void)state;
+    calls_out_t a = calls_capture(0x70, 1, 0, 0);
+    assert_true(a.ok);
+    /* the same calls in another book, into another graph handle: equal */
+    calls_out_t b = calls_capture(0x71, 1, 0, 0);
+    assert_true(b.ok);
+    assert_true(a.shape == b.shape && a.args == b.args);
+    /* new argument values: the shape stays, the arguments differ */
+    calls_out_t c = calls_capture(0x70, 2, 0, 0);
+    assert_true(c.ok && c.shape == a.shape && c.args != a.args);
+    /* a shape byte of a note, or the order of the nodes: another shape */
+    calls_out_t d = calls_capture(0x70, 1, 1, 0);
+    assert_true(d.ok && d.shape != a.shape);
+    calls_out_t e = calls_capture(0x70, 1, 0, 1);
+    assert_true(e.ok && e.shape != a.shape);
+    /* a node no call described, an update, no begin: not described */
+    assert_false(calls_capture(0x70, 1, 0, 2).ok);
+    assert_false(calls_capture(0x70, 1, 0, 3).ok);
+    assert_false(calls_capture(0x70, 1, 0, 4).ok);
+}
+
 static void test_book_failures_and_bounds(void **state)
 {
     (void)state;
@@ -1409,6 +1483,7 @@ int main(void)
         cmocka_unit_test(test_memmap_vmm_merge_and_split),
         cmocka_unit_test(test_memmap_random),
         cmocka_unit_test(test_book_fork_join),
+        cmocka_unit_test(test_book_calls),
         cmocka_unit_test(test_book_event_reuse),
         cmocka_unit_test(test_book_two_waiters_and_fan3),
         cmocka_unit_test(test_book_labels_follow_join_order),
