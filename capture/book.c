@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "book.h"
+#include "bytes.h"
 
 #include <xxhash.h>
 
@@ -443,7 +444,7 @@ static void calls_run_slow(calls_t *c, uint8_t **buf, uint32_t *len, uint32_t *c
         memcpy(*buf + *len, q, k);
         *len += (uint32_t)k, q += k, n -= k;
         if (*len == *cap) {
-            *h = XXH3_64bits_withSeed(*buf, *len, *h);
+            *h = sg_bytes_hash(*buf, *len, *h);
             *len = 0;
         }
     }
@@ -611,6 +612,50 @@ static int set_store(sess_stream_t *st, const sg_dep_t *next, uint32_t m)
     return SG_OK;
 }
 
+/* Tag a node st's call just made: its stream, sequence number and
+ * predecessors (st's set), and its step in the call digest. 1 when tagged,
+ * 0 when the tag limit or memory stopped it (the record overflows). */
+static int tag_new(sg_book_t *b, sess_stream_t *st, sg_capture_record_t *rec, uint64_t node,
+                   uint32_t api)
+{
+    if (b->st.tags_live >= b->lim.max_tags) {
+        enforce_limits(b); /* make room by evicting finished records */
+        if (b->st.tags_live >= b->lim.max_tags) {
+            rec->overflow = true;
+            return 0;
+        }
+    }
+    /* The tag and its predecessors in one block. */
+    if (sg_u64map_reserve(&rec->tags)) return 0;
+    sg_tag_t *t = tag_alloc(b, rec, sizeof *t + st->n * sizeof(sg_dep_t));
+    if (!t) return 0;
+    memset(t, 0, sizeof *t);
+    t->node = node;
+    t->stream = st->label;
+    t->api = api;
+    t->seq = rec->next_seq++;
+    t->n_preds = st->n;
+    t->preds = (sg_dep_t *)(t + 1);
+    if (st->n) memcpy(t->preds, st->set, st->n * sizeof *t->preds);
+    sg_u64map_put(&rec->tags, t->node, t); /* room reserved above */
+    rec->n_tags++;
+    calls_t *c = &st->sess->calls;
+    if (c->on && !c->noted) c->on = false; /* a node from a call nobody described */
+    if (c->on) {
+        calls_step(c, 'N', t->stream, t->seq, api, t->n_preds);
+        for (uint32_t k = 0; k < t->n_preds; k++) {
+            const sg_tag_t *p = sg_u64map_get(&rec->tags, t->preds[k].node);
+            uint64_t w[2] = {p ? p->seq : UINT64_MAX,
+                             (uint64_t)t->preds[k].kind << 32 | t->preds[k].event};
+            calls_shape(c, w, sizeof w);
+        }
+    }
+    b->st.tags_live++;
+    if (b->st.tags_live > b->st.tags_peak) b->st.tags_peak = b->st.tags_live;
+    b->st.nodes_tagged++;
+    return 1;
+}
+
 int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d, size_t n)
 {
     sess_stream_t *st = stream_find(b, key);
@@ -618,7 +663,15 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
     if (n > UINT32_MAX / 2) return SG_ELIMIT;
     sg_capture_record_t *rec = st->sess->rec;
     int tagged = 0;
-    /* The common case (one new node) allocates only the tag. */
+    /* The usual call: one new node, after the stream's set. */
+    if (n == 1 && !sg_u64map_get(&rec->tags, d[0]) && !sg_dep_find(st->set, st->n, d[0])) {
+        tagged = tag_new(b, st, rec, d[0], api);
+        sg_dep_t one = {d[0], SG_NONE, SG_EDGE_STREAM};
+        int rc = set_store(st, &one, 1);
+        st->sess->calls.noted = false;
+        return rc ? rc : tagged;
+    }
+    /* The general case allocates only the tags while it fits the stack. */
     uint64_t fresh_small[64];
     sg_dep_t next_small[64];
     uint64_t *fresh = n <= 64 ? fresh_small : malloc(n * sizeof *fresh);
@@ -632,42 +685,9 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
             fresh[n_fresh++] = d[i];
     }
     for (uint32_t i = 0; i < n_fresh; i++) {
-        if (b->st.tags_live >= b->lim.max_tags) {
-            enforce_limits(b); /* make room by evicting finished records */
-            if (b->st.tags_live >= b->lim.max_tags) {
-                rec->overflow = true;
-                break;
-            }
-        }
-        /* The tag and its predecessors in one block. */
-        if (sg_u64map_reserve(&rec->tags)) break;
-        sg_tag_t *t = tag_alloc(b, rec, sizeof *t + st->n * sizeof(sg_dep_t));
-        if (!t) break;
-        memset(t, 0, sizeof *t);
-        t->node = fresh[i];
-        t->stream = st->label;
-        t->api = api;
-        t->seq = rec->next_seq++;
-        t->n_preds = st->n;
-        t->preds = (sg_dep_t *)(t + 1);
-        if (st->n) memcpy(t->preds, st->set, st->n * sizeof *t->preds);
-        sg_u64map_put(&rec->tags, t->node, t); /* room reserved above */
-        rec->n_tags++;
-        calls_t *c = &st->sess->calls;
-        if (c->on && !c->noted) c->on = false; /* a node from a call nobody described */
-        if (c->on) {
-            calls_step(c, 'N', t->stream, t->seq, api, t->n_preds);
-            for (uint32_t k = 0; k < t->n_preds; k++) {
-                const sg_tag_t *p = sg_u64map_get(&rec->tags, t->preds[k].node);
-                uint64_t w[2] = {p ? p->seq : UINT64_MAX,
-                                 (uint64_t)t->preds[k].kind << 32 | t->preds[k].event};
-                calls_shape(c, w, sizeof w);
-            }
-        }
-        b->st.tags_live++;
-        if (b->st.tags_live > b->st.tags_peak) b->st.tags_peak = b->st.tags_live;
-        b->st.nodes_tagged++;
-        tagged++;
+        int k = tag_new(b, st, rec, fresh[i], api);
+        if (!k) break;
+        tagged += k;
     }
     /* The new set: fresh nodes are this stream's own; anything else that
      * appeared without our knowing why is control. */
@@ -801,8 +821,8 @@ int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
     rec->calls_ok = c->on && !rec->overflow && rec->unexplained == 0;
     if (rec->calls_ok) {
         rec->calls_gen = c->gen;
-        rec->calls_shape = XXH3_64bits_withSeed(c->shape, c->n_shape, c->h_shape);
-        rec->calls_args = XXH3_64bits_withSeed(c->args, c->n_args, c->h_args);
+        rec->calls_shape = sg_bytes_hash(c->shape, c->n_shape, c->h_shape);
+        rec->calls_args = sg_bytes_hash(c->args, c->n_args, c->h_args);
     }
     session_free(b, s, true);
     sg_capture_record_t *prev = sg_u64map_get(&b->records, graph);
