@@ -97,8 +97,20 @@ static void *pool_take(pool_t *p)
     return o;
 }
 
+/* The last finished capture's runs (their bytes, the hash they were folded
+ * into before and the hash that came out): a program that captures the
+ * same calls again makes the same bytes, and a compare of a few hundred
+ * bytes costs a fraction of hashing them. The buffers swap with the
+ * session's (no copy). */
+typedef struct {
+    uint8_t *p;
+    uint32_t n, cap;
+    uint64_t seed, hash;
+} last_run_t;
+
 struct sg_book {
     sg_book_limits_t lim;
+    last_run_t last_shape, last_args;
     sg_u64map_t streams;  /* stream key -> sess_stream_t of an open session */
     session_t *sessions;
     sg_u64map_t records;  /* graph -> sg_capture_record_t */
@@ -529,6 +541,8 @@ void sg_book_destroy(sg_book_t *b)
     while ((o = pool_take(&b->events_free))) event_dispose(o);
     while ((o = pool_take(&b->records_free))) record_dispose(o);
     while ((o = pool_take(&b->chunks_free))) free(o);
+    free(b->last_shape.p);
+    free(b->last_args.p);
     free(b);
 }
 
@@ -805,6 +819,24 @@ int sg_book_update(sg_book_t *b, uint64_t key, const uint64_t *d, size_t n)
     return set_assign(st, d, n, classify_update, &u, NULL);
 }
 
+/* The hash of a finished run (*buf, n bytes, folded into seed so far):
+ * the last run's when the bytes are the same, else computed; either way
+ * the run becomes the last one (the buffers swap, so the session keeps
+ * the older one's storage to write its next capture into). */
+static uint64_t run_hash(last_run_t *last, uint8_t **buf, uint32_t n, uint32_t *cap, uint64_t seed)
+{
+    uint64_t h;
+    if (last->p && last->n == n && last->seed == seed && memcmp(last->p, *buf, n) == 0)
+        h = last->hash;
+    else
+        h = sg_bytes_hash(*buf, n, seed);
+    uint8_t *p = last->p;
+    uint32_t c = last->cap;
+    last->p = *buf, last->cap = *cap, last->n = n, last->seed = seed, last->hash = h;
+    *buf = p, *cap = c;
+    return h;
+}
+
 int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
 {
     sess_stream_t *st = stream_find(b, key);
@@ -821,8 +853,8 @@ int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
     rec->calls_ok = c->on && !rec->overflow && rec->unexplained == 0;
     if (rec->calls_ok) {
         rec->calls_gen = c->gen;
-        rec->calls_shape = sg_bytes_hash(c->shape, c->n_shape, c->h_shape);
-        rec->calls_args = sg_bytes_hash(c->args, c->n_args, c->h_args);
+        rec->calls_shape = run_hash(&b->last_shape, &c->shape, c->n_shape, &c->cap_shape, c->h_shape);
+        rec->calls_args = run_hash(&b->last_args, &c->args, c->n_args, &c->cap_args, c->h_args);
     }
     session_free(b, s, true);
     sg_capture_record_t *prev = sg_u64map_get(&b->records, graph);
