@@ -362,6 +362,26 @@ static void assert_same_reach(sg_reach_t *a, sg_reach_t *b, uint32_t n_ids)
     }
 }
 
+/* Two snapshots of g both have node facts (sg_reach_node_facts), the same,
+ * and the same successor lists by id. */
+static void assert_same_facts(const sg_reach_t *a, const sg_reach_t *b, const sg_graph_t *g)
+{
+    const uint8_t *ta, *tb;
+    const uint32_t *sa, *sb;
+    const uint64_t *qa, *qb;
+    assert_true(sg_reach_node_facts(a, g, &ta, &sa, &qa));
+    assert_true(sg_reach_node_facts(b, g, &tb, &sb, &qb));
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        assert_int_equal(ta[v], tb[v]);
+        assert_int_equal(sa[v], sb[v]);
+        assert_int_equal(qa[v], qb[v]);
+        uint32_t na, nb;
+        const sg_node_id_t *oa = sg_reach_out_ids(a, v, &na), *ob = sg_reach_out_ids(b, v, &nb);
+        assert_int_equal(na, nb);
+        for (uint32_t k = 0; k < na; k++) assert_int_equal(oa[k], ob[k]);
+    }
+}
+
 /* sg_reach_build_after: a graph that only gained edges is snapshotted from
  * the earlier snapshot's adjacency plus the new edges; the result must be
  * exactly a fresh build's, and after a removal (of an edge or a node) it
@@ -465,7 +485,11 @@ static void test_reach_build_after(void **state)
         int rc_after = sg_reach_build_after(g, r0, flags, &after);
         int rc_fresh = sg_reach_build(g, flags, &fresh);
         assert_int_equal(rc_after, rc_fresh);
-        if (rc_fresh == SG_OK) assert_same_reach(after, fresh, g->n_nodes);
+        if (rc_fresh == SG_OK) {
+            assert_same_reach(after, fresh, g->n_nodes);
+            /* made from r0 or not, the node facts are the nodes' */
+            assert_same_facts(after, fresh, g);
+        }
         sg_reach_destroy(after);
         sg_reach_destroy(fresh);
         /* no previous snapshot: a plain build */
@@ -501,6 +525,100 @@ static void test_reach_edge_array_order(void **state)
         sg_graph_destroy(g);
     }
     assert_true(ordered >= 60);
+}
+
+/* sg_reach_build_edited: after edges were removed and added and some
+ * nodes' sequence numbers and streams changed, the snapshot made from the
+ * earlier one and the list of changed nodes is exactly a fresh build's,
+ * node facts included; a list that misses a node whose edges changed is
+ * refused; with a node removed, or from a query-only snapshot, it is a
+ * plain build. */
+static void test_reach_build_edited(void **state)
+{
+    (void)state;
+    rng = 0x6a09e667f3bcc908ull;
+    int edited = 0;
+    for (int round = 0; round < 160; round++) {
+        sg_graph_t *g = random_graph(5 + rnd(60), round % 2);
+        unsigned flags = (round & 2 ? SG_REACH_FORWARD : 0) | (round & 4 ? SG_REACH_NARROW : 0);
+        sg_reach_t *r0 = NULL, *e = NULL, *fresh = NULL;
+        assert_int_equal(sg_reach_build(g, flags, &r0), SG_OK);
+        sg_node_id_t touched[64];
+        uint32_t nt = 0, n = g->n_nodes, removed = 0;
+        for (uint32_t k = rnd(5); k > 0 && g->live_edges; k--, removed++) {
+            sg_edge_id_t x = rnd(g->n_edges);
+            while (g->edges[x].removed)
+                x = (x + 1) % g->n_edges;
+            touched[nt++] = g->edges[x].from;
+            touched[nt++] = g->edges[x].to;
+            assert_int_equal(sg_graph_remove_edge(g, x), SG_OK);
+        }
+        for (uint32_t k = rnd(5); k > 0; k--) {
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a == b) continue;
+            if (sg_reach_rank(r0, a) > sg_reach_rank(r0, b)) { /* forward: never a cycle */
+                sg_node_id_t t = a;
+                a = b;
+                b = t;
+            }
+            assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+            touched[nt++] = a;
+            touched[nt++] = b;
+        }
+        for (uint32_t k = rnd(3); k > 0; k--) { /* a moved node's fields */
+            sg_node_id_t v = rnd(n);
+            g->nodes[v].seq += 1 + rnd(50);
+            if (rnd(2)) g->nodes[v].stream = rnd(g->n_streams);
+            touched[nt++] = v;
+        }
+        int change = round % 5; /* 3: a node removed; 4: a changed node not listed */
+        if (change == 3) assert_int_equal(sg_graph_remove_node(g, rnd(n)), SG_OK);
+        if (change == 4) {
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a != b) {
+                if (sg_reach_rank(r0, a) > sg_reach_rank(r0, b)) {
+                    sg_node_id_t t = a;
+                    a = b;
+                    b = t;
+                }
+                assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_CONTROL, SG_NONE, NULL),
+                                 SG_OK);
+                touched[nt++] = b; /* a's out list grew: not listed */
+                bool listed = false;
+                for (uint32_t i = 0; i < nt; i++) listed = listed || touched[i] == a;
+                if (!listed)
+                    assert_int_equal(sg_reach_build_edited(g, r0, touched, nt, flags, &e),
+                                     SG_EINVAL);
+                sg_reach_destroy(r0);
+                sg_graph_destroy(g);
+                continue;
+            }
+        }
+        assert_int_equal(sg_reach_build_edited(g, r0, touched, nt, flags, &e), SG_OK);
+        assert_int_equal(sg_reach_build(g, flags, &fresh), SG_OK);
+        assert_same_reach(e, fresh, g->n_nodes);
+        assert_same_facts(e, fresh, g);
+        edited += change != 3;
+        sg_reach_destroy(e);
+        /* from a query-only snapshot (made from the edge array after a
+         * removal, not in the lists' order): a plain build */
+        if (change != 3 && removed) {
+            sg_reach_t *q = NULL;
+            assert_int_equal(sg_reach_build_query(g, r0, flags, &q), SG_OK);
+            assert_int_equal(sg_reach_build_edited(g, q, NULL, 0, flags, &e), SG_OK);
+            assert_same_reach(e, fresh, g->n_nodes);
+            assert_same_facts(e, fresh, g);
+            sg_reach_destroy(e);
+            sg_reach_destroy(q);
+        }
+        /* an id out of range */
+        sg_node_id_t bad = g->n_nodes;
+        assert_int_equal(sg_reach_build_edited(g, r0, &bad, 1, flags, &e), SG_EINVAL);
+        sg_reach_destroy(fresh);
+        sg_reach_destroy(r0);
+        sg_graph_destroy(g);
+    }
+    assert_true(edited >= 80);
 }
 
 /* The verifier's query-only snapshot: after edges were added and removed
@@ -1806,6 +1924,7 @@ int main(void)
         cmocka_unit_test(test_reach_edge_array_order),
         cmocka_unit_test(test_alloc_index),
         cmocka_unit_test(test_buffers_memory),
+        cmocka_unit_test(test_reach_build_edited),
         cmocka_unit_test(test_reach_cycle_and_holes),
         cmocka_unit_test(test_reach_wide_graph),
         cmocka_unit_test(test_control_deps_record_before_wait),
