@@ -666,7 +666,6 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     ctx.len = report ? &report->len : &ctx.own_len;
     ctx.cap = report ? &report->cap : &ctx.own_cap;
     ctx.reach = *reach; /* a snapshot of exactly this graph, or NULL */
-    ctx.out_kept = keep && opt->verify;
     *reach = NULL;
     ctx.name = p->name;
     sg_jw_init(&ctx.json, PASS_DEPTH);

@@ -37,12 +37,11 @@ typedef struct sg_pass_ctx {
     int err; /* first out-of-memory while reporting */
     sg_reach_t *reach; /* snapshot of the pass's input, or NULL */
     const sg_rewrite_options_t *opt; /* the run's options (never NULL inside a pass) */
-    sg_reach_t *out_reach; /* optional: a pass that built a snapshot of
-                              the graph exactly as it returns it leaves it here for the
-                              verifier, which would build the same */
-    bool out_kept;         /* the output's snapshot becomes the next pass's input: out_reach
-                              must then be sg_reach_build_after's; else it only answers the
-                              verifier's queries (sg_reach_build_query's will do) */
+    sg_reach_t *out_reach; /* optional: a pass that built a snapshot of the graph
+                              exactly as it returns it, the one sg_reach_build would give
+                              (sg_reach_build_edited from its input's: it knows what it
+                              changed), leaves it here for the verifier, which then builds
+                              none; it may become the next pass's input */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
