@@ -848,6 +848,12 @@ void sg_book_calls_note(sg_book_t *b, uint64_t key, const void *shape, size_t n_
     c->noted = true;
 }
 
+bool sg_book_calls_on(const sg_book_t *b, uint64_t key)
+{
+    const sess_stream_t *st = stream_find(b, key);
+    return st && st->sess->calls.on;
+}
+
 void sg_book_calls_taint(sg_book_t *b, uint64_t key)
 {
     sess_stream_t *st = stream_find(b, key);

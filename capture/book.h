@@ -152,6 +152,9 @@ void sg_book_calls_begin(sg_book_t *b, uint64_t key, uint64_t gen, const void *s
 void sg_book_calls_note(sg_book_t *b, uint64_t key, const void *shape, size_t n_shape,
                         const void *args, size_t n_args);
 void sg_book_calls_taint(sg_book_t *b, uint64_t key);
+/* Is the digest of the calls on for the capture stream key is in? (A
+ * caller describes a call only then.) */
+bool sg_book_calls_on(const sg_book_t *b, uint64_t key);
 
 /* Capture id of the session holding this stream key, 0 if none. */
 uint64_t sg_book_capture_of(const sg_book_t *b, uint64_t key);

@@ -69,61 +69,7 @@ void sg_shim_calls_begin(uint64_t key)
 }
 
 /* Two byte runs for one launch, kept between calls (under the hot lock). */
-typedef struct {
-    uint8_t *p;
-    size_t n, cap;
-    bool oom;
-} run_t;
-static run_t shape_run, args_run;
-
-static bool grow(run_t *r, size_t n)
-{
-    size_t c = r->cap ? r->cap : 1024;
-    while (c < r->n + n) c *= 2;
-    uint8_t *q = realloc(r->p, c);
-    if (!q) {
-        r->oom = true;
-        return false;
-    }
-    r->p = q;
-    r->cap = c;
-    return true;
-}
-
-static inline __attribute__((always_inline)) void put(run_t *r, const void *p, size_t n)
-{
-    if (r->n + n > r->cap && !grow(r, n)) return;
-    memcpy(r->p + r->n, p, n);
-    r->n += n;
-}
-
-static inline void put_u64(run_t *r, uint64_t v)
-{
-    put(r, &v, sizeof v);
-}
-
-static inline void put_u32(run_t *r, uint32_t v)
-{
-    put(r, &v, sizeof v);
-}
-
-/* As rawdigest.c's shape_pointers: 8-byte words of an argument that point
- * into device memory the shim knows of stay in the shape. */
-static void pointers(const void *arg, size_t n)
-{
-    const sg_memmap_t *m = &sg_shim.mem;
-    if (!m->n) return;
-    uint64_t lo = m->r[0].start, hi = m->r[m->n - 1].start + m->r[m->n - 1].size;
-    const uint8_t *p = arg;
-    for (size_t off = 0; off + 8 <= n; off += 8) {
-        uint64_t w;
-        memcpy(&w, p + off, 8);
-        if (w >= lo && w < hi && sg_memmap_find(m, w)) {
-            uint64_t rec[2] = {off, w};
-            put(&shape_run, rec, sizeof rec);
-        }
-    }
-}
+static sg_bytes_t shape_run, args_run;
 
 /* The attributes of a cuLaunchKernelEx we can describe by value: false for
  * any other (an event handle, a policy window, one added after CUDA 13.0). */
@@ -160,80 +106,23 @@ static bool launch_attrs(const CUlaunchAttribute *a, unsigned n)
         default:
             return false;
         }
-        put(&shape_run, w, sizeof w);
-    }
-    return true;
-}
-
-/* sg_kinfo_get without its lock for the few kernels a capture repeats:
- * entries live as long as the process, and a changed generation (an
- * unload) empties this cache. */
-static struct {
-    CUfunction f;
-    uint64_t gen;
-    const sg_kinfo_t *ki;
-} kcache[8];
-
-static const sg_kinfo_t *kinfo(CUfunction f)
-{
-    unsigned i = (unsigned)(((uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull) >> 61);
-    uint64_t gen = sg_kinfo_generation();
-    if (kcache[i].f == f && kcache[i].gen == gen && kcache[i].ki) return kcache[i].ki;
-    const sg_kinfo_t *ki = sg_kinfo_get(f, NULL);
-    kcache[i].f = f, kcache[i].gen = gen, kcache[i].ki = ki;
-    return ki;
-}
-
-/* The argument bytes, as kernel_part of rawdigest.c reads them back. */
-static bool arguments(CUfunction f, void **params, void **extra)
-{
-    const sg_kinfo_t *ki = kinfo(f);
-    if (params) {
-        put_u32(&shape_run, ki->n_params);
-        for (uint32_t i = 0; i < ki->n_params; i++) {
-            put_u32(&shape_run, params[i] ? ki->sizes[i] : UINT32_MAX);
-            if (!params[i]) continue;
-            if (ki->sizes[i] == 8) { /* most arguments: a pointer, a size, a double */
-                uint64_t w;
-                memcpy(&w, params[i], 8);
-                put_u64(&args_run, w);
-            } else if (ki->sizes[i] == 4) {
-                uint32_t w;
-                memcpy(&w, params[i], 4);
-                put_u32(&args_run, w);
-                continue; /* no room for a pointer */
-            } else {
-                put(&args_run, params[i], ki->sizes[i]);
-            }
-            pointers(params[i], ki->sizes[i]);
-        }
-        return true;
-    }
-    if (!extra) return true;
-    put_u32(&shape_run, UINT32_MAX); /* the extra form */
-    for (int i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-        if (extra[i] != CU_LAUNCH_PARAM_BUFFER_POINTER || !extra[i + 1]) continue;
-        size_t len = 0;
-        for (int j = 0; j < 64 && extra[j] != CU_LAUNCH_PARAM_END; j += 2)
-            if (extra[j] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[j + 1])
-                len = *(size_t *)extra[j + 1];
-        if (len > SG_BUNDLE_MAX_PARAM_BYTES) return false;
-        put_u64(&shape_run, len);
-        put(&args_run, extra[i + 1], len);
-        pointers(extra[i + 1], len);
+        sg_bytes_put(&shape_run, w, sizeof w);
     }
     return true;
 }
 
 void sg_shim_calls_note(uint64_t key, const sg_call_t *c)
 {
-    shape_run.n = args_run.n = 0;
-    shape_run.oom = args_run.oom = false;
+    /* a capture the calls no longer describe (a copy, a set, a host
+     * function made a node) is read back anyway: no need to describe more */
+    if (!sg_book_calls_on(sg_shim.book, key)) return;
+    sg_bytes_reset(&shape_run);
+    sg_bytes_reset(&args_run);
     uint32_t geo[7];
     CUfunction f;
     void **params, **extra = NULL;
     bool ok = true;
-    put_u32(&shape_run, (uint32_t)c->proto);
+    sg_bytes_u32(&shape_run, (uint32_t)c->proto);
     switch (c->proto) {
     case SG_FN_cuLaunchKernel: {
         const sg_args_cuLaunchKernel_t *a = SG_CALL_ARGS(c, cuLaunchKernel);
@@ -259,16 +148,18 @@ void sg_shim_calls_note(uint64_t key, const sg_call_t *c)
         uint32_t g[7] = {k->gridDimX,  k->gridDimY,  k->gridDimZ,     k->blockDimX,
                          k->blockDimY, k->blockDimZ, k->sharedMemBytes};
         memcpy(geo, g, sizeof geo);
-        put_u32(&shape_run, k->numAttrs);
+        sg_bytes_u32(&shape_run, k->numAttrs);
         ok = launch_attrs(k->attrs, k->numAttrs);
         break;
     }
     default:
         return; /* not described: the book turns the digest off if it made a node */
     }
-    put_u64(&shape_run, (uint64_t)(uintptr_t)f);
-    put(&shape_run, geo, sizeof geo);
-    if (!ok || !arguments(f, params, extra) || shape_run.oom || args_run.oom) return;
+    sg_bytes_u64(&shape_run, (uint64_t)(uintptr_t)f);
+    sg_bytes_put(&shape_run, geo, sizeof geo);
+    if (!ok || sg_shim_kernel_args(&args_run, &shape_run, sg_kinfo_get(f, NULL), params, extra) ||
+        shape_run.oom || args_run.oom)
+        return;
     sg_book_calls_note(sg_shim.book, key, shape_run.p, shape_run.n, args_run.p, args_run.n);
 }
 

@@ -99,11 +99,24 @@ static void retire_all(void)
     generation++;
 }
 
+/* The last few answers on this thread: a re-capturing program asks about
+ * the same few kernels at every launch and node, and the table's lock is
+ * then most of the cost. An entry lives as long as the process; an unload
+ * (a new generation) makes these stale. */
+static __thread struct {
+    uint64_t key, gen;
+    const sg_kinfo_t *info;
+} recent[8];
+
 const sg_kinfo_t *sg_kinfo_get(CUfunction func, CUkernel kern)
 {
     uint64_t key = func ? (uint64_t)(uintptr_t)func : (uint64_t)(uintptr_t)kern;
     static const sg_kinfo_t none = {0};
     if (!key) return &none;
+    unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 61);
+    uint64_t gen = atomic_load_explicit(&generation, memory_order_acquire);
+    if (recent[slot].key == key && recent[slot].gen == gen && recent[slot].info)
+        return recent[slot].info;
     pthread_mutex_lock(&lock);
     kinfo_entry_t *e = sg_u64map_get(&table, key);
     if (!e) {
@@ -119,6 +132,7 @@ const sg_kinfo_t *sg_kinfo_get(CUfunction func, CUkernel kern)
         n_live++;
     }
     pthread_mutex_unlock(&lock);
+    recent[slot].key = key, recent[slot].gen = gen, recent[slot].info = &e->info;
     return &e->info;
 }
 

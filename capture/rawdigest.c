@@ -31,49 +31,20 @@
 
 /* Two digests in one walk: `shape` of everything but kernel argument bytes
  * (sg_raw_digest_t.shape), and the full digest of everything, made as the
- * hash of the argument bytes seeded with the shape's. The bytes are
- * gathered in two buffers (`shape`, `args`) and each is hashed once at the
- * end: XXH3's streaming update costs tens of nanoseconds a call, and a walk
- * makes dozens of small ones. */
+ * hash of the argument bytes seeded with the shape's; each run (bytes.h)
+ * is hashed once at the end. */
 typedef struct {
-    uint8_t *p;
-    size_t n, cap;
-    bool oom;
-} bytes_t;
-
-typedef struct {
-    bytes_t args, shape;
+    sg_bytes_t args, shape;
 } dg_t;
-
-static bool grow(bytes_t *b, size_t n)
-{
-    size_t c = b->cap ? b->cap : 1024;
-    while (c < b->n + n) c *= 2;
-    uint8_t *q = realloc(b->p, c);
-    if (!q) {
-        b->oom = true;
-        return false;
-    }
-    b->p = q;
-    b->cap = c;
-    return true;
-}
-
-static inline __attribute__((always_inline)) void append(bytes_t *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap && !grow(b, n)) return;
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
 
 static inline void put(dg_t *h, const void *p, size_t n)
 {
-    append(&h->shape, p, n);
+    sg_bytes_put(&h->shape, p, n);
 }
 
 static inline void put_args(dg_t *h, const void *p, size_t n)
 {
-    append(&h->args, p, n);
+    sg_bytes_put(&h->args, p, n);
 }
 
 static inline void put_u64(dg_t *h, uint64_t v)
@@ -87,7 +58,7 @@ static inline void put_u64(dg_t *h, uint64_t v)
  * race, differently, so they are not variants of each other; only the
  * other bytes (coefficients, sizes, flags) are left out. Under the hot
  * lock (the memory map). */
-static void shape_pointers(dg_t *h, const void *arg, size_t n)
+void sg_shim_shape_pointers(sg_bytes_t *shape, const void *arg, size_t n)
 {
     const sg_memmap_t *m = &sg_shim.mem;
     if (!m->n) return;
@@ -99,9 +70,49 @@ static void shape_pointers(dg_t *h, const void *arg, size_t n)
         memcpy(&w, p + off, 8);
         if (w >= lo && w < hi && sg_memmap_find(m, w)) {
             uint64_t rec[2] = {off, w};
-            append(&h->shape, rec, sizeof rec);
+            sg_bytes_put(shape, rec, sizeof rec);
         }
     }
+}
+
+int sg_shim_kernel_args(sg_bytes_t *args, sg_bytes_t *shape, const sg_kinfo_t *ki, void **params,
+                        void **extra)
+{
+    if (params) {
+        sg_bytes_u32(shape, ki->n_params);
+        for (uint32_t i = 0; i < ki->n_params; i++) {
+            sg_bytes_u32(shape, params[i] ? ki->sizes[i] : UINT32_MAX);
+            if (!params[i]) continue;
+            if (ki->sizes[i] == 8) { /* most arguments: a pointer, a size, a double */
+                uint64_t w;
+                memcpy(&w, params[i], 8);
+                sg_bytes_u64(args, w);
+            } else if (ki->sizes[i] == 4) {
+                uint32_t w;
+                memcpy(&w, params[i], 4);
+                sg_bytes_u32(args, w);
+                continue; /* no room for a pointer */
+            } else {
+                sg_bytes_put(args, params[i], ki->sizes[i]);
+            }
+            sg_shim_shape_pointers(shape, params[i], ki->sizes[i]);
+        }
+        return SG_OK;
+    }
+    if (!extra) return SG_OK;
+    sg_bytes_u32(shape, UINT32_MAX); /* the extra form */
+    for (int i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] != CU_LAUNCH_PARAM_BUFFER_POINTER || !extra[i + 1]) continue;
+        size_t len = 0;
+        for (int j = 0; j < 64 && extra[j] != CU_LAUNCH_PARAM_END; j += 2)
+            if (extra[j] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[j + 1])
+                len = *(size_t *)extra[j + 1];
+        if (len > SG_BUNDLE_MAX_PARAM_BYTES) return SG_ELIMIT;
+        sg_bytes_u64(shape, len);
+        sg_bytes_put(args, extra[i + 1], len);
+        sg_shim_shape_pointers(shape, extra[i + 1], len);
+    }
+    return SG_OK;
 }
 
 /* Scratch kept between walks (under the hot lock): a program that
@@ -199,27 +210,8 @@ static int kernel_part(dg_t *h, CUgraphNode node, const sg_override_t *ov)
     uint32_t geo[7] = {p.gridDimX,  p.gridDimY,  p.gridDimZ,      p.blockDimX,
                        p.blockDimY, p.blockDimZ, p.sharedMemBytes};
     put(h, geo, sizeof geo);
-    if (p.kernelParams) {
-        for (uint32_t i = 0; i < ki->n_params; i++)
-            if (p.kernelParams[i]) {
-                put_args(h, p.kernelParams[i], ki->sizes[i]);
-                put_u64(h, ki->sizes[i]);
-                shape_pointers(h, p.kernelParams[i], ki->sizes[i]);
-            }
-    } else if (p.extra) {
-        for (int i = 0; i < 64 && p.extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-            if (p.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER && p.extra[i + 1]) {
-                size_t len = 0;
-                for (int j = 0; j < 64 && p.extra[j] != CU_LAUNCH_PARAM_END; j += 2)
-                    if (p.extra[j] == CU_LAUNCH_PARAM_BUFFER_SIZE && p.extra[j + 1])
-                        len = *(size_t *)p.extra[j + 1];
-                if (len > SG_BUNDLE_MAX_PARAM_BYTES) return SG_ELIMIT;
-                put_args(h, p.extra[i + 1], len);
-                put_u64(h, len);
-                shape_pointers(h, p.extra[i + 1], len);
-            }
-        }
-    }
+    int rc = sg_shim_kernel_args(&h->args, &h->shape, ki, p.kernelParams, p.extra);
+    if (rc) return rc;
     /* The three attributes the model keeps (build.c), as the members it
      * reads: the 64-byte value union would be ~200 bytes of zeros per node
      * to hash. `got` says which queries succeeded (a failed one leaves the
@@ -433,8 +425,8 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
     sg_inject_relaxed_begin(&relaxed);
     pthread_mutex_lock(&sg_shim.hot);
     dg_t *h = &scratch.dg;
-    h->args.n = h->shape.n = 0;
-    h->args.oom = h->shape.oom = false;
+    sg_bytes_reset(&h->args);
+    sg_bytes_reset(&h->shape);
     int rc = list_graph(graph, &nn, &ne);
     if (rc) goto out;
     rc = SG_ENOMEM;

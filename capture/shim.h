@@ -25,6 +25,7 @@
 #include <uthash.h>
 
 #include "book.h"
+#include "bytes.h"
 #include "graph/graph.h"
 #include "memmap.h"
 #include "outbox.h"
@@ -197,6 +198,16 @@ const sg_kinfo_t *sg_kinfo_get(CUfunction func, CUkernel kern) SG_SHIM_HIDDEN;
 void sg_kinfo_invalidate(void) SG_SHIM_HIDDEN;
 uint64_t sg_kinfo_generation(void) SG_SHIM_HIDDEN; /* changes at every invalidation */
 void sg_kinfo_atfork_child(void) SG_SHIM_HIDDEN;
+
+/* A kernel's argument bytes into args, and into shape their layout (the
+ * parameter count and sizes, or the extra form's length) and the words
+ * that point into known device memory (sg_shim_shape_pointers), from the
+ * kernelParams or extra of a launch or a node; the raw digest and calls.c
+ * describe a kernel alike. SG_ELIMIT for an extra buffer over the bundle's
+ * bound. Under the hot lock. */
+int sg_shim_kernel_args(sg_bytes_t *args, sg_bytes_t *shape, const sg_kinfo_t *ki, void **params,
+                        void **extra) SG_SHIM_HIDDEN;
+void sg_shim_shape_pointers(sg_bytes_t *shape, const void *arg, size_t n) SG_SHIM_HIDDEN;
 
 /* ---- code.c: code images ---- */
 int sg_code_attach(void) SG_SHIM_HIDDEN;

@@ -153,6 +153,13 @@ static CUgraph fork_join_changed(void)
     args[2] = &m;
     p.kernelParams = args;
     CHECK(cuGraphKernelNodeSetParams_v2(nodes[0], &p));
+    /* the new scale reads back through the shim as set, the rest as captured */
+    CUDA_KERNEL_NODE_PARAMS q;
+    CHECK(cuGraphKernelNodeGetParams_v2(nodes[0], &q));
+    float got, add;
+    memcpy(&got, q.kernelParams[2], sizeof got);
+    memcpy(&add, q.kernelParams[3], sizeof add);
+    EXPECT(got == 9.0f && add == 0.25f);
     return g;
 }
 
