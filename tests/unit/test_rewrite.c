@@ -1395,6 +1395,94 @@ static void test_defer_skips_use_after_free(void **state)
     sg_graph_destroy(a.g);
 }
 
+/* The one-at-a-time fallback: two frees whose placements are correct one
+ * by one but close a cycle together. F1 (of b1, on s0) waits for U1 on s1
+ * and must stay before P3, which touches memory of b1 (a device buffer at
+ * b1's addresses) and precedes U2 on s0; F2 (of b2, on s1) is the mirror
+ * image. Placed at once: F1 -> P3 -> U2 -> F2 -> P4 -> U1 -> F1. The pass
+ * undoes both, places F1, refuses F2, and hands the verifier (and the next
+ * pass) a snapshot of what it left made from the input's
+ * (sg_reach_build_edited over every node it touched, the undone ones
+ * included: an undone edit can reorder a node's lists): it must be the one
+ * a fresh build gives. */
+static sg_node_id_t cycle_f[2], cycle_u[2];
+static int defer_then_compare(sg_pass_ctx_t *ctx)
+{
+    int rc = sg_pass_defer_dealloc(ctx);
+    if (rc) return rc;
+    assert_non_null(ctx->out_reach);
+    sg_reach_t *fresh = NULL;
+    assert_int_equal(sg_reach_build(ctx->g, 0, &fresh), SG_OK);
+    assert_same_reach(ctx->out_reach, fresh, ctx->g->n_nodes);
+    assert_same_facts(ctx->out_reach, fresh, ctx->g);
+    sg_reach_destroy(fresh);
+    return SG_OK;
+}
+
+static void test_defer_one_at_a_time(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 0);
+    uint32_t b[2], d[2];
+    sg_node_id_t al[2], k[2], p[2];
+    for (int s = 0; s < 2; s++) {
+        uint64_t at = 0x100000 * (uint64_t)(s + 1);
+        b[s] = buffer(g, SG_BUFFER_GRAPH_ALLOC, at, 0x1000);
+        d[s] = buffer(g, SG_BUFFER_DEVICE, at, 0x1000); /* b's memory, not allocated here */
+    }
+    for (int s = 0; s < 2; s++) { /* seq: s0 even, s1 odd */
+        al[s] = memnode(g, SG_NODE_MEM_ALLOC, s, 0 + s, b[s]);
+        cycle_f[s] = memnode(g, SG_NODE_MEM_FREE, s, 2 + s, b[s]);
+        k[s] = kern(g, s, 4 + s, 1);
+        p[s] = kern(g, s, 6 + s, 1);
+        acc(g, p[s], d[s], SG_ACCESS_WRITE);
+        cycle_u[s] = kern(g, s, 8 + s, 1); /* uses the other stream's buffer */
+        acc(g, cycle_u[s], b[1 - s], SG_ACCESS_READ);
+        edge(g, al[s], cycle_f[s], SG_EDGE_STREAM, SG_NONE);
+        edge(g, cycle_f[s], k[s], SG_EDGE_STREAM, SG_NONE);
+        edge(g, k[s], p[s], SG_EDGE_STREAM, SG_NONE);
+        edge(g, p[s], cycle_u[s], SG_EDGE_STREAM, SG_NONE);
+        /* a second in-edge of K: F's removed edge to it comes back behind
+         * this one when the first attempt is undone, so K's list changes
+         * order even where F2 ends up where it was */
+        edge(g, al[s], k[s], SG_EDGE_CONTROL, SG_NONE);
+    }
+    closure_t before = closure(g);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(sg_rw_run_custom(g, "defer-dealloc", defer_then_compare, NULL, rep), SG_OK);
+    const char *t = sg_report_text(rep);
+    assert_non_null(strstr(t, "placed one at a time instead (1 skipped)"));
+    assert_non_null(strstr(t, "verify: ok"));
+    json_t *frees = json_object_get(json_array_get(json_object_get(sg_report_json(rep), "passes"), 0),
+                                    "frees");
+    assert_int_equal(json_array_size(frees), 2);
+    json_t *f0 = json_array_get(frees, 0), *f1 = json_array_get(frees, 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(f0, "free"), "id")),
+                     cycle_f[0]);
+    assert_string_equal(json_string_value(json_object_get(f0, "decision")), "moved");
+    assert_string_equal(json_string_value(json_object_get(f1, "decision")), "skipped");
+    assert_non_null(strstr(json_string_value(json_object_get(f1, "why")), "close a cycle"));
+    /* F1 placed: after U1, between K0 and P3; F2 where it was */
+    assert_int_equal(count_edges(g, cycle_u[1], cycle_f[0], SG_EDGE_DEALLOC), 1);
+    assert_int_equal(count_edges(g, k[0], cycle_f[0], SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(g, cycle_f[0], p[0], SG_EDGE_STREAM), 1);
+    assert_true(count_edges(g, al[0], k[0], -1) >= 1); /* bridged, or joined already */
+    assert_int_equal(count_edges(g, al[1], cycle_f[1], SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(g, cycle_f[1], k[1], SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(g, cycle_u[0], cycle_f[1], -1), 0);
+    assert_int_equal(sg_reach_check_acyclic(g), SG_OK);
+    /* every ordering of the input but those of the moved free is kept */
+    closure_t after = closure(g);
+    for (uint32_t x = 0; x < g->n_nodes; x++)
+        for (uint32_t y = 0; y < g->n_nodes; y++)
+            if (x != cycle_f[0] && y != cycle_f[0] && cl_get(&before, x, y))
+                assert_true(cl_get(&after, x, y));
+    free(before.bits);
+    free(after.bits);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
 /* ---- reduce ----------------------------------------------------------------------------- */
 
 static void test_reduce(void **state)
@@ -1942,6 +2030,7 @@ int main(void)
         cmocka_unit_test(test_defer_keeps_reuse),
         cmocka_unit_test(test_defer_expected_stall),
         cmocka_unit_test(test_defer_skips_use_after_free),
+        cmocka_unit_test(test_defer_one_at_a_time),
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_pass_manager),
         cmocka_unit_test(test_property_random_dags),
