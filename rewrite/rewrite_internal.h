@@ -166,13 +166,19 @@ typedef struct {
      * that looks up nodes in stream order or across edges reads these
      * compact arrays instead of the nodes (on a large graph a cache miss
      * per node). */
-    uint8_t *type;    /* the node's sg_node_type_t, SG_RW_REMOVED for a removed id */
-    uint32_t *stream; /* the node's stream (SG_STREAM_EXPLICIT for none) */
+    const uint8_t *type;    /* the node's sg_node_type_t, SG_RW_REMOVED for a removed id */
+    const uint32_t *stream; /* the node's stream (SG_STREAM_EXPLICIT for none) */
+    /* type and stream are the snapshot's node facts (sg_reach_node_facts:
+     * not copied, valid while the snapshot lives), or these, read from the
+     * nodes when the snapshot has none */
+    uint8_t *own_type;
+    uint32_t *own_stream;
     uint32_t origin;  /* sg_rw_origin_stream's answer */
 } sg_rw_streams_t;
 
 /* r is a snapshot of g as it is (its ranks break ties; what it read of the
- * nodes, sg_reach_node_facts, is taken instead of reading them again). */
+ * nodes, sg_reach_node_facts, is taken instead of reading them again, and
+ * lent: s must be freed before r is destroyed). */
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s);
 void sg_rw_streams_free(sg_rw_streams_t *s);
 /* Neighbour of v in its stream's program order, or SG_NONE. */
