@@ -37,6 +37,9 @@ typedef struct sg_pass_ctx {
     int err; /* first out-of-memory while reporting */
     sg_reach_t *reach; /* snapshot of the pass's input, or NULL */
     const sg_rewrite_options_t *opt; /* the run's options (never NULL inside a pass) */
+    struct sg_rw_streams *in_streams; /* the program order of the pass's input, or NULL:
+                                         built once from reach and shared
+                                         (sg_rw_input_streams) */
     sg_reach_t *out_reach; /* optional: a pass that built a snapshot of the graph
                               exactly as it returns it, the one sg_reach_build would give
                               (sg_reach_build_edited from its input's: it knows what it
@@ -63,6 +66,13 @@ int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *
  * the next pass's input). Owned by the manager: do not destroy; it does not
  * follow the pass's own changes. NULL with *rc set on failure. */
 sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc);
+/* The program order of the pass's input (sg_rw_streams_build of the input
+ * snapshot), built once and shared the same way: a pass that changes
+ * nothing hands it to the next with the snapshot (fusion-legality's is
+ * defer-dealloc's). Owned by the manager, read-only, valid while the pass
+ * runs (it does not follow the pass's own changes). NULL with *rc set on
+ * failure. */
+const struct sg_rw_streams *sg_rw_input_streams(sg_pass_ctx_t *ctx, int *rc);
 
 /* Run one pass function through the manager (report, pass log, verifier):
  * how tests exercise the verifier, and how a pass not in the registry yet
@@ -156,7 +166,7 @@ void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id);
 /* Nodes of each stream in program order: by capture sequence number, ties
  * by topological rank (a pass that moves a node gives it the sequence
  * number of the node it now follows). Explicit nodes are in no stream. */
-typedef struct {
+typedef struct sg_rw_streams {
     uint32_t n_streams;
     uint32_t *start;     /* n_streams + 1 offsets into nodes */
     sg_node_id_t *nodes;
