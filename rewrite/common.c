@@ -306,31 +306,37 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
     size_t ids = g->n_nodes ? g->n_nodes : 1;
     s->start = calloc((size_t)ns + 1, sizeof *s->start);
     s->index = malloc(ids * sizeof *s->index);
-    s->type = malloc(ids);
-    s->stream = malloc(ids * sizeof *s->stream);
-    /* what the snapshot read of the nodes, else one pass over them */
+    /* what the snapshot read of the nodes (borrowed, not copied), else one
+     * pass over them */
     const uint8_t *ftype;
     const uint32_t *fstream;
     const uint64_t *fseq;
     bool facts = r && sg_reach_node_facts(r, g, &ftype, &fstream, &fseq);
     uint64_t *own_seq = facts ? NULL : malloc(ids * sizeof *own_seq);
+    if (!facts) {
+        s->own_type = malloc(ids);
+        s->own_stream = malloc(ids * sizeof *s->own_stream);
+    }
     uint32_t *fill = malloc((ns ? ns : 1) * sizeof *fill);
-    if (!s->start || !s->index || !s->type || !s->stream || (!facts && !own_seq) || !fill) {
+    if (!s->start || !s->index || (!facts && (!own_seq || !s->own_type || !s->own_stream)) ||
+        !fill) {
         free(own_seq);
         free(fill);
         sg_rw_streams_free(s);
         return SG_ENOMEM;
     }
     if (facts) {
-        memcpy(s->type, ftype, g->n_nodes);
-        memcpy(s->stream, fstream, g->n_nodes * sizeof *s->stream);
+        s->type = ftype;
+        s->stream = fstream;
     } else {
         for (uint32_t i = 0; i < g->n_nodes; i++) {
             const sg_node_t *x = &g->nodes[i];
-            s->type[i] = x->removed ? SG_RW_REMOVED : (uint8_t)x->type;
-            s->stream[i] = x->stream;
+            s->own_type[i] = x->removed ? SG_RW_REMOVED : (uint8_t)x->type;
+            s->own_stream[i] = x->stream;
             own_seq[i] = x->seq;
         }
+        s->type = s->own_type;
+        s->stream = s->own_stream;
     }
     const uint64_t *seq = facts ? fseq : own_seq;
     uint64_t origin_seq = 0;
@@ -396,8 +402,8 @@ void sg_rw_streams_free(sg_rw_streams_t *s)
     free(s->start);
     free(s->nodes);
     free(s->index);
-    free(s->type);
-    free(s->stream);
+    free(s->own_type);
+    free(s->own_stream);
     memset(s, 0, sizeof *s);
 }
 

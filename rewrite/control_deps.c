@@ -598,7 +598,7 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
 {
     sg_graph_t *g = ctx->g;
     sg_reach_t *r = NULL;
-    sg_rw_streams_t st = {0};
+    const sg_rw_streams_t *st = NULL; /* the manager's, shared */
     sg_rw_buffers_t bufs = {0};
     cands_t cs = {0};
     tally_t t = {{0}, 0, 0, sg_rw_json_member(ctx, "edges_added"), NULL, 0, 0, 0};
@@ -617,20 +617,20 @@ int sg_pass_control_deps(sg_pass_ctx_t *ctx)
      * existing paths (reachability stays), but give frees new neighbours,
      * so R4 repeats until it adds nothing. */
     edges_reset(&es, r);
-    if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
-    if ((rc = rule_record_wait(g, &st, &cs))) goto out;
-    if ((rc = rule_stream_order(g, &st, &cs))) goto out;
+    if (!(st = sg_rw_input_streams(ctx, &rc))) goto out;
+    if ((rc = rule_record_wait(g, st, &cs))) goto out;
+    if ((rc = rule_stream_order(g, st, &cs))) goto out;
     if ((rc = apply(ctx, r, &es, &cs, &t, &n_added))) goto out;
     if (n_added) {
         if ((rc = sg_reach_build_after(g, r, 0, &own))) goto out;
         r = own;
         edges_reset(&es, r);
     }
-    if ((rc = sg_rw_buffers_build_memory(g, &st, &bufs))) goto out;
-    if ((rc = rule_free_reuse(g, &st, &bufs, r, &es, &cs))) goto out;
+    if ((rc = sg_rw_buffers_build_memory(g, st, &bufs))) goto out;
+    if ((rc = rule_free_reuse(g, st, &bufs, r, &es, &cs))) goto out;
     if ((rc = apply(ctx, r, &es, &cs, &t, &n_added))) goto out;
     do {
-        if ((rc = rule_event_at_free(g, &st, &es, &af, &cs))) goto out;
+        if ((rc = rule_event_at_free(g, st, &es, &af, &cs))) goto out;
         if ((rc = apply(ctx, r, &es, &cs, &t, &n_added))) goto out;
     } while (n_added);
 
@@ -654,7 +654,6 @@ out:
     free(es.keys);
     free(cs.c);
     sg_rw_buffers_free(&bufs);
-    sg_rw_streams_free(&st);
     sg_reach_destroy(own);
     return rc;
 }

@@ -120,10 +120,16 @@ typedef struct {
 typedef struct {
     op_t *ops;
     size_t n, cap;
+    ids_t touched; /* every node an op changed, undone or not (may repeat) */
 } undo_t;
 
+/* op.edge holds the edge's ends for OP_ADD too. */
 static int undo_push(undo_t *u, op_t op)
 {
+    int rc = op.kind == OP_SEQ ? ids_push(&u->touched, op.node)
+                               : ids_push(&u->touched, op.edge.from);
+    if (!rc && op.kind != OP_SEQ) rc = ids_push(&u->touched, op.edge.to);
+    if (rc) return rc;
     if (u->n == u->cap) {
         size_t nc = u->cap ? u->cap * 2 : 64;
         op_t *p = realloc(u->ops, nc * sizeof *p);
@@ -161,7 +167,7 @@ static int add_edge_logged(sg_graph_t *g, undo_t *u, sg_node_id_t a, sg_node_id_
     sg_edge_id_t id;
     int rc = sg_graph_add_edge(g, a, b, k, event, &id);
     if (rc) return rc;
-    return undo_push(u, (op_t){.kind = OP_ADD, .id = id});
+    return undo_push(u, (op_t){.kind = OP_ADD, .id = id, .edge = {.from = a, .to = b}});
 }
 
 static int remove_edge_logged(sg_graph_t *g, undo_t *u, sg_edge_id_t id)
@@ -211,7 +217,7 @@ static const char *decision_name(const plan_t *p)
 typedef struct {
     sg_graph_t *g;
     sg_reach_t *r;
-    sg_rw_streams_t st;
+    const sg_rw_streams_t *st; /* the manager's, shared */
     sg_rw_buffers_t bufs;
     sg_rw_reuse_t ru;
     double *start, *finish;
@@ -266,15 +272,15 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     p->stream = s;
     p->anchor = SG_NONE;
     p->anchor_next = SG_NONE;
-    p->old_prev = sg_rw_stream_prev(&e->st, f);
+    p->old_prev = sg_rw_stream_prev(e->st, f);
     p->t_before = e->finish[f];
     int rc;
     const sg_rw_buffers_t *bf = &e->bufs;
     uint32_t u0 = bf->user_start[b], u1 = bf->user_start[b + 1];
     bool cross = false;
     for (uint32_t i = u0; i < u1; i++)
-        if (e->st.stream[bf->users[i]] != s) cross = true;
-    if (s == SG_STREAM_EXPLICIT || s >= e->st.n_streams) {
+        if (e->st->stream[bf->users[i]] != s) cross = true;
+    if (s == SG_STREAM_EXPLICIT || s >= e->st->n_streams) {
         p->decision = D_SKIP;
         snprintf(p->why, sizeof p->why, "the free has no stream to be placed on");
         return SG_OK;
@@ -309,7 +315,7 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     bool last_elsewhere = false;
     for (uint32_t i = 0; i < p->maxima.n; i++) {
         sg_node_id_t m = p->maxima.v[i];
-        if (e->st.stream[m] == s) continue;
+        if (e->st->stream[m] == s) continue;
         last_elsewhere = true;
         if (e->finish[m] > p->t_uses) p->t_uses = e->finish[m];
     }
@@ -333,14 +339,14 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
      * stream. Such a free is left alone whatever the estimate would pick:
      * the pass changes only frees that are not ordered after every use. */
     bool settled = true, hung = false;
-    uint32_t s0 = e->st.start[s], s1 = e->st.start[s + 1];
+    uint32_t s0 = e->st->start[s], s1 = e->st->start[s + 1];
     for (uint32_t i = 0; i < p->keep_pred.n && settled; i++)
         settled = sg_reach_query(e->r, p->keep_pred.v[i], f);
     uint32_t others = 0; /* 0 or 1: does s hold anything but frees? */
     for (uint32_t i = s0; i < s1 && !others; i++)
-        if (e->st.type[e->st.nodes[i]] != SG_NODE_MEM_FREE) others++;
+        if (e->st->type[e->st->nodes[i]] != SG_NODE_MEM_FREE) others++;
     for (uint32_t i = 0; i < fx->n_in && !hung; i++)
-        hung = e->st.stream[g->edges[fx->in[i]].from] == s;
+        hung = e->st->stream[g->edges[fx->in[i]].from] == s;
     if (settled && (hung || others == 0)) {
         p->decision = D_IN_PLACE;
         p->anchor = p->old_prev;
@@ -361,16 +367,16 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     }
     /* 4. the anchor on s: never before where the program freed, nor before
      * a use or the alloc on s */
-    int64_t lo = (int64_t)e->st.index[f] - 1;
+    int64_t lo = (int64_t)e->st->index[f] - 1;
     for (uint32_t i = 0; i < p->keep_pred.n; i++) {
         sg_node_id_t v = p->keep_pred.v[i];
-        if (e->st.stream[v] == s && (int64_t)e->st.index[v] > lo) lo = e->st.index[v];
+        if (e->st->stream[v] == s && (int64_t)e->st->index[v] > lo) lo = e->st->index[v];
     }
     sg_node_id_t anchor = SG_NONE, anchor_next = SG_NONE, anchor_work = SG_NONE;
     bool capped = false, reached = false;
     for (uint32_t i = s0 + (lo < 0 ? 0 : (uint32_t)lo); i < s1; i++) {
-        sg_node_id_t v = e->st.nodes[i];
-        if (v == f || e->st.type[v] == SG_NODE_MEM_FREE) continue;
+        sg_node_id_t v = e->st->nodes[i];
+        if (v == f || e->st->type[v] == SG_NODE_MEM_FREE) continue;
         bool blocked = false;
         for (uint32_t k = 0; k < p->reuse.n && !blocked; k++)
             blocked = sg_reach_query(e->r, p->reuse.v[k], v);
@@ -382,10 +388,10 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
          * piece of work there */
         sg_node_id_t nx = SG_NONE, nw = SG_NONE;
         for (uint32_t j = i + 1; j < s1 && nw == SG_NONE; j++) {
-            sg_node_id_t y = e->st.nodes[j];
+            sg_node_id_t y = e->st->nodes[j];
             if (y == f) continue;
             if (nx == SG_NONE) nx = y;
-            if (e->st.type[y] != SG_NODE_MEM_FREE) nw = y;
+            if (e->st->type[y] != SG_NODE_MEM_FREE) nw = y;
         }
         /* v is no anchor if what follows it comes before a last use: the
          * free would have to precede and follow it */
@@ -435,12 +441,12 @@ static int plan_one(env_t *e, sg_node_id_t f, plan_t *p)
     if (anchor_next == SG_NONE && s != e->origin) {
         bool f_joins = false;
         for (uint32_t k = 0; k < fx->n_out; k++)
-            if (e->st.stream[g->edges[fx->out[k]].to] != s) f_joins = true;
+            if (e->st->stream[g->edges[fx->out[k]].to] != s) f_joins = true;
         sg_node_id_t x = f_joins ? f : anchor;
         const sg_node_t *nx = x != SG_NONE ? &g->nodes[x] : NULL;
         for (uint32_t k = 0; nx && k < nx->n_out; k++) {
             sg_node_id_t y = g->edges[nx->out[k]].to;
-            if (y == f || e->st.stream[y] == s) continue;
+            if (y == f || e->st->stream[y] == s) continue;
             bool bad = false;
             for (uint32_t i = 0; i < p->maxima.n && !bad; i++)
                 bad = sg_reach_query(e->r, y, p->maxima.v[i]);
@@ -753,7 +759,7 @@ static int run_all(sg_pass_ctx_t *ctx, env_t *e, plan_t *plans, uint32_t n, bool
         plan_t *p = &plans[i];
         if (p->decision != D_MOVED) continue;
         size_t mark = u->n;
-        int rc = apply_one(g, &e->st, p, u, &ch[i]);
+        int rc = apply_one(g, e->st, p, u, &ch[i]);
         if (rc) return rc;
         if (careful) {
             rc = sg_reach_check_acyclic(g);
@@ -787,7 +793,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     int rc;
     e.r = sg_rw_input_reach(ctx, &rc);
     if (rc) return rc;
-    if ((rc = sg_rw_streams_build(g, e.r, &e.st))) goto out;
+    if (!(e.st = sg_rw_input_streams(ctx, &rc))) goto out;
     /* the nodes' costs from the buffer table's pass over the nodes */
     double *cost = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *cost);
     if (!cost) {
@@ -803,15 +809,15 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         goto out;
     }
     if ((rc = sg_rw_timeline_from(g, e.r, cost, &e.start, &e.finish))) goto out;
-    e.origin = e.st.origin;
+    e.origin = e.st->origin;
     /* the frees, in id order (types from st: only frees are read) */
-    frees = malloc((e.st.n_ids ? e.st.n_ids : 1) * sizeof *frees);
+    frees = malloc((e.st->n_ids ? e.st->n_ids : 1) * sizeof *frees);
     if (!frees) {
         rc = SG_ENOMEM;
         goto out;
     }
-    for (uint32_t i = 0; i < e.st.n_ids; i++)
-        if (e.st.type[i] == SG_NODE_MEM_FREE && g->nodes[i].u.mem.buffer < g->root->n_buffers)
+    for (uint32_t i = 0; i < e.st->n_ids; i++)
+        if (e.st->type[i] == SG_NODE_MEM_FREE && g->nodes[i].u.mem.buffer < g->root->n_buffers)
             frees[n++] = i;
     plans = calloc(n ? n : 1, sizeof *plans);
     ch = calloc(n ? n : 1, sizeof *ch);
@@ -827,16 +833,22 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
     uint32_t n_cycles = 0;
     bool careful = false;
     if ((rc = run_all(ctx, &e, plans, n, false, &u, ch, &n_cycles))) goto out;
-    /* the check is the snapshot of the output that the verifier needs: the
-     * graph does not change after it, so it is handed over (one that only
-     * answers the verifier's queries unless the next pass takes it) */
-    rc = ctx->out_kept ? sg_reach_build_after(g, e.r, 0, &ctx->out_reach)
-                       : sg_reach_build_query(g, e.r, 0, &ctx->out_reach);
+    /* the check is the snapshot of the output that the verifier needs (and
+     * the next pass's input): the graph does not change after it, so it is
+     * handed over. It is the input's with the nodes the pass changed read
+     * again (their edges, and the frees' sequence numbers), not a read of
+     * the whole graph. */
+    rc = sg_reach_build_edited(g, e.r, u.touched.v, u.touched.n, 0, &ctx->out_reach);
     if (rc == SG_ECYCLE) {
         careful = true;
         if ((rc = undo_to(g, &u, 0))) goto out;
         for (uint32_t i = 0; i < n; i++) changes_free(&ch[i]);
         if ((rc = run_all(ctx, &e, plans, n, true, &u, ch, &n_cycles))) goto out;
+        /* acyclic now, frees placed one at a time (a cycle left is the
+         * verifier's to report) */
+        rc = sg_reach_build_edited(g, e.r, u.touched.v, u.touched.n, 0, &ctx->out_reach);
+        if (rc == SG_ECYCLE) rc = SG_OK;
+        if (rc) goto out;
     } else if (rc) {
         goto out;
     }
@@ -896,7 +908,7 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         uint32_t b = plans[i].buffer;
         for (uint32_t j = e.bufs.user_start[b]; j < e.bufs.user_start[b + 1]; j++) {
             sg_node_id_t x = e.bufs.users[j];
-            if (e.st.type[x] != SG_NODE_KERNEL) continue;
+            if (e.st->type[x] != SG_NODE_KERNEL) continue;
             for (uint32_t a = e.bufs.acc_start[x]; a < e.bufs.acc_start[x + 1]; a++)
                 if (e.bufs.acc_buffer[a] == b && e.bufs.acc_guess[a]) {
                     guessed++;
@@ -926,10 +938,10 @@ out:
     free(plans);
     free(ch);
     free(u.ops);
+    ids_free(&u.touched);
     free(e.start);
     free(e.finish);
     sg_rw_buffers_free(&e.bufs);
     sg_rw_reuse_free(&e.ru);
-    sg_rw_streams_free(&e.st);
     return rc;
 }

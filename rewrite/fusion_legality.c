@@ -212,26 +212,31 @@ void sg_fusion_chains_free(sg_fusion_chains_t *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The finder on a given snapshot of g (r may be NULL: one is built). Each
+/* The finder on a given program order of g (the pass's input's, shared;
+ * NULL: a snapshot and an order are built). Each
  * chain starts at the first kernel of its stream not in an earlier chain
  * and is extended through extend_barrier; the barrier that stops it is its
  * tail and the next chain's head. */
-static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_t *out)
+static int chains_find(const sg_graph_t *g, const sg_rw_streams_t *given, sg_fusion_chains_t *out)
 {
     if (!g || !out) return SG_EINVAL;
     memset(out, 0, sizeof *out);
-    sg_reach_t *r = given;
-    sg_rw_streams_t st = {0};
+    sg_reach_t *r = NULL;
+    sg_rw_streams_t own = {0};
+    const sg_rw_streams_t *st = given;
     sg_node_id_t *pend = NULL;
     sg_barrier_t *step = NULL;
     uint8_t *type = NULL;
-    int rc = given ? SG_OK : sg_reach_build(g, 0, &r);
-    if (rc) return rc;
-    if ((rc = sg_rw_streams_build(g, r, &st))) goto out;
+    int rc = SG_OK;
+    if (!given) {
+        if ((rc = sg_reach_build(g, 0, &r))) return rc;
+        if ((rc = sg_rw_streams_build(g, r, &own))) goto out;
+        st = &own;
+    }
     uint32_t n_kernels = 0, n_frees = 0;
-    for (uint32_t i = 0; i < st.n_ids; i++) {
-        n_kernels += st.type[i] == SG_NODE_KERNEL;
-        n_frees += st.type[i] == SG_NODE_MEM_FREE;
+    for (uint32_t i = 0; i < st->n_ids; i++) {
+        n_kernels += st->type[i] == SG_NODE_KERNEL;
+        n_frees += st->type[i] == SG_NODE_MEM_FREE;
     }
     out->storage = malloc((n_kernels ? n_kernels : 1) * sizeof *out->storage);
     out->chains = malloc((n_kernels ? n_kernels : 1) * sizeof *out->chains);
@@ -247,30 +252,30 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
      * on a large graph), results kept by stream position: step[i] from the
      * node at i to the one after it (for kernels and frees, the nodes a
      * chain is extended from), type[i] the node's type. */
-    uint32_t n_pos = st.start[st.n_streams];
+    uint32_t n_pos = st->start[st->n_streams];
     step = malloc((n_pos ? n_pos : 1) * sizeof *step);
     type = malloc(n_pos ? n_pos : 1);
     if (!step || !type) {
         rc = SG_ENOMEM;
         goto out;
     }
-    for (uint32_t v = 0; v < st.n_ids; v++) {
-        uint32_t s = st.stream[v];
-        if (st.type[v] == SG_RW_REMOVED || s >= st.n_streams) continue;
-        uint32_t i = st.start[s] + st.index[v];
-        type[i] = st.type[v];
+    for (uint32_t v = 0; v < st->n_ids; v++) {
+        uint32_t s = st->stream[v];
+        if (st->type[v] == SG_RW_REMOVED || s >= st->n_streams) continue;
+        uint32_t i = st->start[s] + st->index[v];
+        type[i] = st->type[v];
         if (type[i] != SG_NODE_KERNEL && type[i] != SG_NODE_MEM_FREE) continue;
-        sg_node_id_t next = i + 1 < st.start[s + 1] ? st.nodes[i + 1] : SG_NONE;
-        step[i] = step_barrier(g, &st, v, next);
+        sg_node_id_t next = i + 1 < st->start[s + 1] ? st->nodes[i + 1] : SG_NONE;
+        step[i] = step_barrier(g, st, v, next);
     }
     uint32_t used = 0, used_frees = 0;
-    for (uint32_t s = 0; s < st.n_streams; s++) {
+    for (uint32_t s = 0; s < st->n_streams; s++) {
         sg_barrier_t head = barrier(SG_BARRIER_STREAM_START, SG_NONE, SG_NONE);
-        for (uint32_t i = st.start[s]; i < st.start[s + 1]; i++) {
+        for (uint32_t i = st->start[s]; i < st->start[s + 1]; i++) {
             if (type[i] != SG_NODE_KERNEL) continue;
-            sg_node_id_t v = st.nodes[i];
+            sg_node_id_t v = st->nodes[i];
             /* the node before v in program order */
-            sg_node_id_t prev = i > st.start[s] ? st.nodes[i - 1] : SG_NONE;
+            sg_node_id_t prev = i > st->start[s] ? st->nodes[i - 1] : SG_NONE;
             if (prev != SG_NONE && type[i - 1] != SG_NODE_KERNEL)
                 head = barrier(type_barrier(type[i - 1]), prev, SG_NONE);
             else if (head.node == v)
@@ -285,7 +290,7 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
             out->storage[used++] = v;
             for (;;) {
                 uint32_t next, nf;
-                sg_barrier_t why = extend_barrier(g, &st, step, type, i, cur->frees, cur->n_frees,
+                sg_barrier_t why = extend_barrier(g, st, step, type, i, cur->frees, cur->n_frees,
                                                   &next, pend, &nf);
                 if (why.kind != SG_BARRIER_NONE) {
                     cur->tail = why;
@@ -295,14 +300,14 @@ static int chains_find(const sg_graph_t *g, sg_reach_t *given, sg_fusion_chains_
                 memcpy(out->free_storage + used_frees, pend, nf * sizeof *pend);
                 used_frees += nf;
                 cur->n_frees += nf;
-                out->storage[used++] = st.nodes[next];
+                out->storage[used++] = st->nodes[next];
                 cur->n_nodes++;
                 i = next; /* on to the chain's last kernel (frees in it included) */
             }
         }
     }
-    for (uint32_t i = 0; i < st.n_ids; i++) {
-        if (st.type[i] != SG_NODE_KERNEL || st.stream[i] < st.n_streams) continue;
+    for (uint32_t i = 0; i < st->n_ids; i++) {
+        if (st->type[i] != SG_NODE_KERNEL || st->stream[i] < st->n_streams) continue;
         sg_fusion_chain_t *ch = &out->chains[out->n_chains++];
         ch->stream = SG_STREAM_EXPLICIT;
         ch->n_nodes = 1;
@@ -321,8 +326,8 @@ out:
     free(pend);
     free(step);
     free(type);
-    sg_rw_streams_free(&st);
-    if (r != given) sg_reach_destroy(r);
+    sg_rw_streams_free(&own);
+    sg_reach_destroy(r);
     if (rc) sg_fusion_chains_free(out);
     return rc;
 }
@@ -469,9 +474,9 @@ int sg_pass_fusion_legality(sg_pass_ctx_t *ctx)
     const sg_graph_t *g = ctx->g;
     sg_fusion_chains_t fc;
     int rc;
-    sg_reach_t *r = sg_rw_input_reach(ctx, &rc);
-    if (rc) return rc;
-    if ((rc = chains_find(g, r, &fc))) return rc;
+    const sg_rw_streams_t *st = sg_rw_input_streams(ctx, &rc);
+    if (!st) return rc;
+    if ((rc = chains_find(g, st, &fc))) return rc;
     bool list_singles = fc.n_kernels <= LIST_SINGLES_MAX;
     facts_t facts;
     facts_make(g, &fc, list_singles, &facts);

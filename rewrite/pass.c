@@ -333,6 +333,35 @@ sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc)
     return ctx->reach;
 }
 
+const sg_rw_streams_t *sg_rw_input_streams(sg_pass_ctx_t *ctx, int *rc)
+{
+    if (ctx->in_streams) {
+        *rc = SG_OK;
+        return ctx->in_streams;
+    }
+    sg_reach_t *r = sg_rw_input_reach(ctx, rc);
+    if (*rc) return NULL;
+    sg_rw_streams_t *s = malloc(sizeof *s);
+    if (!s) {
+        *rc = SG_ENOMEM;
+        return NULL;
+    }
+    if ((*rc = sg_rw_streams_build(ctx->g, r, s))) {
+        free(s);
+        return NULL;
+    }
+    return ctx->in_streams = s;
+}
+
+/* Free a shared program order (before the snapshot it borrows from). */
+static void streams_drop(sg_rw_streams_t **s)
+{
+    if (!*s) return;
+    sg_rw_streams_free(*s);
+    free(*s);
+    *s = NULL;
+}
+
 static void ctx_free(sg_pass_ctx_t *ctx)
 {
     free(ctx->own_text);
@@ -654,9 +683,11 @@ int sg_rewrite_run(sg_graph_t *g, const char *const *names, size_t n, sg_report_
 
 /* *reach: the snapshot of the input (or NULL), replaced by one of the
  * output when the verifier made it and `keep` asks for it (the next pass's
- * input; the last pass's is not needed). */
+ * input; the last pass's is not needed). *streams: the input's program
+ * order made from *reach (or NULL), handed on with it when the pass changed
+ * nothing, else freed. */
 static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_t *opt,
-                   sg_report_t *report, sg_reach_t **reach, bool keep)
+                   sg_report_t *report, sg_reach_t **reach, sg_rw_streams_t **streams, bool keep)
 {
     sg_pass_ctx_t ctx = {0};
     ctx.g = g;
@@ -666,8 +697,10 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     ctx.len = report ? &report->len : &ctx.own_len;
     ctx.cap = report ? &report->cap : &ctx.own_cap;
     ctx.reach = *reach; /* a snapshot of exactly this graph, or NULL */
-    ctx.out_kept = keep && opt->verify;
     *reach = NULL;
+    ctx.in_streams = ctx.reach ? *streams : NULL;
+    if (!ctx.reach) streams_drop(streams);
+    *streams = NULL;
     ctx.name = p->name;
     sg_jw_init(&ctx.json, PASS_DEPTH);
     sg_jw_object(&ctx.json);
@@ -696,6 +729,8 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
             checked = snap.n_edges;
             *reach = ctx.reach;
             ctx.reach = NULL;
+            *streams = ctx.in_streams;
+            ctx.in_streams = NULL;
         } else {
             rc = verify(&ctx, &snap, &checked, &ok, keep ? reach : NULL);
         }
@@ -728,6 +763,7 @@ report_out:
     }
 out:
     snapshot_free(&snap);
+    streams_drop(&ctx.in_streams);
     sg_reach_destroy(ctx.reach);
     sg_reach_destroy(ctx.out_reach);
     ctx_free(&ctx);
@@ -745,7 +781,9 @@ int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *
     }
     pass_def_t def = {name, "", false, run};
     sg_reach_t *reach = NULL;
-    int rc = run_one(g, &def, opt, report, &reach, false);
+    sg_rw_streams_t *streams = NULL;
+    int rc = run_one(g, &def, opt, report, &reach, &streams, false);
+    streams_drop(&streams);
     sg_reach_destroy(reach);
     return rc;
 }
@@ -776,9 +814,11 @@ int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
      * snapshot is the first pass's input; each verification's snapshot is
      * the next one's. */
     sg_reach_t *reach = NULL;
+    sg_rw_streams_t *streams = NULL;
     int rc = sg_reach_build(g, 0, &reach);
     for (size_t i = 0; i < count && rc == SG_OK; i++)
-        rc = run_one(g, list[i], opt, report, &reach, i + 1 < count);
+        rc = run_one(g, list[i], opt, report, &reach, &streams, i + 1 < count);
+    streams_drop(&streams);
     sg_reach_destroy(reach);
     return rc;
 }

@@ -17,9 +17,9 @@
 typedef struct {
     uint32_t *out_start, *out, *in_start, *in;
     uint32_t *stream; /* by id */
-    /* By id, when the nodes were read for this adjacency (id_adj_build; not
-     * when it was made from an earlier one): each node's type
-     * (SG_REACH_REMOVED for a removed id) and capture sequence number. */
+    /* By id, when the nodes were read for this adjacency (id_adj_build, or
+     * for an earlier one it extends; not id_adj_from_edges): each node's
+     * type (SG_REACH_REMOVED for a removed id) and capture sequence number. */
     uint8_t *type;
     uint64_t *seq;
 } id_adj_t;
@@ -575,8 +575,8 @@ static bool only_added_edges(const sg_graph_t *g, const sg_reach_t *prev)
 /* prev's adjacency with the edges added since (ids prev->n_edges on),
  * appended in id order to each node's lists, as the model appends them: the
  * lists id_adj_build would read, made from compact arrays and the new
- * edges alone. */
-static int id_adj_extend(const sg_graph_t *g, const sg_reach_t *prev, id_adj_t *a)
+ * edges alone; with `facts`, prev's node facts too. */
+static int id_adj_extend(const sg_graph_t *g, const sg_reach_t *prev, bool facts, id_adj_t *a)
 {
     const id_adj_t *p = &prev->adj;
     uint32_t n = g->n_nodes, e0 = prev->n_edges;
@@ -594,7 +594,20 @@ static int id_adj_extend(const sg_graph_t *g, const sg_reach_t *prev, id_adj_t *
         id_adj_free(a);
         return SG_ENOMEM;
     }
-    if (n) memcpy(a->stream, p->stream, n * sizeof *a->stream); /* a node keeps its stream */
+    /* a node keeps its stream, type and sequence number (sg_reach_node_facts) */
+    if (facts && p->type) {
+        a->type = malloc(n ? n : 1);
+        a->seq = malloc((n ? n : 1) * sizeof *a->seq);
+        if (!a->type || !a->seq) {
+            free(fo);
+            free(fi);
+            id_adj_free(a);
+            return SG_ENOMEM;
+        }
+        if (n) memcpy(a->type, p->type, n);
+        if (n) memcpy(a->seq, p->seq, n * sizeof *a->seq);
+    }
+    if (n) memcpy(a->stream, p->stream, n * sizeof *a->stream);
     for (uint32_t i = e0; i < g->n_edges; i++) {
         a->out_start[g->edges[i].from + 1]++;
         a->in_start[g->edges[i].to + 1]++;
@@ -627,7 +640,7 @@ int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned f
     if (!prev || !only_added_edges(g, prev)) return sg_reach_build(g, flags, out);
     *out = NULL;
     id_adj_t adj;
-    int rc = id_adj_extend(g, prev, &adj);
+    int rc = id_adj_extend(g, prev, true, &adj);
     if (rc == SG_OK) rc = build_from_adj(g, flags, adj, out);
     if (rc == SG_OK) (*out)->exact = true;
     return rc;
@@ -673,6 +686,84 @@ int sg_reach_build_query(const sg_graph_t *g, const sg_reach_t *prev, unsigned f
     id_adj_t adj;
     int rc = id_adj_from_edges(g, prev, &adj);
     return rc ? rc : build_from_adj(g, flags, adj, out);
+}
+
+/* prev's adjacency and node facts with the lists and fields of the nodes
+ * marked in `touched` (by id) read again from the model: exactly what
+ * id_adj_build would read when only those nodes changed since prev (an
+ * edge added or removed changes only its two ends' lists, the removal by
+ * moving an entry within them). Lists that do not add up to the graph's
+ * live edges mean a changed node was not marked: SG_EINVAL. */
+static int id_adj_edit(const sg_graph_t *g, const sg_reach_t *prev, const uint8_t *touched,
+                       id_adj_t *a)
+{
+    const id_adj_t *p = &prev->adj;
+    uint32_t n = g->n_nodes;
+    int rc = id_adj_alloc(a, n, g->live_edges);
+    if (rc) return rc;
+    if (p->type) {
+        a->type = malloc(n ? n : 1);
+        a->seq = malloc((n ? n : 1) * sizeof *a->seq);
+        if (!a->type || !a->seq) {
+            id_adj_free(a);
+            return SG_ENOMEM;
+        }
+        if (n) memcpy(a->type, p->type, n);
+        if (n) memcpy(a->seq, p->seq, n * sizeof *a->seq);
+    }
+    if (n) memcpy(a->stream, p->stream, n * sizeof *a->stream);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t lo = p->out_start[i + 1] - p->out_start[i], li = p->in_start[i + 1] - p->in_start[i];
+        if (touched[i]) {
+            const sg_node_t *x = &g->nodes[i];
+            lo = x->n_out;
+            li = x->n_in;
+            a->stream[i] = x->stream;
+            if (a->type) a->type[i] = (uint8_t)x->type; /* live: prev's nodes are */
+            if (a->seq) a->seq[i] = x->seq;
+        }
+        a->out_start[i + 1] = a->out_start[i] + lo;
+        a->in_start[i + 1] = a->in_start[i] + li;
+        if (a->out_start[i + 1] > g->live_edges || a->in_start[i + 1] > g->live_edges) {
+            rc = SG_EINVAL;
+            break;
+        }
+    }
+    if (rc || a->out_start[n] != g->live_edges || a->in_start[n] != g->live_edges) {
+        id_adj_free(a);
+        return SG_EINVAL;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t *out = a->out + a->out_start[i], *in = a->in + a->in_start[i];
+        if (!touched[i]) {
+            memcpy(out, p->out + p->out_start[i], (a->out_start[i + 1] - a->out_start[i]) * sizeof *out);
+            memcpy(in, p->in + p->in_start[i], (a->in_start[i + 1] - a->in_start[i]) * sizeof *in);
+            continue;
+        }
+        const sg_node_t *x = &g->nodes[i];
+        for (uint32_t k = 0; k < x->n_out; k++) out[k] = g->edges[x->out[k]].to;
+        for (uint32_t k = 0; k < x->n_in; k++) in[k] = g->edges[x->in[k]].from;
+    }
+    return SG_OK;
+}
+
+int sg_reach_build_edited(const sg_graph_t *g, const sg_reach_t *prev, const sg_node_id_t *touched,
+                          uint32_t n_touched, unsigned flags, sg_reach_t **out)
+{
+    if (!g || !out || (n_touched && !touched)) return SG_EINVAL;
+    *out = NULL;
+    for (uint32_t i = 0; i < n_touched; i++)
+        if (touched[i] >= g->n_nodes) return SG_EINVAL;
+    if (!prev || !prev->exact || !same_nodes(g, prev)) return sg_reach_build(g, flags, out);
+    uint8_t *mark = calloc(g->n_nodes ? g->n_nodes : 1, 1);
+    if (!mark) return SG_ENOMEM;
+    for (uint32_t i = 0; i < n_touched; i++) mark[touched[i]] = 1;
+    id_adj_t adj;
+    int rc = id_adj_edit(g, prev, mark, &adj);
+    free(mark);
+    if (rc == SG_OK) rc = build_from_adj(g, flags, adj, out);
+    if (rc == SG_OK) (*out)->exact = true;
+    return rc;
 }
 
 /* F for chains [c0, c0 + cw): rows in reverse topological order, min over
@@ -929,7 +1020,7 @@ int sg_reach_check_acyclic(const sg_graph_t *g)
 int sg_reach_check_acyclic_after(const sg_graph_t *g, const sg_reach_t *prev)
 {
     id_adj_t adj;
-    int rc = prev && only_added_edges(g, prev) ? id_adj_extend(g, prev, &adj)
+    int rc = prev && only_added_edges(g, prev) ? id_adj_extend(g, prev, false, &adj)
              : prev && same_nodes(g, prev)     ? id_adj_from_edges(g, prev, &adj)
                                                : id_adj_build(g, &adj);
     if (rc) return rc;

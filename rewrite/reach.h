@@ -54,6 +54,19 @@ int sg_reach_build(const sg_graph_t *g, unsigned flags, sg_reach_t **out);
  * the one sg_reach_build would give either way (order, chains, clocks). */
 int sg_reach_build_after(const sg_graph_t *g, const sg_reach_t *prev, unsigned flags,
                          sg_reach_t **out);
+/* The same snapshot, taken of g after prev was taken of it, when since
+ * then only the nodes touched[0..n_touched) changed (duplicates allowed):
+ * edges were added or removed at them (both ends of each are listed), or
+ * their type, stream or sequence number changed; no node was added or
+ * removed. Their edge lists and fields are read from the model, every
+ * other node's from prev (for a pass that knows what it changed, without
+ * a read of the whole node array). SG_EINVAL when the lists do not add up
+ * to g's edges (a changed node was not listed: not every such mistake is
+ * seen) or an id is out of range. Without a usable prev (NULL, of another
+ * node set, or sg_reach_build_query's) exactly sg_reach_build. The result
+ * is the one sg_reach_build would give, node facts included. */
+int sg_reach_build_edited(const sg_graph_t *g, const sg_reach_t *prev, const sg_node_id_t *touched,
+                          uint32_t n_touched, unsigned flags, sg_reach_t **out);
 /* A snapshot of g for reachability queries and the acyclicity check only
  * (the verifier's, when no later pass takes it as its input): when g has
  * prev's nodes (none added or removed), its adjacency is read from the edge
@@ -97,9 +110,13 @@ const uint32_t *sg_reach_in_ranks(const sg_reach_t *r, uint32_t i, uint32_t *n);
  * sg_reach_build_after when it had to) read of each node, by id: its type
  * (SG_REACH_REMOVED for a removed id), stream and capture sequence number,
  * so that a pass starting from the snapshot need not read the nodes again.
- * False when the snapshot was made from an earlier one without reading the
- * nodes, or is of another graph. Valid while g's nodes keep those fields:
- * a pass that changes them must not take them from its input's snapshot. */
+ * A snapshot sg_reach_build_after made from an earlier one (g only gained
+ * edges) has the earlier one's: a node keeps these fields unless a pass
+ * changes them, and such a pass is one that also moves edges (defer-dealloc,
+ * whose output is read again). False when the snapshot was made without
+ * reading the nodes (sg_reach_build_query's from the edge array), or is of
+ * another graph. Valid while g's nodes keep those fields: a pass that
+ * changes them must not take them from its input's snapshot. */
 #define SG_REACH_REMOVED 0xffu
 bool sg_reach_node_facts(const sg_reach_t *r, const sg_graph_t *g, const uint8_t **type,
                          const uint32_t **stream, const uint64_t **seq);

@@ -20,7 +20,8 @@
  *
  * Cost: one reachability snapshot (removals do not change reachability, so
  * it stays valid) plus O(sum over edges of min(outdeg(u), indeg(v))) O(1)
- * queries.
+ * queries; with the verifier on, the output's snapshot, made from the
+ * input's and the removed edges' ends (sg_reach_build_edited).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,7 +134,20 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
         by_kind[e->kind]++;
         dups += why[i];
     }
+    /* the verifier's snapshot of the output: the input's with the lists of
+     * the removed edges' ends read again, not a read of the whole graph
+     * (without the room for them, the verifier builds its own) */
+    sg_node_id_t *ends = n && n <= UINT32_MAX / 2 && ctx->opt->verify
+                             ? malloc(2 * (size_t)n * sizeof *ends)
+                             : NULL;
+    for (uint32_t i = 0; ends && i < n; i++) {
+        ends[2 * i] = g->edges[drop[i]].from;
+        ends[2 * i + 1] = g->edges[drop[i]].to;
+    }
     for (uint32_t i = 0; i < n; i++) sg_graph_remove_edge(g, drop[i]);
+    if (ends) rc = sg_reach_build_edited(g, r, ends, 2 * n, 0, &ctx->out_reach);
+    free(ends);
+    if (rc) goto out;
     if (n == 0) sg_rw_printf(ctx, "no change: no edge is implied by another path\n");
     sg_jw_end(arr);
     sg_rw_summary(ctx, "%u %s removed (%u stream, %u control, %u %s); reachability unchanged", n,

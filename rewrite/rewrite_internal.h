@@ -37,12 +37,14 @@ typedef struct sg_pass_ctx {
     int err; /* first out-of-memory while reporting */
     sg_reach_t *reach; /* snapshot of the pass's input, or NULL */
     const sg_rewrite_options_t *opt; /* the run's options (never NULL inside a pass) */
-    sg_reach_t *out_reach; /* optional: a pass that built a snapshot of
-                              the graph exactly as it returns it leaves it here for the
-                              verifier, which would build the same */
-    bool out_kept;         /* the output's snapshot becomes the next pass's input: out_reach
-                              must then be sg_reach_build_after's; else it only answers the
-                              verifier's queries (sg_reach_build_query's will do) */
+    struct sg_rw_streams *in_streams; /* the program order of the pass's input, or NULL:
+                                         built once from reach and shared
+                                         (sg_rw_input_streams) */
+    sg_reach_t *out_reach; /* optional: a pass that built a snapshot of the graph
+                              exactly as it returns it, the one sg_reach_build would give
+                              (sg_reach_build_edited from its input's: it knows what it
+                              changed), leaves it here for the verifier, which then builds
+                              none; it may become the next pass's input */
 } sg_pass_ctx_t;
 
 void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -64,6 +66,13 @@ int sg_rw_note_moved(sg_pass_ctx_t *ctx, sg_node_id_t node, const sg_node_id_t *
  * the next pass's input). Owned by the manager: do not destroy; it does not
  * follow the pass's own changes. NULL with *rc set on failure. */
 sg_reach_t *sg_rw_input_reach(sg_pass_ctx_t *ctx, int *rc);
+/* The program order of the pass's input (sg_rw_streams_build of the input
+ * snapshot), built once and shared the same way: a pass that changes
+ * nothing hands it to the next with the snapshot (fusion-legality's is
+ * defer-dealloc's). Owned by the manager, read-only, valid while the pass
+ * runs (it does not follow the pass's own changes). NULL with *rc set on
+ * failure. */
+const struct sg_rw_streams *sg_rw_input_streams(sg_pass_ctx_t *ctx, int *rc);
 
 /* Run one pass function through the manager (report, pass log, verifier):
  * how tests exercise the verifier, and how a pass not in the registry yet
@@ -157,7 +166,7 @@ void sg_rw_node_jw(sg_jw_t *w, const sg_graph_t *g, sg_node_id_t id);
 /* Nodes of each stream in program order: by capture sequence number, ties
  * by topological rank (a pass that moves a node gives it the sequence
  * number of the node it now follows). Explicit nodes are in no stream. */
-typedef struct {
+typedef struct sg_rw_streams {
     uint32_t n_streams;
     uint32_t *start;     /* n_streams + 1 offsets into nodes */
     sg_node_id_t *nodes;
@@ -167,13 +176,19 @@ typedef struct {
      * that looks up nodes in stream order or across edges reads these
      * compact arrays instead of the nodes (on a large graph a cache miss
      * per node). */
-    uint8_t *type;    /* the node's sg_node_type_t, SG_RW_REMOVED for a removed id */
-    uint32_t *stream; /* the node's stream (SG_STREAM_EXPLICIT for none) */
+    const uint8_t *type;    /* the node's sg_node_type_t, SG_RW_REMOVED for a removed id */
+    const uint32_t *stream; /* the node's stream (SG_STREAM_EXPLICIT for none) */
+    /* type and stream are the snapshot's node facts (sg_reach_node_facts:
+     * not copied, valid while the snapshot lives), or these, read from the
+     * nodes when the snapshot has none */
+    uint8_t *own_type;
+    uint32_t *own_stream;
     uint32_t origin;  /* sg_rw_origin_stream's answer */
 } sg_rw_streams_t;
 
 /* r is a snapshot of g as it is (its ranks break ties; what it read of the
- * nodes, sg_reach_node_facts, is taken instead of reading them again). */
+ * nodes, sg_reach_node_facts, is taken instead of reading them again, and
+ * lent: s must be freed before r is destroyed). */
 int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_t *s);
 void sg_rw_streams_free(sg_rw_streams_t *s);
 /* Neighbour of v in its stream's program order, or SG_NONE. */

@@ -362,6 +362,26 @@ static void assert_same_reach(sg_reach_t *a, sg_reach_t *b, uint32_t n_ids)
     }
 }
 
+/* Two snapshots of g both have node facts (sg_reach_node_facts), the same,
+ * and the same successor lists by id. */
+static void assert_same_facts(const sg_reach_t *a, const sg_reach_t *b, const sg_graph_t *g)
+{
+    const uint8_t *ta, *tb;
+    const uint32_t *sa, *sb;
+    const uint64_t *qa, *qb;
+    assert_true(sg_reach_node_facts(a, g, &ta, &sa, &qa));
+    assert_true(sg_reach_node_facts(b, g, &tb, &sb, &qb));
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        assert_int_equal(ta[v], tb[v]);
+        assert_int_equal(sa[v], sb[v]);
+        assert_int_equal(qa[v], qb[v]);
+        uint32_t na, nb;
+        const sg_node_id_t *oa = sg_reach_out_ids(a, v, &na), *ob = sg_reach_out_ids(b, v, &nb);
+        assert_int_equal(na, nb);
+        for (uint32_t k = 0; k < na; k++) assert_int_equal(oa[k], ob[k]);
+    }
+}
+
 /* sg_reach_build_after: a graph that only gained edges is snapshotted from
  * the earlier snapshot's adjacency plus the new edges; the result must be
  * exactly a fresh build's, and after a removal (of an edge or a node) it
@@ -465,7 +485,11 @@ static void test_reach_build_after(void **state)
         int rc_after = sg_reach_build_after(g, r0, flags, &after);
         int rc_fresh = sg_reach_build(g, flags, &fresh);
         assert_int_equal(rc_after, rc_fresh);
-        if (rc_fresh == SG_OK) assert_same_reach(after, fresh, g->n_nodes);
+        if (rc_fresh == SG_OK) {
+            assert_same_reach(after, fresh, g->n_nodes);
+            /* made from r0 or not, the node facts are the nodes' */
+            assert_same_facts(after, fresh, g);
+        }
         sg_reach_destroy(after);
         sg_reach_destroy(fresh);
         /* no previous snapshot: a plain build */
@@ -501,6 +525,100 @@ static void test_reach_edge_array_order(void **state)
         sg_graph_destroy(g);
     }
     assert_true(ordered >= 60);
+}
+
+/* sg_reach_build_edited: after edges were removed and added and some
+ * nodes' sequence numbers and streams changed, the snapshot made from the
+ * earlier one and the list of changed nodes is exactly a fresh build's,
+ * node facts included; a list that misses a node whose edges changed is
+ * refused; with a node removed, or from a query-only snapshot, it is a
+ * plain build. */
+static void test_reach_build_edited(void **state)
+{
+    (void)state;
+    rng = 0x6a09e667f3bcc908ull;
+    int edited = 0;
+    for (int round = 0; round < 160; round++) {
+        sg_graph_t *g = random_graph(5 + rnd(60), round % 2);
+        unsigned flags = (round & 2 ? SG_REACH_FORWARD : 0) | (round & 4 ? SG_REACH_NARROW : 0);
+        sg_reach_t *r0 = NULL, *e = NULL, *fresh = NULL;
+        assert_int_equal(sg_reach_build(g, flags, &r0), SG_OK);
+        sg_node_id_t touched[64];
+        uint32_t nt = 0, n = g->n_nodes, removed = 0;
+        for (uint32_t k = rnd(5); k > 0 && g->live_edges; k--, removed++) {
+            sg_edge_id_t x = rnd(g->n_edges);
+            while (g->edges[x].removed)
+                x = (x + 1) % g->n_edges;
+            touched[nt++] = g->edges[x].from;
+            touched[nt++] = g->edges[x].to;
+            assert_int_equal(sg_graph_remove_edge(g, x), SG_OK);
+        }
+        for (uint32_t k = rnd(5); k > 0; k--) {
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a == b) continue;
+            if (sg_reach_rank(r0, a) > sg_reach_rank(r0, b)) { /* forward: never a cycle */
+                sg_node_id_t t = a;
+                a = b;
+                b = t;
+            }
+            assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+            touched[nt++] = a;
+            touched[nt++] = b;
+        }
+        for (uint32_t k = rnd(3); k > 0; k--) { /* a moved node's fields */
+            sg_node_id_t v = rnd(n);
+            g->nodes[v].seq += 1 + rnd(50);
+            if (rnd(2)) g->nodes[v].stream = rnd(g->n_streams);
+            touched[nt++] = v;
+        }
+        int change = round % 5; /* 3: a node removed; 4: a changed node not listed */
+        if (change == 3) assert_int_equal(sg_graph_remove_node(g, rnd(n)), SG_OK);
+        if (change == 4) {
+            sg_node_id_t a = rnd(n), b = rnd(n);
+            if (a != b) {
+                if (sg_reach_rank(r0, a) > sg_reach_rank(r0, b)) {
+                    sg_node_id_t t = a;
+                    a = b;
+                    b = t;
+                }
+                assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_CONTROL, SG_NONE, NULL),
+                                 SG_OK);
+                touched[nt++] = b; /* a's out list grew: not listed */
+                bool listed = false;
+                for (uint32_t i = 0; i < nt; i++) listed = listed || touched[i] == a;
+                if (!listed)
+                    assert_int_equal(sg_reach_build_edited(g, r0, touched, nt, flags, &e),
+                                     SG_EINVAL);
+                sg_reach_destroy(r0);
+                sg_graph_destroy(g);
+                continue;
+            }
+        }
+        assert_int_equal(sg_reach_build_edited(g, r0, touched, nt, flags, &e), SG_OK);
+        assert_int_equal(sg_reach_build(g, flags, &fresh), SG_OK);
+        assert_same_reach(e, fresh, g->n_nodes);
+        assert_same_facts(e, fresh, g);
+        edited += change != 3;
+        sg_reach_destroy(e);
+        /* from a query-only snapshot (made from the edge array after a
+         * removal, not in the lists' order): a plain build */
+        if (change != 3 && removed) {
+            sg_reach_t *q = NULL;
+            assert_int_equal(sg_reach_build_query(g, r0, flags, &q), SG_OK);
+            assert_int_equal(sg_reach_build_edited(g, q, NULL, 0, flags, &e), SG_OK);
+            assert_same_reach(e, fresh, g->n_nodes);
+            assert_same_facts(e, fresh, g);
+            sg_reach_destroy(e);
+            sg_reach_destroy(q);
+        }
+        /* an id out of range */
+        sg_node_id_t bad = g->n_nodes;
+        assert_int_equal(sg_reach_build_edited(g, r0, &bad, 1, flags, &e), SG_EINVAL);
+        sg_reach_destroy(fresh);
+        sg_reach_destroy(r0);
+        sg_graph_destroy(g);
+    }
+    assert_true(edited >= 80);
 }
 
 /* The verifier's query-only snapshot: after edges were added and removed
@@ -1277,6 +1395,94 @@ static void test_defer_skips_use_after_free(void **state)
     sg_graph_destroy(a.g);
 }
 
+/* The one-at-a-time fallback: two frees whose placements are correct one
+ * by one but close a cycle together. F1 (of b1, on s0) waits for U1 on s1
+ * and must stay before P3, which touches memory of b1 (a device buffer at
+ * b1's addresses) and precedes U2 on s0; F2 (of b2, on s1) is the mirror
+ * image. Placed at once: F1 -> P3 -> U2 -> F2 -> P4 -> U1 -> F1. The pass
+ * undoes both, places F1, refuses F2, and hands the verifier (and the next
+ * pass) a snapshot of what it left made from the input's
+ * (sg_reach_build_edited over every node it touched, the undone ones
+ * included: an undone edit can reorder a node's lists): it must be the one
+ * a fresh build gives. */
+static sg_node_id_t cycle_f[2], cycle_u[2];
+static int defer_then_compare(sg_pass_ctx_t *ctx)
+{
+    int rc = sg_pass_defer_dealloc(ctx);
+    if (rc) return rc;
+    assert_non_null(ctx->out_reach);
+    sg_reach_t *fresh = NULL;
+    assert_int_equal(sg_reach_build(ctx->g, 0, &fresh), SG_OK);
+    assert_same_reach(ctx->out_reach, fresh, ctx->g->n_nodes);
+    assert_same_facts(ctx->out_reach, fresh, ctx->g);
+    sg_reach_destroy(fresh);
+    return SG_OK;
+}
+
+static void test_defer_one_at_a_time(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(2, 0);
+    uint32_t b[2], d[2];
+    sg_node_id_t al[2], k[2], p[2];
+    for (int s = 0; s < 2; s++) {
+        uint64_t at = 0x100000 * (uint64_t)(s + 1);
+        b[s] = buffer(g, SG_BUFFER_GRAPH_ALLOC, at, 0x1000);
+        d[s] = buffer(g, SG_BUFFER_DEVICE, at, 0x1000); /* b's memory, not allocated here */
+    }
+    for (int s = 0; s < 2; s++) { /* seq: s0 even, s1 odd */
+        al[s] = memnode(g, SG_NODE_MEM_ALLOC, s, 0 + s, b[s]);
+        cycle_f[s] = memnode(g, SG_NODE_MEM_FREE, s, 2 + s, b[s]);
+        k[s] = kern(g, s, 4 + s, 1);
+        p[s] = kern(g, s, 6 + s, 1);
+        acc(g, p[s], d[s], SG_ACCESS_WRITE);
+        cycle_u[s] = kern(g, s, 8 + s, 1); /* uses the other stream's buffer */
+        acc(g, cycle_u[s], b[1 - s], SG_ACCESS_READ);
+        edge(g, al[s], cycle_f[s], SG_EDGE_STREAM, SG_NONE);
+        edge(g, cycle_f[s], k[s], SG_EDGE_STREAM, SG_NONE);
+        edge(g, k[s], p[s], SG_EDGE_STREAM, SG_NONE);
+        edge(g, p[s], cycle_u[s], SG_EDGE_STREAM, SG_NONE);
+        /* a second in-edge of K: F's removed edge to it comes back behind
+         * this one when the first attempt is undone, so K's list changes
+         * order even where F2 ends up where it was */
+        edge(g, al[s], k[s], SG_EDGE_CONTROL, SG_NONE);
+    }
+    closure_t before = closure(g);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(sg_rw_run_custom(g, "defer-dealloc", defer_then_compare, NULL, rep), SG_OK);
+    const char *t = sg_report_text(rep);
+    assert_non_null(strstr(t, "placed one at a time instead (1 skipped)"));
+    assert_non_null(strstr(t, "verify: ok"));
+    json_t *frees = json_object_get(json_array_get(json_object_get(sg_report_json(rep), "passes"), 0),
+                                    "frees");
+    assert_int_equal(json_array_size(frees), 2);
+    json_t *f0 = json_array_get(frees, 0), *f1 = json_array_get(frees, 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(f0, "free"), "id")),
+                     cycle_f[0]);
+    assert_string_equal(json_string_value(json_object_get(f0, "decision")), "moved");
+    assert_string_equal(json_string_value(json_object_get(f1, "decision")), "skipped");
+    assert_non_null(strstr(json_string_value(json_object_get(f1, "why")), "close a cycle"));
+    /* F1 placed: after U1, between K0 and P3; F2 where it was */
+    assert_int_equal(count_edges(g, cycle_u[1], cycle_f[0], SG_EDGE_DEALLOC), 1);
+    assert_int_equal(count_edges(g, k[0], cycle_f[0], SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(g, cycle_f[0], p[0], SG_EDGE_STREAM), 1);
+    assert_true(count_edges(g, al[0], k[0], -1) >= 1); /* bridged, or joined already */
+    assert_int_equal(count_edges(g, al[1], cycle_f[1], SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(g, cycle_f[1], k[1], SG_EDGE_STREAM), 1);
+    assert_int_equal(count_edges(g, cycle_u[0], cycle_f[1], -1), 0);
+    assert_int_equal(sg_reach_check_acyclic(g), SG_OK);
+    /* every ordering of the input but those of the moved free is kept */
+    closure_t after = closure(g);
+    for (uint32_t x = 0; x < g->n_nodes; x++)
+        for (uint32_t y = 0; y < g->n_nodes; y++)
+            if (x != cycle_f[0] && y != cycle_f[0] && cl_get(&before, x, y))
+                assert_true(cl_get(&after, x, y));
+    free(before.bits);
+    free(after.bits);
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
 /* ---- reduce ----------------------------------------------------------------------------- */
 
 static void test_reduce(void **state)
@@ -1806,6 +2012,7 @@ int main(void)
         cmocka_unit_test(test_reach_edge_array_order),
         cmocka_unit_test(test_alloc_index),
         cmocka_unit_test(test_buffers_memory),
+        cmocka_unit_test(test_reach_build_edited),
         cmocka_unit_test(test_reach_cycle_and_holes),
         cmocka_unit_test(test_reach_wide_graph),
         cmocka_unit_test(test_control_deps_record_before_wait),
@@ -1823,6 +2030,7 @@ int main(void)
         cmocka_unit_test(test_defer_keeps_reuse),
         cmocka_unit_test(test_defer_expected_stall),
         cmocka_unit_test(test_defer_skips_use_after_free),
+        cmocka_unit_test(test_defer_one_at_a_time),
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_pass_manager),
         cmocka_unit_test(test_property_random_dags),
