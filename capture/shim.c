@@ -442,9 +442,12 @@ static void on_wait(sg_phase_t phase, sg_call_t *c, void *user)
 {
     (void)user;
     if (phase == SG_PHASE_BEFORE) {
-        /* A stream about to join a capture: learn what it is while we may. */
-        if (atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) != 0 &&
-            !stream_tracked(sg_shim_stream_key(c->stream)))
+        /* A stream about to join a capture: learn what it is while we may.
+         * No need to ask the book first whether it is a member already:
+         * for a stream this thread knows, the cache answers without the
+         * driver, and otherwise stream_info_before asks nothing of a
+         * capturing stream; the AFTER side ignores it for a member. */
+        if (atomic_load_explicit(&sg_shim.sessions, memory_order_relaxed) != 0)
             stream_info_before(c->stream);
         return;
     }
