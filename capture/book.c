@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "book.h"
+#include "bytes.h"
 
 #include <xxhash.h>
 
@@ -96,8 +97,20 @@ static void *pool_take(pool_t *p)
     return o;
 }
 
+/* The last finished capture's runs (their bytes, the hash they were folded
+ * into before and the hash that came out): a program that captures the
+ * same calls again makes the same bytes, and a compare of a few hundred
+ * bytes costs a fraction of hashing them. The buffers swap with the
+ * session's (no copy). */
+typedef struct {
+    uint8_t *p;
+    uint32_t n, cap;
+    uint64_t seed, hash;
+} last_run_t;
+
 struct sg_book {
     sg_book_limits_t lim;
+    last_run_t last_shape, last_args;
     sg_u64map_t streams;  /* stream key -> sess_stream_t of an open session */
     session_t *sessions;
     sg_u64map_t records;  /* graph -> sg_capture_record_t */
@@ -443,7 +456,7 @@ static void calls_run_slow(calls_t *c, uint8_t **buf, uint32_t *len, uint32_t *c
         memcpy(*buf + *len, q, k);
         *len += (uint32_t)k, q += k, n -= k;
         if (*len == *cap) {
-            *h = XXH3_64bits_withSeed(*buf, *len, *h);
+            *h = sg_bytes_hash(*buf, *len, *h);
             *len = 0;
         }
     }
@@ -528,6 +541,8 @@ void sg_book_destroy(sg_book_t *b)
     while ((o = pool_take(&b->events_free))) event_dispose(o);
     while ((o = pool_take(&b->records_free))) record_dispose(o);
     while ((o = pool_take(&b->chunks_free))) free(o);
+    free(b->last_shape.p);
+    free(b->last_args.p);
     free(b);
 }
 
@@ -611,6 +626,50 @@ static int set_store(sess_stream_t *st, const sg_dep_t *next, uint32_t m)
     return SG_OK;
 }
 
+/* Tag a node st's call just made: its stream, sequence number and
+ * predecessors (st's set), and its step in the call digest. 1 when tagged,
+ * 0 when the tag limit or memory stopped it (the record overflows). */
+static int tag_new(sg_book_t *b, sess_stream_t *st, sg_capture_record_t *rec, uint64_t node,
+                   uint32_t api)
+{
+    if (b->st.tags_live >= b->lim.max_tags) {
+        enforce_limits(b); /* make room by evicting finished records */
+        if (b->st.tags_live >= b->lim.max_tags) {
+            rec->overflow = true;
+            return 0;
+        }
+    }
+    /* The tag and its predecessors in one block. */
+    if (sg_u64map_reserve(&rec->tags)) return 0;
+    sg_tag_t *t = tag_alloc(b, rec, sizeof *t + st->n * sizeof(sg_dep_t));
+    if (!t) return 0;
+    memset(t, 0, sizeof *t);
+    t->node = node;
+    t->stream = st->label;
+    t->api = api;
+    t->seq = rec->next_seq++;
+    t->n_preds = st->n;
+    t->preds = (sg_dep_t *)(t + 1);
+    if (st->n) memcpy(t->preds, st->set, st->n * sizeof *t->preds);
+    sg_u64map_put(&rec->tags, t->node, t); /* room reserved above */
+    rec->n_tags++;
+    calls_t *c = &st->sess->calls;
+    if (c->on && !c->noted) c->on = false; /* a node from a call nobody described */
+    if (c->on) {
+        calls_step(c, 'N', t->stream, t->seq, api, t->n_preds);
+        for (uint32_t k = 0; k < t->n_preds; k++) {
+            const sg_tag_t *p = sg_u64map_get(&rec->tags, t->preds[k].node);
+            uint64_t w[2] = {p ? p->seq : UINT64_MAX,
+                             (uint64_t)t->preds[k].kind << 32 | t->preds[k].event};
+            calls_shape(c, w, sizeof w);
+        }
+    }
+    b->st.tags_live++;
+    if (b->st.tags_live > b->st.tags_peak) b->st.tags_peak = b->st.tags_live;
+    b->st.nodes_tagged++;
+    return 1;
+}
+
 int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d, size_t n)
 {
     sess_stream_t *st = stream_find(b, key);
@@ -618,7 +677,15 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
     if (n > UINT32_MAX / 2) return SG_ELIMIT;
     sg_capture_record_t *rec = st->sess->rec;
     int tagged = 0;
-    /* The common case (one new node) allocates only the tag. */
+    /* The usual call: one new node, after the stream's set. */
+    if (n == 1 && !sg_u64map_get(&rec->tags, d[0]) && !sg_dep_find(st->set, st->n, d[0])) {
+        tagged = tag_new(b, st, rec, d[0], api);
+        sg_dep_t one = {d[0], SG_NONE, SG_EDGE_STREAM};
+        int rc = set_store(st, &one, 1);
+        st->sess->calls.noted = false;
+        return rc ? rc : tagged;
+    }
+    /* The general case allocates only the tags while it fits the stack. */
     uint64_t fresh_small[64];
     sg_dep_t next_small[64];
     uint64_t *fresh = n <= 64 ? fresh_small : malloc(n * sizeof *fresh);
@@ -632,42 +699,9 @@ int sg_book_enqueue(sg_book_t *b, uint64_t key, uint32_t api, const uint64_t *d,
             fresh[n_fresh++] = d[i];
     }
     for (uint32_t i = 0; i < n_fresh; i++) {
-        if (b->st.tags_live >= b->lim.max_tags) {
-            enforce_limits(b); /* make room by evicting finished records */
-            if (b->st.tags_live >= b->lim.max_tags) {
-                rec->overflow = true;
-                break;
-            }
-        }
-        /* The tag and its predecessors in one block. */
-        if (sg_u64map_reserve(&rec->tags)) break;
-        sg_tag_t *t = tag_alloc(b, rec, sizeof *t + st->n * sizeof(sg_dep_t));
-        if (!t) break;
-        memset(t, 0, sizeof *t);
-        t->node = fresh[i];
-        t->stream = st->label;
-        t->api = api;
-        t->seq = rec->next_seq++;
-        t->n_preds = st->n;
-        t->preds = (sg_dep_t *)(t + 1);
-        if (st->n) memcpy(t->preds, st->set, st->n * sizeof *t->preds);
-        sg_u64map_put(&rec->tags, t->node, t); /* room reserved above */
-        rec->n_tags++;
-        calls_t *c = &st->sess->calls;
-        if (c->on && !c->noted) c->on = false; /* a node from a call nobody described */
-        if (c->on) {
-            calls_step(c, 'N', t->stream, t->seq, api, t->n_preds);
-            for (uint32_t k = 0; k < t->n_preds; k++) {
-                const sg_tag_t *p = sg_u64map_get(&rec->tags, t->preds[k].node);
-                uint64_t w[2] = {p ? p->seq : UINT64_MAX,
-                                 (uint64_t)t->preds[k].kind << 32 | t->preds[k].event};
-                calls_shape(c, w, sizeof w);
-            }
-        }
-        b->st.tags_live++;
-        if (b->st.tags_live > b->st.tags_peak) b->st.tags_peak = b->st.tags_live;
-        b->st.nodes_tagged++;
-        tagged++;
+        int k = tag_new(b, st, rec, fresh[i], api);
+        if (!k) break;
+        tagged += k;
     }
     /* The new set: fresh nodes are this stream's own; anything else that
      * appeared without our knowing why is control. */
@@ -785,6 +819,24 @@ int sg_book_update(sg_book_t *b, uint64_t key, const uint64_t *d, size_t n)
     return set_assign(st, d, n, classify_update, &u, NULL);
 }
 
+/* The hash of a finished run (*buf, n bytes, folded into seed so far):
+ * the last run's when the bytes are the same, else computed; either way
+ * the run becomes the last one (the buffers swap, so the session keeps
+ * the older one's storage to write its next capture into). */
+static uint64_t run_hash(last_run_t *last, uint8_t **buf, uint32_t n, uint32_t *cap, uint64_t seed)
+{
+    uint64_t h;
+    if (last->p && last->n == n && last->seed == seed && memcmp(last->p, *buf, n) == 0)
+        h = last->hash;
+    else
+        h = sg_bytes_hash(*buf, n, seed);
+    uint8_t *p = last->p;
+    uint32_t c = last->cap;
+    last->p = *buf, last->cap = *cap, last->n = n, last->seed = seed, last->hash = h;
+    *buf = p, *cap = c;
+    return h;
+}
+
 int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
 {
     sess_stream_t *st = stream_find(b, key);
@@ -801,8 +853,8 @@ int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
     rec->calls_ok = c->on && !rec->overflow && rec->unexplained == 0;
     if (rec->calls_ok) {
         rec->calls_gen = c->gen;
-        rec->calls_shape = XXH3_64bits_withSeed(c->shape, c->n_shape, c->h_shape);
-        rec->calls_args = XXH3_64bits_withSeed(c->args, c->n_args, c->h_args);
+        rec->calls_shape = run_hash(&b->last_shape, &c->shape, c->n_shape, &c->cap_shape, c->h_shape);
+        rec->calls_args = run_hash(&b->last_args, &c->args, c->n_args, &c->cap_args, c->h_args);
     }
     session_free(b, s, true);
     sg_capture_record_t *prev = sg_u64map_get(&b->records, graph);

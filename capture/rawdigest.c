@@ -16,7 +16,7 @@
  * converse need not hold (the shim then builds, and the model digest
  * deduplicates). A second digest, the shape, leaves out the kernels'
  * argument bytes other than pointers into known device memory (their
- * sizes stay in): the variant cap of shim.c (SGCAP_MAX_VARIANTS) counts
+ * layout stays in): the variant cap of shim.c (SGCAP_MAX_VARIANTS) counts
  * bundles per shape. Graphs with child graphs or conditional nodes are not
  * digested here (their bodies live elsewhere): they are always built.
  *
@@ -58,60 +58,91 @@ static inline void put_u64(dg_t *h, uint64_t v)
  * race, differently, so they are not variants of each other; only the
  * other bytes (coefficients, sizes, flags) are left out. Under the hot
  * lock (the memory map). */
-void sg_shim_shape_pointers(sg_bytes_t *shape, const void *arg, size_t n)
+/* The span of the memory map, for a one-compare test of each word: most
+ * words (coefficients, sizes) fall outside it. */
+typedef struct {
+    const sg_memmap_t *m;
+    uint64_t lo, span;
+    uint64_t found;
+} ptrs_t;
+
+static inline void ptrs_init(ptrs_t *q)
 {
     const sg_memmap_t *m = &sg_shim.mem;
-    if (!m->n) return;
-    /* most words (coefficients, sizes) fall outside the map's span */
-    uint64_t lo = m->r[0].start, hi = m->r[m->n - 1].start + m->r[m->n - 1].size;
-    const uint8_t *p = arg;
+    q->m = m;
+    q->lo = m->n ? m->r[0].start : 0;
+    q->span = m->n ? m->r[m->n - 1].start + m->r[m->n - 1].size - q->lo : 0;
+    q->found = 0;
+}
+
+/* A word of argument `arg` at byte `off`: into the shape with its place
+ * when it points into known device memory. */
+static inline void ptrs_word(ptrs_t *q, sg_bytes_t *shape, uint32_t arg, uint32_t off, uint64_t w)
+{
+    if (w - q->lo < q->span && sg_memmap_find(q->m, w)) {
+        uint64_t rec[2] = {(uint64_t)arg << 32 | off, w};
+        sg_bytes_put(shape, rec, sizeof rec);
+        q->found++;
+    }
+}
+
+static void ptrs_bytes(ptrs_t *q, sg_bytes_t *shape, uint32_t arg, const uint8_t *p, size_t n)
+{
     for (size_t off = 0; off + 8 <= n; off += 8) {
         uint64_t w;
         memcpy(&w, p + off, 8);
-        if (w >= lo && w < hi && sg_memmap_find(m, w)) {
-            uint64_t rec[2] = {off, w};
-            sg_bytes_put(shape, rec, sizeof rec);
-        }
+        ptrs_word(q, shape, arg, (uint32_t)off, w);
     }
 }
 
 int sg_shim_kernel_args(sg_bytes_t *args, sg_bytes_t *shape, const sg_kinfo_t *ki, void **params,
                         void **extra)
 {
+    ptrs_t q;
+    ptrs_init(&q);
     if (params) {
-        sg_bytes_u32(shape, ki->n_params);
+        sg_bytes_u64(shape, ki->layout);
+        /* room for every argument at once: sum of sizes <= total */
+        if (args->n + ki->total > args->cap && !sg_bytes_grow(args, ki->total)) return SG_OK;
+        uint8_t *dst = args->p + args->n;
         for (uint32_t i = 0; i < ki->n_params; i++) {
-            sg_bytes_u32(shape, params[i] ? ki->sizes[i] : UINT32_MAX);
-            if (!params[i]) continue;
-            if (ki->sizes[i] == 8) { /* most arguments: a pointer, a size, a double */
-                uint64_t w;
-                memcpy(&w, params[i], 8);
-                sg_bytes_u64(args, w);
-            } else if (ki->sizes[i] == 4) {
-                uint32_t w;
-                memcpy(&w, params[i], 4);
-                sg_bytes_u32(args, w);
-                continue; /* no room for a pointer */
-            } else {
-                sg_bytes_put(args, params[i], ki->sizes[i]);
+            const uint8_t *src = params[i];
+            uint32_t size = ki->sizes[i];
+            if (!src) { /* an argument the driver would reject: its place, in the shape */
+                uint64_t rec[2] = {UINT64_MAX, i};
+                sg_bytes_put(shape, rec, sizeof rec);
+                continue;
             }
-            sg_shim_shape_pointers(shape, params[i], ki->sizes[i]);
+            if (size == 8) { /* most arguments: a pointer, a size, a double */
+                uint64_t w;
+                memcpy(&w, src, 8);
+                memcpy(dst, &w, 8);
+                ptrs_word(&q, shape, i, 0, w);
+            } else if (size == 4) { /* no room for a pointer */
+                memcpy(dst, src, 4);
+            } else {
+                memcpy(dst, src, size);
+                ptrs_bytes(&q, shape, i, src, size);
+            }
+            dst += size;
         }
-        return SG_OK;
+        args->n = (size_t)(dst - args->p);
+    } else if (extra) {
+        sg_bytes_u64(shape, UINT64_MAX); /* the extra form */
+        for (int i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] != CU_LAUNCH_PARAM_BUFFER_POINTER || !extra[i + 1]) continue;
+            size_t len = 0;
+            for (int j = 0; j < 64 && extra[j] != CU_LAUNCH_PARAM_END; j += 2)
+                if (extra[j] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[j + 1])
+                    len = *(size_t *)extra[j + 1];
+            if (len > SG_BUNDLE_MAX_PARAM_BYTES) return SG_ELIMIT;
+            sg_bytes_u64(shape, len);
+            sg_bytes_put(args, extra[i + 1], len);
+            ptrs_bytes(&q, shape, (uint32_t)i, extra[i + 1], len);
+        }
     }
-    if (!extra) return SG_OK;
-    sg_bytes_u32(shape, UINT32_MAX); /* the extra form */
-    for (int i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-        if (extra[i] != CU_LAUNCH_PARAM_BUFFER_POINTER || !extra[i + 1]) continue;
-        size_t len = 0;
-        for (int j = 0; j < 64 && extra[j] != CU_LAUNCH_PARAM_END; j += 2)
-            if (extra[j] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[j + 1])
-                len = *(size_t *)extra[j + 1];
-        if (len > SG_BUNDLE_MAX_PARAM_BYTES) return SG_ELIMIT;
-        sg_bytes_u64(shape, len);
-        sg_bytes_put(args, extra[i + 1], len);
-        sg_shim_shape_pointers(shape, extra[i + 1], len);
-    }
+    /* how many places there were: what follows cannot pass for one */
+    sg_bytes_u64(shape, q.found);
     return SG_OK;
 }
 
@@ -479,7 +510,7 @@ int sg_shim_raw_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *
     rc = SG_ENOMEM;
     if (h->args.oom || h->shape.oom) goto out;
     out->shape = XXH3_64bits(h->shape.p, h->shape.n);
-    out->digest = XXH3_64bits_withSeed(h->args.p, h->args.n, out->shape);
+    out->digest = sg_bytes_hash(h->args.p, h->args.n, out->shape);
     out->nodes = (uint32_t)nn;
     out->streams = rec ? rec->n_streams : 0;
     out->events = rec ? rec->n_events : 0;

@@ -91,26 +91,63 @@ static __thread struct {
     int priority;
 } tls_pending;
 
-/* A stream's flags and priority never change, and its id is unique for
- * the life of the program (cuStreamGetId): a small per-thread cache keyed
- * by the id spares two of the three queries when a program captures on
- * the same streams again and again. */
+/* A stream's id (unique for the life of the program: cuStreamGetId),
+ * flags and priority never change while it lives, so a small per-thread
+ * cache keyed by the handle answers a program that captures on the same
+ * streams again and again without a query: four driver calls saved at
+ * every capture's begin and at every stream that joins one. A handle can
+ * name a new stream once its stream is destroyed, so an entry holds only
+ * while no call that ends streams has been made since it was filled
+ * (streams_ended counts them, before and after each such call: a stream
+ * created at the same address after the destroy returns finds the count
+ * moved). Only real handles: the legacy and per-thread default streams are
+ * one per context. */
+static _Atomic uint64_t streams_ended;
 static __thread struct {
-    uint64_t key;
+    uint64_t key, ended;
     unsigned long long id;
     unsigned int flags;
     int priority;
 } tls_sinfo[16];
 
+static bool stream_ender(sg_fn_id_t proto)
+{
+    switch (proto) {
+    case SG_FN_cuStreamDestroy:
+    case SG_FN_cuStreamDestroy_v2:
+    case SG_FN_cuCtxDestroy:
+    case SG_FN_cuCtxDestroy_v2:
+    case SG_FN_cuDevicePrimaryCtxRelease:
+    case SG_FN_cuDevicePrimaryCtxRelease_v2:
+    case SG_FN_cuDevicePrimaryCtxReset:
+    case SG_FN_cuDevicePrimaryCtxReset_v2:
+    case SG_FN_cuGreenCtxDestroy:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void stream_info_before(CUstream s)
 {
     tls_pending.valid = false;
+    uint64_t key = sg_shim_stream_key(s);
+    unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 60);
+    uint64_t ended = atomic_load_explicit(&streams_ended, memory_order_acquire);
+    bool real = s != NULL && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD;
+    if (real && tls_sinfo[slot].id && tls_sinfo[slot].key == key && tls_sinfo[slot].ended == ended) {
+        tls_pending.id = tls_sinfo[slot].id;
+        tls_pending.flags = tls_sinfo[slot].flags;
+        tls_pending.priority = tls_sinfo[slot].priority;
+        tls_pending.key = key;
+        tls_pending.valid = true;
+        return;
+    }
     static __typeof__(&cuStreamGetCaptureInfo_v3) v3;
     if (!v3) v3 = SG_REAL(cuStreamGetCaptureInfo_v3);
     __typeof__(&cuStreamGetId) get_id = SG_REAL(cuStreamGetId);
     __typeof__(&cuStreamGetFlags) get_flags = SG_REAL(cuStreamGetFlags);
     __typeof__(&cuStreamGetPriority) get_prio = SG_REAL(cuStreamGetPriority);
-    uint64_t key = sg_shim_stream_key(s);
     sg_relaxed_t relaxed;
     sg_inject_relaxed_begin(&relaxed);
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -126,20 +163,15 @@ static void stream_info_before(CUstream s)
     tls_pending.flags = 0;
     tls_pending.priority = 0;
     if (get_id && get_id(s, &tls_pending.id) != CUDA_SUCCESS) tls_pending.id = 0;
-    unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 60);
-    if (tls_pending.id && tls_sinfo[slot].id == tls_pending.id && tls_sinfo[slot].key == key) {
-        tls_pending.flags = tls_sinfo[slot].flags;
-        tls_pending.priority = tls_sinfo[slot].priority;
-    } else {
-        bool ok = true;
-        if (get_flags && get_flags(s, &tls_pending.flags) != CUDA_SUCCESS) ok = false;
-        if (get_prio && get_prio(s, &tls_pending.priority) != CUDA_SUCCESS) ok = false;
-        if (ok && tls_pending.id) {
-            tls_sinfo[slot].key = key;
-            tls_sinfo[slot].id = tls_pending.id;
-            tls_sinfo[slot].flags = tls_pending.flags;
-            tls_sinfo[slot].priority = tls_pending.priority;
-        }
+    bool ok = true;
+    if (get_flags && get_flags(s, &tls_pending.flags) != CUDA_SUCCESS) ok = false;
+    if (get_prio && get_prio(s, &tls_pending.priority) != CUDA_SUCCESS) ok = false;
+    if (ok && real && tls_pending.id) {
+        tls_sinfo[slot].key = key;
+        tls_sinfo[slot].ended = ended; /* read before the queries */
+        tls_sinfo[slot].id = tls_pending.id;
+        tls_sinfo[slot].flags = tls_pending.flags;
+        tls_sinfo[slot].priority = tls_pending.priority;
     }
     sg_inject_relaxed_end(&relaxed);
     tls_pending.key = key;
@@ -1130,6 +1162,10 @@ static void on_graph(sg_phase_t phase, sg_call_t *c, void *user)
             exec_refresh(SG_CALL_ARGS(c, cuGraphLaunch)->hGraph);
         sg_snap_on_launch(phase, c);
         if (phase == SG_PHASE_AFTER) enqueue_after(c); /* launched into a capture: a child graph */
+        return;
+    }
+    if (stream_ender(c->proto)) { /* before and after: see streams_ended */
+        atomic_fetch_add_explicit(&streams_ended, 1, memory_order_release);
         return;
     }
     if (phase == SG_PHASE_BEFORE) {

@@ -189,6 +189,7 @@ typedef struct {
     bool kernel_api; /* the handle is a CUkernel (possibly cast to CUfunction) */
     uint32_t n_params, total;
     uint32_t *offs, *sizes; /* cuFuncGetParamInfo / cuKernelGetParamInfo */
+    uint64_t layout;        /* a hash of n_params and sizes (0 in the empty entry) */
     bool *ro;               /* pointer-to-const parameters (from the mangled name) */
 } sg_kinfo_t;
 /* Never NULL (an empty entry when unknown); valid for the life of the
@@ -200,14 +201,15 @@ uint64_t sg_kinfo_generation(void) SG_SHIM_HIDDEN; /* changes at every invalidat
 void sg_kinfo_atfork_child(void) SG_SHIM_HIDDEN;
 
 /* A kernel's argument bytes into args, and into shape their layout (the
- * parameter count and sizes, or the extra form's length) and the words
- * that point into known device memory (sg_shim_shape_pointers), from the
- * kernelParams or extra of a launch or a node; the raw digest and calls.c
- * describe a kernel alike. SG_ELIMIT for an extra buffer over the bundle's
- * bound. Under the hot lock. */
+ * parameter count and sizes as one word, sg_kinfo_t.layout, or the extra
+ * form's length), any missing argument, and the words that point into
+ * known device memory with their places, then how many of those there
+ * were, from the kernelParams or extra of a launch or a node; the raw
+ * digest and calls.c describe a kernel alike. SG_ELIMIT for an extra
+ * buffer over the bundle's bound; out of memory sets a run's oom (the
+ * caller checks). Under the hot lock. */
 int sg_shim_kernel_args(sg_bytes_t *args, sg_bytes_t *shape, const sg_kinfo_t *ki, void **params,
                         void **extra) SG_SHIM_HIDDEN;
-void sg_shim_shape_pointers(sg_bytes_t *shape, const void *arg, size_t n) SG_SHIM_HIDDEN;
 
 /* ---- code.c: code images ---- */
 int sg_code_attach(void) SG_SHIM_HIDDEN;

@@ -693,7 +693,7 @@ int main(int argc, char **argv)
     const char *what = argv[1];
     if (strcmp(what, "--list") == 0) {
         puts("fork_join threads mixed conditional recapture rebuffer explicit exec_set_params "
-             "triton two_devices bench_changing bench_same attrs changed_after");
+             "triton two_devices bench_changing bench_same attrs changed_after stream_reused");
         for (size_t i = 0; i < N_EDGELESS; i++)
             printf("%s%s", edgeless[i].name, i + 1 < N_EDGELESS ? " " : "\n");
         return 0;
@@ -803,6 +803,18 @@ int main(int argc, char **argv)
                 CHECK(cuStreamSetAttribute(S[0], CU_LAUNCH_ATTRIBUTE_PRIORITY, &v));
             }
             CUgraph g = i == 1 ? fork_join_changed() : fork_join(1.5f);
+            CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
+            CHECK(cuGraphExecDestroy(exec));
+            CHECK(cuGraphDestroy(g));
+        }
+    } else if (strcmp(what, "stream_reused") == 0) {
+        /* the same calls four times, the joining stream destroyed after
+         * the second: its handle then names a new stream (a new id), so
+         * the third capture is not the first two's graph by its calls and
+         * is read back; the fourth is the third's again */
+        for (int i = 0; i < 4; i++) {
+            if (i == 2) CHECK(cuStreamDestroy_v2(S[1]));
+            CUgraph g = fork_join(1.5f);
             CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
             CHECK(cuGraphExecDestroy(exec));
             CHECK(cuGraphDestroy(g));

@@ -395,9 +395,22 @@ EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 }
 
 /* ---- streams and capture ---- */
+/* The probe's streams are fixed handles that live for the process; a
+ * destroy makes the next stream at that handle a new one, with a new id
+ * (as the driver may hand a destroyed stream's address to a new stream). */
+static unsigned stream_incarnation[64];
+static unsigned *incarnation_of(CUstream s)
+{
+    return &stream_incarnation[((uintptr_t)s >> 8) & 63];
+}
 EXPORT CUresult cuStreamGetId(CUstream s, unsigned long long *id)
 {
-    *id = (unsigned long long)(uintptr_t)s;
+    *id = (unsigned long long)(uintptr_t)s | (unsigned long long)*incarnation_of(s) << 40;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+{
+    (*incarnation_of(s))++;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamGetFlags(CUstream s, unsigned int *f)
