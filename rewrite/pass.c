@@ -269,6 +269,21 @@ void sg_rw_reserve(sg_pass_ctx_t *ctx, size_t n)
     *ctx->cap = *ctx->len + n + 1;
 }
 
+void sg_rw_reserve_rest(sg_pass_ctx_t *ctx, uint32_t done, uint32_t total, size_t *text0,
+                        size_t *json0)
+{
+    if (done == 0) {
+        *text0 = *ctx->len;
+        *json0 = ctx->json.len;
+        return;
+    }
+    if (done != SG_RW_SAMPLE || total <= done) return;
+    size_t rest = total - done;
+    size_t t = *ctx->len - *text0, j = ctx->json.len - *json0;
+    sg_rw_reserve(ctx, t / done * rest + t / done * rest / 4);
+    sg_jw_reserve(&ctx->json, j / done * rest + j / done * rest / 4);
+}
+
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...)
 {
     va_list ap;
