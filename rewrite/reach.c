@@ -125,25 +125,72 @@ static int build_chains(sg_reach_t *r)
     return SG_OK;
 }
 
+/* The node facts by id (stream, type, sequence number) are shared between
+ * a snapshot and the ones built from it while the nodes keep them (a build
+ * from an earlier snapshot would otherwise copy ~13 bytes a node that did
+ * not change): each array counts its holders in a header before it, and a
+ * build that changes one makes a copy of its own first. */
+enum { FACTS_HDR = 16 }; /* keeps the array 16-byte aligned */
+
+static void *facts_new(size_t bytes)
+{
+    char *h = malloc(FACTS_HDR + (bytes ? bytes : 1));
+    if (!h) return NULL;
+    *(size_t *)h = 1;
+    return h + FACTS_HDR;
+}
+
+static size_t *facts_refs(const void *p)
+{
+    return (size_t *)((char *)(uintptr_t)p - FACTS_HDR);
+}
+
+/* One more holder of p (the count is no part of the snapshot p is read
+ * from, so a const snapshot may be shared). */
+static void *facts_ref(const void *p)
+{
+    if (p) ++*facts_refs(p);
+    return (void *)(uintptr_t)p;
+}
+
+static void facts_drop(void *p)
+{
+    if (p && --*facts_refs(p) == 0) free(facts_refs(p));
+}
+
+/* Make *p the caller's own before a write: a copy when it is shared. */
+static int facts_own(void **p, size_t bytes)
+{
+    if (*facts_refs(*p) == 1) return SG_OK;
+    void *q = facts_new(bytes);
+    if (!q) return SG_ENOMEM;
+    memcpy(q, *p, bytes);
+    facts_drop(*p);
+    *p = q;
+    return SG_OK;
+}
+
 static void id_adj_free(id_adj_t *a)
 {
     free(a->out_start);
     free(a->out);
     free(a->in_start);
     free(a->in);
-    free(a->stream);
-    free(a->type);
-    free(a->seq);
+    facts_drop(a->stream);
+    facts_drop(a->type);
+    facts_drop(a->seq);
 }
 
-static int id_adj_alloc(id_adj_t *a, uint32_t n, size_t ne)
+/* The arrays of an adjacency of n nodes and ne edges; the streams are
+ * prev_stream shared, or a new array when it is NULL. */
+static int id_adj_alloc(id_adj_t *a, uint32_t n, size_t ne, const uint32_t *prev_stream)
 {
     memset(a, 0, sizeof *a);
     a->out_start = calloc((size_t)n + 1, sizeof *a->out_start);
     a->in_start = calloc((size_t)n + 1, sizeof *a->in_start);
     a->out = malloc((ne ? ne : 1) * sizeof *a->out);
     a->in = malloc((ne ? ne : 1) * sizeof *a->in);
-    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
+    a->stream = prev_stream ? facts_ref(prev_stream) : facts_new((size_t)n * sizeof *a->stream);
     if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream) {
         id_adj_free(a);
         return SG_ENOMEM;
@@ -203,10 +250,10 @@ static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
 {
     uint32_t n = g->n_nodes;
     size_t ne = g->live_edges;
-    int rc = id_adj_alloc(a, n, ne);
+    int rc = id_adj_alloc(a, n, ne, NULL);
     if (rc) return rc;
-    a->type = malloc(n ? n : 1);
-    a->seq = malloc((n ? n : 1) * sizeof *a->seq);
+    a->type = facts_new(n);
+    a->seq = facts_new((size_t)n * sizeof *a->seq);
     if (!a->type || !a->seq) {
         id_adj_free(a);
         return SG_ENOMEM;
@@ -586,28 +633,20 @@ static int id_adj_extend(const sg_graph_t *g, const sg_reach_t *prev, bool facts
     size_t ne = g->live_edges ? g->live_edges : 1;
     a->out = malloc(ne * sizeof *a->out);
     a->in = malloc(ne * sizeof *a->in);
-    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
+    /* a node keeps its stream, type and sequence number (sg_reach_node_facts):
+     * prev's, shared */
+    a->stream = facts_ref(p->stream);
+    if (facts && p->type) {
+        a->type = facts_ref(p->type);
+        a->seq = facts_ref(p->seq);
+    }
     uint32_t *fo = malloc((n ? n : 1) * sizeof *fo), *fi = malloc((n ? n : 1) * sizeof *fi);
-    if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream || !fo || !fi) {
+    if (!a->out_start || !a->in_start || !a->out || !a->in || !fo || !fi) {
         free(fo);
         free(fi);
         id_adj_free(a);
         return SG_ENOMEM;
     }
-    /* a node keeps its stream, type and sequence number (sg_reach_node_facts) */
-    if (facts && p->type) {
-        a->type = malloc(n ? n : 1);
-        a->seq = malloc((n ? n : 1) * sizeof *a->seq);
-        if (!a->type || !a->seq) {
-            free(fo);
-            free(fi);
-            id_adj_free(a);
-            return SG_ENOMEM;
-        }
-        if (n) memcpy(a->type, p->type, n);
-        if (n) memcpy(a->seq, p->seq, n * sizeof *a->seq);
-    }
-    if (n) memcpy(a->stream, p->stream, n * sizeof *a->stream);
     for (uint32_t i = e0; i < g->n_edges; i++) {
         a->out_start[g->edges[i].from + 1]++;
         a->in_start[g->edges[i].to + 1]++;
@@ -660,14 +699,13 @@ static bool same_nodes(const sg_graph_t *g, const sg_reach_t *prev)
 static int id_adj_from_edges(const sg_graph_t *g, const sg_reach_t *prev, id_adj_t *a)
 {
     uint32_t n = g->n_nodes;
-    int rc = id_adj_alloc(a, n, g->live_edges);
+    int rc = id_adj_alloc(a, n, g->live_edges, prev->adj.stream);
     if (rc) return rc;
     uint8_t *alive = malloc(n ? n : 1);
     if (!alive) {
         id_adj_free(a);
         return SG_ENOMEM;
     }
-    if (n) memcpy(a->stream, prev->adj.stream, n * sizeof *a->stream);
     for (uint32_t i = 0; i < n; i++)
         alive[i] = live(prev, i);
     rc = id_adj_fill_from_edges(g, alive, a);
@@ -699,28 +737,30 @@ static int id_adj_edit(const sg_graph_t *g, const sg_reach_t *prev, const uint8_
 {
     const id_adj_t *p = &prev->adj;
     uint32_t n = g->n_nodes;
-    int rc = id_adj_alloc(a, n, g->live_edges);
+    int rc = id_adj_alloc(a, n, g->live_edges, p->stream);
     if (rc) return rc;
-    if (p->type) {
-        a->type = malloc(n ? n : 1);
-        a->seq = malloc((n ? n : 1) * sizeof *a->seq);
-        if (!a->type || !a->seq) {
-            id_adj_free(a);
-            return SG_ENOMEM;
-        }
-        if (n) memcpy(a->type, p->type, n);
-        if (n) memcpy(a->seq, p->seq, n * sizeof *a->seq);
-    }
-    if (n) memcpy(a->stream, p->stream, n * sizeof *a->stream);
+    /* prev's facts, shared until a touched node's differ */
+    a->type = facts_ref(p->type);
+    a->seq = facts_ref(p->seq);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t lo = p->out_start[i + 1] - p->out_start[i], li = p->in_start[i + 1] - p->in_start[i];
         if (touched[i]) {
             const sg_node_t *x = &g->nodes[i];
             lo = x->n_out;
             li = x->n_in;
-            a->stream[i] = x->stream;
-            if (a->type) a->type[i] = (uint8_t)x->type; /* live: prev's nodes are */
-            if (a->seq) a->seq[i] = x->seq;
+            if (a->stream[i] != x->stream) {
+                if ((rc = facts_own((void **)&a->stream, (size_t)n * sizeof *a->stream))) break;
+                a->stream[i] = x->stream;
+            }
+            /* live: prev's nodes are */
+            if (a->type && a->type[i] != (uint8_t)x->type) {
+                if ((rc = facts_own((void **)&a->type, n))) break;
+                a->type[i] = (uint8_t)x->type;
+            }
+            if (a->seq && a->seq[i] != x->seq) {
+                if ((rc = facts_own((void **)&a->seq, (size_t)n * sizeof *a->seq))) break;
+                a->seq[i] = x->seq;
+            }
         }
         a->out_start[i + 1] = a->out_start[i] + lo;
         a->in_start[i + 1] = a->in_start[i] + li;
@@ -731,7 +771,7 @@ static int id_adj_edit(const sg_graph_t *g, const sg_reach_t *prev, const uint8_
     }
     if (rc || a->out_start[n] != g->live_edges || a->in_start[n] != g->live_edges) {
         id_adj_free(a);
-        return SG_EINVAL;
+        return rc == SG_ENOMEM ? rc : SG_EINVAL;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t *out = a->out + a->out_start[i], *in = a->in + a->in_start[i];

@@ -543,6 +543,19 @@ static void test_reach_build_edited(void **state)
         unsigned flags = (round & 2 ? SG_REACH_FORWARD : 0) | (round & 4 ? SG_REACH_NARROW : 0);
         sg_reach_t *r0 = NULL, *e = NULL, *fresh = NULL;
         assert_int_equal(sg_reach_build(g, flags, &r0), SG_OK);
+        /* r0's facts as built: the edited snapshot shares them until it
+         * changes one, and must not change them for r0 */
+        const uint8_t *t0;
+        const uint32_t *s0;
+        const uint64_t *q0;
+        assert_true(sg_reach_node_facts(r0, g, &t0, &s0, &q0));
+        uint8_t t0c[128];
+        uint32_t s0c[128];
+        uint64_t q0c[128];
+        assert_true(g->n_nodes <= 128);
+        memcpy(t0c, t0, g->n_nodes);
+        memcpy(s0c, s0, g->n_nodes * sizeof *s0);
+        memcpy(q0c, q0, g->n_nodes * sizeof *q0);
         sg_node_id_t touched[64];
         uint32_t nt = 0, n = g->n_nodes, removed = 0;
         for (uint32_t k = rnd(5); k > 0 && g->live_edges; k--, removed++) {
@@ -598,6 +611,9 @@ static void test_reach_build_edited(void **state)
         assert_int_equal(sg_reach_build(g, flags, &fresh), SG_OK);
         assert_same_reach(e, fresh, g->n_nodes);
         assert_same_facts(e, fresh, g);
+        assert_memory_equal(t0, t0c, g->n_nodes);
+        assert_memory_equal(s0, s0c, g->n_nodes * sizeof *s0);
+        assert_memory_equal(q0, q0c, g->n_nodes * sizeof *q0);
         edited += change != 3;
         sg_reach_destroy(e);
         /* from a query-only snapshot (made from the edge array after a
