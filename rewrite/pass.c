@@ -739,9 +739,13 @@ int sg_rewrite_run(sg_graph_t *g, const char *const *names, size_t n, sg_report_
  * output when the verifier made it and `keep` asks for it (the next pass's
  * input; the last pass's is not needed). *streams: the input's program
  * order made from *reach (or NULL), handed on with it when the pass changed
- * nothing, else freed. */
+ * nothing, else freed. *carry (or NULL): the verifier's record of the input
+ * (snapshot_t), handed on in the same way: when the pass before changed
+ * nothing it is this pass's input's too, and the edge array is not read
+ * again for it. */
 static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_t *opt,
-                   sg_report_t *report, sg_reach_t **reach, sg_rw_streams_t **streams, bool keep)
+                   sg_report_t *report, sg_reach_t **reach, sg_rw_streams_t **streams, bool keep,
+                   snapshot_t *carry)
 {
     sg_pass_ctx_t ctx = {0};
     ctx.g = g;
@@ -761,7 +765,13 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     sg_jw_kstring(&ctx.json, "pass", p->name);
     snapshot_t snap = {0};
     int rc = SG_OK;
-    if (opt->verify && (rc = snapshot_take(g, ctx.reach, &snap))) goto out;
+    if (carry && carry->edge_live && ctx.reach && carry->input == ctx.reach) {
+        snap = *carry; /* the graph and its snapshot are the ones it was taken of */
+        memset(carry, 0, sizeof *carry);
+    } else if (carry) {
+        snapshot_free(carry);
+    }
+    if (opt->verify && !snap.edge_live && (rc = snapshot_take(g, ctx.reach, &snap))) goto out;
     sg_rw_printf(&ctx, "== %s ==\n", p->name);
     rc = p->run(&ctx);
     if (rc == SG_OK) rc = ctx.err ? ctx.err : ctx.json.err;
@@ -785,6 +795,10 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
             ctx.reach = NULL;
             *streams = ctx.in_streams;
             ctx.in_streams = NULL;
+            if (carry && snap.input) {
+                *carry = snap;
+                memset(&snap, 0, sizeof snap);
+            }
         } else {
             rc = verify(&ctx, &snap, &checked, &ok, keep ? reach : NULL);
         }
@@ -836,7 +850,7 @@ int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *
     pass_def_t def = {name, "", false, run};
     sg_reach_t *reach = NULL;
     sg_rw_streams_t *streams = NULL;
-    int rc = run_one(g, &def, opt, report, &reach, &streams, false);
+    int rc = run_one(g, &def, opt, report, &reach, &streams, false, NULL);
     streams_drop(&streams);
     sg_reach_destroy(reach);
     return rc;
@@ -869,9 +883,11 @@ int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
      * the next one's. */
     sg_reach_t *reach = NULL;
     sg_rw_streams_t *streams = NULL;
+    snapshot_t carry = {0};
     int rc = sg_reach_build(g, 0, &reach);
     for (size_t i = 0; i < count && rc == SG_OK; i++)
-        rc = run_one(g, list[i], opt, report, &reach, &streams, i + 1 < count);
+        rc = run_one(g, list[i], opt, report, &reach, &streams, i + 1 < count, &carry);
+    snapshot_free(&carry);
     streams_drop(&streams);
     sg_reach_destroy(reach);
     return rc;
