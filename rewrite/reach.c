@@ -47,7 +47,6 @@ struct sg_reach {
     uint32_t *row_off; /* entries before each row (the budget keeps them in 32 bits) */
     uint32_t *row_len;
     uint32_t stride;     /* > 0: row i is at i * stride, full width (see build_poset_chains) */
-    uint32_t *stream;    /* by rank: the node's stream (while building) */
     /* DFS scratch for queries outside the loaded block (by rank; only when
      * the clocks do not fit in one block) */
     uint32_t *stamp;
@@ -74,7 +73,6 @@ void sg_reach_destroy(sg_reach_t *r)
     free(r->F);
     free(r->stamp);
     free(r->stack);
-    free(r->stream);
     free(r->rows);
     free(r->row_off);
     free(r->row_len);
@@ -393,9 +391,11 @@ static int build_poset_chains(sg_reach_t *r)
     /* one entry per stream that has nodes, while the chains fit */
     for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
     uint32_t stride = 0;
-    for (size_t i = 0; i < n; i++)
-        if (r->stream[i] < ns && stream_chain[r->stream[i]] == UINT32_MAX)
-            stream_chain[r->stream[i]] = 0, stride++;
+    const uint32_t *stream_of = r->adj.stream; /* by id: read through the order */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t st = stream_of[r->order[i]];
+        if (st < ns && stream_chain[st] == UINT32_MAX) stream_chain[st] = 0, stride++;
+    }
     for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
     if (stride > 64 || (uint64_t)n * stride > REACH_BUDGET) stride = 0;
     size_t cap = (stride ? n * stride : n * 4) + 16, used = 0;
@@ -408,7 +408,7 @@ static int build_poset_chains(sg_reach_t *r)
      * arena would have: the budget is checked when that one grows */
     size_t jagged = 0, jcap = n * 4 + 16;
     for (size_t i = 0; i < n; i++) {
-        uint32_t stream = r->stream[i];
+        uint32_t stream = stream_of[r->order[i]];
         if (jagged + k + 1 > jcap) {
             if (jagged + k + 1 > REACH_BUDGET) {
                 rc = SG_ELIMIT;
@@ -506,16 +506,12 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     r->n_ids = g->n_nodes;
     size_t ids = r->n_ids ? r->n_ids : 1;
     r->node = calloc(ids, sizeof *r->node);
-    r->stream = malloc((r->n_order ? r->n_order : 1) * sizeof *r->stream);
-    if (!r->node || !r->stream) {
+    if (!r->node) {
         sg_reach_destroy(r);
         return SG_ENOMEM;
     }
     for (uint32_t i = 0; i < r->n_ids; i++) r->node[i].rank = UINT32_MAX;
-    for (uint32_t i = 0; i < r->n_order; i++) {
-        r->node[r->order[i]].rank = i;
-        r->stream[i] = r->adj.stream[r->order[i]];
-    }
+    for (uint32_t i = 0; i < r->n_order; i++) r->node[r->order[i]].rank = i;
     rc = build_csr(r, &r->adj);
     if (rc == SG_OK) rc = build_poset_chains(r);
     if (rc == SG_ELIMIT) rc = build_chains(r);
@@ -583,8 +579,6 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     free(r->rows);
     free(r->row_off);
     free(r->row_len);
-    free(r->stream);
-    r->stream = NULL;
     r->rows = NULL;
     r->row_off = NULL;
     r->row_len = NULL;
