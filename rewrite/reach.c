@@ -408,7 +408,8 @@ static int build_poset_chains(sg_reach_t *r)
      * arena would have: the budget is checked when that one grows */
     size_t jagged = 0, jcap = n * 4 + 16;
     for (size_t i = 0; i < n; i++) {
-        uint32_t stream = stream_of[r->order[i]];
+        sg_node_id_t v = r->order[i];
+        uint32_t stream = stream_of[v];
         if (jagged + k + 1 > jcap) {
             if (jagged + k + 1 > REACH_BUDGET) {
                 rc = SG_ELIMIT;
@@ -451,6 +452,8 @@ static int build_poset_chains(sg_reach_t *r)
             pos[i] = pos[tail[pick]] + 1;
         }
         chain[i] = pick;
+        r->node[v].chain = pick; /* by id too, while the order's entry is at hand */
+        r->node[v].pos = pos[i];
         tail[pick] = (uint32_t)i;
         row[pick] = (int32_t)pos[i];
         if (k > stride) stride = 0; /* the chains outgrew it: jagged from this row on */
@@ -459,10 +462,6 @@ static int build_poset_chains(sg_reach_t *r)
         used += stride ? stride : k;
         jagged += k;
         if (stream < ns) stream_chain[stream] = pick;
-    }
-    for (size_t i = 0; i < n; i++) {
-        r->node[r->order[i]].chain = chain[i];
-        r->node[r->order[i]].pos = pos[i];
     }
     r->n_chains = k;
     r->stride = stride; /* still > 0: every row is at i * stride */
