@@ -46,6 +46,9 @@ struct sg_reach {
     int32_t *rows;
     uint32_t *row_off; /* entries before each row (the budget keeps them in 32 bits) */
     uint32_t *row_len;
+    /* rows [0, flat_rows) lie at i * flat_stride, flat_stride entries each
+     * (-1 past the chains made before them), and have no row_off/row_len */
+    uint32_t flat_rows, flat_stride;
     uint32_t stride;     /* > 0: row i is at i * stride, full width (see build_poset_chains) */
     /* DFS scratch for queries outside the loaded block (by rank; only when
      * the clocks do not fit in one block) */
@@ -371,6 +374,17 @@ static int build_csr(sg_reach_t *r, const id_adj_t *a)
  * (a move of the whole table). Rows made after the chains
  * outgrow the stride are jagged as before. The budget and every decision
  * count the entries of the jagged rows either way. */
+/* Where row i of the builder's rows starts, and its entries. */
+static size_t row_start(const sg_reach_t *r, uint32_t i)
+{
+    return i < r->flat_rows ? (size_t)i * r->flat_stride : r->row_off[i];
+}
+
+static uint32_t row_length(const sg_reach_t *r, uint32_t i)
+{
+    return i < r->flat_rows ? r->flat_stride : r->row_len[i];
+}
+
 static int build_poset_chains(sg_reach_t *r)
 {
     const sg_graph_t *g = r->g;
@@ -399,6 +413,9 @@ static int build_poset_chains(sg_reach_t *r)
     for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
     if (stride > 64 || (uint64_t)n * stride > REACH_BUDGET) stride = 0;
     size_t cap = (stride ? n * stride : n * 4) + 16, used = 0;
+    /* rows before flat (all while the stride holds) are at i * stride0 with
+     * stride0 entries: their offsets and lengths are not written */
+    uint32_t stride0 = stride, flat = stride ? (uint32_t)n : 0;
     if (!(arena = malloc(cap * sizeof *arena))) {
         rc = SG_ENOMEM;
         goto out;
@@ -434,8 +451,9 @@ static int build_poset_chains(sg_reach_t *r)
         const uint32_t *in = r->in_rank + r->in_start[i];
         uint32_t nin = r->in_start[i + 1] - r->in_start[i];
         for (uint32_t e = 0; e < nin; e++) {
-            const int32_t *ru = arena + off[in[e]];
-            uint32_t lu = len[in[e]];
+            uint32_t j = in[e];
+            const int32_t *ru = arena + (j < flat ? (size_t)j * stride0 : off[j]);
+            uint32_t lu = j < flat ? stride0 : len[j];
             for (uint32_t c = 0; c < lu; c++)
                 if (ru[c] > row[c]) row[c] = ru[c];
         }
@@ -456,9 +474,14 @@ static int build_poset_chains(sg_reach_t *r)
         r->node[v].pos = pos[i];
         tail[pick] = (uint32_t)i;
         row[pick] = (int32_t)pos[i];
-        if (k > stride) stride = 0; /* the chains outgrew it: jagged from this row on */
-        off[i] = (uint32_t)used; /* used <= max(4n + 16, n * stride, REACH_BUDGET) */
-        len[i] = k;
+        if (k > stride && stride) { /* the chains outgrew it: jagged from this row on */
+            stride = 0;
+            flat = (uint32_t)i;
+        }
+        if (!stride) {
+            off[i] = (uint32_t)used; /* used <= max(4n + 16, n * stride, REACH_BUDGET) */
+            len[i] = k;
+        }
         used += stride ? stride : k;
         jagged += k;
         if (stream < ns) stream_chain[stream] = pick;
@@ -468,6 +491,8 @@ static int build_poset_chains(sg_reach_t *r)
     r->rows = arena; /* kept: they are R for all chains */
     r->row_off = off;
     r->row_len = len;
+    r->flat_rows = flat;
+    r->flat_stride = stride0;
     arena = NULL;
     off = NULL;
     len = NULL;
@@ -543,7 +568,7 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
             /* rows at a wider stride (fewer chains than streams) move down
              * to i * w, first row first */
             for (uint32_t i = 0; i < r->n_order; i++)
-                memmove(t + (size_t)i * w, t + r->row_off[i], w * sizeof *t);
+                memmove(t + (size_t)i * w, t + row_start(r, i), w * sizeof *t);
         }
         if (!r->stride || r->stride != w) {
             t = realloc(r->rows, (size_t)(w * rows) * sizeof *t);
@@ -556,8 +581,8 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
         r->R = t;
         for (uint32_t i = r->n_order; !r->stride && i-- > 0;) {
             int32_t *row = t + (size_t)i * w;
-            uint32_t l = r->row_len[i];
-            memmove(row, t + r->row_off[i], l * sizeof *row);
+            uint32_t l = row_length(r, i);
+            memmove(row, t + row_start(r, i), l * sizeof *row);
             for (uint32_t c = l; c < w; c++)
                 row[c] = -1;
         }
