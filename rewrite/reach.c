@@ -330,28 +330,56 @@ static int topo_order(const sg_graph_t *g, const id_adj_t *a, sg_node_id_t **out
     return SG_OK;
 }
 
-/* The adjacency of the live nodes by topological rank. */
+/* The predecessors of the live nodes by topological rank (the clocks are
+ * made from them). */
 static int build_csr(sg_reach_t *r, const id_adj_t *a)
 {
     uint32_t n = r->n_order;
     r->in_start = malloc(((size_t)n + 1) * sizeof *r->in_start);
-    r->out_start = malloc(((size_t)n + 1) * sizeof *r->out_start);
-    if (!r->in_start || !r->out_start) return SG_ENOMEM;
-    r->in_start[0] = r->out_start[0] = 0;
+    if (!r->in_start) return SG_ENOMEM;
+    r->in_start[0] = 0;
     for (uint32_t i = 0; i < n; i++) {
         sg_node_id_t v = r->order[i];
         r->in_start[i + 1] = r->in_start[i] + (a->in_start[v + 1] - a->in_start[v]);
-        r->out_start[i + 1] = r->out_start[i] + (a->out_start[v + 1] - a->out_start[v]);
     }
     r->in_rank = malloc((r->in_start[n] ? r->in_start[n] : 1) * sizeof *r->in_rank);
-    r->out_rank = malloc((r->out_start[n] ? r->out_start[n] : 1) * sizeof *r->out_rank);
-    if (!r->in_rank || !r->out_rank) return SG_ENOMEM;
+    if (!r->in_rank) return SG_ENOMEM;
     for (uint32_t i = 0; i < n; i++) {
         sg_node_id_t v = r->order[i];
-        uint32_t *in = r->in_rank + r->in_start[i], *out = r->out_rank + r->out_start[i];
+        uint32_t *in = r->in_rank + r->in_start[i];
         for (uint32_t k = a->in_start[v]; k < a->in_start[v + 1]; k++) *in++ = r->node[a->in[k]].rank;
+    }
+    return SG_OK;
+}
+
+/* The successors by rank, made when first needed: only the forward clocks
+ * and the bounded search of a snapshot whose clocks are in blocks walk
+ * them, and most snapshots have neither (a pass's, until
+ * sg_reach_forward). */
+static int build_csr_out(sg_reach_t *r)
+{
+    if (r->out_rank) return SG_OK;
+    const id_adj_t *a = &r->adj;
+    uint32_t n = r->n_order;
+    uint32_t *start = malloc(((size_t)n + 1) * sizeof *start);
+    if (!start) return SG_ENOMEM;
+    start[0] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sg_node_id_t v = r->order[i];
+        start[i + 1] = start[i] + (a->out_start[v + 1] - a->out_start[v]);
+    }
+    uint32_t *rank = malloc((start[n] ? start[n] : 1) * sizeof *rank);
+    if (!rank) {
+        free(start);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        sg_node_id_t v = r->order[i];
+        uint32_t *out = rank + start[i];
         for (uint32_t k = a->out_start[v]; k < a->out_start[v + 1]; k++) *out++ = r->node[a->out[k]].rank;
     }
+    r->out_start = start;
+    r->out_rank = rank;
     return SG_OK;
 }
 
@@ -548,6 +576,10 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     if (w * rows > REACH_BUDGET) w = REACH_BUDGET / rows ? REACH_BUDGET / rows : 1;
     if ((flags & SG_REACH_NARROW) && w > 2) w = 2;
     r->width = (uint32_t)w;
+    if ((r->n_chains > r->width || (flags & SG_REACH_FORWARD)) && build_csr_out(r)) {
+        sg_reach_destroy(r);
+        return SG_ENOMEM;
+    }
     if (r->n_chains > r->width) {
         r->stamp = calloc(rows, sizeof *r->stamp);
         r->stack = malloc(rows * sizeof *r->stack);
@@ -846,6 +878,7 @@ static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw)
 int sg_reach_forward(sg_reach_t *r)
 {
     if (r->F) return SG_OK;
+    if (build_csr_out(r)) return SG_ENOMEM;
     uint64_t rows = r->n_order ? r->n_order : 1;
     r->F = malloc((size_t)(r->width * rows) * sizeof *r->F);
     if (!r->F) return SG_ENOMEM;
