@@ -646,6 +646,14 @@ static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost)
     if (!b->user_start || !b->alloc || !b->free_start || !b->acc_start || !last || !shared ||
         shared_allocations(g, shared) || sg_rw_alloc_index_build(g, &b->aix))
         goto oom;
+    /* room for an access and a use per live node from the start: doubling
+     * from nothing copies as many bytes as the arrays end up with, and on a
+     * large graph every copied line is a cache miss */
+    uint32_t cap_g0 = 0;
+    if (sg_array_reserve((void **)&b->acc_buffer, &cap_a, g->live_nodes, sizeof *b->acc_buffer) ||
+        sg_array_reserve((void **)&b->acc_guess, &cap_g0, g->live_nodes, 1) ||
+        sg_array_reserve((void **)&pairs, &cap_p, g->live_nodes, sizeof *pairs))
+        goto oom;
     for (uint32_t i = 0; i < nb; i++) {
         sg_node_id_t a = g->root->buffers[i].alloc_node;
         const sg_node_t *an = sg_graph_node(g, a);

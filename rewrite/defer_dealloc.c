@@ -872,18 +872,16 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         free(want);
     }
     uint32_t count[4] = {0}, ordered = 0;
-    /* a free's report is ~400 bytes of text and ~800 of JSON: the buffers
-     * grow once, not by doubling copies */
-    sg_rw_reserve(ctx, (size_t)n * 448);
     arr = sg_rw_json_member(ctx, "frees");
-    sg_jw_reserve(arr, (size_t)n * 832);
     sg_jw_array(arr);
+    size_t text0 = 0, json0 = 0;
     double byte_ns = 0;
     uint32_t dealloc_edges = 0;
     for (uint32_t i = 0; i < n; i++) {
         const plan_t *p = &plans[i];
         count[p->decision]++;
         if (p->decision == D_MOVED && p->anchor == p->old_prev) ordered++;
+        sg_rw_reserve_rest(ctx, i, n, &text0, &json0);
         report_one(ctx, &e, &names, p, &ch[i], arr);
         if (p->decision == D_MOVED) {
             byte_ns += (double)g->root->buffers[p->buffer].size * (p->t_after - p->t_before);

@@ -269,6 +269,21 @@ void sg_rw_reserve(sg_pass_ctx_t *ctx, size_t n)
     *ctx->cap = *ctx->len + n + 1;
 }
 
+void sg_rw_reserve_rest(sg_pass_ctx_t *ctx, uint32_t done, uint32_t total, size_t *text0,
+                        size_t *json0)
+{
+    if (done == 0) {
+        *text0 = *ctx->len;
+        *json0 = ctx->json.len;
+        return;
+    }
+    if (done != SG_RW_SAMPLE || total <= done) return;
+    size_t rest = total - done;
+    size_t t = *ctx->len - *text0, j = ctx->json.len - *json0;
+    sg_rw_reserve(ctx, t / done * rest + t / done * rest / 4);
+    sg_jw_reserve(&ctx->json, j / done * rest + j / done * rest / 4);
+}
+
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...)
 {
     va_list ap;
@@ -375,22 +390,43 @@ static void ctx_free(sg_pass_ctx_t *ctx)
 
 /* ---- verifier ------------------------------------------------------------------------ */
 
-/* The input's edges, kept to check the output against. */
+/* What the verifier keeps of the input. Not a copy of its edges: an edge
+ * keeps its id and endpoints for good (ids are never reused; a removed
+ * edge keeps its endpoints), so which ids were live, and a hash of their
+ * ids and endpoints to show that no pass rewrote one in place, name the
+ * input's edges in the output graph's own edge array. */
 typedef struct {
     uint32_t n_nodes;   /* g->n_nodes before the pass */
     uint32_t live_nodes, n_edges_total; /* g->live_nodes, g->n_edges */
     uint8_t *was_live;  /* by id, or NULL: then `input` says (a removed node has no rank) */
     const sg_reach_t *input; /* the input's reachability snapshot, when there is one */
     uint32_t n_edges;   /* live edges */
-    sg_node_id_t (*edges)[2];
-    sg_edge_id_t *ids; /* their ids */
+    uint64_t *edge_live; /* bit i: edge i was live */
+    uint64_t hash;      /* edges_hash of the live edges */
 } snapshot_t;
+
+static bool was_live_edge(const snapshot_t *s, uint32_t i)
+{
+    return s->edge_live[i >> 6] >> (i & 63) & 1;
+}
+
+/* One edge's share of the hash (a sum: a 64-bit mix of its id and
+ * endpoints, so that a changed endpoint or id changes the sum but by
+ * chance). */
+static uint64_t edge_mix(uint32_t id, sg_node_id_t from, sg_node_id_t to)
+{
+    uint64_t x = ((uint64_t)from << 32 | to) ^ ((uint64_t)id * 0x9e3779b97f4a7c15ull);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
 
 static void snapshot_free(snapshot_t *s)
 {
     free(s->was_live);
-    free(s->edges);
-    free(s->ids);
+    free(s->edge_live);
     memset(s, 0, sizeof *s);
 }
 
@@ -402,23 +438,23 @@ static int snapshot_take(const sg_graph_t *g, const sg_reach_t *input, snapshot_
     s->n_edges_total = g->n_edges;
     s->input = input;
     if (!input) s->was_live = calloc(g->n_nodes ? g->n_nodes : 1, 1);
-    s->edges = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->edges);
-    s->ids = malloc((g->live_edges ? g->live_edges : 1) * sizeof *s->ids);
-    if ((!input && !s->was_live) || !s->edges || !s->ids) {
+    s->edge_live = calloc(g->n_edges / 64 + 1, sizeof *s->edge_live);
+    if ((!input && !s->was_live) || !s->edge_live) {
         snapshot_free(s);
         return SG_ENOMEM;
     }
     for (uint32_t i = 0; !input && i < g->n_nodes; i++) s->was_live[i] = !g->nodes[i].removed;
+    uint64_t h = 0;
     for (uint32_t i = 0; i < g->n_edges; i++) {
-        if (g->edges[i].removed) continue;
-        s->edges[s->n_edges][0] = g->edges[i].from;
-        s->edges[s->n_edges][1] = g->edges[i].to;
-        s->ids[s->n_edges] = i;
+        const sg_edge_t *e = &g->edges[i];
+        if (e->removed) continue;
+        s->edge_live[i >> 6] |= 1ull << (i & 63);
+        h += edge_mix(i, e->from, e->to);
         s->n_edges++;
     }
+    s->hash = h;
     return SG_OK;
 }
-
 
 /* Old-graph adjacency in CSR form, both directions. */
 typedef struct {
@@ -434,7 +470,9 @@ static void csr_free(csr_t *c)
     free(c->in);
 }
 
-static int csr_build(const snapshot_t *s, csr_t *c)
+/* The input's edges by their endpoints (read from g's edge array once the
+ * hash has shown them unchanged). */
+static int csr_build(const sg_graph_t *g, const snapshot_t *s, csr_t *c)
 {
     memset(c, 0, sizeof *c);
     size_t nn = (size_t)s->n_nodes + 1, ne = s->n_edges ? s->n_edges : 1;
@@ -449,16 +487,19 @@ static int csr_build(const snapshot_t *s, csr_t *c)
         csr_free(c);
         return SG_ENOMEM;
     }
-    for (uint32_t i = 0; i < s->n_edges; i++) {
-        c->out_start[s->edges[i][0] + 1]++;
-        c->in_start[s->edges[i][1] + 1]++;
+    const sg_edge_t *edges = g->edges; /* the input's: see snapshot_t */
+    for (uint32_t i = 0; i < s->n_edges_total; i++) {
+        if (!was_live_edge(s, i)) continue;
+        c->out_start[edges[i].from + 1]++;
+        c->in_start[edges[i].to + 1]++;
     }
     for (uint32_t i = 0; i < s->n_nodes; i++) {
         c->out_start[i + 1] += c->out_start[i];
         c->in_start[i + 1] += c->in_start[i];
     }
-    for (uint32_t i = 0; i < s->n_edges; i++) {
-        sg_node_id_t a = s->edges[i][0], b = s->edges[i][1];
+    for (uint32_t i = 0; i < s->n_edges_total; i++) {
+        if (!was_live_edge(s, i)) continue;
+        sg_node_id_t a = edges[i].from, b = edges[i].to;
         c->out[c->out_start[a] + fo[a]++] = b;
         c->in[c->in_start[b] + fi[b]++] = a;
     }
@@ -523,18 +564,17 @@ done:
     return SG_OK;
 }
 
-/* Is every edge of the input still there, with its endpoints? (Edge ids
- * are never reused; the input's live edges are s->edges in id order.) */
+/* Is every edge of the input still there, with its endpoints, and no
+ * other edge of an id it had? (Edge ids are never reused.) */
 static bool edges_intact(const sg_graph_t *g, const snapshot_t *s)
 {
-    uint32_t k = 0;
+    uint64_t h = 0;
     for (uint32_t i = 0; i < s->n_edges_total; i++) {
         const sg_edge_t *e = &g->edges[i];
-        if (e->removed) continue;
-        if (k == s->n_edges || e->from != s->edges[k][0] || e->to != s->edges[k][1]) return false;
-        k++;
+        if (e->removed == was_live_edge(s, i)) return false;
+        if (!e->removed) h += edge_mix(i, e->from, e->to);
     }
-    return k == s->n_edges;
+    return h == s->hash;
 }
 
 /* Check the ordering guarantee; on failure describe the first lost ordering
@@ -599,15 +639,29 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     /* an edge of the input that is still there keeps its ordering: only
      * the others are queried */
     size_t direct = 0;
-    for (uint32_t i = 0; i < s->n_edges; i++) {
-        sg_node_id_t a = s->edges[i][0], b = s->edges[i][1];
+    uint64_t h = 0;
+    bool moved_out = false; /* an endpoint that is no node of the input */
+    for (uint32_t i = 0; i < s->n_edges_total; i++) {
+        if (!was_live_edge(s, i)) continue;
+        const sg_edge_t *e = &g->edges[i]; /* ids are never reused */
+        sg_node_id_t a = e->from, b = e->to;
+        h += edge_mix(i, a, b);
+        if (a >= s->n_nodes || b >= s->n_nodes) {
+            moved_out = true;
+            continue;
+        }
         if (exempt[a] || exempt[b]) continue;
-        const sg_edge_t *e = &g->edges[s->ids[i]]; /* ids are never reused */
-        if (!e->removed && e->from == a && e->to == b) {
+        if (!e->removed) {
             direct++;
             continue;
         }
         if ((rc = sg_rw_pairs_push(&ps, a, b))) goto out;
+    }
+    if (moved_out || h != s->hash) {
+        /* the endpoints read above are not the input's */
+        *ok = false;
+        sg_rw_printf(ctx, "verify: FAILED: the pass changed an edge of the input in place\n");
+        goto out;
     }
     for (uint32_t i = 0; i < ctx->n_moved; i++) {
         const sg_rw_moved_t *m = &ctx->moved[i];
@@ -618,7 +672,7 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     }
     if (any_exempt) {
         /* Every path that ran through exempt nodes must be bridged. */
-        if ((rc = csr_build(s, &c))) goto out;
+        if ((rc = csr_build(g, s, &c))) goto out;
         for (uint32_t x = 0; x < s->n_nodes; x++) {
             if (!exempt[x]) continue;
             /* only start from an exempt node with a non-exempt predecessor,
@@ -685,9 +739,13 @@ int sg_rewrite_run(sg_graph_t *g, const char *const *names, size_t n, sg_report_
  * output when the verifier made it and `keep` asks for it (the next pass's
  * input; the last pass's is not needed). *streams: the input's program
  * order made from *reach (or NULL), handed on with it when the pass changed
- * nothing, else freed. */
+ * nothing, else freed. *carry (or NULL): the verifier's record of the input
+ * (snapshot_t), handed on in the same way: when the pass before changed
+ * nothing it is this pass's input's too, and the edge array is not read
+ * again for it. */
 static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_t *opt,
-                   sg_report_t *report, sg_reach_t **reach, sg_rw_streams_t **streams, bool keep)
+                   sg_report_t *report, sg_reach_t **reach, sg_rw_streams_t **streams, bool keep,
+                   snapshot_t *carry)
 {
     sg_pass_ctx_t ctx = {0};
     ctx.g = g;
@@ -707,7 +765,13 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
     sg_jw_kstring(&ctx.json, "pass", p->name);
     snapshot_t snap = {0};
     int rc = SG_OK;
-    if (opt->verify && (rc = snapshot_take(g, ctx.reach, &snap))) goto out;
+    if (carry && carry->edge_live && ctx.reach && carry->input == ctx.reach) {
+        snap = *carry; /* the graph and its snapshot are the ones it was taken of */
+        memset(carry, 0, sizeof *carry);
+    } else if (carry) {
+        snapshot_free(carry);
+    }
+    if (opt->verify && !snap.edge_live && (rc = snapshot_take(g, ctx.reach, &snap))) goto out;
     sg_rw_printf(&ctx, "== %s ==\n", p->name);
     rc = p->run(&ctx);
     if (rc == SG_OK) rc = ctx.err ? ctx.err : ctx.json.err;
@@ -731,6 +795,10 @@ static int run_one(sg_graph_t *g, const pass_def_t *p, const sg_rewrite_options_
             ctx.reach = NULL;
             *streams = ctx.in_streams;
             ctx.in_streams = NULL;
+            if (carry && snap.input) {
+                *carry = snap;
+                memset(&snap, 0, sizeof snap);
+            }
         } else {
             rc = verify(&ctx, &snap, &checked, &ok, keep ? reach : NULL);
         }
@@ -782,7 +850,7 @@ int sg_rw_run_custom(sg_graph_t *g, const char *name, int (*run)(sg_pass_ctx_t *
     pass_def_t def = {name, "", false, run};
     sg_reach_t *reach = NULL;
     sg_rw_streams_t *streams = NULL;
-    int rc = run_one(g, &def, opt, report, &reach, &streams, false);
+    int rc = run_one(g, &def, opt, report, &reach, &streams, false, NULL);
     streams_drop(&streams);
     sg_reach_destroy(reach);
     return rc;
@@ -815,9 +883,11 @@ int sg_rewrite_run_opts(sg_graph_t *g, const char *const *names, size_t n,
      * the next one's. */
     sg_reach_t *reach = NULL;
     sg_rw_streams_t *streams = NULL;
+    snapshot_t carry = {0};
     int rc = sg_reach_build(g, 0, &reach);
     for (size_t i = 0; i < count && rc == SG_OK; i++)
-        rc = run_one(g, list[i], opt, report, &reach, &streams, i + 1 < count);
+        rc = run_one(g, list[i], opt, report, &reach, &streams, i + 1 < count, &carry);
+    snapshot_free(&carry);
     streams_drop(&streams);
     sg_reach_destroy(reach);
     return rc;

@@ -20,7 +20,10 @@
  * may change, but it keeps the ones the pass declares as required (a free
  * stays after its allocation and every use, and before every allocation
  * that reuses its memory), and every path that ran through it is kept by a
- * bridge. The verifier costs O((V+E) * k) with k ~ streams (see reach.h).
+ * bridge. A pass must change edges only through the graph's calls (add,
+ * remove): one that rewrites an edge of its input in place fails
+ * verification. The verifier costs O((V+E) * k) with k ~ streams (see
+ * reach.h).
  */
 #ifndef SGCAP_REWRITE_PASS_H
 #define SGCAP_REWRITE_PASS_H
@@ -126,8 +129,8 @@ int sg_rewrite_pass_find(const char *name);
 /* Run `passes` (n names; NULL/0 = the default list) in order on the root
  * graph g. report may be NULL. Returns 0; SG_EINVAL for an unknown pass name
  * or a body graph (nothing is run); SG_ECYCLE when the input has a cycle or
- * a pass left one; SG_EINVAL when the verifier finds a lost ordering (the
- * report names it); another SG_E* code when a pass fails (out of memory).
+ * a pass left one; SG_EINVAL when the verifier finds a lost ordering or an
+ * edge of the input rewritten in place (the report names it); another SG_E* code when a pass fails (out of memory).
  * On any failure g may hold the failing pass's partial work: callers that
  * need the input intact run on a clone (the CLI writes nothing then). */
 int sg_rewrite_run(sg_graph_t *g, const char *const *passes, size_t n, sg_report_t *report);

@@ -46,8 +46,10 @@ struct sg_reach {
     int32_t *rows;
     uint32_t *row_off; /* entries before each row (the budget keeps them in 32 bits) */
     uint32_t *row_len;
+    /* rows [0, flat_rows) lie at i * flat_stride, flat_stride entries each
+     * (-1 past the chains made before them), and have no row_off/row_len */
+    uint32_t flat_rows, flat_stride;
     uint32_t stride;     /* > 0: row i is at i * stride, full width (see build_poset_chains) */
-    uint32_t *stream;    /* by rank: the node's stream (while building) */
     /* DFS scratch for queries outside the loaded block (by rank; only when
      * the clocks do not fit in one block) */
     uint32_t *stamp;
@@ -74,7 +76,6 @@ void sg_reach_destroy(sg_reach_t *r)
     free(r->F);
     free(r->stamp);
     free(r->stack);
-    free(r->stream);
     free(r->rows);
     free(r->row_off);
     free(r->row_len);
@@ -125,25 +126,72 @@ static int build_chains(sg_reach_t *r)
     return SG_OK;
 }
 
+/* The node facts by id (stream, type, sequence number) are shared between
+ * a snapshot and the ones built from it while the nodes keep them (a build
+ * from an earlier snapshot would otherwise copy ~13 bytes a node that did
+ * not change): each array counts its holders in a header before it, and a
+ * build that changes one makes a copy of its own first. */
+enum { FACTS_HDR = 16 }; /* keeps the array 16-byte aligned */
+
+static void *facts_new(size_t bytes)
+{
+    char *h = malloc(FACTS_HDR + (bytes ? bytes : 1));
+    if (!h) return NULL;
+    *(size_t *)h = 1;
+    return h + FACTS_HDR;
+}
+
+static size_t *facts_refs(const void *p)
+{
+    return (size_t *)((char *)(uintptr_t)p - FACTS_HDR);
+}
+
+/* One more holder of p (the count is no part of the snapshot p is read
+ * from, so a const snapshot may be shared). */
+static void *facts_ref(const void *p)
+{
+    if (p) ++*facts_refs(p);
+    return (void *)(uintptr_t)p;
+}
+
+static void facts_drop(void *p)
+{
+    if (p && --*facts_refs(p) == 0) free(facts_refs(p));
+}
+
+/* Make *p the caller's own before a write: a copy when it is shared. */
+static int facts_own(void **p, size_t bytes)
+{
+    if (*facts_refs(*p) == 1) return SG_OK;
+    void *q = facts_new(bytes);
+    if (!q) return SG_ENOMEM;
+    memcpy(q, *p, bytes);
+    facts_drop(*p);
+    *p = q;
+    return SG_OK;
+}
+
 static void id_adj_free(id_adj_t *a)
 {
     free(a->out_start);
     free(a->out);
     free(a->in_start);
     free(a->in);
-    free(a->stream);
-    free(a->type);
-    free(a->seq);
+    facts_drop(a->stream);
+    facts_drop(a->type);
+    facts_drop(a->seq);
 }
 
-static int id_adj_alloc(id_adj_t *a, uint32_t n, size_t ne)
+/* The arrays of an adjacency of n nodes and ne edges; the streams are
+ * prev_stream shared, or a new array when it is NULL. */
+static int id_adj_alloc(id_adj_t *a, uint32_t n, size_t ne, const uint32_t *prev_stream)
 {
     memset(a, 0, sizeof *a);
     a->out_start = calloc((size_t)n + 1, sizeof *a->out_start);
     a->in_start = calloc((size_t)n + 1, sizeof *a->in_start);
     a->out = malloc((ne ? ne : 1) * sizeof *a->out);
     a->in = malloc((ne ? ne : 1) * sizeof *a->in);
-    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
+    a->stream = prev_stream ? facts_ref(prev_stream) : facts_new((size_t)n * sizeof *a->stream);
     if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream) {
         id_adj_free(a);
         return SG_ENOMEM;
@@ -203,10 +251,10 @@ static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
 {
     uint32_t n = g->n_nodes;
     size_t ne = g->live_edges;
-    int rc = id_adj_alloc(a, n, ne);
+    int rc = id_adj_alloc(a, n, ne, NULL);
     if (rc) return rc;
-    a->type = malloc(n ? n : 1);
-    a->seq = malloc((n ? n : 1) * sizeof *a->seq);
+    a->type = facts_new(n);
+    a->seq = facts_new((size_t)n * sizeof *a->seq);
     if (!a->type || !a->seq) {
         id_adj_free(a);
         return SG_ENOMEM;
@@ -282,28 +330,56 @@ static int topo_order(const sg_graph_t *g, const id_adj_t *a, sg_node_id_t **out
     return SG_OK;
 }
 
-/* The adjacency of the live nodes by topological rank. */
+/* The predecessors of the live nodes by topological rank (the clocks are
+ * made from them). */
 static int build_csr(sg_reach_t *r, const id_adj_t *a)
 {
     uint32_t n = r->n_order;
     r->in_start = malloc(((size_t)n + 1) * sizeof *r->in_start);
-    r->out_start = malloc(((size_t)n + 1) * sizeof *r->out_start);
-    if (!r->in_start || !r->out_start) return SG_ENOMEM;
-    r->in_start[0] = r->out_start[0] = 0;
+    if (!r->in_start) return SG_ENOMEM;
+    r->in_start[0] = 0;
     for (uint32_t i = 0; i < n; i++) {
         sg_node_id_t v = r->order[i];
         r->in_start[i + 1] = r->in_start[i] + (a->in_start[v + 1] - a->in_start[v]);
-        r->out_start[i + 1] = r->out_start[i] + (a->out_start[v + 1] - a->out_start[v]);
     }
     r->in_rank = malloc((r->in_start[n] ? r->in_start[n] : 1) * sizeof *r->in_rank);
-    r->out_rank = malloc((r->out_start[n] ? r->out_start[n] : 1) * sizeof *r->out_rank);
-    if (!r->in_rank || !r->out_rank) return SG_ENOMEM;
+    if (!r->in_rank) return SG_ENOMEM;
     for (uint32_t i = 0; i < n; i++) {
         sg_node_id_t v = r->order[i];
-        uint32_t *in = r->in_rank + r->in_start[i], *out = r->out_rank + r->out_start[i];
+        uint32_t *in = r->in_rank + r->in_start[i];
         for (uint32_t k = a->in_start[v]; k < a->in_start[v + 1]; k++) *in++ = r->node[a->in[k]].rank;
+    }
+    return SG_OK;
+}
+
+/* The successors by rank, made when first needed: only the forward clocks
+ * and the bounded search of a snapshot whose clocks are in blocks walk
+ * them, and most snapshots have neither (a pass's, until
+ * sg_reach_forward). */
+static int build_csr_out(sg_reach_t *r)
+{
+    if (r->out_rank) return SG_OK;
+    const id_adj_t *a = &r->adj;
+    uint32_t n = r->n_order;
+    uint32_t *start = malloc(((size_t)n + 1) * sizeof *start);
+    if (!start) return SG_ENOMEM;
+    start[0] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sg_node_id_t v = r->order[i];
+        start[i + 1] = start[i] + (a->out_start[v + 1] - a->out_start[v]);
+    }
+    uint32_t *rank = malloc((start[n] ? start[n] : 1) * sizeof *rank);
+    if (!rank) {
+        free(start);
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        sg_node_id_t v = r->order[i];
+        uint32_t *out = rank + start[i];
         for (uint32_t k = a->out_start[v]; k < a->out_start[v + 1]; k++) *out++ = r->node[a->out[k]].rank;
     }
+    r->out_start = start;
+    r->out_rank = rank;
     return SG_OK;
 }
 
@@ -326,6 +402,17 @@ static int build_csr(sg_reach_t *r, const id_adj_t *a)
  * (a move of the whole table). Rows made after the chains
  * outgrow the stride are jagged as before. The budget and every decision
  * count the entries of the jagged rows either way. */
+/* Where row i of the builder's rows starts, and its entries. */
+static size_t row_start(const sg_reach_t *r, uint32_t i)
+{
+    return i < r->flat_rows ? (size_t)i * r->flat_stride : r->row_off[i];
+}
+
+static uint32_t row_length(const sg_reach_t *r, uint32_t i)
+{
+    return i < r->flat_rows ? r->flat_stride : r->row_len[i];
+}
+
 static int build_poset_chains(sg_reach_t *r)
 {
     const sg_graph_t *g = r->g;
@@ -346,12 +433,17 @@ static int build_poset_chains(sg_reach_t *r)
     /* one entry per stream that has nodes, while the chains fit */
     for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
     uint32_t stride = 0;
-    for (size_t i = 0; i < n; i++)
-        if (r->stream[i] < ns && stream_chain[r->stream[i]] == UINT32_MAX)
-            stream_chain[r->stream[i]] = 0, stride++;
+    const uint32_t *stream_of = r->adj.stream; /* by id: read through the order */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t st = stream_of[r->order[i]];
+        if (st < ns && stream_chain[st] == UINT32_MAX) stream_chain[st] = 0, stride++;
+    }
     for (uint32_t i = 0; i < ns; i++) stream_chain[i] = UINT32_MAX;
     if (stride > 64 || (uint64_t)n * stride > REACH_BUDGET) stride = 0;
     size_t cap = (stride ? n * stride : n * 4) + 16, used = 0;
+    /* rows before flat (all while the stride holds) are at i * stride0 with
+     * stride0 entries: their offsets and lengths are not written */
+    uint32_t stride0 = stride, flat = stride ? (uint32_t)n : 0;
     if (!(arena = malloc(cap * sizeof *arena))) {
         rc = SG_ENOMEM;
         goto out;
@@ -361,7 +453,8 @@ static int build_poset_chains(sg_reach_t *r)
      * arena would have: the budget is checked when that one grows */
     size_t jagged = 0, jcap = n * 4 + 16;
     for (size_t i = 0; i < n; i++) {
-        uint32_t stream = r->stream[i];
+        sg_node_id_t v = r->order[i];
+        uint32_t stream = stream_of[v];
         if (jagged + k + 1 > jcap) {
             if (jagged + k + 1 > REACH_BUDGET) {
                 rc = SG_ELIMIT;
@@ -386,8 +479,9 @@ static int build_poset_chains(sg_reach_t *r)
         const uint32_t *in = r->in_rank + r->in_start[i];
         uint32_t nin = r->in_start[i + 1] - r->in_start[i];
         for (uint32_t e = 0; e < nin; e++) {
-            const int32_t *ru = arena + off[in[e]];
-            uint32_t lu = len[in[e]];
+            uint32_t j = in[e];
+            const int32_t *ru = arena + (j < flat ? (size_t)j * stride0 : off[j]);
+            uint32_t lu = j < flat ? stride0 : len[j];
             for (uint32_t c = 0; c < lu; c++)
                 if (ru[c] > row[c]) row[c] = ru[c];
         }
@@ -404,24 +498,29 @@ static int build_poset_chains(sg_reach_t *r)
             pos[i] = pos[tail[pick]] + 1;
         }
         chain[i] = pick;
+        r->node[v].chain = pick; /* by id too, while the order's entry is at hand */
+        r->node[v].pos = pos[i];
         tail[pick] = (uint32_t)i;
         row[pick] = (int32_t)pos[i];
-        if (k > stride) stride = 0; /* the chains outgrew it: jagged from this row on */
-        off[i] = (uint32_t)used; /* used <= max(4n + 16, n * stride, REACH_BUDGET) */
-        len[i] = k;
+        if (k > stride && stride) { /* the chains outgrew it: jagged from this row on */
+            stride = 0;
+            flat = (uint32_t)i;
+        }
+        if (!stride) {
+            off[i] = (uint32_t)used; /* used <= max(4n + 16, n * stride, REACH_BUDGET) */
+            len[i] = k;
+        }
         used += stride ? stride : k;
         jagged += k;
         if (stream < ns) stream_chain[stream] = pick;
-    }
-    for (size_t i = 0; i < n; i++) {
-        r->node[r->order[i]].chain = chain[i];
-        r->node[r->order[i]].pos = pos[i];
     }
     r->n_chains = k;
     r->stride = stride; /* still > 0: every row is at i * stride */
     r->rows = arena; /* kept: they are R for all chains */
     r->row_off = off;
     r->row_len = len;
+    r->flat_rows = flat;
+    r->flat_stride = stride0;
     arena = NULL;
     off = NULL;
     len = NULL;
@@ -459,16 +558,12 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     r->n_ids = g->n_nodes;
     size_t ids = r->n_ids ? r->n_ids : 1;
     r->node = calloc(ids, sizeof *r->node);
-    r->stream = malloc((r->n_order ? r->n_order : 1) * sizeof *r->stream);
-    if (!r->node || !r->stream) {
+    if (!r->node) {
         sg_reach_destroy(r);
         return SG_ENOMEM;
     }
     for (uint32_t i = 0; i < r->n_ids; i++) r->node[i].rank = UINT32_MAX;
-    for (uint32_t i = 0; i < r->n_order; i++) {
-        r->node[r->order[i]].rank = i;
-        r->stream[i] = r->adj.stream[r->order[i]];
-    }
+    for (uint32_t i = 0; i < r->n_order; i++) r->node[r->order[i]].rank = i;
     rc = build_csr(r, &r->adj);
     if (rc == SG_OK) rc = build_poset_chains(r);
     if (rc == SG_ELIMIT) rc = build_chains(r);
@@ -481,6 +576,10 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     if (w * rows > REACH_BUDGET) w = REACH_BUDGET / rows ? REACH_BUDGET / rows : 1;
     if ((flags & SG_REACH_NARROW) && w > 2) w = 2;
     r->width = (uint32_t)w;
+    if ((r->n_chains > r->width || (flags & SG_REACH_FORWARD)) && build_csr_out(r)) {
+        sg_reach_destroy(r);
+        return SG_ENOMEM;
+    }
     if (r->n_chains > r->width) {
         r->stamp = calloc(rows, sizeof *r->stamp);
         r->stack = malloc(rows * sizeof *r->stack);
@@ -501,7 +600,7 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
             /* rows at a wider stride (fewer chains than streams) move down
              * to i * w, first row first */
             for (uint32_t i = 0; i < r->n_order; i++)
-                memmove(t + (size_t)i * w, t + r->row_off[i], w * sizeof *t);
+                memmove(t + (size_t)i * w, t + row_start(r, i), w * sizeof *t);
         }
         if (!r->stride || r->stride != w) {
             t = realloc(r->rows, (size_t)(w * rows) * sizeof *t);
@@ -514,8 +613,8 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
         r->R = t;
         for (uint32_t i = r->n_order; !r->stride && i-- > 0;) {
             int32_t *row = t + (size_t)i * w;
-            uint32_t l = r->row_len[i];
-            memmove(row, t + r->row_off[i], l * sizeof *row);
+            uint32_t l = row_length(r, i);
+            memmove(row, t + row_start(r, i), l * sizeof *row);
             for (uint32_t c = l; c < w; c++)
                 row[c] = -1;
         }
@@ -536,8 +635,6 @@ static int build_from_adj(const sg_graph_t *g, unsigned flags, id_adj_t adj, sg_
     free(r->rows);
     free(r->row_off);
     free(r->row_len);
-    free(r->stream);
-    r->stream = NULL;
     r->rows = NULL;
     r->row_off = NULL;
     r->row_len = NULL;
@@ -586,28 +683,20 @@ static int id_adj_extend(const sg_graph_t *g, const sg_reach_t *prev, bool facts
     size_t ne = g->live_edges ? g->live_edges : 1;
     a->out = malloc(ne * sizeof *a->out);
     a->in = malloc(ne * sizeof *a->in);
-    a->stream = malloc((n ? n : 1) * sizeof *a->stream);
+    /* a node keeps its stream, type and sequence number (sg_reach_node_facts):
+     * prev's, shared */
+    a->stream = facts_ref(p->stream);
+    if (facts && p->type) {
+        a->type = facts_ref(p->type);
+        a->seq = facts_ref(p->seq);
+    }
     uint32_t *fo = malloc((n ? n : 1) * sizeof *fo), *fi = malloc((n ? n : 1) * sizeof *fi);
-    if (!a->out_start || !a->in_start || !a->out || !a->in || !a->stream || !fo || !fi) {
+    if (!a->out_start || !a->in_start || !a->out || !a->in || !fo || !fi) {
         free(fo);
         free(fi);
         id_adj_free(a);
         return SG_ENOMEM;
     }
-    /* a node keeps its stream, type and sequence number (sg_reach_node_facts) */
-    if (facts && p->type) {
-        a->type = malloc(n ? n : 1);
-        a->seq = malloc((n ? n : 1) * sizeof *a->seq);
-        if (!a->type || !a->seq) {
-            free(fo);
-            free(fi);
-            id_adj_free(a);
-            return SG_ENOMEM;
-        }
-        if (n) memcpy(a->type, p->type, n);
-        if (n) memcpy(a->seq, p->seq, n * sizeof *a->seq);
-    }
-    if (n) memcpy(a->stream, p->stream, n * sizeof *a->stream);
     for (uint32_t i = e0; i < g->n_edges; i++) {
         a->out_start[g->edges[i].from + 1]++;
         a->in_start[g->edges[i].to + 1]++;
@@ -660,14 +749,13 @@ static bool same_nodes(const sg_graph_t *g, const sg_reach_t *prev)
 static int id_adj_from_edges(const sg_graph_t *g, const sg_reach_t *prev, id_adj_t *a)
 {
     uint32_t n = g->n_nodes;
-    int rc = id_adj_alloc(a, n, g->live_edges);
+    int rc = id_adj_alloc(a, n, g->live_edges, prev->adj.stream);
     if (rc) return rc;
     uint8_t *alive = malloc(n ? n : 1);
     if (!alive) {
         id_adj_free(a);
         return SG_ENOMEM;
     }
-    if (n) memcpy(a->stream, prev->adj.stream, n * sizeof *a->stream);
     for (uint32_t i = 0; i < n; i++)
         alive[i] = live(prev, i);
     rc = id_adj_fill_from_edges(g, alive, a);
@@ -699,28 +787,30 @@ static int id_adj_edit(const sg_graph_t *g, const sg_reach_t *prev, const uint8_
 {
     const id_adj_t *p = &prev->adj;
     uint32_t n = g->n_nodes;
-    int rc = id_adj_alloc(a, n, g->live_edges);
+    int rc = id_adj_alloc(a, n, g->live_edges, p->stream);
     if (rc) return rc;
-    if (p->type) {
-        a->type = malloc(n ? n : 1);
-        a->seq = malloc((n ? n : 1) * sizeof *a->seq);
-        if (!a->type || !a->seq) {
-            id_adj_free(a);
-            return SG_ENOMEM;
-        }
-        if (n) memcpy(a->type, p->type, n);
-        if (n) memcpy(a->seq, p->seq, n * sizeof *a->seq);
-    }
-    if (n) memcpy(a->stream, p->stream, n * sizeof *a->stream);
+    /* prev's facts, shared until a touched node's differ */
+    a->type = facts_ref(p->type);
+    a->seq = facts_ref(p->seq);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t lo = p->out_start[i + 1] - p->out_start[i], li = p->in_start[i + 1] - p->in_start[i];
         if (touched[i]) {
             const sg_node_t *x = &g->nodes[i];
             lo = x->n_out;
             li = x->n_in;
-            a->stream[i] = x->stream;
-            if (a->type) a->type[i] = (uint8_t)x->type; /* live: prev's nodes are */
-            if (a->seq) a->seq[i] = x->seq;
+            if (a->stream[i] != x->stream) {
+                if ((rc = facts_own((void **)&a->stream, (size_t)n * sizeof *a->stream))) break;
+                a->stream[i] = x->stream;
+            }
+            /* live: prev's nodes are */
+            if (a->type && a->type[i] != (uint8_t)x->type) {
+                if ((rc = facts_own((void **)&a->type, n))) break;
+                a->type[i] = (uint8_t)x->type;
+            }
+            if (a->seq && a->seq[i] != x->seq) {
+                if ((rc = facts_own((void **)&a->seq, (size_t)n * sizeof *a->seq))) break;
+                a->seq[i] = x->seq;
+            }
         }
         a->out_start[i + 1] = a->out_start[i] + lo;
         a->in_start[i + 1] = a->in_start[i] + li;
@@ -731,7 +821,7 @@ static int id_adj_edit(const sg_graph_t *g, const sg_reach_t *prev, const uint8_
     }
     if (rc || a->out_start[n] != g->live_edges || a->in_start[n] != g->live_edges) {
         id_adj_free(a);
-        return SG_EINVAL;
+        return rc == SG_ENOMEM ? rc : SG_EINVAL;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t *out = a->out + a->out_start[i], *in = a->in + a->in_start[i];
@@ -788,6 +878,7 @@ static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw)
 int sg_reach_forward(sg_reach_t *r)
 {
     if (r->F) return SG_OK;
+    if (build_csr_out(r)) return SG_ENOMEM;
     uint64_t rows = r->n_order ? r->n_order : 1;
     r->F = malloc((size_t)(r->width * rows) * sizeof *r->F);
     if (!r->F) return SG_ENOMEM;

@@ -118,9 +118,11 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
             drop[n++] = i;
         }
     }
+    size_t text0 = 0, json0 = 0;
     for (uint32_t i = 0; i < n; i++) {
         const sg_edge_t *e = &g->edges[drop[i]];
         char a[200], b[200];
+        sg_rw_reserve_rest(ctx, i, n, &text0, &json0);
         sg_rw_printf(ctx, "- %s %s -> %s: %s\n", sg_edge_kind_name(e->kind),
                      sg_rw_node_name(g, e->from, a, sizeof a), sg_rw_node_name(g, e->to, b, sizeof b),
                      why[i] ? "duplicate of a parallel edge" : "implied by another path");

@@ -51,6 +51,16 @@ void sg_rw_printf(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((forma
 void sg_rw_summary(sg_pass_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Room for n more bytes of report text, made now (see sg_jw_reserve). */
 void sg_rw_reserve(sg_pass_ctx_t *ctx, size_t n);
+/* A report of `total` like entries, `done` of them written since the text
+ * was *text0 bytes long and the pass's JSON ctx->json.len was *json0 (both
+ * taken at done == 0): once SG_RW_SAMPLE entries are written, room for the
+ * rest at their mean size and a quarter more, so that a large report's
+ * buffers grow once by a copy of what the sample wrote, not by doubling
+ * copies of all of it (a size guessed per entry up front is wrong on
+ * graphs with longer names or lists). Call before each entry. */
+enum { SG_RW_SAMPLE = 64 };
+void sg_rw_reserve_rest(sg_pass_ctx_t *ctx, uint32_t done, uint32_t total, size_t *text0,
+                        size_t *json0);
 /* Add key to the pass's JSON object (takes the reference to v; keys are
  * written in the order they are added, each once). */
 void sg_rw_json_set(sg_pass_ctx_t *ctx, const char *key, json_t *v);

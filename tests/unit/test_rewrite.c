@@ -543,6 +543,19 @@ static void test_reach_build_edited(void **state)
         unsigned flags = (round & 2 ? SG_REACH_FORWARD : 0) | (round & 4 ? SG_REACH_NARROW : 0);
         sg_reach_t *r0 = NULL, *e = NULL, *fresh = NULL;
         assert_int_equal(sg_reach_build(g, flags, &r0), SG_OK);
+        /* r0's facts as built: the edited snapshot shares them until it
+         * changes one, and must not change them for r0 */
+        const uint8_t *t0;
+        const uint32_t *s0;
+        const uint64_t *q0;
+        assert_true(sg_reach_node_facts(r0, g, &t0, &s0, &q0));
+        uint8_t t0c[128];
+        uint32_t s0c[128];
+        uint64_t q0c[128];
+        assert_true(g->n_nodes <= 128);
+        memcpy(t0c, t0, g->n_nodes);
+        memcpy(s0c, s0, g->n_nodes * sizeof *s0);
+        memcpy(q0c, q0, g->n_nodes * sizeof *q0);
         sg_node_id_t touched[64];
         uint32_t nt = 0, n = g->n_nodes, removed = 0;
         for (uint32_t k = rnd(5); k > 0 && g->live_edges; k--, removed++) {
@@ -598,6 +611,9 @@ static void test_reach_build_edited(void **state)
         assert_int_equal(sg_reach_build(g, flags, &fresh), SG_OK);
         assert_same_reach(e, fresh, g->n_nodes);
         assert_same_facts(e, fresh, g);
+        assert_memory_equal(t0, t0c, g->n_nodes);
+        assert_memory_equal(s0, s0c, g->n_nodes * sizeof *s0);
+        assert_memory_equal(q0, q0c, g->n_nodes * sizeof *q0);
         edited += change != 3;
         sg_reach_destroy(e);
         /* from a query-only snapshot (made from the edge array after a
@@ -1563,6 +1579,35 @@ static int good_move(sg_pass_ctx_t *ctx)
     return sg_rw_note_moved(ctx, moved_free, keep, 1, NULL, 0);
 }
 
+/* rewrites the edge a -> c of the chain a -> b -> c (+ a -> c) to a -> b in
+ * place and adds a -> c anew: every ordering of the input still holds, but
+ * its edge is not the input's edge any more, which the verifier must see (it
+ * reads the input's edges from the edge array by id). (A pass that adds and
+ * removes nothing is not verified at all.) */
+static int bad_retarget(sg_pass_ctx_t *ctx)
+{
+    sg_graph_t *g = ctx->g;
+    g->edges[2].to = 1;
+    return sg_graph_add_edge(g, 0, 2, SG_EDGE_CONTROL, SG_NONE, NULL);
+}
+
+static void test_verify_in_place(void **state)
+{
+    (void)state;
+    sg_graph_t *g = new_graph(1, 0);
+    sg_node_id_t a = kern(g, 0, 1, 1), b = kern(g, 0, 2, 1), c = kern(g, 0, 3, 1);
+    assert_int_equal(sg_graph_add_edge(g, a, b, SG_EDGE_STREAM, SG_NONE, NULL), SG_OK);
+    assert_int_equal(sg_graph_add_edge(g, b, c, SG_EDGE_STREAM, SG_NONE, NULL), SG_OK);
+    assert_int_equal(sg_graph_add_edge(g, a, c, SG_EDGE_CONTROL, SG_NONE, NULL), SG_OK);
+    assert_int_equal(g->edges[2].from, a);
+    assert_int_equal(g->edges[2].to, c);
+    sg_report_t *rep = sg_report_create();
+    assert_int_equal(sg_rw_run_custom(g, "bad-retarget", bad_retarget, NULL, rep), SG_EINVAL);
+    assert_non_null(strstr(sg_report_text(rep), "verify: FAILED: the pass changed an edge of the input in place"));
+    sg_report_destroy(rep);
+    sg_graph_destroy(g);
+}
+
 static void test_pass_manager(void **state)
 {
     (void)state;
@@ -2033,6 +2078,7 @@ int main(void)
         cmocka_unit_test(test_defer_one_at_a_time),
         cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_pass_manager),
+        cmocka_unit_test(test_verify_in_place),
         cmocka_unit_test(test_property_random_dags),
         cmocka_unit_test(test_json_writer_matches_jansson),
         cmocka_unit_test(test_report_json_text_is_jansson_format),
