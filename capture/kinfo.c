@@ -80,8 +80,14 @@ static void query(CUfunction func, CUkernel kern, sg_kinfo_t *k)
     }
     k->n_params = n;
     k->total = total;
-    /* the layout in one word, for the digests' shapes (sg_shim_kernel_args) */
+    /* the layout in one word, for the digests' shapes (sg_shim_kernel_args),
+     * and the bytes of all arguments (what they copy: not `total`, which
+     * a layout with overlapping parameters would undercount) */
     k->layout = XXH3_64bits_withSeed(sizes, n * sizeof *sizes, 0x6c61796f7574ull ^ n);
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < n; i++)
+        bytes += sizes[i];
+    k->arg_bytes = bytes;
     k->offs = realloc(offs, (n ? n : 1) * sizeof *offs);
     k->sizes = realloc(sizes, (n ? n : 1) * sizeof *sizes);
     if (!k->offs) k->offs = offs;

@@ -102,8 +102,9 @@ int sg_shim_kernel_args(sg_bytes_t *args, sg_bytes_t *shape, const sg_kinfo_t *k
     ptrs_init(&q);
     if (params) {
         sg_bytes_u64(shape, ki->layout);
-        /* room for every argument at once: sum of sizes <= total */
-        if (args->n + ki->total > args->cap && !sg_bytes_grow(args, ki->total)) return SG_OK;
+        /* room for every argument at once */
+        if (args->n + ki->arg_bytes > args->cap && !sg_bytes_grow(args, ki->arg_bytes))
+            return SG_OK;
         uint8_t *dst = args->p + args->n;
         for (uint32_t i = 0; i < ki->n_params; i++) {
             const uint8_t *src = params[i];

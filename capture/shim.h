@@ -190,6 +190,7 @@ typedef struct {
     uint32_t n_params, total;
     uint32_t *offs, *sizes; /* cuFuncGetParamInfo / cuKernelGetParamInfo */
     uint64_t layout;        /* a hash of n_params and sizes (0 in the empty entry) */
+    size_t arg_bytes;       /* the sum of sizes */
     bool *ro;               /* pointer-to-const parameters (from the mangled name) */
 } sg_kinfo_t;
 /* Never NULL (an empty entry when unknown); valid for the life of the
