@@ -29,17 +29,18 @@ typedef struct sess_stream {
 
 /* The capture's calls (sg_book_calls_*), hashed as they come: two byte
  * runs (book.h: the shape run and the argument run), each folded into its
- * running hash every CALLS_CHUNK bytes, so a capture of any length holds at
- * most two chunks. */
-typedef struct {
-    uint8_t *shape, *args;
-    uint32_t n_shape, n_args, cap_shape, cap_args;
+ * running hash once it holds CALLS_CHUNK bytes, so a capture of any length
+ * holds about two chunks. The caller describes its calls straight into
+ * them (sg_book_calls_runs). */
+struct sg_book_calls {
+    sg_bytes_t shape, args;
     uint64_t h_shape, h_args;
     uint64_t gen;
     bool fresh; /* a new record, begun without dependencies */
     bool on;    /* sg_book_calls_begin was called and nothing tainted it */
     bool noted; /* the coming enqueue's call was noted */
-} calls_t;
+};
+typedef sg_book_calls_t calls_t;
 
 typedef struct session {
     uint64_t capture_id;
@@ -103,8 +104,7 @@ static void *pool_take(pool_t *p)
  * bytes costs a fraction of hashing them. The buffers swap with the
  * session's (no copy). */
 typedef struct {
-    uint8_t *p;
-    uint32_t n, cap;
+    sg_bytes_t run;
     uint64_t seed, hash;
 } last_run_t;
 
@@ -191,8 +191,8 @@ static void stream_dispose(sess_stream_t *st)
 
 static void session_dispose(session_t *s)
 {
-    free(s->calls.shape);
-    free(s->calls.args);
+    free(s->calls.shape.p);
+    free(s->calls.args.p);
     sg_u64map_free(&s->events);
     free(s->members);
     free(s);
@@ -276,9 +276,7 @@ static session_t *session_new(sg_book_t *b)
     s->members = keep.members;
     s->cap_members = keep.cap_members;
     s->calls.shape = keep.calls.shape;
-    s->calls.cap_shape = keep.calls.cap_shape;
     s->calls.args = keep.calls.args;
-    s->calls.cap_args = keep.calls.cap_args;
     return s;
 }
 
@@ -437,51 +435,20 @@ static sg_dep_t classify_control(const void *ctx, uint64_t node)
 
 enum { CALLS_CHUNK = 4096 };
 
-/* Append n bytes to one run of c (fold it into its hash when a chunk is
- * full). Out of memory turns the digest off: the caller reads the graph. */
-static void calls_run_slow(calls_t *c, uint8_t **buf, uint32_t *len, uint32_t *cap, uint64_t *h,
-                           const void *p, size_t n)
+/* A run that has reached a chunk is folded into its hash and emptied. */
+static inline void calls_fold(sg_bytes_t *r, uint64_t *h)
 {
-    const uint8_t *q = p;
-    while (n && c->on) {
-        if (!*buf) {
-            *buf = malloc(CALLS_CHUNK);
-            if (!*buf) {
-                c->on = false;
-                return;
-            }
-            *cap = CALLS_CHUNK;
-        }
-        size_t k = *cap - *len < n ? *cap - *len : n;
-        memcpy(*buf + *len, q, k);
-        *len += (uint32_t)k, q += k, n -= k;
-        if (*len == *cap) {
-            *h = sg_bytes_hash(*buf, *len, *h);
-            *len = 0;
-        }
-    }
+    if (r->n < CALLS_CHUNK) return;
+    *h = sg_bytes_hash(r->p, r->n, *h);
+    r->n = 0;
 }
 
-static inline __attribute__((always_inline)) void calls_run(calls_t *c, uint8_t **buf,
-                                                             uint32_t *len, uint32_t *cap,
-                                                             uint64_t *h, const void *p, size_t n)
-{
-    if (*len + n < *cap) { /* the usual case: room left in the chunk */
-        memcpy(*buf + *len, p, n);
-        *len += (uint32_t)n;
-        return;
-    }
-    calls_run_slow(c, buf, len, cap, h, p, n);
-}
-
+/* Append to the shape run (the book's own steps). Out of memory sets the
+ * run's oom: the record is then not described by its calls (sg_book_end). */
 static inline void calls_shape(calls_t *c, const void *p, size_t n)
 {
-    calls_run(c, &c->shape, &c->n_shape, &c->cap_shape, &c->h_shape, p, n);
-}
-
-static inline void calls_args(calls_t *c, const void *p, size_t n)
-{
-    calls_run(c, &c->args, &c->n_args, &c->cap_args, &c->h_args, p, n);
+    sg_bytes_put(&c->shape, p, n);
+    calls_fold(&c->shape, &c->h_shape);
 }
 
 /* What the book itself knows of a step, into the shape run: an op letter
@@ -541,8 +508,8 @@ void sg_book_destroy(sg_book_t *b)
     while ((o = pool_take(&b->events_free))) event_dispose(o);
     while ((o = pool_take(&b->records_free))) record_dispose(o);
     while ((o = pool_take(&b->chunks_free))) free(o);
-    free(b->last_shape.p);
-    free(b->last_args.p);
+    free(b->last_shape.run.p);
+    free(b->last_args.run.p);
     free(b);
 }
 
@@ -819,21 +786,21 @@ int sg_book_update(sg_book_t *b, uint64_t key, const uint64_t *d, size_t n)
     return set_assign(st, d, n, classify_update, &u, NULL);
 }
 
-/* The hash of a finished run (*buf, n bytes, folded into seed so far):
- * the last run's when the bytes are the same, else computed; either way
- * the run becomes the last one (the buffers swap, so the session keeps
- * the older one's storage to write its next capture into). */
-static uint64_t run_hash(last_run_t *last, uint8_t **buf, uint32_t n, uint32_t *cap, uint64_t seed)
+/* The hash of a finished run (folded into seed so far): the last run's
+ * when the bytes are the same, else computed; either way the run becomes
+ * the last one (the buffers swap, so the session keeps the older one's
+ * storage to write its next capture into). */
+static uint64_t run_hash(last_run_t *last, sg_bytes_t *run, uint64_t seed)
 {
     uint64_t h;
-    if (last->p && last->n == n && last->seed == seed && memcmp(last->p, *buf, n) == 0)
+    if (last->run.p && last->run.n == run->n && last->seed == seed &&
+        memcmp(last->run.p, run->p, run->n) == 0)
         h = last->hash;
     else
-        h = sg_bytes_hash(*buf, n, seed);
-    uint8_t *p = last->p;
-    uint32_t c = last->cap;
-    last->p = *buf, last->cap = *cap, last->n = n, last->seed = seed, last->hash = h;
-    *buf = p, *cap = c;
+        h = sg_bytes_hash(run->p, run->n, seed);
+    sg_bytes_t older = last->run;
+    last->run = *run, last->seed = seed, last->hash = h;
+    *run = older;
     return h;
 }
 
@@ -850,11 +817,12 @@ int sg_book_end(sg_book_t *b, uint64_t key, uint64_t graph, bool ok)
     sg_capture_record_t *rec = s->rec;
     s->rec = NULL;
     calls_t *c = &s->calls;
-    rec->calls_ok = c->on && !rec->overflow && rec->unexplained == 0;
+    rec->calls_ok = c->on && !c->shape.oom && !c->args.oom && !rec->overflow &&
+                    rec->unexplained == 0;
     if (rec->calls_ok) {
         rec->calls_gen = c->gen;
-        rec->calls_shape = run_hash(&b->last_shape, &c->shape, c->n_shape, &c->cap_shape, c->h_shape);
-        rec->calls_args = run_hash(&b->last_args, &c->args, c->n_args, &c->cap_args, c->h_args);
+        rec->calls_shape = run_hash(&b->last_shape, &c->shape, c->h_shape);
+        rec->calls_args = run_hash(&b->last_args, &c->args, c->h_args);
     }
     session_free(b, s, true);
     sg_capture_record_t *prev = sg_u64map_get(&b->records, graph);
@@ -881,7 +849,8 @@ void sg_book_calls_begin(sg_book_t *b, uint64_t key, uint64_t gen, const void *s
     const sg_capture_record_t *rec = st->sess->rec;
     c->on = true;
     c->noted = false;
-    c->n_shape = c->n_args = 0;
+    sg_bytes_reset(&c->shape);
+    sg_bytes_reset(&c->args);
     c->h_shape = c->h_args = 0;
     c->gen = gen;
     calls_join(c, st->label, &rec->streams[st->label]);
@@ -889,21 +858,22 @@ void sg_book_calls_begin(sg_book_t *b, uint64_t key, uint64_t gen, const void *s
     calls_shape(c, salt, n);
 }
 
-void sg_book_calls_note(sg_book_t *b, uint64_t key, const void *shape, size_t n_shape,
-                        const void *args, size_t n_args)
+sg_book_calls_t *sg_book_calls_runs(sg_book_t *b, uint64_t key, sg_bytes_t **shape,
+                                    sg_bytes_t **args)
 {
     sess_stream_t *st = stream_find(b, key);
-    if (!st || !st->sess->calls.on) return;
+    if (!st || !st->sess->calls.on) return NULL;
     calls_t *c = &st->sess->calls;
-    calls_shape(c, shape, n_shape);
-    calls_args(c, args, n_args);
-    c->noted = true;
+    *shape = &c->shape;
+    *args = &c->args;
+    return c;
 }
 
-bool sg_book_calls_on(const sg_book_t *b, uint64_t key)
+void sg_book_calls_noted(sg_book_calls_t *c)
 {
-    const sess_stream_t *st = stream_find(b, key);
-    return st && st->sess->calls.on;
+    calls_fold(&c->shape, &c->h_shape);
+    calls_fold(&c->args, &c->h_args);
+    c->noted = true;
 }
 
 void sg_book_calls_taint(sg_book_t *b, uint64_t key)

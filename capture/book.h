@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/bytes.h"
 #include "capture/u64map.h"
 #include "graph/graph.h"
 
@@ -138,8 +139,13 @@ int sg_book_begin(sg_book_t *b, uint64_t capture_id, const sg_book_stream_info_t
  * sg_book_calls_begin, right after sg_book_begin on the origin stream `key`,
  * turns it on for a new record begun without dependencies, with the
  * caller's generation and salt (what else decides what the calls make);
- * sg_book_calls_note describes the call of the coming sg_book_enqueue: its
- * shape bytes (everything but argument values) and its argument bytes. The
+ * the call of the coming sg_book_enqueue is described by appending its
+ * shape bytes (everything but argument values) and its argument bytes to
+ * the runs sg_book_calls_runs gives (NULL when the digest is off for key's
+ * capture: nothing to describe; the runs hold under the caller's lock until
+ * its next call into the book), then sg_book_calls_noted; a caller that
+ * cannot describe a call takes back what it appended and does not note it
+ * (the node then turns the digest off). The
  * book adds what it knows itself: each stream joining (its id, flags and
  * priority), each node tagged (stream, sequence, api, its predecessors'
  * sequence numbers and kinds), each record and wait (stream, event label).
@@ -149,12 +155,11 @@ int sg_book_begin(sg_book_t *b, uint64_t capture_id, const sg_book_stream_info_t
  * gets calls_ok and the two hashes when it stayed on, nothing overflowed and
  * every dependency was explained. */
 void sg_book_calls_begin(sg_book_t *b, uint64_t key, uint64_t gen, const void *salt, size_t n);
-void sg_book_calls_note(sg_book_t *b, uint64_t key, const void *shape, size_t n_shape,
-                        const void *args, size_t n_args);
+typedef struct sg_book_calls sg_book_calls_t;
+sg_book_calls_t *sg_book_calls_runs(sg_book_t *b, uint64_t key, sg_bytes_t **shape,
+                                    sg_bytes_t **args);
+void sg_book_calls_noted(sg_book_calls_t *c);
 void sg_book_calls_taint(sg_book_t *b, uint64_t key);
-/* Is the digest of the calls on for the capture stream key is in? (A
- * caller describes a call only then.) */
-bool sg_book_calls_on(const sg_book_t *b, uint64_t key);
 
 /* Capture id of the session holding this stream key, 0 if none. */
 uint64_t sg_book_capture_of(const sg_book_t *b, uint64_t key);

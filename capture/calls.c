@@ -68,12 +68,9 @@ void sg_shim_calls_begin(uint64_t key)
     sg_book_calls_begin(sg_shim.book, key, world(), salt, sizeof salt);
 }
 
-/* Two byte runs for one launch, kept between calls (under the hot lock). */
-static sg_bytes_t shape_run, args_run;
-
 /* The attributes of a cuLaunchKernelEx we can describe by value: false for
  * any other (an event handle, a policy window, one added after CUDA 13.0). */
-static bool launch_attrs(const CUlaunchAttribute *a, unsigned n)
+static bool launch_attrs(sg_bytes_t *shape, const CUlaunchAttribute *a, unsigned n)
 {
     if (n && !a) return false;
     for (unsigned i = 0; i < n; i++) {
@@ -106,23 +103,26 @@ static bool launch_attrs(const CUlaunchAttribute *a, unsigned n)
         default:
             return false;
         }
-        sg_bytes_put(&shape_run, w, sizeof w);
+        sg_bytes_put(shape, w, sizeof w);
     }
     return true;
 }
 
+/* Straight into the book's runs (book.h: sg_book_calls_runs); a launch
+ * that cannot be described takes its bytes back and is not noted. */
 void sg_shim_calls_note(uint64_t key, const sg_call_t *c)
 {
     /* a capture the calls no longer describe (a copy, a set, a host
      * function made a node) is read back anyway: no need to describe more */
-    if (!sg_book_calls_on(sg_shim.book, key)) return;
-    sg_bytes_reset(&shape_run);
-    sg_bytes_reset(&args_run);
+    sg_bytes_t *shape, *args;
+    sg_book_calls_t *bc = sg_book_calls_runs(sg_shim.book, key, &shape, &args);
+    if (!bc) return;
+    size_t shape0 = shape->n, args0 = args->n;
     uint32_t geo[7];
     CUfunction f;
     void **params, **extra = NULL;
     bool ok = true;
-    sg_bytes_u32(&shape_run, (uint32_t)c->proto);
+    sg_bytes_u32(shape, (uint32_t)c->proto);
     switch (c->proto) {
     case SG_FN_cuLaunchKernel: {
         const sg_args_cuLaunchKernel_t *a = SG_CALL_ARGS(c, cuLaunchKernel);
@@ -142,25 +142,34 @@ void sg_shim_calls_note(uint64_t key, const sg_call_t *c)
     }
     case SG_FN_cuLaunchKernelEx: {
         const sg_args_cuLaunchKernelEx_t *a = SG_CALL_ARGS(c, cuLaunchKernelEx);
-        if (!a->config) return;
         const CUlaunchConfig *k = a->config;
+        if (!k) {
+            ok = false;
+            break;
+        }
         f = a->f, params = a->kernelParams, extra = a->extra;
         uint32_t g[7] = {k->gridDimX,  k->gridDimY,  k->gridDimZ,     k->blockDimX,
                          k->blockDimY, k->blockDimZ, k->sharedMemBytes};
         memcpy(geo, g, sizeof geo);
-        sg_bytes_u32(&shape_run, k->numAttrs);
-        ok = launch_attrs(k->attrs, k->numAttrs);
+        sg_bytes_u32(shape, k->numAttrs);
+        ok = launch_attrs(shape, k->attrs, k->numAttrs);
         break;
     }
-    default:
-        return; /* not described: the book turns the digest off if it made a node */
+    default: /* not described: the book turns the digest off if it made a node */
+        ok = false;
+        break;
     }
-    sg_bytes_u64(&shape_run, (uint64_t)(uintptr_t)f);
-    sg_bytes_put(&shape_run, geo, sizeof geo);
-    if (!ok || sg_shim_kernel_args(&args_run, &shape_run, sg_kinfo_get(f, NULL), params, extra) ||
-        shape_run.oom || args_run.oom)
+    if (ok) {
+        sg_bytes_u64(shape, (uint64_t)(uintptr_t)f);
+        sg_bytes_put(shape, geo, sizeof geo);
+        ok = sg_shim_kernel_args(args, shape, sg_kinfo_get(f, NULL), params, extra) == SG_OK &&
+             !shape->oom && !args->oom;
+    }
+    if (!ok) {
+        shape->n = shape0, args->n = args0;
         return;
-    sg_book_calls_note(sg_shim.book, key, shape_run.p, shape_run.n, args_run.p, args_run.n);
+    }
+    sg_book_calls_noted(bc);
 }
 
 int sg_shim_calls_digest(CUgraph graph, const sg_override_t *ov, sg_raw_digest_t *out)

@@ -813,7 +813,16 @@ int main(int argc, char **argv)
          * the third capture is not the first two's graph by its calls and
          * is read back; the fourth is the third's again */
         for (int i = 0; i < 4; i++) {
-            if (i == 2) CHECK(cuStreamDestroy_v2(S[1]));
+            if (i == 2) {
+                /* through the shim's counting wrapper to the driver: the
+                 * handle names a new stream now */
+                unsigned long long before = 0, after = 0;
+                CHECK(cuStreamGetId(S[1], &before));
+                CHECK(cuStreamDestroy_v2(S[1]));
+                CHECK(cuStreamGetId(S[1], &after));
+                EXPECT(after != before);
+                EXPECT(cuStreamDestroy_v2((CUstream)0x1234) == CUDA_ERROR_INVALID_HANDLE);
+            }
             CUgraph g = fork_join(1.5f);
             CHECK(cuGraphInstantiateWithFlags(&exec, g, 0));
             CHECK(cuGraphExecDestroy(exec));

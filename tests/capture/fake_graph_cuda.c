@@ -410,6 +410,8 @@ EXPORT CUresult cuStreamGetId(CUstream s, unsigned long long *id)
 }
 EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
+    uintptr_t h = (uintptr_t)s; /* only the probe's streams: 0x3000, 0x3100, ... */
+    if (h < 0x3000 || h > 0x3f00 || (h & 0xff)) return CUDA_ERROR_INVALID_HANDLE;
     (*incarnation_of(s))++;
     return CUDA_SUCCESS;
 }
