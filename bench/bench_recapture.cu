@@ -12,6 +12,9 @@
 // each call site to the line (c_begin= ... c_glaunch=): run with and without
 // the shim, their difference says which calls the shim makes slower and by
 // how much, the real calls included (what the shim's own profile cannot see).
+// --queries N first times N cudaStreamGetCaptureInfo calls on a stream in
+// capture after one launch (what the shim asks the driver after each
+// captured launch and wait) and adds query_ns= to the line; run it plain.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -72,7 +75,7 @@ static inline void tock(int site, std::chrono::steady_clock::time_point t)
 
 int main(int argc, char **argv)
 {
-    long iters = 3000;
+    long iters = 3000, queries = 0;
     bool changing = true;
     size_t n = 1 << 16;
     for (int i = 1; i < argc; i++) {
@@ -80,13 +83,15 @@ int main(int argc, char **argv)
         else if (!std::strcmp(argv[i], "--same")) changing = false;
         else if (!std::strcmp(argv[i], "--changing")) changing = true;
         else if (!std::strcmp(argv[i], "--per-call")) per_call = true;
+        else if (!std::strcmp(argv[i], "--queries") && i + 1 < argc) queries = std::atol(argv[++i]);
         else {
             iters = -1;
             break;
         }
     }
-    if (iters < 0) { /* an unknown option, or a negative count */
-        std::fprintf(stderr, "usage: bench_recapture [--iters N>=0] [--same|--changing] [--per-call]\n");
+    if (iters < 0 || queries < 0) { /* an unknown option, or a negative count */
+        std::fprintf(stderr, "usage: bench_recapture [--iters N>=0] [--same|--changing] [--per-call] "
+                             "[--queries N>=0]\n");
         return 2;
     }
     cudaStream_t s0, s1;
@@ -104,6 +109,29 @@ int main(int argc, char **argv)
     const unsigned block = 256, grid = (unsigned)((n + block - 1) / block);
     k_sum<<<grid, block, 0, s0>>>(out, x, x, n); // module loads outside the timing
     CHECK(cudaDeviceSynchronize());
+    double query_ns = 0;
+    if (queries > 0) {
+        cudaGraph_t g = nullptr;
+        CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal));
+        k_scale<<<grid, block, 0, s0>>>(y, x, 3, 1, n);
+        cudaStreamCaptureStatus st;
+        unsigned long long id = 0;
+        const cudaGraphNode_t *deps = nullptr;
+        const cudaGraphEdgeData *edges = nullptr;
+        size_t nd = 0;
+        auto q0 = std::chrono::steady_clock::now();
+        for (long q = 0; q < queries; q++)
+            CHECK(cudaStreamGetCaptureInfo(s0, &st, &id, nullptr, &deps, &edges, &nd));
+        query_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - q0)
+                       .count() /
+                   (double)queries;
+        CHECK(cudaStreamEndCapture(s0, &g));
+        CHECK(cudaGraphDestroy(g));
+        if (st != cudaStreamCaptureStatusActive || nd != 1) {
+            std::fprintf(stderr, "bench_recapture: the capture reported %zu dependencies, not 1\n", nd);
+            return 1;
+        }
+    }
     cudaGraphExec_t exec = nullptr;
     auto t0 = std::chrono::steady_clock::now();
     for (long k = 0; k < iters; k++) {
@@ -135,6 +163,7 @@ int main(int argc, char **argv)
     for (int i = 0; per_call && iters > 0 && i < C_COUNT; i++) /* the update: iters - 1 calls */
         std::printf(" c_%s=%.1f", call_names[i],
                     call_ns[i] / (double)(i == C_UPDATE ? (iters > 1 ? iters - 1 : 1) : iters));
+    if (queries > 0) std::printf(" query_ns=%.1f", query_ns);
     std::printf("\n");
     if (exec) CHECK(cudaGraphExecDestroy(exec)); /* none with --iters 0 */
     return 0;

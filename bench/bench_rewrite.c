@@ -11,12 +11,19 @@
  * construction, so its ratio shows what the memory hierarchy alone makes
  * of 10x the nodes on this machine.
  *
- * Prints, per row, the median time at each size, the large/small ratio of
- * the medians (and of the best runs) and the target beside it: linear code
- * gives ~10x; the targets are at most 11x for every pass and at most 11x
- * and 1 s at the large size for all passes in one run. Each figure is CPU
- * time of REPEAT runs (sizes and phases interleaved, so load on a shared
- * machine falls on both sizes alike); the median is the figure to read.
+ * Prints, per row, the median and the best time at each size, the
+ * large/small ratio of the medians and of the best runs, and the target
+ * beside it: linear code gives ~10x; the targets are at most 11x for every
+ * pass and at most 11x and 1 s at the large size for all passes in one run.
+ * Each figure is CPU time of REPEAT runs (sizes and phases interleaved).
+ * The ratio is judged on the best runs: the passes are deterministic, so
+ * what a run costs beyond its best is the machine's (another tenant, a
+ * page-fault storm after the other size freed its memory), and it does not
+ * fall on both sizes alike: on the H200 host the small size's median has
+ * come out 60% above its best in one run and within 4% in the next, which
+ * moved the ratio of the medians from 12x to 8.5x with the code unchanged,
+ * while the ratio of the best runs stayed within 12.0-12.2x. The 1 s
+ * target is judged on the median (what a user waits).
  *
  * usage: bench_rewrite [SMALL LARGE [REPEAT]]   (default 10000 100000 7)
  * BENCH_REWRITE_PHASE=NAME (a row's name) runs only that phase, for a
@@ -146,7 +153,9 @@ int main(int argc, char **argv)
            STREAMS, sg_graph_node_count(g[0]), sg_graph_edge_count(g[0]), sg_graph_node_count(g[1]),
            sg_graph_edge_count(g[1]), res.n);
     sg_check_result_free(&res);
-    printf("CPU time, median of %d runs (best in brackets); linear code gives ~%.0fx\n", repeat,
+    printf("CPU time, median of %d runs (best in brackets); linear code gives ~%.0fx; the ratio "
+           "target is judged on the best runs\n",
+           repeat,
            (double)sizes[1] / sizes[0]);
     printf("%-16s %16s %18s %8s %8s  %-20s %s\n", "phase", "small ms", "large ms", "ratio",
            "(best)", "target", "");
@@ -166,7 +175,7 @@ int main(int argc, char **argv)
         snprintf(large, sizeof large, "%.2f (%.2f)", m[1] * 1e3, b[1] * 1e3);
         const char *verdict = "";
         if (p <= P_ALL) {
-            bool met = r <= RATIO_TARGET;
+            bool met = rb <= RATIO_TARGET;
             if (p == P_ALL) {
                 met = met && m[1] <= ALL_TARGET_S;
                 snprintf(target, sizeof target, "<= %.0fx, <= %.0f ms", RATIO_TARGET,
@@ -186,8 +195,8 @@ int main(int argc, char **argv)
                median(sys_all[0], repeat) * 1e3, median(sys_all[1], repeat) * 1e3);
     }
     if (only < 0 || only == P_ALL)
-        printf("targets (all passes, medians): at most %.0f ms for the large graph, at most %.0fx: "
-               "%s\n",
+        printf("targets (all passes): at most %.0f ms for the large graph (median), at most %.0fx "
+               "(best runs): %s\n",
                ALL_TARGET_S * 1e3, RATIO_TARGET, all_met ? "met" : "MISSED");
     sg_graph_destroy(g[0]);
     sg_graph_destroy(g[1]);
