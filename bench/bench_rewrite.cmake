@@ -21,3 +21,10 @@ if(TARGET sgcap_rewrite)
   target_link_libraries(rewrite_equiv PRIVATE sgcap_rewrite sgcap_graph)
   set_target_properties(rewrite_equiv PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${SGCAP_BENCH_DIR})
 endif()
+
+# The bench must keep running and printing every row (a smoke test at tiny
+# sizes; it asserts the rows and the exit status, never a time).
+if(TARGET bench_rewrite)
+  add_test(NAME bench_rewrite_smoke
+           COMMAND sh -c "out=$($<TARGET_FILE:bench_rewrite> 64 640 1) || exit 1; for row in control-deps fusion-legality defer-dealloc reduce 'all passes' check 'clone (ref)' 'walk (ref)' 'reach (ref)' 'targets (all passes)'; do printf '%s\\n' \"$out\" | grep -q \"^$row\" || { echo \"missing row: $row\"; printf '%s\\n' \"$out\"; exit 1; }; done")
+endif()
