@@ -24,7 +24,7 @@
  * fall on both sizes alike: on the H200 host the small size's median has
  * come out 60% above its best in one run and within 4% in the next, which
  * moved the ratio of the medians from 12x to 8.5x with the code unchanged,
- * while the ratio of the best runs stayed within 12.0-12.2x. The 1 s
+ * while the ratio of the best runs stayed within 11.9-12.4x. The 1 s
  * target is judged on the median (what a user waits).
  *
  * usage: bench_rewrite [SMALL LARGE [REPEAT]]   (default 10000 100000 7)
