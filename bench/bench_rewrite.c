@@ -174,6 +174,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_rewrite: BENCH_REWRITE_PHASE=%s is not a phase\n", want);
         return 2;
     }
+    /* BENCH_REWRITE_RAW=1 prints every run's time to stderr ("raw PHASE SIZE
+     * REP MS"), for an analysis of its own (pairs of runs next in time) */
+    const bool raw = getenv("BENCH_REWRITE_RAW") != NULL;
     sg_graph_t *g[2] = {build(sizes[0]), build(sizes[1])};
     static double t[2][PHASES][REPEAT_MAX], sys_all[2][REPEAT_MAX];
     for (int rep = 0; rep < repeat; rep++)
@@ -182,6 +185,9 @@ int main(int argc, char **argv)
             {
                 t[i][p][rep] = only < 0 || only == p ? run_phase(g[i], p) : 0.0;
                 if (p == P_ALL) sys_all[i][rep] = only < 0 || only == p ? last_sys : 0.0;
+                if (raw && (only < 0 || only == p))
+                    fprintf(stderr, "raw %s %u %d %.4f\n", phase_names[p], sizes[i], rep,
+                            t[i][p][rep] * 1e3);
             }
     sg_check_result_t res;
     sg_check_run(g[1], NULL, &res);

@@ -413,7 +413,7 @@ const sg_record_t *const sg_records[SG_REC_COUNT] = {
  * Update a size only together with the table of its struct. */
 #if defined(__x86_64__) || defined(__aarch64__)
 #define M(t) #t " changed: list the new member in graph/bundle_fields.c, then update this size"
-_Static_assert(sizeof(sg_graph_t) == 304, M(sg_graph_t));
+_Static_assert(sizeof(sg_graph_t) == 312, M(sg_graph_t)); /* + blocks: internal */
 _Static_assert(sizeof(sg_device_t) == 88, M(sg_device_t));
 _Static_assert(sizeof(sg_stream_t) == 48, M(sg_stream_t));
 _Static_assert(sizeof(sg_event_t) == 32, M(sg_event_t));

@@ -32,6 +32,7 @@
 
 #include "bundle_fields.h"
 #include "bundle_private.h"
+#include "graph_private.h"
 #include "json_read.h"
 
 #define NO_POS SIZE_MAX
@@ -1151,19 +1152,21 @@ static int link_edges(pctx_t *c, sg_graph_t *g, const loc_t *al)
         g->nodes[e->from].n_out++;
         g->nodes[e->to].n_in++;
     }
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        sg_node_t *n = &g->nodes[i];
-        int rc;
-        if (n->n_in && (rc = mem_alloc(c, (void **)&n->in, n->n_in * sizeof *n->in, false,
-                                       "edge lists", al, NO_POS)))
-            return rc;
-        if (n->n_out && (rc = mem_alloc(c, (void **)&n->out, n->n_out * sizeof *n->out, false,
-                                        "edge lists", al, NO_POS)))
-            return rc;
-        n->cap_in = n->n_in;
-        n->cap_out = n->n_out;
-        n->n_in = n->n_out = 0;
+    /* in one block, in node order (graph.c's sg_graph__adj_carve) */
+    size_t total = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        total += (size_t)g->nodes[i].n_in + g->nodes[i].n_out;
+    size_t k = total ? chunk(total * sizeof(sg_edge_id_t)) + SG_GRAPH__BLOCKS_BYTES : 0;
+    if (k > c->mem_limit - c->mem)
+        return over_budget(c, al, NO_POS, total * sizeof(sg_edge_id_t), "edge lists");
+    if (sg_graph__adj_carve(g) != SG_OK) {
+        for (uint32_t i = 0; i < g->n_nodes; i++)
+            g->nodes[i].n_in = g->nodes[i].n_out = 0;
+        return out_of_memory(c, al, NO_POS, total * sizeof(sg_edge_id_t), "edge lists");
     }
+    c->mem += k;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        g->nodes[i].n_in = g->nodes[i].n_out = 0;
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
         if (e->removed) continue;

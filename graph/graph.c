@@ -271,15 +271,105 @@ void sg_node_release(sg_node_t *n)
     memset(&n->u, 0, sizeof n->u);
 }
 
+/* ---- the nodes' lists ------------------------------------------------------------- */
+
+struct sg_graph_blocks {
+    sg_edge_id_t *adj; /* edge lists */
+    size_t n_adj;
+    sg_access_t *acc; /* access lists */
+    size_t n_acc;
+    char *names; /* kernel names */
+    size_t n_names;
+};
+_Static_assert(sizeof(struct sg_graph_blocks) + 16 <= SG_GRAPH__BLOCKS_BYTES, "blocks record");
+
+static bool in_range(const void *p, const void *lo, size_t bytes)
+{
+    uintptr_t a = (uintptr_t)p, l = (uintptr_t)lo;
+    return p && lo && a >= l && a < l + bytes;
+}
+
+/* Is list p (of one of g's nodes) a place in one of g's blocks rather than
+ * an allocation of its own? */
+static bool adj_in_block(const sg_graph_t *g, const sg_edge_id_t *p)
+{
+    return g->blocks && in_range(p, g->blocks->adj, g->blocks->n_adj * sizeof *p);
+}
+
+static bool acc_in_block(const sg_graph_t *g, const sg_access_t *p)
+{
+    return g->blocks && in_range(p, g->blocks->acc, g->blocks->n_acc * sizeof *p);
+}
+
+static bool name_in_block(const sg_graph_t *g, const char *p)
+{
+    return g->blocks && in_range(p, g->blocks->names, g->blocks->n_names);
+}
+
+static void adj_free(const sg_graph_t *g, sg_edge_id_t *p)
+{
+    if (!adj_in_block(g, p)) free(p);
+}
+
+/* sg_node_release of one of g's nodes, its accesses and kernel name freed
+ * only when they are allocations of their own */
+static void node_release_in(const sg_graph_t *g, sg_node_t *n)
+{
+    if (acc_in_block(g, n->accesses)) n->accesses = NULL;
+    if (n->type == SG_NODE_KERNEL && name_in_block(g, n->u.kernel.name)) n->u.kernel.name = NULL;
+    sg_node_release(n);
+}
+
+static struct sg_graph_blocks *blocks_of(sg_graph_t *g)
+{
+    if (!g->blocks) g->blocks = calloc(1, sizeof *g->blocks);
+    return g->blocks;
+}
+
+static void blocks_free(sg_graph_t *g)
+{
+    if (!g->blocks) return;
+    free(g->blocks->adj);
+    free(g->blocks->acc);
+    free(g->blocks->names);
+    free(g->blocks);
+    g->blocks = NULL;
+}
+
+int sg_graph__adj_carve(sg_graph_t *g)
+{
+    size_t total = 0;
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i].removed) total += (size_t)g->nodes[i].n_in + g->nodes[i].n_out;
+    if (total == 0) return SG_OK;
+    struct sg_graph_blocks *k = blocks_of(g);
+    sg_edge_id_t *b = k && !k->adj ? malloc(total * sizeof *b) : NULL;
+    if (!b) return SG_ENOMEM;
+    k->adj = b;
+    k->n_adj = total;
+    for (uint32_t i = 0; i < g->n_nodes; i++) {
+        sg_node_t *n = &g->nodes[i];
+        if (n->removed) continue;
+        n->in = n->n_in ? b : NULL;
+        b += n->n_in;
+        n->out = n->n_out ? b : NULL;
+        b += n->n_out;
+        n->cap_in = n->n_in;
+        n->cap_out = n->n_out;
+    }
+    return SG_OK;
+}
+
 void sg_graph_destroy(sg_graph_t *g)
 {
     if (!g) return;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         sg_node_t *n = &g->nodes[i];
-        if (!n->removed) sg_node_release(n);
-        free(n->in);
-        free(n->out);
+        if (!n->removed) node_release_in(g, n);
+        adj_free(g, n->in);
+        adj_free(g, n->out);
     }
+    blocks_free(g);
     free(g->nodes);
     free(g->edges);
     for (uint32_t i = 0; i < g->n_streams; i++) free(g->streams[i].label);
@@ -489,7 +579,11 @@ int sg_node_set_kernel_name(sg_graph_t *g, sg_node_id_t id, const char *name)
 {
     sg_node_t *n = sg_graph_node(g, id);
     if (!n || n->type != SG_NODE_KERNEL || !name) return SG_EINVAL;
-    return set_string(&n->u.kernel.name, name);
+    char *d = strdup(name);
+    if (!d) return SG_ENOMEM;
+    if (!name_in_block(g, n->u.kernel.name)) free(n->u.kernel.name);
+    n->u.kernel.name = d;
+    return SG_OK;
 }
 
 int sg_node_set_kernel_params(sg_graph_t *g, sg_node_id_t id, uint32_t n_params,
@@ -538,7 +632,13 @@ int sg_node_add_access(sg_graph_t *g, sg_node_id_t id, uint32_t buffer, uint64_t
     if (!n || !sg_graph_buffer(g, buffer)) return SG_EINVAL;
     if (!strcmp(sg_access_mode_name(mode), "invalid")) return SG_EINVAL;
     if (n->n_accesses == UINT32_MAX) return SG_ELIMIT;
-    sg_access_t *a = realloc(n->accesses, (size_t)(n->n_accesses + 1) * sizeof *a);
+    sg_access_t *a;
+    if (acc_in_block(g, n->accesses)) { /* out of the block, into its own */
+        a = malloc((size_t)(n->n_accesses + 1) * sizeof *a);
+        if (a) memcpy(a, n->accesses, (size_t)n->n_accesses * sizeof *a);
+    } else {
+        a = realloc(n->accesses, (size_t)(n->n_accesses + 1) * sizeof *a);
+    }
     if (!a) return SG_ENOMEM;
     n->accesses = a;
     a[n->n_accesses++] = (sg_access_t){buffer, offset, size, mode, SG_RANGE_GUESS};
@@ -559,7 +659,7 @@ int sg_node_set_accesses(sg_graph_t *g, sg_node_id_t id, const sg_access_t *acc,
         if (!a) return SG_ENOMEM;
         memcpy(a, acc, (size_t)n * sizeof *a);
     }
-    free(x->accesses);
+    if (!acc_in_block(g, x->accesses)) free(x->accesses);
     x->accesses = a;
     x->n_accesses = n;
     return SG_OK;
@@ -602,8 +702,17 @@ int sg_node_add_cond_body(sg_graph_t *g, sg_node_id_t id, sg_graph_t **out)
 
 /* ---- edges ------------------------------------------------------------------------- */
 
-static int adj_push(sg_edge_id_t **arr, uint32_t *n, uint32_t *cap, sg_edge_id_t e)
+static int adj_push(const sg_graph_t *g, sg_edge_id_t **arr, uint32_t *n, uint32_t *cap,
+                    sg_edge_id_t e)
 {
+    if (*n == *cap && adj_in_block(g, *arr)) { /* out of the block, into its own */
+        uint32_t nc = *cap < 4 ? 8 : *cap * 2;
+        sg_edge_id_t *p = malloc((size_t)nc * sizeof *p);
+        if (!p) return SG_ENOMEM;
+        memcpy(p, *arr, (size_t)*n * sizeof *p);
+        *arr = p;
+        *cap = nc;
+    }
     int rc = sg_array_reserve((void **)arr, cap, *n + 1, sizeof **arr);
     if (rc) return rc;
     (*arr)[(*n)++] = e;
@@ -634,8 +743,8 @@ static int add_edge_full(sg_graph_t *g, sg_node_id_t from, sg_node_id_t to, sg_e
     int rc = sg_array_reserve((void **)&g->edges, &g->cap_edges, g->n_edges + 1, sizeof *g->edges);
     if (rc) return rc;
     sg_edge_id_t id = g->n_edges;
-    if ((rc = adj_push(&a->out, &a->n_out, &a->cap_out, id))) return rc;
-    if ((rc = adj_push(&b->in, &b->n_in, &b->cap_in, id))) {
+    if ((rc = adj_push(g, &a->out, &a->n_out, &a->cap_out, id))) return rc;
+    if ((rc = adj_push(g, &b->in, &b->n_in, &b->cap_in, id))) {
         a->n_out--;
         return rc;
     }
@@ -706,9 +815,9 @@ int sg_graph_remove_node(sg_graph_t *g, sg_node_id_t id)
     if (!n) return SG_EINVAL;
     while (n->n_in) sg_graph_remove_edge(g, n->in[n->n_in - 1]);
     while (n->n_out) sg_graph_remove_edge(g, n->out[n->n_out - 1]);
-    sg_node_release(n);
-    free(n->in);
-    free(n->out);
+    node_release_in(g, n);
+    adj_free(g, n->in);
+    adj_free(g, n->out);
     n->in = n->out = NULL;
     n->cap_in = n->cap_out = 0;
     n->removed = true;
@@ -1016,28 +1125,16 @@ static int clone_dag(const sg_graph_t *src, sg_graph_t *dst)
         d->n_accesses = 0;
         d->label = dup_or_null(s->label);
         if (s->label && !d->label) return SG_ENOMEM;
-        if (s->n_accesses) {
-            d->accesses = dup_mem(s->accesses, s->n_accesses * sizeof *s->accesses);
-            if (!d->accesses) return SG_ENOMEM;
-            d->n_accesses = s->n_accesses;
-        }
-        if (s->n_in) {
-            d->in = dup_mem(s->in, s->n_in * sizeof *s->in);
-            if (!d->in) return SG_ENOMEM;
-            d->n_in = d->cap_in = s->n_in;
-        }
-        if (s->n_out) {
-            d->out = dup_mem(s->out, s->n_out * sizeof *s->out);
-            if (!d->out) return SG_ENOMEM;
-            d->n_out = d->cap_out = s->n_out;
-        }
         switch (s->type) {
-        case SG_NODE_KERNEL:
-            if (sg_kernel_copy(&d->u.kernel, &s->u.kernel)) {
+        case SG_NODE_KERNEL: {
+            sg_kernel_t k = s->u.kernel; /* its name goes in the names block, below */
+            k.name = NULL;
+            if (sg_kernel_copy(&d->u.kernel, &k)) {
                 memset(&d->u.kernel, 0, sizeof d->u.kernel);
                 return SG_ENOMEM;
             }
             break;
+        }
         case SG_NODE_CHILD_GRAPH:
             if (s->u.child) {
                 d->u.child = sg_graph_create_body(dst);
@@ -1071,6 +1168,61 @@ static int clone_dag(const sg_graph_t *src, sg_graph_t *dst)
             d->u = s->u;
             break;
         }
+    }
+    /* the kernel names, the access lists and the edge lists, each in one
+     * block in node order */
+    size_t n_chars = 0;
+    for (uint32_t i = 0; i < src->n_nodes; i++) {
+        const sg_node_t *s = &src->nodes[i];
+        if (!s->removed && s->type == SG_NODE_KERNEL && s->u.kernel.name)
+            n_chars += strlen(s->u.kernel.name) + 1;
+    }
+    if (n_chars) {
+        struct sg_graph_blocks *k = blocks_of(dst);
+        if (!k || !(k->names = malloc(n_chars))) return SG_ENOMEM;
+        k->n_names = n_chars;
+        char *at = k->names;
+        for (uint32_t i = 0; i < src->n_nodes; i++) {
+            const sg_node_t *s = &src->nodes[i];
+            if (s->removed || s->type != SG_NODE_KERNEL || !s->u.kernel.name) continue;
+            size_t len = strlen(s->u.kernel.name) + 1;
+            memcpy(at, s->u.kernel.name, len);
+            dst->nodes[i].u.kernel.name = at;
+            at += len;
+        }
+    }
+    size_t n_acc = 0;
+    for (uint32_t i = 0; i < src->n_nodes; i++)
+        if (!src->nodes[i].removed) n_acc += src->nodes[i].n_accesses;
+    if (n_acc) {
+        struct sg_graph_blocks *k = blocks_of(dst);
+        if (!k || !(k->acc = malloc(n_acc * sizeof *k->acc))) return SG_ENOMEM;
+        k->n_acc = n_acc;
+        sg_access_t *at = k->acc;
+        for (uint32_t i = 0; i < src->n_nodes; i++) {
+            const sg_node_t *s = &src->nodes[i];
+            if (s->removed || !s->n_accesses) continue;
+            memcpy(at, s->accesses, s->n_accesses * sizeof *at);
+            dst->nodes[i].accesses = at;
+            dst->nodes[i].n_accesses = s->n_accesses;
+            at += s->n_accesses;
+        }
+    }
+    for (uint32_t i = 0; i < src->n_nodes; i++) {
+        if (src->nodes[i].removed) continue;
+        dst->nodes[i].n_in = src->nodes[i].n_in;
+        dst->nodes[i].n_out = src->nodes[i].n_out;
+    }
+    if (sg_graph__adj_carve(dst) != SG_OK) {
+        for (uint32_t i = 0; i < src->n_nodes; i++) dst->nodes[i].n_in = dst->nodes[i].n_out = 0;
+        return SG_ENOMEM;
+    }
+    for (uint32_t i = 0; i < src->n_nodes; i++) {
+        const sg_node_t *s = &src->nodes[i];
+        sg_node_t *d = &dst->nodes[i];
+        if (s->removed) continue;
+        if (s->n_in) memcpy(d->in, s->in, s->n_in * sizeof *s->in);
+        if (s->n_out) memcpy(d->out, s->out, s->n_out * sizeof *s->out);
     }
     return SG_OK;
 }

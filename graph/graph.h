@@ -471,6 +471,13 @@ typedef struct sg_graph {
      * one removed). Readers that need the lists' order can then take it
      * from the edge array, read in one pass, instead of each node's lists. */
     bool lists_unordered;
+    /* internal (graph.c): blocks holding the edge lists and the access
+     * lists of the nodes that sg_graph_clone or the bundle reader made, in
+     * node order (a walk of the nodes in id order reads their lists in
+     * address order, however fragmented the heap was when the graph was
+     * made); a list that outgrows its place moves to an allocation of its
+     * own. NULL when there are none. */
+    struct sg_graph_blocks *blocks;
     /* tables: meaningful on the root only */
     sg_stream_t *streams;
     uint32_t n_streams, cap_streams;

@@ -323,10 +323,7 @@ static int replace_run(sg_graph_t *g, const sg_node_id_t *ks, uint32_t n, const 
         free(acc);
         return rc;
     }
-    sg_node_t *fx = sg_graph_node(g, ks[0]);
-    free(fx->accesses);
-    fx->accesses = NULL;
-    fx->n_accesses = 0;
+    rc = sg_node_set_accesses(g, ks[0], NULL, 0); /* (its list may be a place in a block) */
     for (uint32_t a = 0; a < nacc && !rc; a++)
         rc = sg_node_add_access(g, ks[0], acc[a].buffer, acc[a].offset, acc[a].size, acc[a].mode);
     free(acc);
@@ -337,7 +334,7 @@ static int replace_run(sg_graph_t *g, const sg_node_id_t *ks, uint32_t n, const 
                                         k->param_bytes, k->params_size)) ||
         (rc = sg_node_set_label(g, ks[0], label)))
         return rc;
-    fx = sg_graph_node(g, ks[0]);
+    sg_node_t *fx = sg_graph_node(g, ks[0]);
     fx->synthesized = true;
     fx->duration_ns = -1;
     sg_kernel_t *fk = &fx->u.kernel;

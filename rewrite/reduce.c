@@ -118,13 +118,24 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
             drop[n++] = i;
         }
     }
+    /* the names the report prints, made in id order (kernel names
+     * demangled once each), not node by node as the edges come */
+    sg_rw_names_t names = {0};
+    uint8_t *want = n ? calloc(g->n_nodes, 1) : NULL;
+    if (want) {
+        for (uint32_t i = 0; i < n; i++)
+            want[g->edges[drop[i]].from] = want[g->edges[drop[i]].to] = 1;
+        sg_rw_names_make(g, want, &names, NULL, NULL);
+        free(want);
+    }
     size_t text0 = 0, json0 = 0;
     for (uint32_t i = 0; i < n; i++) {
         const sg_edge_t *e = &g->edges[drop[i]];
         char a[200], b[200];
         sg_rw_reserve_rest(ctx, i, n, &text0, &json0);
         sg_rw_printf(ctx, "- %s %s -> %s: %s\n", sg_edge_kind_name(e->kind),
-                     sg_rw_node_name(g, e->from, a, sizeof a), sg_rw_node_name(g, e->to, b, sizeof b),
+                     sg_rw_names_get(&names, g, e->from, a, sizeof a),
+                     sg_rw_names_get(&names, g, e->to, b, sizeof b),
                      why[i] ? "duplicate of a parallel edge" : "implied by another path");
         sg_jw_object(arr);
         sg_jw_kint(arr, "edge", e->id);
@@ -136,6 +147,7 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
         by_kind[e->kind]++;
         dups += why[i];
     }
+    sg_rw_names_free(&names);
     /* the verifier's snapshot of the output: the input's with the lists of
      * the removed edges' ends read again, not a read of the whole graph
      * (without the room for them, the verifier builds its own) */

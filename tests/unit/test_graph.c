@@ -1325,6 +1325,104 @@ static void property_round(uint32_t n_events)
     free(s.node_live);
 }
 
+/* A clone keeps its nodes' edge lists, access lists and kernel names in
+ * blocks (graph.c); every mutation of a node must treat a place in a block
+ * as the clone's, never free or grow it in place. The same random mutations
+ * on the original (lists of their own) and on a clone must leave equal
+ * graphs, and destroying both must free exactly what each owns. */
+static void test_clone_mutations_match(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 40; seed++) {
+        rng_state = 0x2545F4914F6CDD1Dull * seed;
+        sg_graph_t *g = sg_graph_create();
+        sg_graph_add_stream(g, NULL, 0, NULL);
+        sg_graph_add_stream(g, NULL, 0, NULL);
+        uint32_t buf[3];
+        for (int b = 0; b < 3; b++)
+            sg_graph_add_buffer(g, SG_BUFFER_DEVICE, 0x7f0000000000ull + ((uint64_t)b << 20),
+                                1u << 20, &buf[b]);
+        uint32_t n = 8 + rnd(40);
+        for (uint32_t i = 0; i < n; i++) {
+            sg_node_id_t id = add_node(g, rnd(3) ? SG_NODE_KERNEL : SG_NODE_EMPTY, rnd(2), i);
+            if (g->nodes[id].type == SG_NODE_KERNEL)
+                assert_int_equal(sg_node_set_kernel_name(g, id, rnd(2) ? "_Z1kv" : "_Z4fillPf"),
+                                 SG_OK);
+            for (uint32_t a = rnd(3); a > 0; a--)
+                assert_int_equal(sg_node_add_access(g, id, buf[rnd(3)], 0, 64, SG_ACCESS_READ),
+                                 SG_OK);
+            for (uint32_t e = rnd(3); e > 0 && i > 0; e--)
+                add_edge(g, rnd(i), id, SG_EDGE_STREAM, SG_NONE);
+        }
+        sg_graph_t *c = sg_graph_clone(g);
+        assert_non_null(c);
+        sg_graph_t *both[2] = {g, c};
+        for (uint32_t step = 0; step < 200; step++) {
+            uint32_t op = rnd(7), a = rnd(n), b = rnd(n), m = rnd(4);
+            uint64_t pick = rng_state;
+            for (int k = 0; k < 2; k++) {
+                sg_graph_t *x = both[k];
+                bool live = sg_graph_node(x, a) != NULL;
+                switch (op) {
+                case 0: /* an edge forward in id order: stays a DAG */
+                    if (a < b && live && sg_graph_node(x, b))
+                        add_edge(x, a, b, SG_EDGE_CONTROL, SG_NONE);
+                    break;
+                case 1: { /* remove one of a's out-edges */
+                    uint32_t no = 0;
+                    const sg_edge_id_t *out = sg_graph_out_edges(x, a, &no);
+                    if (no) assert_int_equal(sg_graph_remove_edge(x, out[pick % no]), SG_OK);
+                    break;
+                }
+                case 2:
+                    if (live && step % 5 == 0) assert_int_equal(sg_graph_remove_node(x, a), SG_OK);
+                    break;
+                case 3:
+                    if (live)
+                        assert_int_equal(sg_node_add_access(x, a, buf[m % 3], m, 8, SG_ACCESS_WRITE),
+                                         SG_OK);
+                    break;
+                case 4:
+                    if (live) {
+                        sg_access_t acc[2] = {{buf[m % 3], 0, 16, SG_ACCESS_READ, SG_RANGE_GUESS},
+                                              {buf[(m + 1) % 3], 8, 8, SG_ACCESS_WRITE,
+                                               SG_RANGE_GUESS}};
+                        assert_int_equal(sg_node_set_accesses(x, a, acc, m % 3), SG_OK);
+                    }
+                    break;
+                case 5:
+                    if (live && x->nodes[a].type == SG_NODE_KERNEL)
+                        assert_int_equal(sg_node_set_kernel_name(x, a, m ? "_Z3newv" : "k2"),
+                                         SG_OK);
+                    break;
+                default: /* several edges into a: its list grows out of the block */
+                    for (uint32_t j = 0; j < a && j < 5 && live; j++)
+                        if (sg_graph_node(x, j)) add_edge(x, j, a, SG_EDGE_CONTROL, SG_NONE);
+                    break;
+                }
+            }
+            if (step % 50 == 49) {
+                char *dg = dump_of(g), *dc = dump_of(c);
+                assert_string_equal(dg, dc);
+                free(dg);
+                free(dc);
+                check_adjacency(g);
+                check_adjacency(c);
+            }
+        }
+        /* a clone of the clone (blocks of its own, from lists in blocks and out) */
+        sg_graph_t *cc = sg_graph_clone(c);
+        assert_non_null(cc);
+        char *dg = dump_of(g), *dcc = dump_of(cc);
+        assert_string_equal(dg, dcc);
+        free(dg);
+        free(dcc);
+        sg_graph_destroy(cc);
+        sg_graph_destroy(c);
+        sg_graph_destroy(g);
+    }
+}
+
 static void test_property_random_dags(void **state)
 {
     (void)state;
@@ -1353,6 +1451,7 @@ int main(void)
         cmocka_unit_test(test_clone),
         cmocka_unit_test(test_pass_log),
         cmocka_unit_test(test_property_random_dags),
+        cmocka_unit_test(test_clone_mutations_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
