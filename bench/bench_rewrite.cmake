@@ -2,8 +2,8 @@
 # all in one run) and the hazard check on synthetic 8-stream captures of 10k
 # and 100k nodes, and three references (a graph copy, a walk of every edge,
 # the reachability snapshot); prints the median and best ms at each size, the
-# 100k/10k ratios and the target beside them (the ratio judged on the best
-# runs, bench_rewrite.c says why). CPU only.
+# 100k/10k ratios (of the medians, the best runs and each run's pair) and the
+# target beside them (judged on the pairs, bench_rewrite.c says why). CPU only.
 # Run: build/bench/bench_rewrite [SMALL LARGE [REPEAT]]
 if(TARGET sgcap_rewrite)
   add_executable(bench_rewrite ${CMAKE_CURRENT_LIST_DIR}/bench_rewrite.c)
