@@ -168,6 +168,8 @@ int sg_rw_names_make(const sg_graph_t *g, const uint8_t *want, sg_rw_names_t *t,
     if (t->at) t->n_ids = g->n_nodes;
     for (uint32_t id = 0; id < g->n_nodes; id++) {
         if (t->at) t->at[id] = SG_RW_NAME_NONE;
+        if (id + SG_PREFETCH_AHEAD < g->n_nodes && want[id + SG_PREFETCH_AHEAD])
+            sg_prefetch_node(g, id + SG_PREFETCH_AHEAD, 160); /* names_key's fields */
         if (!want[id]) continue;
         const sg_node_t *x = g->nodes[id].removed ? NULL : &g->nodes[id];
         if (visit && x) visit(user, id, x);
@@ -331,6 +333,7 @@ int sg_rw_streams_build(const sg_graph_t *g, const sg_reach_t *r, sg_rw_streams_
     } else {
         for (uint32_t i = 0; i < g->n_nodes; i++) {
             const sg_node_t *x = &g->nodes[i];
+            sg_prefetch_node(g, i + SG_PREFETCH_AHEAD, 48); /* the header */
             s->own_type[i] = x->removed ? SG_RW_REMOVED : (uint8_t)x->type;
             s->own_stream[i] = x->stream;
             own_seq[i] = x->seq;
@@ -427,6 +430,7 @@ uint32_t sg_rw_origin_stream(const sg_graph_t *g)
     sg_node_id_t best_id = SG_NONE;
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
+        sg_prefetch_node(g, i + SG_PREFETCH_AHEAD, 48); /* the header */
         if (x->removed || x->stream >= g->root->n_streams) continue;
         if (best == SG_NONE || x->seq < best_seq || (x->seq == best_seq && i < best_id)) {
             best = x->stream;
@@ -665,6 +669,7 @@ static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost)
      * users and frees come out in id order, each user once. */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
+        sg_prefetch_node(g, i + SG_PREFETCH_AHEAD, 160); /* up to the kernel's geometry (its cost) */
         b->acc_start[i] = na;
         if (x->removed) continue;
         if (cost) cost[i] = sg_rw_node_cost_ns(g, x);
@@ -897,8 +902,10 @@ int sg_rw_timeline(const sg_graph_t *g, const sg_reach_t *r, double **start, dou
     double *cost = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *cost);
     if (!cost) return SG_ENOMEM;
     /* costs in id order (one pass over the nodes) */
-    for (uint32_t v = 0; v < g->n_nodes; v++)
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        sg_prefetch_node(g, v + SG_PREFETCH_AHEAD, 160); /* up to the kernel's geometry */
         if (!g->nodes[v].removed) cost[v] = sg_rw_node_cost_ns(g, &g->nodes[v]);
+    }
     return sg_rw_timeline_from(g, r, cost, start, finish);
 }
 

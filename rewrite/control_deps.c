@@ -240,6 +240,7 @@ static uint8_t *event_ends(const sg_graph_t *g)
     uint8_t *ends = calloc(g->n_nodes ? g->n_nodes : 1, 1);
     for (uint32_t i = 0; ends && i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
+        sg_prefetch_edge(g, i + SG_PREFETCH_EDGES_AHEAD);
         if (e->removed || e->kind != SG_EDGE_EVENT) continue;
         ends[e->from] |= 1;
         ends[e->to] |= 2;
@@ -386,6 +387,7 @@ static int event_edges_at_frees(const sg_graph_t *g, const sg_rw_streams_t *st, 
     uint32_t cap = 0;
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
+        sg_prefetch_edge(g, i + SG_PREFETCH_EDGES_AHEAD);
         if (e->removed || e->kind != SG_EDGE_EVENT ||
             (sg_rw_type(st, e->from) != SG_NODE_MEM_FREE &&
              sg_rw_type(st, e->to) != SG_NODE_MEM_FREE))

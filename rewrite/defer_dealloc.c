@@ -816,9 +816,13 @@ int sg_pass_defer_dealloc(sg_pass_ctx_t *ctx)
         rc = SG_ENOMEM;
         goto out;
     }
-    for (uint32_t i = 0; i < e.st->n_ids; i++)
+    for (uint32_t i = 0; i < e.st->n_ids; i++) {
+        uint32_t ahead = i + SG_PREFETCH_AHEAD;
+        if (ahead < e.st->n_ids && e.st->type[ahead] == SG_NODE_MEM_FREE)
+            sg_prefetch_node(g, ahead, 96); /* to u.mem */
         if (e.st->type[i] == SG_NODE_MEM_FREE && g->nodes[i].u.mem.buffer < g->root->n_buffers)
             frees[n++] = i;
+    }
     plans = calloc(n ? n : 1, sizeof *plans);
     ch = calloc(n ? n : 1, sizeof *ch);
     if (!plans || !ch) {

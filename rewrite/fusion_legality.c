@@ -261,6 +261,8 @@ static int chains_find(const sg_graph_t *g, const sg_rw_streams_t *given, sg_fus
     }
     for (uint32_t v = 0; v < st->n_ids; v++) {
         uint32_t s = st->stream[v];
+        /* header, edge lists and launch geometry: the whole node */
+        sg_prefetch_node(g, v + SG_PREFETCH_AHEAD, sizeof *g->nodes);
         if (st->type[v] == SG_RW_REMOVED || s >= st->n_streams) continue;
         uint32_t i = st->start[s] + st->index[v];
         type[i] = st->type[v];

@@ -443,10 +443,14 @@ static int snapshot_take(const sg_graph_t *g, const sg_reach_t *input, snapshot_
         snapshot_free(s);
         return SG_ENOMEM;
     }
-    for (uint32_t i = 0; !input && i < g->n_nodes; i++) s->was_live[i] = !g->nodes[i].removed;
+    for (uint32_t i = 0; !input && i < g->n_nodes; i++) {
+        sg_prefetch_node(g, i + SG_PREFETCH_AHEAD, 16);
+        s->was_live[i] = !g->nodes[i].removed;
+    }
     uint64_t h = 0;
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
+        sg_prefetch_edge(g, i + SG_PREFETCH_EDGES_AHEAD);
         if (e->removed) continue;
         s->edge_live[i >> 6] |= 1ull << (i & 63);
         h += edge_mix(i, e->from, e->to);
@@ -571,6 +575,7 @@ static bool edges_intact(const sg_graph_t *g, const snapshot_t *s)
     uint64_t h = 0;
     for (uint32_t i = 0; i < s->n_edges_total; i++) {
         const sg_edge_t *e = &g->edges[i];
+        sg_prefetch_edge(g, i + SG_PREFETCH_EDGES_AHEAD);
         if (e->removed == was_live_edge(s, i)) return false;
         if (!e->removed) h += edge_mix(i, e->from, e->to);
     }
@@ -642,6 +647,7 @@ static int verify(sg_pass_ctx_t *ctx, const snapshot_t *s, size_t *checked, bool
     uint64_t h = 0;
     bool moved_out = false; /* an endpoint that is no node of the input */
     for (uint32_t i = 0; i < s->n_edges_total; i++) {
+        sg_prefetch_edge(g, i + SG_PREFETCH_EDGES_AHEAD);
         if (!was_live_edge(s, i)) continue;
         const sg_edge_t *e = &g->edges[i]; /* ids are never reused */
         sg_node_id_t a = e->from, b = e->to;

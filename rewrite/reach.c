@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prefetch.h"
+
 /* Entries (int32) one clock table may hold: bounds memory at 64 MiB per
  * table whatever the graph's width. */
 #define REACH_BUDGET (1u << 24)
@@ -213,6 +215,7 @@ static int id_adj_fill_from_edges(const sg_graph_t *g, const uint8_t *live, id_a
     }
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
+        sg_prefetch_edge(g, i + SG_PREFETCH_EDGES_AHEAD);
         if (e->removed) continue;
         if (e->from >= n || e->to >= n || !live[e->from] || !live[e->to] ||
             ++count > g->live_edges) {
@@ -232,6 +235,7 @@ static int id_adj_fill_from_edges(const sg_graph_t *g, const uint8_t *live, id_a
     }
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
+        sg_prefetch_edge(g, i + SG_PREFETCH_EDGES_AHEAD);
         if (e->removed) continue;
         a->out[fo[e->from]++] = e->to;
         a->in[fi[e->to]++] = e->from;
@@ -261,6 +265,7 @@ static int id_adj_build(const sg_graph_t *g, id_adj_t *a)
     }
     for (uint32_t i = 0; i < n; i++) {
         const sg_node_t *x = &g->nodes[i];
+        sg_prefetch_node(g, i + SG_PREFETCH_AHEAD, 48); /* the header */
         a->stream[i] = x->stream;
         a->type[i] = x->removed ? SG_REACH_REMOVED : (uint8_t)x->type;
         a->seq[i] = x->seq;
@@ -475,6 +480,9 @@ static int build_poset_chains(sg_reach_t *r)
             cap = nc;
         }
         int32_t *row = arena + used;
+        /* the rows are written in order into memory that is not in the
+         * cache on a large graph: asked for 1 KB ahead, for writing */
+        if (used + 256 < cap) __builtin_prefetch(arena + used + 256, 1);
         for (uint32_t c = 0; c < (stride ? stride : k); c++) row[c] = -1;
         const uint32_t *in = r->in_rank + r->in_start[i];
         uint32_t nin = r->in_start[i + 1] - r->in_start[i];
@@ -483,7 +491,7 @@ static int build_poset_chains(sg_reach_t *r)
             const int32_t *ru = arena + (j < flat ? (size_t)j * stride0 : off[j]);
             uint32_t lu = j < flat ? stride0 : len[j];
             for (uint32_t c = 0; c < lu; c++)
-                if (ru[c] > row[c]) row[c] = ru[c];
+                row[c] = ru[c] > row[c] ? ru[c] : row[c]; /* no branch: its outcome is data */
         }
         uint32_t pick = UINT32_MAX;
         uint32_t sc = stream < ns ? stream_chain[stream] : UINT32_MAX;
@@ -794,6 +802,8 @@ static int id_adj_edit(const sg_graph_t *g, const sg_reach_t *prev, const uint8_
     a->seq = facts_ref(p->seq);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t lo = p->out_start[i + 1] - p->out_start[i], li = p->in_start[i + 1] - p->in_start[i];
+        if (i + SG_PREFETCH_AHEAD < n && touched[i + SG_PREFETCH_AHEAD])
+            sg_prefetch_node(g, i + SG_PREFETCH_AHEAD, 48); /* the header */
         if (touched[i]) {
             const sg_node_t *x = &g->nodes[i];
             lo = x->n_out;
@@ -868,7 +878,7 @@ static void forward_clocks(sg_reach_t *r, uint32_t c0, uint32_t cw)
         for (uint32_t k = r->out_start[i]; k < r->out_start[i + 1]; k++) {
             const int32_t *p = r->F + (size_t)r->out_rank[k] * w;
             for (uint32_t c = 0; c < cw; c++)
-                if (p[c] < row[c]) row[c] = p[c];
+                row[c] = p[c] < row[c] ? p[c] : row[c]; /* no branch: its outcome is data */
         }
         uint32_t cv = r->node[v].chain;
         if (cv >= c0 && cv - c0 < cw) row[cv - c0] = (int32_t)r->node[v].pos;

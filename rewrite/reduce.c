@@ -109,6 +109,7 @@ int sg_pass_reduce(sg_pass_ctx_t *ctx)
     uint32_t n = 0, by_kind[SG_EDGE_KIND_COUNT] = {0}, dups = 0;
     for (uint32_t i = 0; i < g->n_edges; i++) {
         const sg_edge_t *e = &g->edges[i];
+        sg_prefetch_edge(g, i + SG_PREFETCH_EDGES_AHEAD);
         if (e->removed) continue;
         if (duplicate(g, r, e)) {
             why[n] = 1;

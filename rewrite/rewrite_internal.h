@@ -10,6 +10,7 @@
 
 #include "json_writer.h"
 #include "pass.h"
+#include "prefetch.h"
 #include "reach.h"
 
 /* ---- pass context ---------------------------------------------------------- */
