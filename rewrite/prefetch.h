@@ -11,8 +11,10 @@
  * alternating, 20 rounds of 5 pairs, the median of the rounds' ratios):
  * the prefetches in the passes, with reach.c's clock rows made without a
  * data-dependent branch, take 8% off all passes at 100k nodes and 3% at
- * 10k. They change no result (rewrite_equiv's output is byte-identical):
- * a prefetch is only a hint, and none here reaches past an array's end. */
+ * 10k; on the H200's host bench_rewrite's all-passes ratio went from
+ * 11.22x to 10.74x (docs/RESULTS.md, s26). They change no result
+ * (rewrite_equiv's output is byte-identical): a prefetch is only a hint,
+ * and none here reaches past an array's end. */
 #ifndef SGCAP_REWRITE_PREFETCH_H
 #define SGCAP_REWRITE_PREFETCH_H
 
