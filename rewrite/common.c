@@ -669,7 +669,7 @@ static int buffers_build(const sg_graph_t *g, sg_rw_buffers_t *b, double *cost)
      * users and frees come out in id order, each user once. */
     for (uint32_t i = 0; i < g->n_nodes; i++) {
         const sg_node_t *x = &g->nodes[i];
-        sg_prefetch_node(g, i + SG_PREFETCH_AHEAD, 160); /* up to the kernel's geometry (its cost) */
+        sg_prefetch_node(g, i + SG_PREFETCH_AHEAD, 160); /* to the kernel's geometry (cost) */
         b->acc_start[i] = na;
         if (x->removed) continue;
         if (cost) cost[i] = sg_rw_node_cost_ns(g, x);

@@ -31,12 +31,14 @@
  * Both helpers are always inlined: a prefetch has no effect GCC counts, so
  * at -O2 (GCC 12) it found a plain static inline helper free of effects
  * and deleted every call to it, prefetches and all. */
-static inline __attribute__((always_inline)) void sg_prefetch_node(const sg_graph_t *g, uint32_t id, size_t bytes)
+static inline __attribute__((always_inline)) void sg_prefetch_node(const sg_graph_t *g, uint32_t id,
+                                                                 size_t bytes)
 {
     if (id >= g->n_nodes || bytes == 0) return;
     /* each 64-byte line the bytes lie on */
     uintptr_t at = (uintptr_t)&g->nodes[id], last = at + bytes - 1;
-    for (uintptr_t l = at & ~(uintptr_t)63; l <= last; l += 64) __builtin_prefetch((const void *)l);
+    for (uintptr_t l = at & ~(uintptr_t)63; l <= last; l += 64)
+        __builtin_prefetch((const void *)l);
 }
 
 /* Edge id into the cache, when it is one (a walk over the edge array in
